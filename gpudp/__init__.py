@@ -1,0 +1,37 @@
+"""gpudp: a generic GPU dynamic-programming framework.
+
+Declare a recurrence by subclassing :class:`GridRecurrence` or :class:`LayeredRecurrence`; the
+engine derives the wavefront schedule, compiles the cell function for the CPU (numba) and the GPU
+(numba-cuda), sweeps it keeping only the dependency window in memory, evicts the decisions to a host
+(or disk) store and walks them back for the solution. Ready-made solvers live in
+:mod:`gpudp.problems`.
+"""
+
+from .errors import BackendError, CheckError, GpudpError, InputError, ScheduleError
+from .solution import Solution, Stats
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackendError",
+    "CheckError",
+    "GpudpError",
+    "InputError",
+    "ScheduleError",
+    "Solution",
+    "Stats",
+    "__version__",
+]
+
+
+def __getattr__(name):
+    # The engine pulls in numba; import it on first use so `import gpudp` stays light.
+    if name in ("GridRecurrence", "LayeredRecurrence", "Recurrence"):
+        from . import recurrence
+
+        return getattr(recurrence, name)
+    if name in ("sweep",):
+        from . import engine
+
+        return getattr(engine, name)
+    raise AttributeError(name)

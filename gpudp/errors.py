@@ -1,0 +1,28 @@
+"""The exceptions gpudp raises on purpose."""
+
+
+class GpudpError(Exception):
+    """Base class of every error gpudp raises on purpose."""
+
+
+class InputError(GpudpError, ValueError):
+    """The instance is not valid for the solver; raised before any kernel runs.
+
+    ``field`` names the offending input (``"weights"``, ``"capacity"``, ``"a"``...).
+    """
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        super().__init__(f"{field}: {message}")
+
+
+class ScheduleError(GpudpError, ValueError):
+    """A recurrence's declared dependency window admits no valid evaluation order."""
+
+
+class BackendError(GpudpError, RuntimeError):
+    """The requested backend cannot run here (no GPU, no CUDA driver, ...)."""
+
+
+class CheckError(GpudpError, AssertionError):
+    """A solution failed its certificate check against the instance."""

@@ -1,0 +1,1 @@
+"""Solvers built on gpudp; installed as ``gpudp.problems`` (the top-level folder ``problems/``)."""
