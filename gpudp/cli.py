@@ -28,8 +28,12 @@ def _module(table, name):
 
 
 def _add_backend(p):
-    p.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"],
-                   help="where to run: cuda when a GPU is usable (auto), else cpu")
+    p.add_argument(
+        "--backend",
+        default="auto",
+        choices=["auto", "cpu", "cuda"],
+        help="where to run: cuda when a GPU is usable (auto), else cpu",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,8 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
     for name in BENCHES:
         p = bench_sub.add_parser(name, help=f"benchmark {name}")
         p.add_argument("--out", default=None, help="JSON file to write (default: stdout)")
-        p.add_argument("--backends", default="auto",
-                       help="comma-separated backends to time (auto = cuda and cpu where usable)")
+        p.add_argument(
+            "--backends",
+            default="auto",
+            help="comma-separated backends to time (auto = cuda and cpu where usable)",
+        )
         _module(BENCHES, name).bench_arguments(p)
 
     sub.add_parser("info", help="backends, devices and versions")
@@ -67,8 +74,13 @@ def info() -> dict:
     from . import __version__
     from .backends import cpu, cuda_usable
 
-    out = {"gpudp": __version__, "python": sys.version.split()[0], "numpy": numpy.__version__,
-           "numba": numba.__version__, "cpu": cpu.device_name()}
+    out = {
+        "gpudp": __version__,
+        "python": sys.version.split()[0],
+        "numpy": numpy.__version__,
+        "numba": numba.__version__,
+        "cpu": cpu.device_name(),
+    }
     try:
         from importlib.metadata import version
 
