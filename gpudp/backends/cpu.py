@@ -27,3 +27,199 @@ def njit(fn=None, **kw):
     if fn is None:
         return lambda f: numba.njit(**kw)(f)
     return numba.njit(**kw)(fn)
+
+
+# ---------------------------------------------------------------------------------------------
+# Generated sweeps. Each is compiled once per (recurrence class, shape parameters) and cached.
+# ---------------------------------------------------------------------------------------------
+
+_CACHE: dict = {}
+
+_TILED = """
+def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off{da}):
+    for d in range(d0, d1):
+        imin = max(0, d - (NJ - 1))
+        imax = min(d, NI - 1)
+        for q in prange(imax - imin + 1):
+            I = imin + q
+            J = d - I
+            twb = (diag_off[d] + q - wtile0) * WPT
+            r0 = I * BH
+            r1 = min(r0 + BH, R)
+            c0 = J * TW
+            ncol = min(TW, C - c0)
+            eb = J * (TW + 1)
+            up = np.empty(TW + 1, VTD)
+            if I == 0:
+                up[0] = VT(boundary(-1, c0 - 1{da}))
+                for jj in range(ncol):
+                    up[jj + 1] = VT(boundary(-1, c0 + jj{da}))
+            else:
+                if J == 0:
+                    up[0] = VT(boundary(r0 - 1, -1{da}))
+                else:
+                    up[0] = bottom[eb]
+                for jj in range(ncol):
+                    up[jj + 1] = bottom[eb + 1 + jj]
+            for ii in range(r1 - r0):
+                i = r0 + ii
+                if J == 0:
+                    left = VT(boundary(i, -1{da}))
+                else:
+                    left = right[i]
+                diag = up[0]
+                up[0] = left
+{planes_init}
+                for jj in range(ncol):
+                    upv = up[jj + 1]
+                    v, dd = tcell(i, c0 + jj, upv, left, diag{da})
+                    diag = upv
+                    left = v
+                    up[jj + 1] = v
+{planes_acc}
+                right[i] = left
+            bottom[eb] = up[0]
+            for jj in range(ncol):
+                bottom[eb + 1 + jj] = up[jj + 1]
+"""
+
+_LAYERED = """
+def run_layers(t0, t1, ring, sizes, woff, words, wbase, last_row, last_col, R, C{da}):
+    W1 = ring.shape[0]
+    for t in range(t0, t1):
+        n = sizes[t]
+        row = ring[t % W1]
+        for g in prange((n + 31) // 32):
+{planes_init}
+            for lane in range(32):
+                p = g * 32 + lane
+                if p < n:
+                    v, dd = lcell(t, p, ring, W1, last_row, last_col, R, C{da})
+                    row[p] = v
+{planes_or}
+{planes_store}
+"""
+
+
+def _namespace(rec_cls):
+    import numba
+    import numpy as np
+
+    from ..codegen import numba_value_type
+
+    return {
+        "np": np,
+        "prange": numba.prange,
+        "VT": numba_value_type(rec_cls),
+        "VTD": np.dtype(rec_cls.value_dtype),
+        "FILL": rec_cls.fill,
+        "cell": njit(rec_cls.cell),
+        "boundary": njit(getattr(rec_cls, "boundary", lambda *a: 0)),
+    }
+
+
+def tiled_runner(rec_cls, n_data: int, bh: int, tw: int):
+    """The CPU tiled sweep: tiles of one tile anti-diagonal in parallel, each swept serially."""
+    key = ("tiled", rec_cls, n_data, bh, tw)
+    if key in _CACHE:
+        return _CACHE[key]
+    from ..codegen import compile_source, data_args, indent, tile_cell_source
+
+    bits = rec_cls.decision_bits
+    ns = _namespace(rec_cls)
+    ns.update(BH=bh, TW=tw, WPT=(tw // 32) * bits * bh)
+    ns["tcell"] = njit(compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets), "tcell", dict(ns)))
+    init = "".join(f"w{b} = 0\n" for b in range(bits))
+    acc = "".join(f"w{b} |= ((dd >> {b}) & 1) << (jj & 31)\n" for b in range(bits))
+    if bits:
+        acc += "if (jj & 31) == 31 or jj == ncol - 1:\n    base = twb + (jj >> 5) * BITS * BH + ii\n"
+        acc += "".join(f"    words[base + {b} * BH] = w{b}\n    w{b} = 0\n" for b in range(bits))
+    src = _TILED.format(
+        da=data_args(n_data), planes_init=indent(init, 16), planes_acc=indent(acc, 20)
+    ).replace("BITS", str(bits))
+    fn = njit(compile_source(src, "run_tiles", ns), parallel=True)
+    _CACHE[key] = fn
+    return fn
+
+
+def layered_runner(rec_cls, n_data: int, schedule):
+    """The CPU layered sweep: layer after layer, groups of 32 cells of a layer in parallel."""
+    key = ("layered", rec_cls, n_data, schedule and (schedule.offsets, schedule.a, schedule.b))
+    if key in _CACHE:
+        return _CACHE[key]
+    from ..codegen import compile_source, data_args, indent, layer_cell_source
+
+    bits = rec_cls.decision_bits
+    ns = _namespace(rec_cls)
+    ns["lcell"] = njit(compile_source(layer_cell_source(rec_cls, n_data, schedule), "lcell", dict(ns)))
+    init = "".join(f"w{b} = 0\n" for b in range(bits)) or "pass\n"
+    orr = "".join(f"w{b} |= ((dd >> {b}) & 1) << lane\n" for b in range(bits)) or "pass\n"
+    store = "".join(f"words[woff[t] - wbase + g * {bits} + {b}] = w{b}\n" for b in range(bits)) or "pass\n"
+    src = _LAYERED.format(
+        da=data_args(n_data),
+        planes_init=indent(init, 12),
+        planes_or=indent(orr, 20),
+        planes_store=indent(store, 12),
+    )
+    fn = njit(compile_source(src, "run_layers", ns), parallel=True)
+    _CACHE[key] = fn
+    return fn
+
+
+def run_plan(plan, rec, data, store, stats, bar) -> dict:
+    """Run a planned sweep on the CPU; decisions go straight into the store (memory or memmap)."""
+    import time
+
+    import numpy as np
+
+    from ..engine import CPU_CHUNK_CELLS
+
+    cls = type(rec)
+    vt = np.dtype(cls.value_dtype)
+    words = store.words if store is not None else np.zeros(1, np.uint32)
+    plan.make_chunks(max_words=1 << 62, max_cells=CPU_CHUNK_CELLS)
+    rows, cols = plan.rows, plan.cols
+    out = {}
+    t0 = time.perf_counter()
+    if plan.kind == "tiled":
+        lay = plan.layout
+        fn = tiled_runner(cls, len(data), lay.bh, lay.tw)
+        bottom = np.full(lay.nj * (lay.tw + 1), cls.fill, vt)
+        right = np.full(max(rows, 1), cls.fill, vt)
+        for d0, d1 in plan.chunks:
+            fn(d0, d1, lay.ni, lay.nj, rows, cols, bottom, right, words, 0, lay.diag_off, *data)
+            if bar is not None:
+                bar.update(plan.unit_cells(d0, d1))
+        out["last_row"] = tiled_last_row(bottom, lay)
+        out["last_col"] = right[:rows].copy()
+    else:
+        fn = layered_runner(cls, len(data), plan.schedule)
+        window = plan.schedule.window if plan.schedule else cls.window
+        width = int(plan.sizes.max()) if plan.n_units else 1
+        ring = np.full((window + 1, max(width, 1)), cls.fill, vt)
+        last_row = np.full(max(cols, 1), cls.fill, vt)
+        last_col = np.full(max(rows, 1), cls.fill, vt)
+        woff = plan.layout.woff
+        for t0_, t1_ in plan.chunks:
+            fn(t0_, t1_, ring, plan.sizes, woff, words, 0, last_row, last_col, rows, cols, *data)
+            if bar is not None:
+                bar.update(plan.unit_cells(t0_, t1_))
+        if plan.schedule is not None:
+            out["last_row"], out["last_col"] = last_row[:cols], last_col[:rows]
+        elif plan.n_units:
+            last = plan.n_units - 1
+            out["last_layer"] = ring[last % (window + 1), : plan.sizes[last]].copy()
+    stats.kernel_seconds = time.perf_counter() - t0
+    return out
+
+
+def tiled_last_row(bottom, lay):
+    """The grid's last row, gathered from the per-chunk bottom edges ``[corner, values...]``."""
+    import numpy as np
+
+    parts = []
+    for J in range(lay.nj):
+        ncol = min(lay.tw, lay.cols - J * lay.tw)
+        base = J * (lay.tw + 1) + 1
+        parts.append(bottom[base : base + ncol])
+    return np.concatenate(parts) if parts else bottom[:0].copy()

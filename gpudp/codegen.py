@@ -1,0 +1,116 @@
+"""Source generation shared by the backends.
+
+A recurrence's static methods are plain Python; each backend compiles them (numba ``njit`` or
+``cuda.jit(device=True)``) and generates, from the templates in its own module, kernels whose
+source names the data arguments and dependency values explicitly. This module holds the
+backend-independent parts: argument lists, the cell call, and the wrapper that turns a grid with
+any valid linear schedule into layers (wavefronts).
+"""
+
+from __future__ import annotations
+
+import linecache
+import textwrap
+
+import numpy as np
+
+from .schedule import Schedule
+
+_COUNTER = [0]
+
+#: name of each unit-window dependency in the tiled kernels
+TILE_DEP_NAMES = {(-1, 0): "up", (0, -1): "left", (-1, -1): "diag"}
+
+
+def data_args(n: int) -> str:
+    """``", dat0, dat1"`` for n data arguments (with the leading comma), or ``""``."""
+    return "".join(f", dat{k}" for k in range(n))
+
+
+def cell_call(rec_cls, coords: str, deps: list[str], n_data: int, v: str, d: str) -> str:
+    """One line (or two) calling the recurrence's cell, leaving its value in v and decision in d."""
+    args = ", ".join([coords, *deps]) + data_args(n_data)
+    if rec_cls.decision_bits:
+        return f"{v}, {d} = cell({args})\n{v} = VT({v})"
+    return f"{v} = VT(cell({args}))\n{d} = 0"
+
+
+def indent(code: str, n: int) -> str:
+    return textwrap.indent(textwrap.dedent(code), " " * n)
+
+
+def compile_source(src: str, name: str, namespace: dict):
+    """exec the generated source under a fake file name (so tracebacks and numba can show it)."""
+    _COUNTER[0] += 1
+    filename = f"<gpudp-generated-{name}-{_COUNTER[0]}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    code = compile(src, filename, "exec")
+    exec(code, namespace)
+    return namespace[name]
+
+
+def numba_value_type(rec_cls):
+    import numba
+
+    return numba.from_dtype(np.dtype(rec_cls.value_dtype))
+
+
+def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None) -> str:
+    """Source of ``lcell(t, p, ring, W1, last_row, last_col, R, C, d0..) -> (value, decision)``.
+
+    For a LayeredRecurrence it passes the window's previous layers to the user's cell. For a grid
+    with a linear schedule it maps (wavefront t, slot p) to (i, j), reads each dependency from the
+    ring of wavefronts (or from ``boundary`` outside the grid), and records the last row and column.
+    Slots that hold no cell return ``fill`` and decision 0.
+    """
+    da = data_args(n_data)
+    if schedule is None:
+        prev = [f"ring[(t - {w}) % W1]" for w in range(1, rec_cls.window + 1)]
+        body = cell_call(rec_cls, "t, p", prev, n_data, "v", "dd")
+        return (
+            f"def lcell(t, p, ring, W1, last_row, last_col, R, C{da}):\n{indent(body, 4)}\n    return v, dd\n"
+        )
+    s = schedule
+    lines = [f"def lcell(t, p, ring, W1, last_row, last_col, R, C{da}):"]
+    tt = f"(t + {s.t_min})"
+    if s.by_row_index:
+        lines += ["    i = p", f"    num = {tt} - {s.a} * i"]
+        if abs(s.b) != 1:
+            lines += [f"    if num % {s.b} != 0:", "        return VT(FILL), 0"]
+        lines += [f"    j = num // {s.b}", "    if j < 0 or j >= C:", "        return VT(FILL), 0"]
+    else:
+        lines += [
+            "    j = p",
+            f"    i = {tt} * {s.a}",
+            "    if i < 0 or i >= R:",
+            "        return VT(FILL), 0",
+        ]
+    deps = []
+    for k, (di, dj) in enumerate(s.offsets):
+        lag = -(s.a * di + s.b * dj)
+        slot = f"i + {di}" if s.by_row_index else f"j + {dj}"
+        lines += [
+            f"    ii = i + {di}",
+            f"    jj = j + {dj}",
+            "    if ii < 0 or ii >= R or jj < 0 or jj >= C:",
+            f"        x{k} = VT(boundary(ii, jj{da}))",
+            "    else:",
+            f"        x{k} = ring[(t - {lag}) % W1, {slot}]",
+        ]
+        deps.append(f"x{k}")
+    lines.append(indent(cell_call(rec_cls, "i, j", deps, n_data, "v", "dd"), 4))
+    lines += [
+        "    if i == R - 1:",
+        "        last_row[j] = v",
+        "    if j == C - 1:",
+        "        last_col[i] = v",
+        "    return v, dd",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def tile_cell_source(rec_cls, n_data: int, offsets) -> str:
+    """Source of ``tcell(i, j, up, left, diag, d0..)`` calling the user's cell in declared order."""
+    deps = [TILE_DEP_NAMES[tuple(o)] for o in offsets]
+    body = cell_call(rec_cls, "i, j", deps, n_data, "v", "dd")
+    return f"def tcell(i, j, up, left, diag{data_args(n_data)}):\n{indent(body, 4)}\n    return v, dd\n"

@@ -1,0 +1,309 @@
+"""The wavefront engine: plan a sweep, run it on a backend, keep the decisions, walk them back.
+
+``sweep(recurrence)`` is the one entry point. It derives the schedule from the recurrence's
+declared window, picks the layout (tiled for unit windows, layered otherwise), sizes the decision
+store against the memory budget (spilling to disk beyond it), runs the backend's generated kernels
+over groups of wavefronts ("chunks") so that each finished chunk can be evicted while the next one
+computes, reports progress, and returns a :class:`SweepResult` holding the last row and column (or
+the last layer), the decision store, statistics, and ``traceback()``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import backends
+from .codegen import compile_source, data_args
+from .errors import InputError
+from .recurrence import GridRecurrence, LayeredRecurrence, Recurrence
+from .schedule import Schedule, derive
+from .solution import Stats
+from .store import DecisionStore, LayerLayout, TileLayout, layer_decision, tile_decision
+
+#: default tile (rows, columns) per backend for unit-window grids
+DEFAULT_TILE = {"cpu": (256, 512), "cuda": (256, 256)}
+#: a chunk (unit of eviction and progress) is about this many cells on the CPU
+CPU_CHUNK_CELLS = 1 << 22
+
+
+@dataclass
+class Plan:
+    """What the backend runs: the layout, and the units (diagonals / layers) grouped in chunks."""
+
+    kind: str  # "tiled" | "layered"
+    rows: int
+    cols: int
+    schedule: Schedule | None
+    layout: TileLayout | LayerLayout
+    sizes: np.ndarray | None  # cells per layer (layered)
+    n_units: int
+    cells: int
+    chunks: list[tuple[int, int]] = field(default_factory=list)
+
+    def unit_cells(self, u0: int, u1: int) -> int:
+        if self.kind == "layered":
+            return int(self.sizes[u0:u1].sum())
+        lay = self.layout
+        return int(lay.diag_off[u1] - lay.diag_off[u0]) * lay.bh * lay.tw
+
+    def make_chunks(self, max_words: int, max_cells: int):
+        """Group consecutive units so that each chunk's decisions fit ``max_words`` words."""
+        lay = self.layout
+        self.chunks = []
+        u0 = 0
+        while u0 < self.n_units:
+            u1 = u0 + 1
+            while u1 < self.n_units:
+                w0, w1 = lay.words_of(u0, u1 + 1)
+                if w1 - w0 > max_words or self.unit_cells(u0, u1 + 1) > max_cells:
+                    break
+                u1 += 1
+            self.chunks.append((u0, u1))
+            u0 = u1
+
+
+@dataclass
+class SweepResult:
+    """The outcome of a sweep: boundary values of the result, the decisions, the statistics."""
+
+    recurrence: Recurrence
+    plan: Plan
+    store: DecisionStore | None
+    stats: Stats
+    last_row: np.ndarray | None = None
+    last_col: np.ndarray | None = None
+    last_layer: np.ndarray | None = None
+
+    def decision(self, *cell) -> int:
+        """The decision recorded for one cell: ``(i, j)`` of a grid or ``(t, k)`` of layers."""
+        self._need_store()
+        a, b = (int(x) for x in cell)
+        return int(_decode_one(self.plan, self.store.words, a, b))
+
+    def traceback(self, start) -> np.ndarray:
+        """Walk ``back`` from ``start`` until leaving the grid (or layer 0).
+
+        Returns an int64 array of rows ``(i, j, decision)`` (``(t, k, decision)`` for layers),
+        from ``start`` backwards.
+        """
+        self._need_store()
+        rec = type(self.recurrence)
+        data = tuple(self.recurrence.data())
+        walker = _walker(rec, len(data), self.plan)
+        a, b = (int(x) for x in start)
+        lay = self.plan.layout
+        maxlen = (self.plan.schedule.num_wavefronts if self.plan.schedule else self.plan.n_units) + 1
+        if self.plan.kind == "tiled":
+            maxlen = self.plan.rows + self.plan.cols + 1
+        return walker(a, b, self.plan.rows, self.plan.cols, maxlen, self.store.words, *lay.params(), *data)
+
+    def _need_store(self):
+        if self.store is None:
+            raise ValueError(
+                f"{type(self.recurrence).__name__} declares decision_bits = 0: there is nothing to trace back"
+            )
+
+    def close(self):
+        if self.store is not None:
+            self.store.close()
+
+
+def plan_sweep(rec: Recurrence, backend: str, tile=None) -> Plan:
+    cls = type(rec)
+    cls._validate_class()
+    bits = cls.decision_bits
+    if isinstance(rec, GridRecurrence):
+        rows, cols = rec._checked_shape()
+        sched = derive(cls.offsets, rows, cols)
+        if sched.tiled:
+            bh, tw = tile or DEFAULT_TILE[backend]
+            if tw % 32 or bh < 1 or (backend == "cuda" and bh % 32):
+                raise InputError("tile", f"tile {tile}: columns must be a multiple of 32 (rows too on cuda)")
+            lay = TileLayout(rows, cols, bh, tw, bits)
+            return Plan("tiled", rows, cols, sched, lay, None, lay.num_diagonals, rows * cols)
+        n = sched.num_wavefronts
+        sizes = np.full(n, sched.positions, dtype=np.int64)
+        lay = LayerLayout(sizes, bits)
+        return Plan("layered", rows, cols, sched, lay, sizes, n, rows * cols)
+    if isinstance(rec, LayeredRecurrence):
+        n = int(rec.num_layers())
+        if n < 0:
+            raise InputError("num_layers", f"must be >= 0, got {n}")
+        sizes = np.array([int(rec.layer_size(t)) for t in range(n)], dtype=np.int64)
+        if (sizes < 0).any():
+            raise InputError("layer_size", "layer sizes must be >= 0")
+        lay = LayerLayout(sizes, bits)
+        return Plan("layered", 0, 0, None, lay, sizes, n, int(sizes.sum()))
+    raise TypeError(f"{type(rec).__name__} is neither a GridRecurrence nor a LayeredRecurrence")
+
+
+def sweep(
+    rec: Recurrence,
+    backend: str = "auto",
+    memory_budget=None,
+    progress: bool | None = None,
+    tile: tuple[int, int] | None = None,
+) -> SweepResult:
+    """Run the recurrence to the end; keep its decisions (if any) for the traceback.
+
+    backend:       ``auto`` (cuda when a GPU is usable), ``cpu`` or ``cuda``.
+    memory_budget: host bytes the decision store may take before it spills to a disk memmap
+                   (int or text like ``"8G"``; default: GPUDP_MEMORY_BUDGET or half of free RAM).
+    progress:      a progress bar on stderr for sweeps longer than about a second; None = only
+                   when stderr is a terminal.
+    tile:          ``(rows, cols)`` of the tiles of a tiled grid sweep (tuning; see docs).
+    """
+    backend = backends.resolve(backend)
+    t_start = time.perf_counter()
+    plan = plan_sweep(rec, backend, tile)
+    data = tuple(_as_data(x) for x in rec.data())
+    bits = type(rec).decision_bits
+    store = None
+    if bits:
+        allocate = None
+        if backend == "cuda":
+            from .backends import cuda as cuda_backend
+
+            allocate = cuda_backend.pinned_words
+        store = DecisionStore(plan.layout.n_words, memory_budget, allocate=allocate)
+    stats = Stats(backend=backend, device=backends.device_name(backend), cells=plan.cells)
+    stats.extra["schedule"] = plan.schedule.kind() if plan.schedule else "layers"
+    stats.extra["decision_store_bytes"] = store.nbytes if store else 0
+    if backend == "cuda":
+        from .backends import cuda as runner
+    else:
+        from .backends import cpu as runner
+    bar = _progress_bar(plan.cells, progress)
+    try:
+        out = runner.run_plan(plan, rec, data, store, stats, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    stats.seconds = time.perf_counter() - t_start
+    stats.bytes_evicted = store.nbytes if store else 0
+    stats.spilled_to_disk = bool(store and store.on_disk)
+    return SweepResult(rec, plan, store, stats, **out)
+
+
+def _as_data(x):
+    if isinstance(x, np.ndarray):
+        return np.ascontiguousarray(x)
+    return x
+
+
+def _progress_bar(total: int, progress):
+    if progress is False or total == 0:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(
+        total=total,
+        unit="cell",
+        unit_scale=True,
+        delay=1.0,
+        disable=None if progress is None else False,
+        desc="gpudp",
+        leave=False,
+    )
+
+
+def _decode_one(plan: Plan, words, a: int, b: int) -> int:
+    if plan.kind == "tiled":
+        if not (0 <= a < plan.rows and 0 <= b < plan.cols):
+            raise IndexError(f"cell ({a}, {b}) outside the {plan.rows} x {plan.cols} grid")
+        return tile_decision(words, a, b, *plan.layout.params())
+    if plan.schedule is not None:
+        s = plan.schedule
+        if not (0 <= a < plan.rows and 0 <= b < plan.cols):
+            raise IndexError(f"cell ({a}, {b}) outside the {plan.rows} x {plan.cols} grid")
+        t = s.a * a + s.b * b - s.t_min
+        return layer_decision(words, t, a if s.by_row_index else b, *plan.layout.params())
+    if not (0 <= a < plan.n_units and 0 <= b < plan.sizes[a]):
+        raise IndexError(f"cell ({a}, {b}) outside the layers")
+    return layer_decision(words, a, b, *plan.layout.params())
+
+
+_WALKERS: dict = {}
+
+_GRID_WALK = """
+def walk(i, j, R, C, maxlen, words{lp}{da}):
+    path = np.empty((maxlen, 3), np.int64)
+    n = 0
+    while i >= 0 and i < R and j >= 0 and j < C:
+        if n >= maxlen:
+            raise ValueError("traceback did not leave the grid: back() must step to a dependency")
+        d = {decode}
+        path[n, 0] = i
+        path[n, 1] = j
+        path[n, 2] = d
+        n += 1
+        i2, j2 = back(i, j, d{da})
+        if A * i2 + B * j2 >= A * i + B * j:
+            raise ValueError("back() returned a cell that is not on an earlier wavefront")
+        i = i2
+        j = j2
+    return path[:n]
+"""
+
+_LAYER_WALK = """
+def walk(t, k, R, C, maxlen, words, woff, bits{da}):
+    path = np.empty((maxlen, 3), np.int64)
+    n = 0
+    L = woff.shape[0] - 1
+    while t >= 0 and t < L:
+        d = layer_decision(words, t, k, woff, bits)
+        path[n, 0] = t
+        path[n, 1] = k
+        path[n, 2] = d
+        n += 1
+        t2, k2 = back(t, k, d{da})
+        if t2 >= t:
+            raise ValueError("back() must return a cell of an earlier layer")
+        t = t2
+        k = k2
+    return path[:n]
+"""
+
+
+def _walker(rec_cls, n_data: int, plan: Plan):
+    import numba
+
+    from .backends.cpu import njit
+
+    s = plan.schedule
+    key = (rec_cls, n_data, plan.kind, s and (s.a, s.b, s.t_min if plan.kind == "layered" else 0))
+    if key in _WALKERS:
+        return _WALKERS[key]
+    if not hasattr(rec_cls, "back"):
+        raise TypeError(f"{rec_cls.__name__} defines no back(...): its decisions cannot be traced back")
+    ns = {
+        "np": np,
+        "numba": numba,
+        "back": njit(rec_cls.back),
+        "tile_decision": tile_decision,
+        "layer_decision": layer_decision,
+    }
+    da = data_args(n_data)
+    if s is None:
+        src = _LAYER_WALK.format(da=da)
+    elif plan.kind == "tiled":
+        src = _GRID_WALK.format(
+            lp=", bh, tw, ni, nj, bits, diag_off",
+            da=da,
+            decode="tile_decision(words, i, j, bh, tw, ni, nj, bits, diag_off)",
+        )
+    else:
+        slot = "i" if s.by_row_index else "j"
+        src = _GRID_WALK.format(
+            lp=", woff, bits",
+            da=da,
+            decode=f"layer_decision(words, A * i + B * j - TMIN, {slot}, woff, bits)",
+        )
+    if s is not None:
+        ns.update(A=s.a, B=s.b, TMIN=s.t_min)
+    fn = njit(compile_source(src, "walk", ns))
+    _WALKERS[key] = fn
+    return fn

@@ -1,0 +1,131 @@
+"""The plug-in contract: a recurrence declares its cells; the engine does the rest.
+
+A recurrence is a class. Its *class attributes* describe the cell type and the dependency window;
+its *static methods* are plain Python functions that the engine compiles for the CPU (numba
+``njit``) and for the GPU (``cuda.jit(device=True)``) and inlines into generated kernels; its
+*instance* carries the problem data (``data()``) and the sizes.
+
+Two shapes share one engine:
+
+``GridRecurrence``
+    a 2-D grid of ``rows x cols`` cells; cell ``(i, j)`` reads the cells at constant ``offsets``
+    (e.g. ``(-1, 0), (0, -1), (-1, -1)`` for alignment problems). Reads that fall outside the grid
+    take ``boundary(i, j, *data)``. The engine derives the wavefront order from the offsets.
+
+``LayeredRecurrence``
+    ``num_layers()`` layers of ``layer_size(t)`` cells; a cell of layer ``t`` may read any cell of
+    the ``window`` previous layers (passed to it as arrays). For recurrences whose dependencies are
+    not constant offsets (knapsack's ``c - w_k``, Held-Karp's subsets).
+
+Both return ``value`` or ``(value, decision)`` from ``cell``; ``decision`` (``decision_bits`` bits,
+0 = none) is evicted to the host store and read back by ``back`` during the traceback.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import InputError
+
+_DTYPES = (np.int32, np.int64, np.float32, np.float64)
+
+
+class Recurrence:
+    """Common part of the contract."""
+
+    #: cell type: one of int32, int64, float32, float64
+    value_dtype = np.int32
+    #: bits of traceback information per cell kept in the decision store (0..8; 0 = value only)
+    decision_bits = 0
+    #: value the engine's buffers start from (and padding cells hold)
+    fill = 0
+
+    def data(self) -> tuple:
+        """The problem data passed, after the cell's own arguments, to every static method.
+
+        A tuple of numpy arrays and scalars; arrays go to the device once per solve.
+        """
+        return ()
+
+    @classmethod
+    def _validate_class(cls):
+        if np.dtype(cls.value_dtype) not in [np.dtype(t) for t in _DTYPES]:
+            raise TypeError(f"{cls.__name__}.value_dtype must be one of int32, int64, float32, float64")
+        if not (isinstance(cls.decision_bits, int) and 0 <= cls.decision_bits <= 8):
+            raise TypeError(f"{cls.__name__}.decision_bits must be an int in 0..8")
+        if "cell" not in dir(cls) or cls.cell is Recurrence.cell:
+            raise TypeError(f"{cls.__name__} must define a static method cell(...)")
+
+    @staticmethod
+    def cell(*args):  # pragma: no cover - the contract's placeholder
+        raise NotImplementedError
+
+
+class GridRecurrence(Recurrence):
+    """A 2-D grid recurrence with constant dependency offsets.
+
+    Subclasses set ``offsets`` and define::
+
+        def shape(self) -> (rows, cols)
+        @staticmethod
+        def cell(i, j, dep_0, dep_1, ..., *data) -> value or (value, decision)
+        @staticmethod
+        def boundary(i, j, *data) -> value          # for reads outside the grid
+        @staticmethod
+        def back(i, j, decision, *data) -> (i2, j2) # traceback: the predecessor of (i, j)
+
+    ``dep_k`` is the value of cell ``(i + offsets[k][0], j + offsets[k][1])``.
+    """
+
+    offsets: tuple[tuple[int, int], ...] = ((-1, 0), (0, -1), (-1, -1))
+
+    def shape(self) -> tuple[int, int]:
+        raise NotImplementedError
+
+    @staticmethod
+    def boundary(i, j, *data):
+        return 0
+
+    @classmethod
+    def _validate_class(cls):
+        super()._validate_class()
+        from .schedule import check_offsets
+
+        check_offsets(cls.offsets)
+
+    def _checked_shape(self) -> tuple[int, int]:
+        rows, cols = self.shape()
+        for name, v in (("rows", rows), ("cols", cols)):
+            if int(v) != v or v < 0:
+                raise InputError(name, f"grid {name} must be a non-negative integer, got {v!r}")
+        return int(rows), int(cols)
+
+
+class LayeredRecurrence(Recurrence):
+    """Explicit layers; a cell reads whole previous layers.
+
+    Subclasses set ``window`` and define::
+
+        def num_layers(self) -> int
+        def layer_size(self, t) -> int
+        @staticmethod
+        def cell(t, k, prev_1, ..., prev_window, *data) -> value or (value, decision)
+        @staticmethod
+        def back(t, k, decision, *data) -> (t2, k2)
+
+    ``prev_w`` is the array of layer ``t - w``'s values (holding ``fill`` when ``t - w < 0``).
+    """
+
+    window = 1
+
+    def num_layers(self) -> int:
+        raise NotImplementedError
+
+    def layer_size(self, t: int) -> int:
+        raise NotImplementedError
+
+    @classmethod
+    def _validate_class(cls):
+        super()._validate_class()
+        if not (isinstance(cls.window, int) and cls.window >= 1):
+            raise TypeError(f"{cls.__name__}.window must be an int >= 1")

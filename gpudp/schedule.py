@@ -1,0 +1,118 @@
+"""From a declared dependency window to an evaluation order.
+
+For a grid with constant offsets, a *linear wavefront* ``t = a*i + b*j`` is a valid order when
+every dependency lies on an earlier wavefront: ``a*di + b*dj < 0`` for every offset ``(di, dj)``.
+Such ``(a, b)`` exists exactly when the offsets lie in an open half-plane; otherwise some cell
+depends on itself through a chain of offsets and no order exists.
+
+Among valid ``(a, b)`` we take the one with the fewest wavefronts kept alive (the window) and then
+the smallest coefficients: offsets that all go back a row give rows (``a=1, b=0``), a cell that
+reads its left and upper neighbours gives anti-diagonals (``a=b=1``), and so on.
+
+Windows inside ``{(-1, 0), (0, -1), (-1, -1)}`` (alignment, edit distance, DTW, ...) additionally
+run *tiled*: tiles of the grid are ordered by tile anti-diagonal and each tile is swept by one
+thread block (CUDA) or one core (CPU), which is what makes them fast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import product
+
+from .errors import ScheduleError
+
+UNIT_MONOTONE = frozenset({(-1, 0), (0, -1), (-1, -1)})
+
+
+def check_offsets(offsets) -> tuple[tuple[int, int], ...]:
+    try:
+        offs = tuple((int(di), int(dj)) for di, dj in offsets)
+    except (TypeError, ValueError) as e:
+        raise ScheduleError(f"offsets must be pairs of integers, got {offsets!r}") from e
+    if any((di, dj) != (odi, odj) for (di, dj), (odi, odj) in zip(offs, offsets, strict=True)):
+        raise ScheduleError(f"offsets must be integers, got {offsets!r}")
+    if not offs:
+        raise ScheduleError("a grid recurrence needs at least one dependency offset")
+    if (0, 0) in offs:
+        raise ScheduleError("offset (0, 0): a cell cannot depend on itself")
+    if len(set(offs)) != len(offs):
+        raise ScheduleError(f"duplicate offsets in {offs}")
+    return offs
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A linear wavefront order ``t = a*i + b*j`` for a grid of ``rows x cols``."""
+
+    offsets: tuple[tuple[int, int], ...]
+    a: int
+    b: int
+    #: how many earlier wavefronts a cell reads at most (values kept alive)
+    window: int
+    #: whether the tiled fast path applies
+    tiled: bool
+    rows: int = 0
+    cols: int = 0
+
+    @property
+    def by_row_index(self) -> bool:
+        """Cells of a wavefront are told apart by their row ``i`` (else by their column)."""
+        return self.b != 0
+
+    def wavefront(self, i: int, j: int) -> int:
+        """The wavefront number of cell (i, j), counted from 0."""
+        return self.a * i + self.b * j - self.t_min
+
+    @property
+    def t_min(self) -> int:
+        r, c = max(self.rows - 1, 0), max(self.cols - 1, 0)
+        return min(0, self.a * r) + min(0, self.b * c)
+
+    @property
+    def num_wavefronts(self) -> int:
+        if self.rows == 0 or self.cols == 0:
+            return 0
+        r, c = self.rows - 1, self.cols - 1
+        return abs(self.a) * r + abs(self.b) * c + 1
+
+    @property
+    def positions(self) -> int:
+        """Slots per wavefront buffer (a wavefront holds at most one cell per slot)."""
+        return self.rows if self.by_row_index else self.cols
+
+    def kind(self) -> str:
+        if self.tiled:
+            return "tiled anti-diagonals"
+        if self.b == 0:
+            return "rows" if self.a > 0 else "rows, bottom-up"
+        if self.a == 0:
+            return "columns" if self.b > 0 else "columns, right-to-left"
+        return f"wavefronts {self.a}*i + {self.b}*j"
+
+
+def derive(offsets, rows: int = 0, cols: int = 0) -> Schedule:
+    """The schedule for a grid with these dependency offsets, or ScheduleError if none exists."""
+    offs = check_offsets(offsets)
+    reach = max(max(abs(di), abs(dj)) for di, dj in offs)
+    bound = 2 * reach + 2
+    best = None
+    for a, b in product(range(-bound, bound + 1), repeat=2):
+        if (a, b) == (0, 0):
+            continue
+        lags = [-(a * di + b * dj) for di, dj in offs]
+        if min(lags) <= 0:
+            continue
+        key = (max(lags), abs(a) + abs(b), a < 0, b < 0, -a, -b)
+        if best is None or key < best[0]:
+            best = (key, a, b, max(lags))
+    if best is None:
+        raise ScheduleError(
+            f"offsets {offs} admit no evaluation order: they do not lie in an open half-plane, "
+            "so some cell depends on itself through a chain of these offsets"
+        )
+    _, a, b, window = best
+    tiled = set(offs) <= UNIT_MONOTONE and len(offs) > 0 and (a, b) in ((1, 1), (1, 0), (0, 1))
+    if tiled and (a, b) != (1, 1):
+        # rows or columns alone are already wide wavefronts; tiles would only add ordering.
+        tiled = False
+    return Schedule(offs, a, b, window, tiled, rows, cols)

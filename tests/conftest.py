@@ -1,0 +1,42 @@
+"""Test set-up shared by every test module.
+
+Without a GPU, the CUDA backend is exercised through Numba's CUDA simulator: it must be switched on
+before numba.cuda is first imported, hence here, at collection time. On a machine with a GPU the
+same tests run on the real device. ``GPUDP_TEST_SIM=0`` / ``=1`` forces either way.
+"""
+
+import os
+
+_force = os.environ.get("GPUDP_TEST_SIM")
+if _force == "1" or (_force is None and not os.path.exists("/dev/nvidiactl")):
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+# JIT compilation makes first examples slow: no per-example deadline.
+settings.register_profile(
+    "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+def _cuda_usable():
+    from gpudp.backends import cuda_usable
+
+    return cuda_usable()
+
+
+def pytest_collection_modifyitems(config, items):
+    if _cuda_usable():
+        return
+    skip = pytest.mark.skip(reason="needs a real CUDA GPU (run on the lent device machine)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def sim_or_gpu():
+    """The backend name that runs CUDA kernels here: 'cuda' (real GPU or simulator)."""
+    return "cuda"
