@@ -17,9 +17,13 @@ from .errors import GpudpError
 
 SOLVERS = {
     "lcs": "gpudp.problems.lcs",
+    "subset-sum": "gpudp.problems.subset_sum",
+    "knapsack": "gpudp.problems.knapsack",
 }
 BENCHES = {
-    "lcs": "gpudp.problems.lcs",
+    "lcs": "gpudp.problems.lcs_bench",
+    "subset-sum": "gpudp.problems.subset_sum",
+    "knapsack-bb": "gpudp.problems.knapsack_bb",
 }
 
 
@@ -95,11 +99,11 @@ def info() -> dict:
     return out
 
 
-def _print_solution(sol, as_json: bool):
+def _print_solution(sol, module, as_json: bool):
     if as_json:
         print(sol.to_json(indent=None))
         return
-    print(sol.summary() if hasattr(sol, "summary") else f"{sol.problem}: {sol.value}")
+    print(module.summary(sol) if hasattr(module, "summary") else f"{sol.problem}: {sol.value}")
 
 
 def main(argv=None) -> int:
@@ -109,13 +113,12 @@ def main(argv=None) -> int:
             for k, v in info().items():
                 print(f"{k:16s} {v}")
         elif args.command == "solve":
-            sol = _module(SOLVERS, args.problem).cli_solve(args)
-            _print_solution(sol, args.json)
+            module = _module(SOLVERS, args.problem)
+            _print_solution(module.cli_solve(args), module, args.json)
         elif args.command == "demo":
             from .problems import lcs
 
-            sol = lcs.demo(backend=args.backend)
-            _print_solution(sol, args.json)
+            _print_solution(lcs.demo(backend=args.backend), lcs, args.json)
         elif args.command == "bench":
             result = _module(BENCHES, args.problem).cli_bench(args)
             text = json.dumps(result, indent=2, default=str)

@@ -72,7 +72,8 @@ def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None) -> str:
         )
     s = schedule
     lines = [f"def lcell(t, p, ring, W1, last_row, last_col, R, C{da}):"]
-    tt = f"(t + {s.t_min})"
+    # t counts from the first wavefront; t_min depends on the grid's size, so it is computed here
+    tt = f"(t + min(0, {s.a} * (R - 1)) + min(0, {s.b} * (C - 1)))"
     if s.by_row_index:
         lines += ["    i = p", f"    num = {tt} - {s.a} * i"]
         if abs(s.b) != 1:

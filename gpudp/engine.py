@@ -182,6 +182,9 @@ def sweep(
     finally:
         if bar is not None:
             bar.close()
+    if isinstance(rec, GridRecurrence) and plan.cells == 0:
+        empty = np.zeros(0, dtype=type(rec).value_dtype)
+        out["last_row"], out["last_col"] = empty, empty.copy()
     stats.seconds = time.perf_counter() - t_start
     stats.bytes_evicted = store.nbytes if store else 0
     stats.spilled_to_disk = bool(store and store.on_disk)
@@ -274,7 +277,7 @@ def _walker(rec_cls, n_data: int, plan: Plan):
     from .backends.cpu import njit
 
     s = plan.schedule
-    key = (rec_cls, n_data, plan.kind, s and (s.a, s.b, s.t_min if plan.kind == "layered" else 0))
+    key = (rec_cls, n_data, plan.kind, s and (s.a, s.b))
     if key in _WALKERS:
         return _WALKERS[key]
     if not hasattr(rec_cls, "back"):
@@ -300,10 +303,11 @@ def _walker(rec_cls, n_data: int, plan: Plan):
         src = _GRID_WALK.format(
             lp=", woff, bits",
             da=da,
-            decode=f"layer_decision(words, A * i + B * j - TMIN, {slot}, woff, bits)",
+            decode="layer_decision(words, A * i + B * j - min(0, A * (R - 1)) - min(0, B * (C - 1)), "
+            f"{slot}, woff, bits)",
         )
     if s is not None:
-        ns.update(A=s.a, B=s.b, TMIN=s.t_min)
+        ns.update(A=s.a, B=s.b)
     fn = njit(compile_source(src, "walk", ns))
     _WALKERS[key] = fn
     return fn

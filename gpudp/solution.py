@@ -91,8 +91,6 @@ class Solution:
 
 
 def _json_default(o):
-    if hasattr(o, "item"):
-        return o.item()
-    if hasattr(o, "tolist"):
+    if hasattr(o, "tolist"):  # numpy arrays and scalars
         return o.tolist()
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")

@@ -1,0 +1,58 @@
+"""The command line: solve, info, demo, bench, and one-line errors with a non-zero exit."""
+
+import json
+import subprocess
+import sys
+
+from gpudp.cli import main
+
+
+def run(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "gpudp.cli", *args], capture_output=True, text=True, timeout=600
+    )
+
+
+def test_solve_lcs_json(tmp_path):
+    a, b = tmp_path / "a.fa", tmp_path / "b.fa"
+    a.write_text(">a\nacgtacgt\n")
+    b.write_text(">b\nTTACG\n")
+    r = run("solve", "lcs", str(a), str(b), "--backend", "cpu", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["value"] == 4 and out["solution"] == "TACG" and out["stats"]["backend"] == "cpu"
+    r = run("solve", "lcs", str(a), str(b), "--backend", "cpu", "--json", "--case-sensitive")
+    assert json.loads(r.stdout)["value"] == 0
+
+
+def test_errors_are_one_line_and_exit_nonzero(tmp_path, capsys):
+    assert main(["solve", "lcs", str(tmp_path / "missing.fa"), str(tmp_path / "x.fa")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("gpudp: error:")
+    bad = tmp_path / "bad.fa"
+    bad.write_bytes(b"\xff\xfe")
+    assert main(["solve", "lcs", str(bad), str(bad)]) == 2
+    assert "not an ASCII" in capsys.readouterr().err
+
+
+def test_info_and_demo(capsys):
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert "numba" in out and "default_backend" in out
+    assert main(["demo", "--backend", "cpu", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["problem"] == "lcs" and d["value"] > 5000 and d["len_a"] == 9181
+
+
+def test_bench_lcs_writes_json(tmp_path):
+    out = tmp_path / "b.json"
+    r = run("bench", "lcs", "--sizes", "512", "--repeat", "1", "--backends", "cpu", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    d = json.loads(out.read_text())
+    assert d["benchmark"] == "lcs" and d["results"][0]["gcups_solve"] > 0
+    peers = {p.get("peer", "") for p in d["peers"]}
+    assert any("numba" in p for p in peers) and any("rapidfuzz" in p for p in peers)
+    lengths = {r["lcs_length"] for r in d["results"]} | {
+        p["lcs_length"] for p in d["peers"] if "lcs_length" in p
+    }
+    assert len(lengths) == 1  # every backend and peer agrees on the length
