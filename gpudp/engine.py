@@ -94,6 +94,7 @@ class SweepResult:
         data = tuple(self.recurrence.data())
         walker = _walker(rec, len(data), self.plan)
         a, b = (int(x) for x in start)
+        self.decision(a, b)  # raises IndexError for a start outside the grid / layers
         lay = self.plan.layout
         maxlen = (self.plan.schedule.num_wavefronts if self.plan.schedule else self.plan.n_units) + 1
         if self.plan.kind == "tiled":
@@ -119,7 +120,7 @@ def plan_sweep(rec: Recurrence, backend: str, tile=None) -> Plan:
         rows, cols = rec._checked_shape()
         sched = derive(cls.offsets, rows, cols)
         if sched.tiled:
-            bh, tw = tile or DEFAULT_TILE[backend]
+            bh, tw = tile or _fit_tile(DEFAULT_TILE[backend], rows, cols, backend)
             if tw % 32 or bh < 1 or (backend == "cuda" and bh % 32):
                 raise InputError("tile", f"tile {tile}: columns must be a multiple of 32 (rows too on cuda)")
             lay = TileLayout(rows, cols, bh, tw, bits)
@@ -138,6 +139,15 @@ def plan_sweep(rec: Recurrence, backend: str, tile=None) -> Plan:
         lay = LayerLayout(sizes, bits)
         return Plan("layered", 0, 0, None, lay, sizes, n, int(sizes.sum()))
     raise TypeError(f"{type(rec).__name__} is neither a GridRecurrence nor a LayeredRecurrence")
+
+
+def _fit_tile(tile, rows: int, cols: int, backend: str) -> tuple[int, int]:
+    """Shrink the default tile to a small grid, so that the decision store is not mostly padding."""
+    bh, tw = tile
+    step = 32 if backend == "cuda" else 1
+    bh = min(bh, max(step, -(-rows // step) * step))
+    tw = min(tw, max(32, -(-cols // 32) * 32))
+    return bh, tw
 
 
 def sweep(

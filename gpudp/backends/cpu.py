@@ -186,6 +186,9 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
         fn = tiled_runner(cls, len(data), lay.bh, lay.tw)
         bottom = np.full(lay.nj * (lay.tw + 1), cls.fill, vt)
         right = np.full(max(rows, 1), cls.fill, vt)
+        fn(0, 0, lay.ni, lay.nj, rows, cols, bottom, right, words, 0, lay.diag_off, *data)  # compile
+        stats.extra["compile_seconds"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
         for d0, d1 in plan.chunks:
             fn(d0, d1, lay.ni, lay.nj, rows, cols, bottom, right, words, 0, lay.diag_off, *data)
             if bar is not None:
@@ -200,6 +203,9 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
         last_row = np.full(max(cols, 1), cls.fill, vt)
         last_col = np.full(max(rows, 1), cls.fill, vt)
         woff = plan.layout.woff
+        fn(0, 0, ring, plan.sizes, woff, words, 0, last_row, last_col, rows, cols, *data)  # compile
+        stats.extra["compile_seconds"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
         for t0_, t1_ in plan.chunks:
             fn(t0_, t1_, ring, plan.sizes, woff, words, 0, last_row, last_col, rows, cols, *data)
             if bar is not None:

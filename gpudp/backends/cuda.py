@@ -8,9 +8,12 @@ Importing this module never needs a GPU; :func:`available` says whether one can 
 from __future__ import annotations
 
 import os
+import time
+import warnings
 
 import numpy as np
 from numba import cuda
+from numba.core.errors import NumbaPerformanceWarning
 
 __all__ = [
     "cuda",
@@ -62,8 +65,10 @@ def device_name() -> str:
 
 
 def device_jit(fn):
-    """Compile a plain Python function as a CUDA device function (inlined into kernels)."""
-    return cuda.jit(device=True)(fn)
+    """Compile a plain Python function as a CUDA device function, inlined into its callers."""
+    if is_simulator():
+        return cuda.jit(device=True)(fn)
+    return cuda.jit(device=True, forceinline=True)(fn)
 
 
 def kernel_jit(fn, **kw):
@@ -189,23 +194,16 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off{da}):
                 bottom[eb] = cn
 {planes_init}
             mine = VT(FILL)
-            for s in range(ncol + 31):
+            for s in range(ncol + BH - 1):
                 if (s & 31) == 0 and s > 0:
                     tcur = tnext
                     tnext = top(I, eb, c0, s + 32 + k, ncol, bottom{da})
 {exchange}
                 if k == 0:
                     upin = tv
-                jj = s - k
-                if jj >= 0 and jj < ncol:
-                    j = c0 + jj
+                jb = s - k * RPT
 {rows}
-                    uprev = upin
-{shift_left}
-{planes_acc}
-                    if own:
-{bottom_pick}
-                        bottom[eb + 1 + jj] = bv
+                mine = l{last}
             cuda.syncthreads()
 {store_right}
             q += cuda.gridDim.x
@@ -262,9 +260,10 @@ def _namespace(rec_cls):
 
 
 def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int):
-    """One warp per tile: lane k owns bh/32 consecutive rows and runs k columns behind lane k-1,
-    taking its upper neighbours from lane k-1 by shuffle; tiles of one tile anti-diagonal run as
-    separate blocks; a grid sync separates the tile anti-diagonals of one launch."""
+    """One warp per tile: lane k owns bh/32 consecutive rows; row g of the tile runs g columns
+    behind row 0, so a lane's rows are independent within a step and its first row takes its upper
+    neighbour from lane k-1 by shuffle. Tiles of one tile anti-diagonal run as separate blocks; a
+    grid sync separates the tile anti-diagonals of one launch."""
     key = ("tiled", rec_cls, n_data, bh, tw)
     if key in _CACHE:
         return _CACHE[key]
@@ -279,7 +278,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int):
         compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets), "tcell", dict(ns))
     )
     ns["top"] = device_jit(compile_source(_TOP.format(da=da), "top", dict(ns)))
-    load_left, corner, rows, shift, acc, bottom_pick, store_right = [], [], [], [], [], [], []
+    load_left, corner, rows, store_right = [], [], [], []
     for r in range(rpt):
         load_left += [
             f"l{r} = VT(FILL)",
@@ -288,21 +287,38 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int):
             f"        l{r} = VT(boundary(i0 + {r}, c0 - 1{da}))",
             "    else:",
             f"        l{r} = right[i0 + {r}]",
+            f"p{r} = l{r}",
         ]
         corner.append(f"{'if' if r == 0 else 'elif'} rl == {r}:\n    cn = l{r}")
-        bottom_pick.append(f"{'if' if r == 0 else 'elif'} rl == {r}:\n    bv = v{r}")
-        up = "upin" if r == 0 else f"v{r - 1}"
-        dg = "uprev" if r == 0 else f"l{r - 1}"
-        rows += [
-            f"v{r} = VT(FILL)",
-            f"e{r} = 0",
-            f"if i0 + {r} < R:",
-            f"    v{r}, e{r} = tcell(i0 + {r}, j, {up}, l{r}, {dg}{da})",
-        ]
         store_right += [f"if i0 + {r} < R:", f"    right[i0 + {r}] = l{r}"]
-        for b in range(bits):
-            acc.append(f"w{r}_{b} |= ((e{r} >> {b}) & 1) << (jj & 31)")
     corner.append("else:\n    cn = VT(FILL)")
+    # Row r of lane k computes column jj = s - k*RPT - r at step s: cell (g, jj) of the tile's row
+    # g = k*RPT + r runs at step g + jj, so its upper neighbour (row r-1, or lane k-1's last row
+    # by shuffle) was computed one step earlier and its diagonal two steps earlier. The RPT cells
+    # of one step are independent of each other: the warp has RPT-fold instruction parallelism.
+    # All rows read the values as they stood before this step, so rows are emitted last to first.
+    for r in reversed(range(rpt)):
+        up = "upin" if r == 0 else f"l{r - 1}"
+        dg = "uprev" if r == 0 else f"p{r - 1}"
+        body = [
+            f"v, e = tcell(i0 + {r}, c0 + jj, {up}, l{r}, {dg}{da})",
+            f"p{r} = l{r}",
+            f"l{r} = v",
+        ]
+        if r == 0:
+            body.append("uprev = upin")
+        for b in range(bits):
+            body.append(f"w{r}_{b} |= ((e >> {b}) & 1) << (jj & 31)")
+        if bits:
+            body += [
+                "if (jj & 31) == 31 or jj == ncol - 1:",
+                f"    wb = twb + (jj >> 5) * {bits * bh} + k * RPT + {r}",
+            ]
+            for b in range(bits):
+                body += [f"    words[wb + {b * bh}] = w{r}_{b}", f"    w{r}_{b} = 0"]
+        body += [f"if own and rl == {r}:", "    bottom[eb + 1 + jj] = v"]
+        rows += [f"jj = jb - {r}", f"if jj >= 0 and jj < ncol and i0 + {r} < R:", indent("\n".join(body), 4)]
+    init = [f"w{r}_{b} = 0" for r in range(rpt) for b in range(bits)] or ["pass"]
     if is_simulator():
         # The simulator has no warp shuffles: the same exchange through shared memory (a block
         # is exactly one warp here, so a block barrier is a warp barrier).
@@ -320,14 +336,6 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int):
     else:
         prologue = "pass"
         exchange = ["upin = cuda.shfl_up_sync(FULL, mine, 1)", "tv = cuda.shfl_sync(FULL, tcur, s & 31)"]
-    bottom_pick.append("else:\n    bv = VT(FILL)")
-    shift = [f"l{r} = v{r}" for r in range(rpt)] + [f"mine = v{rpt - 1}"]
-    init = [f"w{r}_{b} = 0" for r in range(rpt) for b in range(bits)] or ["pass"]
-    if bits:
-        acc += ["if (jj & 31) == 31 or jj == ncol - 1:", f"    wb = twb + (jj >> 5) * {bits * bh} + k * RPT"]
-        for r in range(rpt):
-            for b in range(bits):
-                acc += [f"    words[wb + {b * bh + r}] = w{r}_{b}", f"    w{r}_{b} = 0"]
     j = "\n".join
     src = _TILED.format(
         da=da,
@@ -336,10 +344,8 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int):
         load_left=indent(j(load_left), 12),
         corner_pick=indent(j(corner), 12),
         planes_init=indent(j(init), 12),
-        rows=indent(j(rows), 20),
-        shift_left=indent(j(shift), 20),
-        planes_acc=indent(j(acc) or "pass", 20),
-        bottom_pick=indent(j(bottom_pick), 24),
+        rows=indent(j(rows), 16),
+        last=rpt - 1,
         store_right=indent(j(store_right), 12),
     )
     fn = kernel_jit(compile_source(src, "run_tiles", ns))
@@ -407,6 +413,21 @@ def _coop_blocks(kernel, args, threads: int, want: int) -> tuple[object, int]:
     return spec, max(1, min(want, limit))
 
 
+def _resources(launcher) -> dict:
+    """Registers and local memory per thread of the compiled kernel (where numba-cuda says)."""
+    out = {}
+    for key, name in (
+        ("registers_per_thread", "get_regs_per_thread"),
+        ("local_bytes_per_thread", "get_local_mem_per_thread"),
+    ):
+        try:
+            val = getattr(launcher, name)()
+            out[key] = next(iter(val.values())) if isinstance(val, dict) else val
+        except Exception:
+            pass
+    return out
+
+
 def run_plan(plan, rec, data, store, stats, bar) -> dict:
     """Run a planned sweep on the GPU.
 
@@ -416,8 +437,6 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
     writes to the disk memmap, while chunk c + 1 computes into the other slab. Only the values of
     the dependency window (a row and a column of tile edges, or ring of layers) live on the device.
     """
-    import time
-
     cls = type(rec)
     vt = np.dtype(cls.value_dtype)
     bits = cls.decision_bits
@@ -498,6 +517,7 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
             )
 
     launcher, blocks = None, 1
+    warnings.filterwarnings("ignore", category=NumbaPerformanceWarning)  # small grids are expected
 
     def finish(slot):
         """Wait for the copy out of a slab; land staged words in the disk store; tick progress."""
@@ -519,7 +539,10 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
         finish(slot)
         a = args(u0, u1, slabs[slot])
         if launcher is None:
+            t = time.perf_counter()
             launcher, blocks = _coop_blocks(kernel, a, threads, want)
+            stats.extra["compile_seconds"] = time.perf_counter() - t
+            stats.extra.update(_resources(launcher))
         start, end = cuda.event(), cuda.event()
         start.record(stream=compute)
         launcher[blocks, threads, compute](*a)
