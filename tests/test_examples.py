@@ -1,0 +1,253 @@
+"""The examples in examples/: edit distance (tiled sweep) and the minimum seam (row sweep), each
+against a tiny pure-Python reference, on the cpu backend and, for a few tiny cases, on CUDA (the
+simulator when there is no GPU)."""
+
+from __future__ import annotations
+
+import doctest
+import importlib.util
+import itertools
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpudp import InputError
+from gpudp.engine import plan_sweep
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(f"gpudp_example_{name}", EXAMPLES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ed = _load("edit_distance")
+seam = _load("seam_carving")
+
+
+# ---------------------------------------------------------------------------------------------
+# edit distance
+# ---------------------------------------------------------------------------------------------
+
+
+def levenshtein(a: str, b: str) -> int:
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        cur = [i]
+        for j, y in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
+        prev = cur
+    return prev[-1]
+
+
+def apply_script(script, a: str) -> str:
+    """Apply the edit script to a, checking that each operation's char of a is really there."""
+    out, k = [], 0
+    for op, x, y in script:
+        if op == "insert":
+            assert x == "" and len(y) == 1
+            out.append(y)
+            continue
+        assert k < len(a) and a[k] == x, (op, x, k)
+        k += 1
+        if op == "match":
+            assert y == x
+            out.append(x)
+        elif op == "substitute":
+            assert len(y) == 1 and y != x
+            out.append(y)
+        else:
+            assert op == "delete" and y == ""
+    assert k == len(a), "the script does not consume all of a"
+    return "".join(out)
+
+
+def check_edit(a, b, **options):
+    distance, script, stats = ed.edit_distance(a, b, **options)
+    assert distance == levenshtein(a, b)
+    assert apply_script(script, a) == b
+    assert sum(op != "match" for op, _, _ in script) == distance
+    return stats
+
+
+@st.composite
+def string_pairs(draw):
+    alphabet = "abcd"[: draw(st.integers(1, 4))]
+    text = st.text(alphabet=alphabet, min_size=0, max_size=40)
+    return draw(text), draw(text)
+
+
+@settings(max_examples=150)
+@given(pair=string_pairs(), tile=st.sampled_from([None, (3, 32), (1, 64)]))
+def test_edit_distance_cpu_matches_reference(pair, tile):
+    a, b = pair
+    stats = check_edit(a, b, backend="cpu", tile=tile)
+    assert stats.cells == len(a) * len(b)
+
+
+@pytest.mark.parametrize(
+    "a, b, distance",
+    [("kitten", "sitting", 3), ("intention", "execution", 5), ("", "", 0), ("", "abc", 3), ("ab", "", 2)],
+)
+def test_edit_distance_known_pairs(a, b, distance):
+    assert ed.edit_distance(a, b, backend="cpu")[0] == distance
+    check_edit(a, b, backend="cpu")
+
+
+def test_edit_distance_runs_tiled_and_spills_to_disk_unchanged():
+    rng = np.random.default_rng(7)
+    a = "".join(rng.choice(list("acgt"), 300))
+    b = "".join(rng.choice(list("acgt"), 200))
+    in_memory = ed.edit_distance(a, b, backend="cpu", tile=(16, 32))
+    on_disk = ed.edit_distance(a, b, backend="cpu", tile=(16, 32), memory_budget=0)
+    assert in_memory[2].extra["schedule"] == "tiled anti-diagonals"
+    assert not in_memory[2].spilled_to_disk and on_disk[2].spilled_to_disk
+    assert on_disk[:2] == in_memory[:2]
+    assert in_memory[0] == levenshtein(a, b)
+    assert apply_script(on_disk[1], a) == b
+
+
+def test_edit_distance_cli(capsys):
+    ed.main(["kitten", "sitting", "--backend", "cpu"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("distance 3 (cpu backend")
+    assert out[1:] == ["kitten-", "*|||*|+", "sitting"]
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("a, b", [("kitten", "sitting"), ("", "abc"), ("abcabcabcab", "bcbcaacbbacb")])
+def test_edit_distance_cuda(a, b):
+    stats = check_edit(a, b, backend="cuda")
+    assert stats.backend == "cuda"
+
+
+# ---------------------------------------------------------------------------------------------
+# minimum seam
+# ---------------------------------------------------------------------------------------------
+
+
+def seam_energy(energy, columns) -> float:
+    return float(sum(energy[i, j] for i, j in enumerate(columns)))
+
+
+def brute_force_seam(energy) -> float:
+    rows, cols = energy.shape
+    best = np.inf
+    for j0 in range(cols):
+        for steps in itertools.product((-1, 0, 1), repeat=rows - 1):
+            columns = np.concatenate([[j0], j0 + np.cumsum(steps, dtype=int)]).astype(int)
+            if columns.min() >= 0 and columns.max() < cols:
+                best = min(best, seam_energy(energy, columns))
+    return best
+
+
+def dp_seam(energy) -> float:
+    rows, cols = energy.shape
+    cost = list(energy[0])
+    for i in range(1, rows):
+        cost = [energy[i, j] + min(cost[max(j - 1, 0) : j + 2]) for j in range(cols)]
+    return float(min(cost))
+
+
+def check_seam(energy, reference, **options):
+    cost, columns, stats = seam.min_seam(energy, **options)
+    assert cost == reference(energy)
+    assert len(columns) == energy.shape[0]
+    assert columns.min() >= 0 and columns.max() < energy.shape[1]
+    assert np.abs(np.diff(columns)).max(initial=0) <= 1
+    assert seam_energy(energy, columns) == cost
+    assert stats.extra["schedule"] == "rows"
+    return columns
+
+
+def energies(max_rows, max_cols):
+    shapes = st.tuples(st.integers(1, max_rows), st.integers(1, max_cols))
+    return shapes.flatmap(
+        lambda s: st.lists(st.integers(0, 9), min_size=s[0] * s[1], max_size=s[0] * s[1]).map(
+            lambda v: np.array(v, dtype=np.float64).reshape(s)
+        )
+    )
+
+
+@settings(max_examples=60)
+@given(energy=energies(6, 7))
+def test_seam_cpu_matches_brute_force(energy):
+    check_seam(energy, brute_force_seam, backend="cpu")
+
+
+@settings(max_examples=60)
+@given(
+    rows=st.integers(1, 40), cols=st.integers(1, 40), levels=st.integers(1, 10), seed=st.integers(0, 2**32)
+)
+def test_seam_cpu_matches_dp(rows, cols, levels, seed):
+    energy = np.random.default_rng(seed).integers(0, levels, (rows, cols)).astype(np.float64)
+    check_seam(energy, dp_seam, backend="cpu")
+
+
+def test_seam_runs_on_the_layered_path():
+    energy = np.arange(20.0).reshape(4, 5) % 7
+    plan = plan_sweep(seam.MinimumSeam(energy), "cpu")
+    assert plan.kind == "layered" and plan.n_units == 4  # one layer per row
+    assert (plan.schedule.a, plan.schedule.b, plan.schedule.window) == (1, 0, 1)
+
+
+def test_seam_carve_and_input_errors():
+    energy = np.array([[5.0, 1.0, 5.0], [5.0, 5.0, 1.0], [5.0, 1.0, 5.0]])
+    columns = check_seam(energy, brute_force_seam, backend="cpu")
+    assert columns.tolist() == [1, 2, 1]  # the only seam of energy 3
+    carved = seam.carve(energy, columns)
+    assert carved.shape == (3, 2)
+    assert carved.sum() == energy.sum() - seam_energy(energy, columns)
+    for bad in (np.zeros((0, 3)), np.zeros(4)):
+        with pytest.raises(InputError, match="energy"):
+            seam.MinimumSeam(bad)
+
+
+@pytest.mark.sim
+def test_seam_cuda():
+    energy = (np.arange(48.0).reshape(6, 8) * 7) % 10
+    check_seam(energy, brute_force_seam, backend="cuda")
+
+
+# ---------------------------------------------------------------------------------------------
+# docs/tutorial.md: every snippet runs as shown, and what it quotes is what the examples say
+# ---------------------------------------------------------------------------------------------
+
+TUTORIAL = Path(__file__).resolve().parent.parent / "docs" / "tutorial.md"
+BLOCK = re.compile(r"(?:<!-- quoted from (\S+) -->\n)?```(\w+)\n(.*?)```", re.S)
+
+
+def test_tutorial_snippets_run_as_shown():
+    text = TUTORIAL.read_text()
+    root = TUTORIAL.parent.parent
+    blocks = BLOCK.findall(text)
+    assert {kind for _, kind, _ in blocks} == {"console", "python", "pycon"}
+    namespace = {"__name__": "tutorial"}
+    parser, runner = doctest.DocTestParser(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for n, (quoted, kind, code) in enumerate(blocks):
+        if quoted:
+            assert code in (root / quoted).read_text(), f"block {n} is not verbatim in {quoted}"
+        if kind == "python":
+            exec(compile(code, f"{TUTORIAL}:block{n}", "exec"), namespace)
+        elif kind == "pycon":
+            test = parser.get_doctest(code, namespace, f"block{n}", str(TUTORIAL), 0)
+            report = []
+            result = runner.run(test, out=report.append, clear_globs=False)
+            assert result.failed == 0, "".join(report)
+            namespace.update(test.globs)
+        else:
+            command, *expected = code.splitlines()
+            assert command.startswith("$ python ")
+            args = [sys.executable, *shlex.split(command[len("$ python ") :])]
+            out = subprocess.run(args, cwd=root, capture_output=True, text=True, check=True).stdout
+            assert out.splitlines() == expected
