@@ -18,12 +18,10 @@ from .errors import GpudpError
 SOLVERS = {
     "lcs": "gpudp.problems.lcs",
     "subset-sum": "gpudp.problems.subset_sum",
-    "knapsack": "gpudp.problems.knapsack",
 }
 BENCHES = {
     "lcs": "gpudp.problems.lcs_bench",
     "subset-sum": "gpudp.problems.subset_sum",
-    "knapsack-bb": "gpudp.problems.knapsack_bb",
 }
 
 
