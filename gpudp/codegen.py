@@ -100,10 +100,13 @@ def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None) -> str:
         ]
         deps.append(f"x{k}")
     lines.append(indent(cell_call(rec_cls, "i, j", deps, n_data, "v", "dd"), 4))
+    # the row and column the schedule finishes on: R - 1 and C - 1, or 0 when it runs backwards
+    last_i = "0" if s.a < 0 else "R - 1"
+    last_j = "0" if s.b < 0 else "C - 1"
     lines += [
-        "    if i == R - 1:",
+        f"    if i == {last_i}:",
         "        last_row[j] = v",
-        "    if j == C - 1:",
+        f"    if j == {last_j}:",
         "        last_col[i] = v",
         "    return v, dd",
     ]

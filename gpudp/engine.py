@@ -67,7 +67,12 @@ class Plan:
 
 @dataclass
 class SweepResult:
-    """The outcome of a sweep: boundary values of the result, the decisions, the statistics."""
+    """The outcome of a sweep: boundary values of the result, the decisions, the statistics.
+
+    ``last_row`` / ``last_col`` hold the values of the grid's last row and column in the order of
+    the schedule: row ``rows - 1`` and column ``cols - 1``, or row / column 0 for a schedule that
+    runs bottom-up / right to left. ``last_layer`` holds a layered recurrence's final layer.
+    """
 
     recurrence: Recurrence
     plan: Plan

@@ -100,8 +100,11 @@ def check_against_reference(offsets, h, backend, tile=None):
     rows, cols = h.shape
     res = sweep(make_class(offsets)(h), backend=backend, tile=tile, progress=False)
     val = reference(offsets, h)
-    assert [int(v) for v in res.last_row] == [val(rows - 1, j)[0] for j in range(cols)]
-    assert [int(v) for v in res.last_col] == [val(i, cols - 1)[0] for i in range(rows)]
+    s = res.plan.schedule
+    last_i = 0 if s.a < 0 else rows - 1  # the row / column the schedule finishes on
+    last_j = 0 if s.b < 0 else cols - 1
+    assert [int(v) for v in res.last_row] == [val(last_i, j)[0] for j in range(cols)]
+    assert [int(v) for v in res.last_col] == [val(i, last_j)[0] for i in range(rows)]
     for i in range(rows):
         for j in range(cols):
             assert res.decision(i, j) == val(i, j)[1], (i, j)
