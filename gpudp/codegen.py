@@ -27,9 +27,23 @@ def data_args(n: int) -> str:
     return "".join(f", dat{k}" for k in range(n))
 
 
-def cell_call(rec_cls, coords: str, deps: list[str], n_data: int, v: str, d: str) -> str:
-    """One line (or two) calling the recurrence's cell, leaving its value in v and decision in d."""
-    args = ", ".join([coords, *deps]) + data_args(n_data)
+def n_symbols(rec_cls) -> int:
+    """2 when the kernels' first two data arguments are the row and column symbols, else 0."""
+    return 2 if getattr(rec_cls, "symbols", False) else 0
+
+
+def user_args(rec_cls, n_data: int) -> str:
+    """The data arguments that the recurrence's own functions receive (after any symbols)."""
+    k = n_symbols(rec_cls)
+    return "".join(f", dat{n}" for n in range(k, n_data))
+
+
+def cell_call(rec_cls, coords: str, deps: list[str], n_data: int, v: str, d: str, syms=()) -> str:
+    """One line (or two) calling the recurrence's cell, leaving its value in v and decision in d.
+
+    ``n_data`` counts the kernel's data arguments (symbols included); ``syms`` are the expressions
+    of the row and column symbols when the recurrence declares them."""
+    args = ", ".join([coords, *deps, *(syms if n_symbols(rec_cls) else ())]) + user_args(rec_cls, n_data)
     if rec_cls.decision_bits:
         return f"{v}, {d} = cell({args})\n{v} = VT({v})"
     return f"{v} = VT(cell({args}))\n{d} = 0"
@@ -64,6 +78,7 @@ def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None) -> str:
     Slots that hold no cell return ``fill`` and decision 0.
     """
     da = data_args(n_data)
+    du = user_args(rec_cls, n_data)
     if schedule is None:
         prev = [f"ring[(t - {w}) % W1]" for w in range(1, rec_cls.window + 1)]
         body = cell_call(rec_cls, "t, p", prev, n_data, "v", "dd")
@@ -94,12 +109,12 @@ def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None) -> str:
             f"    ii = i + {di}",
             f"    jj = j + {dj}",
             "    if ii < 0 or ii >= R or jj < 0 or jj >= C:",
-            f"        x{k} = VT(boundary(ii, jj{da}))",
+            f"        x{k} = VT(boundary(ii, jj{du}))",
             "    else:",
             f"        x{k} = ring[(t - {lag}) % W1, {slot}]",
         ]
         deps.append(f"x{k}")
-    lines.append(indent(cell_call(rec_cls, "i, j", deps, n_data, "v", "dd"), 4))
+    lines.append(indent(cell_call(rec_cls, "i, j", deps, n_data, "v", "dd", ("dat0[i]", "dat1[j]")), 4))
     # the row and column the schedule finishes on: R - 1 and C - 1, or 0 when it runs backwards
     last_i = "0" if s.a < 0 else "R - 1"
     last_j = "0" if s.b < 0 else "C - 1"
@@ -114,7 +129,9 @@ def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None) -> str:
 
 
 def tile_cell_source(rec_cls, n_data: int, offsets) -> str:
-    """Source of ``tcell(i, j, up, left, diag, d0..)`` calling the user's cell in declared order."""
+    """Source of ``tcell(i, j, up, left, diag, ri, cj, <user data>)`` calling the user's cell with
+    its dependencies in declared order (``ri``, ``cj``: the symbols, ignored when it has none)."""
     deps = [TILE_DEP_NAMES[tuple(o)] for o in offsets]
-    body = cell_call(rec_cls, "i, j", deps, n_data, "v", "dd")
-    return f"def tcell(i, j, up, left, diag{data_args(n_data)}):\n{indent(body, 4)}\n    return v, dd\n"
+    body = cell_call(rec_cls, "i, j", deps, n_data, "v", "dd", ("ri", "cj"))
+    args = f"i, j, up, left, diag, ri, cj{user_args(rec_cls, n_data)}"
+    return f"def tcell({args}):\n{indent(body, 4)}\n    return v, dd\n"

@@ -128,7 +128,7 @@ def plan_sweep(rec: Recurrence, backend: str, tile=None) -> Plan:
             bh, tw = tile or _fit_tile(DEFAULT_TILE[backend], rows, cols, backend)
             if tw % 32 or bh < 1 or (backend == "cuda" and bh % 32):
                 raise InputError("tile", f"tile {tile}: columns must be a multiple of 32 (rows too on cuda)")
-            lay = TileLayout(rows, cols, bh, tw, bits)
+            lay = TileLayout(rows, cols, bh, tw, bits, rpt=-(-bh // 32))
             return Plan("tiled", rows, cols, sched, lay, None, lay.num_diagonals, rows * cols)
         n = sched.num_wavefronts
         sizes = np.full(n, sched.positions, dtype=np.int64)
@@ -175,6 +175,8 @@ def sweep(
     t_start = time.perf_counter()
     plan = plan_sweep(rec, backend, tile)
     data = tuple(_as_data(x) for x in rec.data())
+    if isinstance(rec, GridRecurrence) and type(rec).symbols:
+        data = (*_symbols(rec, plan), *data)
     bits = type(rec).decision_bits
     store = None
     if bits:
@@ -204,6 +206,21 @@ def sweep(
     stats.bytes_evicted = store.nbytes if store else 0
     stats.spilled_to_disk = bool(store and store.on_disk)
     return SweepResult(rec, plan, store, stats, **out)
+
+
+def _symbols(rec, plan) -> tuple[np.ndarray, np.ndarray]:
+    """The row and column symbols of a recurrence that declares them, checked against its shape."""
+    out = []
+    for name, want in (("row_symbols", plan.rows), ("col_symbols", plan.cols)):
+        arr = np.ascontiguousarray(getattr(rec, name)())
+        if arr.ndim != 1 or len(arr) != want:
+            raise ValueError(
+                f"{type(rec).__name__}.{name}() must be 1-D of length {want}, got shape {arr.shape}"
+            )
+        if want == 0:  # kernels index symbols even for empty grids' padding: give them one value
+            arr = np.zeros(1, dtype=arr.dtype)
+        out.append(arr)
+    return out[0], out[1]
 
 
 def _as_data(x):
@@ -309,9 +326,9 @@ def _walker(rec_cls, n_data: int, plan: Plan):
         src = _LAYER_WALK.format(da=da)
     elif plan.kind == "tiled":
         src = _GRID_WALK.format(
-            lp=", bh, tw, ni, nj, bits, diag_off",
+            lp=", bh, tw, ni, nj, bits, diag_off, rpt",
             da=da,
-            decode="tile_decision(words, i, j, bh, tw, ni, nj, bits, diag_off)",
+            decode="tile_decision(words, i, j, bh, tw, ni, nj, bits, diag_off, rpt)",
         )
     else:
         slot = "i" if s.by_row_index else "j"

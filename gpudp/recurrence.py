@@ -79,7 +79,20 @@ class GridRecurrence(Recurrence):
 
     offsets: tuple[tuple[int, int], ...] = ((-1, 0), (0, -1), (-1, -1))
 
+    #: Set True when the cell compares one symbol of its row with one of its column (alignment,
+    #: LCS, edit distance, DTW ...): ``row_symbols()`` and ``col_symbols()`` then give one value per
+    #: row and per column, passed to ``cell`` as two arguments after the dependencies:
+    #: ``cell(i, j, dep_0, ..., ri, cj, *data)``. The engine keeps them in registers on the GPU
+    #: instead of the cell loading them from memory at every step.
+    symbols = False
+
     def shape(self) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def row_symbols(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def col_symbols(self) -> np.ndarray:
         raise NotImplementedError
 
     @staticmethod

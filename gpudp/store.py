@@ -9,7 +9,11 @@ Two layouts, each contiguous per unit of eviction so that a group of finished wa
 slice of the store:
 
 ``TileLayout``  (tiled grid sweeps) tiles in tile-anti-diagonal order; inside a tile,
-                ``[column group of 32][plane][row]``.
+                ``[column group of 32][plane][row]``. Rows come in lanes of ``rpt`` rows (the
+                rows one GPU thread owns), and lane ``k``'s columns are shifted by ``k``: its bit
+                for column ``jj`` sits at position ``jj + k``. The GPU kernel runs lane ``k`` ``k``
+                columns behind lane 0, so with this shift every lane completes a word at the same
+                step and the warp writes its words together, coalesced.
 ``LayerLayout`` (layered sweeps) layers in order; inside a layer, ``[group of 32 cells][plane]``.
 """
 
@@ -108,23 +112,29 @@ class DecisionStore:
 
 @dataclass
 class TileLayout:
-    """Tiles of ``bh`` rows by ``tw`` columns over a ``rows x cols`` grid (``tw`` a multiple of 32)."""
+    """Tiles of ``bh`` rows by ``tw`` columns over a ``rows x cols`` grid (``tw`` a multiple of 32),
+    rows grouped in lanes of ``rpt`` (at most 32 lanes a tile)."""
 
     rows: int
     cols: int
     bh: int
     tw: int
     bits: int
+    rpt: int = 0
 
     def __post_init__(self):
         assert self.tw % 32 == 0
+        self.rpt = self.rpt or -(-self.bh // 32)
+        assert self.bh <= 32 * self.rpt
         self.ni = -(-self.rows // self.bh) if self.rows else 0
         self.nj = -(-self.cols // self.tw) if self.cols else 0
         self.num_diagonals = self.ni + self.nj - 1 if self.ni and self.nj else 0
         sizes = np.array([self.tiles_on(d) for d in range(self.num_diagonals)], dtype=np.int64)
         self.diag_off = np.zeros(self.num_diagonals + 1, dtype=np.int64)
         np.cumsum(sizes, out=self.diag_off[1:])
-        self.words_per_tile = (self.tw // 32) * self.bits * self.bh
+        #: column groups of a tile: lane shifts of up to 31 columns need one group more
+        self.groups = self.tw // 32 + 1
+        self.words_per_tile = self.groups * self.bits * self.bh
         self.n_words = int(self.diag_off[-1]) * self.words_per_tile
 
     def i_range(self, d: int) -> tuple[int, int]:
@@ -140,20 +150,20 @@ class TileLayout:
 
     def params(self) -> tuple:
         """What the compiled decoder needs."""
-        return (self.bh, self.tw, self.ni, self.nj, self.bits, self.diag_off)
+        return (self.bh, self.tw, self.ni, self.nj, self.bits, self.diag_off, self.rpt)
 
 
 @numba.njit(cache=True, nogil=True)
-def tile_decision(words, i, j, bh, tw, ni, nj, bits, diag_off):
+def tile_decision(words, i, j, bh, tw, ni, nj, bits, diag_off, rpt):
     big, bjg = i // bh, j // tw
     d = big + bjg
     imin = max(0, d - (nj - 1))
     tile = diag_off[d] + (big - imin)
     ii = i - big * bh
-    jj = j - bjg * tw
-    wpt = (tw // 32) * bits * bh
-    base = tile * wpt + (jj // 32) * bits * bh + ii
-    lane = jj % 32
+    x = j - bjg * tw + ii // rpt  # the column, shifted by the row's lane
+    wpt = (tw // 32 + 1) * bits * bh
+    base = tile * wpt + (x // 32) * bits * bh + ii
+    lane = x % 32
     out = 0
     for b in range(bits):
         out |= ((words[base + b * bh] >> lane) & 1) << b

@@ -24,6 +24,7 @@ class LCSRecurrence(GridRecurrence):
     value_dtype = np.int32
     decision_bits = 1
     offsets = ((-1, 0), (0, -1), (-1, -1))
+    symbols = True  # a[i] and b[j] reach the cell as ai, bj (kept in registers on the GPU)
 
     def __init__(self, a: np.ndarray, b: np.ndarray):
         self.a, self.b = a, b
@@ -34,9 +35,15 @@ class LCSRecurrence(GridRecurrence):
     def data(self):
         return (self.a, self.b)
 
+    def row_symbols(self):
+        return self.a
+
+    def col_symbols(self):
+        return self.b
+
     @staticmethod
-    def cell(i, j, up, left, diag, a, b):
-        if a[i] == b[j]:
+    def cell(i, j, up, left, diag, ai, bj, a, b):
+        if ai == bj:
             return diag + 1, 0
         if up >= left:
             return up, 1

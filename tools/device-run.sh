@@ -21,8 +21,14 @@ for stage in "${@:-all}"; do
       python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" ${TESTS:-tests} 2>&1 | tee "$OUT/tests.log" ;;&
     tune|all)
       python3 tools/lcs_tune.py 2>&1 | tee "$OUT/tune.log" ;;&
+    ncu)
+      ncu --clock-control none --kernel-name regex:run_tiles --launch-skip 1 --launch-count 1 \
+        --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
+        --section MemoryWorkloadAnalysis --section SourceCounters python3 tools/ncu_lcs.py 2>&1 \
+        | tee "$OUT/ncu.txt" | grep -v "^==PROF==" ;;
     bench|all)
-      python3 -m gpudp.cli bench lcs --sizes 32768,131072 --repeat 3 ${BENCH_ARGS:-} \
+      tile=""; [ -s "$OUT/best_tile" ] && tile="--tile $(cat "$OUT/best_tile")"
+      python3 -m gpudp.cli bench lcs --sizes 32768,131072 --repeat 3 $tile ${BENCH_ARGS:-} \
         --out "$OUT/bench_lcs.json" 2>&1 | tee "$OUT/bench_lcs.log" ;;
   esac
 done

@@ -40,6 +40,7 @@ tiles = [
     tuple(map(int, t.split("x")))
     for t in os.environ.get("TUNE_TILES", "256x256,256x512,128x256,512x256,256x1024,128x128").split(",")
 ]
+best = {}
 for n in sizes:
     a, b = seq(n), seq(n)
     for tile in tiles:
@@ -58,15 +59,24 @@ for n in sizes:
             f"{n * n / s / 1e9:7.1f} GCUPS; grid {r.stats.extra['grid']} launches {r.stats.extra['launches']}"
             f" len {last}"
         )
+        if k < best.get(n, (1e9, None))[0]:
+            best[n] = (k, tile)
+with open(os.path.join(os.environ.get("OUT", "."), "best_tile"), "w") as f:
+    f.write("{},{}".format(*best[sizes[-1]][1]))
+print(f"best tile at n={sizes[-1]}:", best[sizes[-1]][1])
 
-# 3. the generated kernel's resources
-kern = cb._CACHE.get(("tiled", LCSRecurrence, 2, 256, 256))
-if kern is not None:
-    for name in ("get_regs_per_thread", "get_local_mem_per_thread", "get_shared_mem_per_block"):
-        try:
-            print(name, getattr(kern, name)())
-        except Exception as e:  # the API differs between numba-cuda versions
-            print(name, "n/a", type(e).__name__, e)
+# 3. the generated kernel of the last sweep: resources and machine code
+print("kernel resources:", {k: v for k, v in r.stats.extra.items() if k.endswith("per_thread")})
+try:
+    sass = cb.LAST_LAUNCHER[0].inspect_sass()
+    text = sass if isinstance(sass, str) else "\n".join(map(str, sass.values()))
+    with open(os.path.join(os.environ.get("OUT", "."), "tiled.sass"), "w") as f:
+        f.write(text)
+    lines = [x for x in text.splitlines() if x.strip().startswith("/*")]
+    local = sum(("LDL" in x or "STL" in x) for x in lines)
+    print("SASS instructions:", len(lines), "local-memory ops:", local)
+except Exception as e:  # nvdisasm missing, or the API differs between numba-cuda versions
+    print("SASS n/a:", type(e).__name__, e)
 
 # 4. a whole solve with traceback at the largest size
 n = sizes[-1]

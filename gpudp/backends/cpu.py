@@ -51,12 +51,12 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off{da}):
             eb = J * (TW + 1)
             up = np.empty(TW + 1, VTD)
             if I == 0:
-                up[0] = VT(boundary(-1, c0 - 1{da}))
+                up[0] = VT(boundary(-1, c0 - 1{du}))
                 for jj in range(ncol):
-                    up[jj + 1] = VT(boundary(-1, c0 + jj{da}))
+                    up[jj + 1] = VT(boundary(-1, c0 + jj{du}))
             else:
                 if J == 0:
-                    up[0] = VT(boundary(r0 - 1, -1{da}))
+                    up[0] = VT(boundary(r0 - 1, -1{du}))
                 else:
                     up[0] = bottom[eb]
                 for jj in range(ncol):
@@ -64,15 +64,16 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off{da}):
             for ii in range(r1 - r0):
                 i = r0 + ii
                 if J == 0:
-                    left = VT(boundary(i, -1{da}))
+                    left = VT(boundary(i, -1{du}))
                 else:
                     left = right[i]
+                ri = {row_sym}
                 diag = up[0]
                 up[0] = left
 {planes_init}
                 for jj in range(ncol):
                     upv = up[jj + 1]
-                    v, dd = tcell(i, c0 + jj, upv, left, diag{da})
+                    v, dd = tcell(i, c0 + jj, upv, left, diag, ri, {col_sym}{du})
                     diag = upv
                     left = v
                     up[jj + 1] = v
@@ -123,19 +124,27 @@ def tiled_runner(rec_cls, n_data: int, bh: int, tw: int):
     key = ("tiled", rec_cls, n_data, bh, tw)
     if key in _CACHE:
         return _CACHE[key]
-    from ..codegen import compile_source, data_args, indent, tile_cell_source
+    from ..codegen import compile_source, data_args, indent, n_symbols, tile_cell_source, user_args
 
     bits = rec_cls.decision_bits
     ns = _namespace(rec_cls)
-    ns.update(BH=bh, TW=tw, WPT=(tw // 32) * bits * bh)
+    ns.update(BH=bh, TW=tw, RPT=-(-bh // 32), WPT=(tw // 32 + 1) * bits * bh)
     ns["tcell"] = njit(compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets), "tcell", dict(ns)))
     init = "".join(f"w{b} = 0\n" for b in range(bits))
-    acc = "".join(f"w{b} |= ((dd >> {b}) & 1) << (jj & 31)\n" for b in range(bits))
+    # the store's tile layout shifts lane (ii // RPT)'s columns by its lane number
+    acc = "x = jj + ii // RPT\n" if bits else ""
+    acc += "".join(f"w{b} |= ((dd >> {b}) & 1) << (x & 31)\n" for b in range(bits))
     if bits:
-        acc += "if (jj & 31) == 31 or jj == ncol - 1:\n    base = twb + (jj >> 5) * BITS * BH + ii\n"
+        acc += "if (x & 31) == 31 or jj == ncol - 1:\n    base = twb + (x >> 5) * BITS * BH + ii\n"
         acc += "".join(f"    words[base + {b} * BH] = w{b}\n    w{b} = 0\n" for b in range(bits))
+    sym = n_symbols(rec_cls)
     src = _TILED.format(
-        da=data_args(n_data), planes_init=indent(init, 16), planes_acc=indent(acc, 20)
+        da=data_args(n_data),
+        du=user_args(rec_cls, n_data),
+        row_sym="dat0[i]" if sym else "0",
+        col_sym="dat1[c0 + jj]" if sym else "0",
+        planes_init=indent(init, 16),
+        planes_acc=indent(acc, 20),
     ).replace("BITS", str(bits))
     fn = njit(compile_source(src, "run_tiles", ns), parallel=True)
     _CACHE[key] = fn

@@ -11,6 +11,7 @@ import os
 import time
 import warnings
 
+import numba
 import numpy as np
 from numba import cuda
 from numba.core.errors import NumbaPerformanceWarning
@@ -162,24 +163,25 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off{da}):
         while q < ntl:
             I = imin + q
             J = d - I
-            twb = (diag_off[d] + q - wtile0) * WPT
+            twb = (diag_off[d] + q - wtile0) * WPT + k * RPT
             r0 = I * BH
             c0 = J * TW
             eb = J * (TW + 1)
             ncol = min(TW, C - c0)
             lastrow = min(r0 + BH, R) - 1
             i0 = r0 + k * RPT
+            full = i0 + RPT <= R
 {load_left}
             if k == 0:
                 if I == 0:
-                    uprev = VT(boundary(-1, c0 - 1{da}))
+                    uprev = VT(boundary(-1, c0 - 1{du}))
                 elif J == 0:
-                    uprev = VT(boundary(r0 - 1, -1{da}))
+                    uprev = VT(boundary(r0 - 1, -1{du}))
                 else:
                     uprev = bottom[eb]
             elif i0 - 1 < R:
                 if J == 0:
-                    uprev = VT(boundary(i0 - 1, c0 - 1{da}))
+                    uprev = VT(boundary(i0 - 1, c0 - 1{du}))
                 else:
                     uprev = right[i0 - 1]
             else:
@@ -187,23 +189,36 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off{da}):
             own = (lastrow - r0) // RPT == k
             rl = (lastrow - r0) % RPT
 {corner_pick}
-            tcur = top(I, eb, c0, k, ncol, bottom{da})
-            tnext = top(I, eb, c0, 32 + k, ncol, bottom{da})
+            tcur = top(I, eb, c0, k, ncol, bottom{du})
+            tnext = top(I, eb, c0, 32 + k, ncol, bottom{du})
+{col_prefetch}
             cuda.syncthreads()
             if own:
                 bottom[eb] = cn
 {planes_init}
             mine = VT(FILL)
-            for s in range(ncol + BH - 1):
+            nsteps = ncol + 31
+            for s in range(nsteps):
                 if (s & 31) == 0 and s > 0:
                     tcur = tnext
-                    tnext = top(I, eb, c0, s + 32 + k, ncol, bottom{da})
+                    tnext = top(I, eb, c0, s + 32 + k, ncol, bottom{du})
+{col_advance}
 {exchange}
                 if k == 0:
                     upin = tv
-                jb = s - k * RPT
+{col_take}
+                jj = s - k
+                e_ok = jj >= 0 and jj < ncol
+                if e_ok:
+                    j = c0 + jj
 {rows}
-                mine = l{last}
+                    uprev = upin
+{shift_left}
+                    if own:
+{bottom_pick}
+                        bottom[eb + 1 + jj] = bv
+{planes_acc}
+{planes_tail}
             cuda.syncthreads()
 {store_right}
             q += cuda.gridDim.x
@@ -212,11 +227,11 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off{da}):
 """
 
 _TOP = """
-def top(I, eb, c0, col, ncol, bottom{da}):
+def top(I, eb, c0, col, ncol, bottom{du}):
     if col >= ncol:
         return VT(FILL)
     if I == 0:
-        return VT(boundary(-1, c0 + col{da}))
+        return VT(boundary(-1, c0 + col{du}))
     return bottom[eb + 1 + col]
 """
 
@@ -259,70 +274,96 @@ def _namespace(rec_cls):
     }
 
 
-def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int):
-    """One warp per tile: lane k owns bh/32 consecutive rows; row g of the tile runs g columns
-    behind row 0, so a lane's rows are independent within a step and its first row takes its upper
-    neighbour from lane k-1 by shuffle. Tiles of one tile anti-diagonal run as separate blocks; a
-    grid sync separates the tile anti-diagonals of one launch."""
-    key = ("tiled", rec_cls, n_data, bh, tw)
+def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
+    """One warp per tile: lane k owns bh/32 consecutive rows and runs one column behind lane k-1,
+    taking the value above its first row (and the column's symbol) from lane k-1 by shuffle.
+
+    Each lane shifts its rows' decision bits into registers every step, active or not, so that all
+    lanes complete a 32-bit word at the same step (the store's tile layout shifts lane k's columns
+    by k) and the warp writes them together. Tiles of one tile anti-diagonal run as separate
+    blocks; a grid sync separates the tile anti-diagonals of one launch."""
+    key = ("tiled", rec_cls, n_data, bh, tw, sym_dtype)
     if key in _CACHE:
         return _CACHE[key]
-    from ..codegen import compile_source, data_args, indent, tile_cell_source
+    from ..codegen import compile_source, data_args, indent, n_symbols, tile_cell_source, user_args
 
     rpt = bh // 32
     bits = rec_cls.decision_bits
-    da = data_args(n_data)
+    sym = n_symbols(rec_cls)
+    da, du = data_args(n_data), user_args(rec_cls, n_data)
+    sim = is_simulator()
     ns = _namespace(rec_cls)
-    ns.update(BH=bh, TW=tw, RPT=rpt, WPT=(tw // 32) * bits * bh)
+    ns.update(BH=bh, TW=tw, RPT=rpt, WPT=(tw // 32 + 1) * bits * bh, U32=numba.uint32)
+    ns.update(U0=np.uint32(0), U1=np.uint32(1), U31=np.uint32(31), SYMD=np.dtype(sym_dtype or np.int64))
     ns["tcell"] = device_jit(
         compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets), "tcell", dict(ns))
     )
-    ns["top"] = device_jit(compile_source(_TOP.format(da=da), "top", dict(ns)))
-    load_left, corner, rows, store_right = [], [], [], []
+    ns["top"] = device_jit(compile_source(_TOP.format(du=du), "top", dict(ns)))
+    j = "\n".join
+    load_left, corner, bottom_pick, fast, slow, store_right = [], [], [], [], [], []
     for r in range(rpt):
         load_left += [
             f"l{r} = VT(FILL)",
             f"if i0 + {r} < R:",
             "    if J == 0:",
-            f"        l{r} = VT(boundary(i0 + {r}, c0 - 1{da}))",
+            f"        l{r} = VT(boundary(i0 + {r}, c0 - 1{du}))",
             "    else:",
             f"        l{r} = right[i0 + {r}]",
-            f"p{r} = l{r}",
         ]
+        if sym:
+            load_left.append(f"y{r} = dat0[min(i0 + {r}, R - 1)]")
         corner.append(f"{'if' if r == 0 else 'elif'} rl == {r}:\n    cn = l{r}")
+        bottom_pick.append(f"{'if' if r == 0 else 'elif'} rl == {r}:\n    bv = v{r}")
+        up = "upin" if r == 0 else f"v{r - 1}"
+        dg = "uprev" if r == 0 else f"l{r - 1}"
+        ri = f"y{r}" if sym else "0"
+        call = f"v{r}, e{r} = tcell(i0 + {r}, j, {up}, l{r}, {dg}, {ri}, cj{du})"
+        fast.append(call)
+        slow += [f"v{r} = VT(FILL)", f"e{r} = 0", f"if i0 + {r} < R:", f"    {call}"]
         store_right += [f"if i0 + {r} < R:", f"    right[i0 + {r}] = l{r}"]
     corner.append("else:\n    cn = VT(FILL)")
-    # Row r of lane k computes column jj = s - k*RPT - r at step s: cell (g, jj) of the tile's row
-    # g = k*RPT + r runs at step g + jj, so its upper neighbour (row r-1, or lane k-1's last row
-    # by shuffle) was computed one step earlier and its diagonal two steps earlier. The RPT cells
-    # of one step are independent of each other: the warp has RPT-fold instruction parallelism.
-    # All rows read the values as they stood before this step, so rows are emitted last to first.
-    for r in reversed(range(rpt)):
-        up = "upin" if r == 0 else f"l{r - 1}"
-        dg = "uprev" if r == 0 else f"p{r - 1}"
-        body = [
-            f"v, e = tcell(i0 + {r}, c0 + jj, {up}, l{r}, {dg}{da})",
-            f"p{r} = l{r}",
-            f"l{r} = v",
-        ]
-        if r == 0:
-            body.append("uprev = upin")
+    bottom_pick.append("else:\n    bv = VT(FILL)")
+    rows = ["if full:", indent(j(fast), 4), "else:", indent(j(slow), 4)]
+    shift = [f"l{r} = v{r}" for r in range(rpt)] + [f"mine = v{rpt - 1}"]
+    # decision bits: every step, active or not, each row's words shift down one place and take the
+    # step's bit at the top; lane k's step s is column s - k, stored at shifted position s, so the
+    # words of all lanes fill up at the same steps and are written together (coalesced)
+    init, acc, tail = [], [], []
+    for r in range(rpt):
         for b in range(bits):
-            body.append(f"w{r}_{b} |= ((e >> {b}) & 1) << (jj & 31)")
-        if bits:
-            body += [
-                "if (jj & 31) == 31 or jj == ncol - 1:",
-                f"    wb = twb + (jj >> 5) * {bits * bh} + k * RPT + {r}",
-            ]
-            for b in range(bits):
-                body += [f"    words[wb + {b * bh}] = w{r}_{b}", f"    w{r}_{b} = 0"]
-        body += [f"if own and rl == {r}:", "    bottom[eb + 1 + jj] = v"]
-        rows += [f"jj = jb - {r}", f"if jj >= 0 and jj < ncol and i0 + {r} < R:", indent("\n".join(body), 4)]
-    init = [f"w{r}_{b} = 0" for r in range(rpt) for b in range(bits)] or ["pass"]
-    if is_simulator():
-        # The simulator has no warp shuffles: the same exchange through shared memory (a block
+            init += [f"w{r}_{b} = U0", f"b{r}_{b} = U0"]
+    if bits:
+        pre = [f"b{r}_{b} = U32((e{r} >> {b}) & 1) << U31" for r in range(rpt) for b in range(bits)]
+        clear = [f"b{r}_{b} = U0" for r in range(rpt) for b in range(bits)]
+        # the bits of this step: set inside the active branch, cleared otherwise
+        rows.append(j(pre))
+        acc += ["if not e_ok:", indent(j(clear), 4)]
+        acc += [f"w{r}_{b} = (w{r}_{b} >> U1) | b{r}_{b}" for r in range(rpt) for b in range(bits)]
+        acc += ["if (s & 31) == 31:", f"    wb = twb + (s >> 5) * {bits * bh}"]
+        acc += [f"    words[wb + {b * bh + r}] = w{r}_{b}" for r in range(rpt) for b in range(bits)]
+        tail += [
+            "last = nsteps - 1",
+            "if (last & 31) != 31:",
+            "    sh = U32(31 - (last & 31))",
+            f"    wb = twb + (last >> 5) * {bits * bh}",
+        ]
+        tail += [f"    words[wb + {b * bh + r}] = w{r}_{b} >> sh" for r in range(rpt) for b in range(bits)]
+    col_prefetch, col_advance, col_take = ["cj = 0"], [], []
+    if sym:
+        col_prefetch = [
+            "ccur = dat1[c0 + min(k, ncol - 1)]",
+            "cnext = dat1[c0 + min(32 + k, ncol - 1)]",
+            "cj = ccur",
+        ]
+        col_advance = [
+            "if (s & 31) == 0 and s > 0:",
+            "    ccur = cnext",
+            "    cnext = dat1[c0 + min(s + 32 + k, ncol - 1)]",
+        ]
+    if sim:
+        # The simulator has no warp shuffles: the same exchanges through shared memory (a block
         # is exactly one warp here, so a block barrier is a warp barrier).
-        prologue = "xch = cuda.shared.array(32, VTD)"
+        prologue = ["xch = cuda.shared.array(32, VTD)", "sxch = cuda.shared.array(32, SYMD)"]
         exchange = [
             "xch[k] = mine",
             "cuda.syncthreads()",
@@ -333,19 +374,43 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int):
             "tv = xch[s & 31]",
             "cuda.syncthreads()",
         ]
+        if sym:
+            col_take = [
+                "sxch[k] = cj",
+                "cuda.syncthreads()",
+                "cin = sxch[k - 1] if k > 0 else cj",
+                "cuda.syncthreads()",
+                "sxch[k] = ccur",
+                "cuda.syncthreads()",
+                "cv = sxch[s & 31]",
+                "cuda.syncthreads()",
+                "cj = cv if k == 0 else cin",
+            ]
     else:
-        prologue = "pass"
+        prologue = ["pass"]
         exchange = ["upin = cuda.shfl_up_sync(FULL, mine, 1)", "tv = cuda.shfl_sync(FULL, tcur, s & 31)"]
-    j = "\n".join
+        if sym:
+            col_take = [
+                "cin = cuda.shfl_up_sync(FULL, cj, 1)",
+                "cv = cuda.shfl_sync(FULL, ccur, s & 31)",
+                "cj = cv if k == 0 else cin",
+            ]
     src = _TILED.format(
         da=da,
-        prologue=indent(prologue, 4),
-        exchange=indent(j(exchange), 16),
+        du=du,
+        prologue=indent(j(prologue), 4),
         load_left=indent(j(load_left), 12),
         corner_pick=indent(j(corner), 12),
-        planes_init=indent(j(init), 12),
-        rows=indent(j(rows), 16),
-        last=rpt - 1,
+        col_prefetch=indent(j(col_prefetch), 12),
+        planes_init=indent(j(init) or "pass", 12),
+        col_advance=indent(j(col_advance) or "pass", 16),
+        exchange=indent(j(exchange), 16),
+        col_take=indent(j(col_take) or "pass", 16),
+        rows=indent(j(rows), 20),
+        shift_left=indent(j(shift), 20),
+        bottom_pick=indent(j(bottom_pick), 24),
+        planes_acc=indent(j(acc) or "pass", 16),
+        planes_tail=indent(j(tail) or "pass", 12),
         store_right=indent(j(store_right), 12),
     )
     fn = kernel_jit(compile_source(src, "run_tiles", ns))
@@ -392,6 +457,9 @@ def layered_kernel(rec_cls, n_data: int, schedule):
     _CACHE[key] = fn
     return fn
 
+
+#: the kernel of the last sweep, specialised (for diagnostics: resources, SASS)
+LAST_LAUNCHER: list = []
 
 #: decision words per device slab (two slabs alternate: one computes while the other is evicted)
 SLAB_WORDS = 1 << 25
@@ -466,7 +534,8 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
 
     if plan.kind == "tiled":
         lay = plan.layout
-        kernel = tiled_kernel(cls, len(data), lay.bh, lay.tw)
+        sym_dtype = data[1].dtype if getattr(cls, "symbols", False) else None
+        kernel = tiled_kernel(cls, len(data), lay.bh, lay.tw, sym_dtype)
         bottom = cuda.to_device(np.full(lay.nj * (lay.tw + 1), cls.fill, vt), stream=compute)
         right = cuda.to_device(np.full(max(rows, 1), cls.fill, vt), stream=compute)
         diag_off = cuda.to_device(lay.diag_off, stream=compute)
@@ -543,6 +612,7 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
             launcher, blocks = _coop_blocks(kernel, a, threads, want)
             stats.extra["compile_seconds"] = time.perf_counter() - t
             stats.extra.update(_resources(launcher))
+            LAST_LAUNCHER[:] = [launcher]
         start, end = cuda.event(), cuda.event()
         start.record(stream=compute)
         launcher[blocks, threads, compute](*a)
