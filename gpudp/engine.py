@@ -24,7 +24,7 @@ from .solution import Stats
 from .store import DecisionStore, LayerLayout, TileLayout, layer_decision, tile_decision
 
 #: default tile (rows, columns) per backend for unit-window grids
-DEFAULT_TILE = {"cpu": (256, 512), "cuda": (256, 256)}
+DEFAULT_TILE = {"cpu": (256, 512), "cuda": (128, 128)}
 #: a chunk (unit of eviction and progress) is about this many cells on the CPU
 CPU_CHUNK_CELLS = 1 << 22
 
@@ -219,6 +219,13 @@ def _symbols(rec, plan) -> tuple[np.ndarray, np.ndarray]:
             )
         if want == 0:  # kernels index symbols even for empty grids' padding: give them one value
             arr = np.zeros(1, dtype=arr.dtype)
+        # GPU shuffles move 32- and 64-bit values: every backend sees symbols widened alike
+        if arr.dtype.kind in "iub" and arr.dtype.itemsize < 4:
+            arr = arr.astype(np.int32)
+        elif arr.dtype == np.uint32:
+            arr = arr.astype(np.int64)
+        elif arr.dtype.kind == "f" and arr.dtype.itemsize < 4:
+            arr = arr.astype(np.float32)
         out.append(arr)
     return out[0], out[1]
 

@@ -83,7 +83,8 @@ class GridRecurrence(Recurrence):
     #: LCS, edit distance, DTW ...): ``row_symbols()`` and ``col_symbols()`` then give one value per
     #: row and per column, passed to ``cell`` as two arguments after the dependencies:
     #: ``cell(i, j, dep_0, ..., ri, cj, *data)``. The engine keeps them in registers on the GPU
-    #: instead of the cell loading them from memory at every step.
+    #: instead of the cell loading them from memory at every step. Integer symbols narrower than
+    #: 32 bits reach the cell widened to int32 (uint32 to int64), on every backend alike.
     symbols = False
 
     def shape(self) -> tuple[int, int]:
