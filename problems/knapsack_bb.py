@@ -1,0 +1,430 @@
+"""0/1 knapsack by breadth-first branch and bound on the frontier engine (Lalami & El Baz; Shen et al.).
+
+Items of positive profit and weight at most C are sorted by decreasing p/w; items of weight 0 (and
+positive profit) are always taken; the others are dropped. Level ``k`` decides item ``k``; a node is
+its weight and profit so far (``f0``, ``f1``) plus its decisions (packed bits). Each son gets
+
+- the Martello–Toth upper bound U2 = max(U0, U1) over the items still free, with the slack item s
+  found by binary search on prefix sums: U0 = greedy prefix + r'·p[s+1]/w[s+1] (s left out),
+  U1 = greedy prefix + p[s] − (w[s] − r')·p[s−1]/w[s−1] (s forced in); floors for integer data.
+  U2 is never weaker than Dantzig's bound p̂ + r'·p[s]/w[s];
+- a greedy lower bound: the prefix before s, then up to ``GREEDY_SCAN`` more items after s that fit.
+
+The incumbent's solution vector is its node's decisions followed by the same greedy completion,
+rebuilt on the host. Integer data are exact (int64); real-valued data use float64 and keep a node
+unless its bound is below the incumbent by more than ``1e-9·max(1, sum p)`` (so the value returned is
+within that of the optimum; rounding can never prune the optimum away).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+
+import numpy as np
+
+from gpudp import frontier
+from gpudp.backends import device_name, resolve
+from gpudp.errors import InputError
+from gpudp.solution import Solution, Stats
+
+from .knapsack_io import KnapsackInstance, validate
+
+__all__ = ["solve", "solve_instance", "lalami_instance", "shen_instance", "GREEDY_SCAN"]
+
+GREEDY_SCAN = 32
+
+
+def _child_int(level, wgt, prof, take, data, nvars):
+    cap = data[4, 0]
+    w = wgt
+    p = prof
+    if take == 1:
+        w = w + data[0, level]
+        p = p + data[1, level]
+        if w > cap:
+            return False, w, p, p, p
+    j = level + 1
+    target = data[2, j] + (cap - w)
+    lo = j
+    hi = nvars
+    while lo < hi:
+        mid = (lo + hi + 1) >> 1
+        if data[2, mid] <= target:
+            lo = mid
+        else:
+            hi = mid - 1
+    s = lo
+    base = p + data[3, s] - data[3, j]
+    if s >= nvars:
+        return True, w, p, base, base
+    rr = target - data[2, s]
+    u = base
+    if s + 1 < nvars:
+        u = base + (rr * data[1, s + 1]) // data[0, s + 1]
+    if s > j:
+        d = data[0, s] - rr
+        u1 = base + data[1, s] - (d * data[1, s - 1] + data[0, s - 1] - 1) // data[0, s - 1]
+        if u1 > u:
+            u = u1
+    lb = base
+    rem = rr
+    end = min(nvars, s + 1 + GREEDY_SCAN)
+    for t in range(s + 1, end):
+        if data[0, t] <= rem:
+            rem -= data[0, t]
+            lb += data[1, t]
+    return True, w, p, u, lb
+
+
+def _child_real(level, wgt, prof, take, data, nvars):
+    cap = data[4, 0]
+    w = wgt
+    p = prof
+    if take == 1:
+        w = w + data[0, level]
+        p = p + data[1, level]
+        if w > cap:
+            return False, w, p, p, p
+    j = level + 1
+    target = data[2, j] + (cap - w)
+    lo = j
+    hi = nvars
+    while lo < hi:
+        mid = (lo + hi + 1) >> 1
+        if data[2, mid] <= target:
+            lo = mid
+        else:
+            hi = mid - 1
+    s = lo
+    base = p + data[3, s] - data[3, j]
+    if s >= nvars:
+        return True, w, p, base, base
+    rr = target - data[2, s]
+    u = base
+    if s + 1 < nvars:
+        u = base + rr * data[1, s + 1] / data[0, s + 1]
+    if s > j:
+        d = data[0, s] - rr
+        u1 = base + data[1, s] - d * data[1, s - 1] / data[0, s - 1]
+        if u1 > u:
+            u = u1
+    lb = base
+    rem = rr
+    end = min(nvars, s + 1 + GREEDY_SCAN)
+    for t in range(s + 1, end):
+        if data[0, t] <= rem:
+            rem -= data[0, t]
+            lb += data[1, t]
+    return True, w, p, u, lb
+
+
+def _completion(j, w, data, n, x):
+    """Mark in ``x`` the greedy completion that the sons' lower bound counts (items j ..)."""
+    target = data[2, j] + (data[4, 0] - w)
+    lo, hi = j, n
+    while lo < hi:
+        mid = (lo + hi + 1) >> 1
+        if data[2, mid] <= target:
+            lo = mid
+        else:
+            hi = mid - 1
+    s = lo
+    x[j:s] = 1
+    if s >= n:
+        return
+    rem = target - data[2, s]
+    for t in range(s + 1, min(n, s + 1 + GREEDY_SCAN)):
+        if data[0, t] <= rem:
+            rem -= data[0, t]
+            x[t] = 1
+
+
+def _ratio_order(p, w, integral):
+    # ties: lighter first, then by index, so that identical items sit side by side
+    order = np.lexsort((np.arange(len(p)), w, -(p / w.astype(np.float64))))
+    if integral:  # float ratios may tie or misorder huge integers: verify exactly, fix if needed
+        pp, ww = p[order].tolist(), w[order].tolist()
+        if any(pp[i] * ww[i + 1] < pp[i + 1] * ww[i] for i in range(len(pp) - 1)):
+
+            def cmp(a, b):
+                d = int(p[b]) * int(w[a]) - int(p[a]) * int(w[b])
+                return d if d else (int(w[a]) - int(w[b])) or (a - b)
+
+            order = np.array(sorted(range(len(p)), key=functools.cmp_to_key(cmp)), dtype=np.int64)
+    return order
+
+
+def _checker(profits, weights, capacity, integral):
+    def check(sol):
+        x = np.asarray(sol.solution)
+        if x.shape != (len(profits),) or not np.all((x == 0) | (x == 1)):
+            return f"solution must be {len(profits)} values 0 or 1"
+        sel = x == 1
+        wsum = weights[sel].sum()
+        psum = profits[sel].sum()
+        tol = 0 if integral else 1e-9 * max(1.0, float(np.abs(weights).sum()))
+        if wsum > capacity + tol:
+            return f"weight {wsum} exceeds the capacity {capacity}"
+        ptol = 0 if integral else 1e-9 * max(1.0, float(np.abs(profits).sum()))
+        if abs(psum - sol.value) > ptol:
+            return f"the items' profit is {psum}, not the claimed {sol.value}"
+        return None
+
+    return check
+
+
+def default_host_budget() -> int:
+    """A quarter of the physical memory (the ring is pinned, so leave the rest to the system)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4)
+    except (ValueError, OSError, AttributeError):
+        return 4 << 30
+
+
+def solve_instance(inst: KnapsackInstance, **kw) -> Solution:
+    return solve(inst.profits, inst.weights, inst.capacity, name=inst.name, **kw)
+
+
+def solve(
+    profits,
+    weights,
+    capacity,
+    backend: str = "auto",
+    host_budget_bytes: int | None = None,
+    batch: int = frontier.DEFAULT_BATCH,
+    cpu_threshold: int = frontier.DEFAULT_CPU_THRESHOLD,
+    threads: int | None = None,
+    time_limit: float | None = None,
+    name: str = "",
+    dedupe: bool = True,
+) -> Solution:
+    """Solve a 0/1 knapsack by branch and bound; returns a checked :class:`Solution`.
+
+    ``solution`` is the 0/1 vector in the caller's item order. ``optimal`` is False (and
+    ``details["message"]`` says why) when the host budget or the time limit stopped the search: the
+    value is then that of the best solution found. Bad input raises :class:`gpudp.InputError`.
+    ``dedupe`` (integer data): drop sons equal in weight and profit to another son of the same batch.
+    """
+    t0 = time.perf_counter()
+    inst = validate(profits, weights, capacity, name=name)
+    if host_budget_bytes is None:
+        host_budget_bytes = default_host_budget()
+    if host_budget_bytes <= 0:
+        raise InputError("host_budget_bytes", f"must be > 0, got {host_budget_bytes}")
+    if batch < 1:
+        raise InputError("batch", f"must be >= 1, got {batch}")
+    be = resolve(backend)
+    p, w, c, integral = inst.profits, inst.weights, inst.capacity, inst.integral
+    dtype = np.int64 if integral else np.float64
+    forced = np.flatnonzero((w == 0) & (p > 0))
+    free = np.flatnonzero((w > 0) & (w <= c) & (p > 0))
+    x = np.zeros(len(p), np.int8)
+    x[forced] = 1
+    details = {"method": "bb", "bound": "Martello-Toth U2", "n": len(p), "free_items": len(free)}
+    stats = Stats(backend=be, device=device_name(be))
+    complete, message = True, "no free items: trivially optimal"
+    if len(free):
+        order = free[_ratio_order(p[free], w[free], integral)]
+        n = len(order)
+        data = np.zeros((5, n + 1), dtype)
+        data[0, :n] = w[order]
+        data[1, :n] = p[order]
+        data[2, 1:] = np.cumsum(data[0, :n])
+        data[3, 1:] = np.cumsum(data[1, :n])
+        data[4, 0] = c
+        slack = 0 if integral else 1e-9 * max(1.0, float(p[free].sum()))
+        same = np.zeros(n, bool)
+        same[1:] = (data[0, 1:n] == data[0, : n - 1]) & (data[1, 1:n] == data[1, : n - 1])
+        details["identical_item_runs"] = int(same.sum())
+        child = _child_int if integral else _child_real
+        key_bits = 0  # exact-duplicate elimination needs (weight, profit) packed in 62 bits
+        if integral and dedupe:
+            pb = int(data[3, n]).bit_length()
+            key_bits = pb if int(c).bit_length() + pb + 1 <= 62 else 0
+        details["dedupe"] = key_bits > 0
+        prob = frontier.BranchProblem(n, data, child, slack=slack, symmetric=same, key_bits=key_bits)
+        try:
+            res = frontier.solve(
+                prob, be, int(host_budget_bytes), batch, cpu_threshold, threads=threads, time_limit=time_limit
+            )
+        except frontier.RingFull as e:
+            raise InputError("host_budget_bytes", str(e)) from None
+        if res.best is not None:  # else no son was seen (stopped at once): the empty selection
+            xs = np.zeros(n, np.int8)
+            xs[: res.level + 1] = res.decisions()
+            _completion(res.level + 1, res.fields[0], data, n, xs)
+            x[order] = xs
+        complete, message = res.complete, res.message
+        stats.cells = res.stats["nodes_explored"]
+        stats.bytes_evicted = res.stats["bytes_d2h"]
+        stats.kernel_seconds = res.stats["seconds_gpu"]
+        stats.extra.update(res.stats)
+        details["incumbent"] = res.best.item() if hasattr(res.best, "item") else res.best
+    sel = x == 1
+    value = p[sel].sum()
+    value = int(value) if integral else float(value)
+    details.update(weight=(int if integral else float)(w[sel].sum()), message=message, integral=integral)
+    stats.seconds = time.perf_counter() - t0
+    sol = Solution(
+        "knapsack",
+        value,
+        x,
+        stats=stats,
+        optimal=complete,
+        details=details,
+        _checker=_checker(p, w, c, integral),
+    )
+    sol.check()
+    if (
+        details.get("incumbent") is not None
+        and integral
+        and value != details["incumbent"] + int(p[forced].sum())
+    ):
+        raise AssertionError("internal: rebuilt solution does not attain the incumbent's value")
+    return sol
+
+
+# --------------------------------------------------------------------------------------------
+# Instance classes of the two papers
+
+
+def lalami_instance(n: int, seed: int):
+    """Lalami & El Baz: strongly correlated, w in [1, 100], p = w + 10, C = sum(w) / 2."""
+    rng = np.random.default_rng(seed)
+    w = rng.integers(1, 101, n)
+    return w + 10, w, int(w.sum() // 2)
+
+
+def shen_instance(n: int, seed: int):
+    """Shen et al.: w in [1, 10000], p = w + 1000 + uniform[-20, 20], C = sum(w) * 100 / 1001."""
+    rng = np.random.default_rng(seed)
+    w = rng.integers(1, 10001, n)
+    p = w + 1000 + rng.integers(-20, 21, n)
+    return p, w, int(w.sum() * 100 // 1001)
+
+
+# --------------------------------------------------------------------------------------------
+# Benchmark (gpudp bench knapsack-bb)
+
+
+def bench_arguments(parser):
+    parser.add_argument("--classes", default="lalami,shen", help="comma list of lalami, shen")
+    parser.add_argument("--lalami-sizes", default="100,200,300,400,500")
+    parser.add_argument("--shen-sizes", default="100,200,300,400,500,600,700,800,900,1000")
+    parser.add_argument("--lalami-seeds", type=int, default=10)
+    parser.add_argument("--shen-seeds", type=int, default=20)
+    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per instance")
+    parser.add_argument("--host-budget", type=float, default=20e9, help="bytes of host buffer")
+    parser.add_argument("--cpu-threshold", type=int, default=frontier.DEFAULT_CPU_THRESHOLD)
+    parser.add_argument("--batch", type=int, default=frontier.DEFAULT_BATCH)
+    parser.add_argument("--ortools", action="store_true", help="also time OR-Tools' B&B solver")
+    parser.add_argument("--ortools-time-limit", type=float, default=None, help="default: --time-limit")
+    parser.add_argument("--deadline", type=float, default=None, help="stop the whole bench after this")
+
+
+def _ortools_time(p, w, c, limit):
+    from ortools.algorithms.python import knapsack_solver as ks
+
+    s = ks.KnapsackSolver(ks.SolverType.KNAPSACK_MULTIDIMENSION_BRANCH_AND_BOUND_SOLVER, "bb")
+    s.set_time_limit(limit)
+    t = time.perf_counter()
+    s.init([int(v) for v in p], [[int(v) for v in w]], [int(c)])
+    val = s.solve()
+    return time.perf_counter() - t, int(val), bool(s.is_solution_optimal())
+
+
+def cli_bench(args) -> dict:
+    backends = ["cuda", "cpu"] if args.backends == "auto" else args.backends.split(",")
+    backends = [b for b in backends if b == "cpu" or resolve("auto") == "cuda"]
+    solve(*lalami_instance(60, 0), backend=backends[0], cpu_threshold=0)  # compile before timing
+    solve(*lalami_instance(60, 0), backend="cpu")
+    t_start = time.perf_counter()
+    out = {"device": {b: device_name(b) for b in backends}, "bound": "Martello-Toth U2", "runs": []}
+    plan = []
+    classes = args.classes.split(",")
+    if "lalami" in classes:
+        plan += [
+            ("lalami", int(n), s) for n in args.lalami_sizes.split(",") for s in range(args.lalami_seeds)
+        ]
+    if "shen" in classes:
+        plan += [("shen", int(n), s) for n in args.shen_sizes.split(",") for s in range(args.shen_seeds)]
+    gen = {"lalami": lalami_instance, "shen": shen_instance}
+    for cls, n, seed in plan:
+        if args.deadline and time.perf_counter() - t_start > args.deadline:
+            out["stopped_early"] = f"deadline {args.deadline} s reached before {cls} n={n} seed={seed}"
+            break
+        p, w, c = gen[cls](n, seed)
+        for be in backends:
+            sol = solve(
+                p,
+                w,
+                c,
+                backend=be,
+                host_budget_bytes=int(args.host_budget),
+                batch=args.batch,
+                cpu_threshold=args.cpu_threshold,
+                time_limit=args.time_limit,
+            )
+            st = sol.stats.extra
+            out["runs"].append(
+                {
+                    "class": cls,
+                    "n": n,
+                    "seed": seed,
+                    "backend": be,
+                    "solved": sol.optimal,
+                    "value": sol.value,
+                    "seconds": sol.stats.seconds,
+                    "nodes": st.get("nodes_explored", 0),
+                    "largest_frontier": st.get("largest_frontier", 0),
+                    "bytes_swapped": st.get("bytes_h2d", 0) + st.get("bytes_d2h", 0),
+                    "gpu_levels": st.get("gpu_levels", 0),
+                    "cpu_levels": st.get("cpu_levels", 0),
+                    "streamed_levels": st.get("streamed_levels", 0),
+                    "seconds_gpu": st.get("seconds_gpu", 0.0),
+                    "seconds_cpu": st.get("seconds_cpu", 0.0),
+                    "seconds_swap": st.get("seconds_swap", 0.0),
+                }
+            )
+        if args.ortools:
+            try:
+                secs, val, opt = _ortools_time(p, w, c, args.ortools_time_limit or args.time_limit)
+                out["runs"].append(
+                    {
+                        "class": cls,
+                        "n": n,
+                        "seed": seed,
+                        "backend": "ortools-bb",
+                        "solved": opt,
+                        "value": val,
+                        "seconds": secs,
+                    }
+                )
+            except (ImportError, AttributeError) as e:
+                out["ortools"] = f"not available: {type(e).__name__}: {e}"
+                args.ortools = False
+    out["summary"] = _summary(out["runs"])
+    return out
+
+
+def _summary(runs):
+    groups = {}
+    for r in runs:
+        groups.setdefault((r["class"], r["n"], r["backend"]), []).append(r)
+    rows = []
+    for (cls, n, be), rs in sorted(groups.items()):
+        secs = sorted(r["seconds"] for r in rs if r["solved"])
+        rows.append(
+            {
+                "class": cls,
+                "n": n,
+                "backend": be,
+                "instances": len(rs),
+                "solved": sum(r["solved"] for r in rs),
+                "median_seconds_solved": secs[len(secs) // 2] if secs else None,
+                "max_seconds_solved": secs[-1] if secs else None,
+            }
+        )
+    return rows
