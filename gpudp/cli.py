@@ -18,10 +18,12 @@ from .errors import GpudpError
 SOLVERS = {
     "lcs": "gpudp.problems.lcs",
     "subset-sum": "gpudp.problems.subset_sum",
+    "knapsack": "gpudp.problems.knapsack",
 }
 BENCHES = {
     "lcs": "gpudp.problems.lcs_bench",
     "subset-sum": "gpudp.problems.subset_sum",
+    "knapsack-bb": "gpudp.problems.knapsack_bb",
 }
 
 
@@ -38,7 +40,11 @@ def _add_backend(p):
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv=None) -> argparse.ArgumentParser:
+    """The parser; only the plug-in named on the command line is imported (for its options), so
+    that a plug-in that fails to import breaks its own command only."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    chosen = argv[1] if len(argv) > 1 and argv[0] in ("solve", "bench") else None
     parser = argparse.ArgumentParser(prog="gpudp", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -48,19 +54,17 @@ def build_parser() -> argparse.ArgumentParser:
         p = solve_sub.add_parser(name, help=f"solve a {name} instance")
         _add_backend(p)
         p.add_argument("--json", action="store_true", help="print the result as JSON")
-        _module(SOLVERS, name).cli_arguments(p)
+        if argv[:1] == ["solve"] and name == chosen:
+            _module(SOLVERS, name).cli_arguments(p)
 
     bench = sub.add_parser("bench", help="run a benchmark and write JSON")
     bench_sub = bench.add_subparsers(dest="problem", required=True)
     for name in BENCHES:
         p = bench_sub.add_parser(name, help=f"benchmark {name}")
         p.add_argument("--out", default=None, help="JSON file to write (default: stdout)")
-        p.add_argument(
-            "--backends",
-            default="auto",
-            help="comma-separated backends to time (auto = cuda and cpu where usable)",
-        )
-        _module(BENCHES, name).bench_arguments(p)
+        p.add_argument("--backends", default="auto", help="comma-separated; auto: cuda and cpu where usable")
+        if argv[:1] == ["bench"] and name == chosen:
+            _module(BENCHES, name).bench_arguments(p)
 
     sub.add_parser("info", help="backends, devices and versions")
     demo = sub.add_parser("demo", help="solve the bundled example (LCS of two real genomes)")
@@ -105,7 +109,7 @@ def _print_solution(sol, module, as_json: bool):
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
     try:
         if args.command == "info":
             for k, v in info().items():
