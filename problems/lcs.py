@@ -206,10 +206,14 @@ def summary(sol: Solution, width: int = 70) -> str:
     if "name_a" in sol.details:
         lines += [f"a: {sol.details['name_a']}", f"b: {sol.details['name_b']}"]
     spilled = " (spilled to disk)" if st.spilled_to_disk else ""
+    compile_s = st.extra.get("compile_seconds", 0.0)
+    compiling = f" ({compile_s:.2f} s of it compiling)" if compile_s > 0.05 else ""
+    run_s = st.seconds - compile_s
+    gcups = st.cells / run_s / 1e9 if run_s > 0 else 0.0
     lines += [
         f"LCS length {sol.value} of {sol.details['len_a']} x {sol.details['len_b']} (checked)",
         f"subsequence: {shown}",
-        f"{st.backend} on {st.device}: {st.seconds:.3f} s, {st.gcups:.2f} GCUPS, "
+        f"{st.backend} on {st.device}: {st.seconds:.3f} s{compiling}, {gcups:.2f} GCUPS, "
         f"{st.bytes_evicted / 2**20:.1f} MiB of decisions{spilled}",
     ]
     return "\n".join(lines)
