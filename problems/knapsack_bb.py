@@ -26,6 +26,7 @@ import numpy as np
 
 from gpudp import frontier
 from gpudp.backends import device_name, resolve
+from gpudp.codegen import compile_source
 from gpudp.errors import InputError
 from gpudp.solution import Solution, Stats
 
@@ -36,7 +37,12 @@ __all__ = ["solve", "solve_instance", "lalami_instance", "shen_instance", "GREED
 GREEDY_SCAN = 32
 
 
-def _child_int(level, wgt, prof, take, data, nvars):
+# The son of a node and its Martello-Toth U2 bound, in one source for integer and real data: they
+# differ only in the divisions (integer data floors the bound, and ceils the term it subtracts, so
+# that U2 stays a valid integer bound). Each variant is a plain module-level function, compiled by
+# the frontier engine with njit or cuda.jit.
+_CHILD_SOURCE = """
+def {name}(level, wgt, prof, take, data, nvars):
     cap = data[4, 0]
     w = wgt
     p = prof
@@ -62,10 +68,10 @@ def _child_int(level, wgt, prof, take, data, nvars):
     rr = target - data[2, s]
     u = base
     if s + 1 < nvars:
-        u = base + (rr * data[1, s + 1]) // data[0, s + 1]
+        u = base + {u_dantzig}
     if s > j:
         d = data[0, s] - rr
-        u1 = base + data[1, s] - (d * data[1, s - 1] + data[0, s - 1] - 1) // data[0, s - 1]
+        u1 = base + data[1, s] - {u1_term}
         if u1 > u:
             u = u1
     lb = base
@@ -76,48 +82,24 @@ def _child_int(level, wgt, prof, take, data, nvars):
             rem -= data[0, t]
             lb += data[1, t]
     return True, w, p, u, lb
+"""
 
 
-def _child_real(level, wgt, prof, take, data, nvars):
-    cap = data[4, 0]
-    w = wgt
-    p = prof
-    if take == 1:
-        w = w + data[0, level]
-        p = p + data[1, level]
-        if w > cap:
-            return False, w, p, p, p
-    j = level + 1
-    target = data[2, j] + (cap - w)
-    lo = j
-    hi = nvars
-    while lo < hi:
-        mid = (lo + hi + 1) >> 1
-        if data[2, mid] <= target:
-            lo = mid
-        else:
-            hi = mid - 1
-    s = lo
-    base = p + data[3, s] - data[3, j]
-    if s >= nvars:
-        return True, w, p, base, base
-    rr = target - data[2, s]
-    u = base
-    if s + 1 < nvars:
-        u = base + rr * data[1, s + 1] / data[0, s + 1]
-    if s > j:
-        d = data[0, s] - rr
-        u1 = base + data[1, s] - d * data[1, s - 1] / data[0, s - 1]
-        if u1 > u:
-            u = u1
-    lb = base
-    rem = rr
-    end = min(nvars, s + 1 + GREEDY_SCAN)
-    for t in range(s + 1, end):
-        if data[0, t] <= rem:
-            rem -= data[0, t]
-            lb += data[1, t]
-    return True, w, p, u, lb
+def _make_child(name: str, u_dantzig: str, u1_term: str):
+    src = _CHILD_SOURCE.format(name=name, u_dantzig=u_dantzig, u1_term=u1_term)
+    return compile_source(src, name, {"GREEDY_SCAN": GREEDY_SCAN})
+
+
+_child_int = _make_child(
+    "_child_int",
+    "(rr * data[1, s + 1]) // data[0, s + 1]",
+    "(d * data[1, s - 1] + data[0, s - 1] - 1) // data[0, s - 1]",
+)
+_child_real = _make_child(
+    "_child_real",
+    "rr * data[1, s + 1] / data[0, s + 1]",
+    "d * data[1, s - 1] / data[0, s - 1]",
+)
 
 
 def _completion(j, w, data, n, x):
