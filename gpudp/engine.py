@@ -24,7 +24,7 @@ from .solution import Stats
 from .store import DecisionStore, LayerLayout, TileLayout, layer_decision, tile_decision
 
 #: default tile (rows, columns) per backend for unit-window grids
-DEFAULT_TILE = {"cpu": (256, 512), "cuda": (128, 128)}
+DEFAULT_TILE = {"cpu": (256, 512), "cuda": (256, 256)}
 #: a chunk (unit of eviction and progress) is about this many cells on the CPU
 CPU_CHUNK_CELLS = 1 << 22
 

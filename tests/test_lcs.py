@@ -65,6 +65,16 @@ def test_cuda_kernels_match_reference(a, b):
     assert_valid(lcs.solve(a, b, backend="cuda", tile=(32, 32)), a, b)
 
 
+@pytest.mark.sim
+def test_cuda_steady_blocks_match_reference():
+    """A whole-height tile 64 columns wide: its second block of 32 steps runs the kernel's steady
+    path (every lane on a column, no edge tests), the others the checked path."""
+    rng = np.random.default_rng(1)
+    a = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 32)].tobytes()
+    b = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, 64)].tobytes()
+    assert_valid(lcs.solve(a, b, backend="cuda", tile=(32, 64)), a, b)
+
+
 @pytest.mark.gpu
 def test_gpu_matches_cpu_on_random_dna():
     rng = np.random.default_rng(0)

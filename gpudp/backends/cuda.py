@@ -198,27 +198,31 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off{da}):
 {planes_init}
             mine = VT(FILL)
             nsteps = ncol + 31
-            for s in range(nsteps):
-                if (s & 31) == 0 and s > 0:
+            steady = r0 + BH <= R
+            for blk in range((nsteps + 31) >> 5):
+                s0 = blk << 5
+                if blk > 0:
                     tcur = tnext
-                    tnext = top(I, eb, c0, s + 32 + k, ncol, bottom{du})
+                    tnext = top(I, eb, c0, s0 + 32 + k, ncol, bottom{du})
 {col_advance}
+                if steady and s0 >= 31 and s0 + 32 <= ncol:
+                    j0 = c0 + s0 - k
+                    b0 = eb + 1 + s0 - k
+{steady_steps}
+                else:
+                    for st in range(32):
 {exchange}
-                if k == 0:
-                    upin = tv
-{col_take}
-                jj = s - k
-                e_ok = jj >= 0 and jj < ncol
-                if e_ok:
-                    j = c0 + jj
+                        jj = s0 + st - k
+                        if jj >= 0 and jj < ncol:
+                            j = c0 + jj
 {rows}
-                    uprev = upin
-{shift_left}
-                    if own:
-{bottom_pick}
-                        bottom[eb + 1 + jj] = bv
 {planes_acc}
-{planes_tail}
+                            uprev = upin
+{shift_left}
+                            if own:
+{bottom_pick}
+                                bottom[eb + 1 + jj] = bv
+{planes_flush}
             cuda.syncthreads()
 {store_right}
             q += cuda.gridDim.x
@@ -278,10 +282,13 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     """One warp per tile: lane k owns bh/32 consecutive rows and runs one column behind lane k-1,
     taking the value above its first row (and the column's symbol) from lane k-1 by shuffle.
 
-    Each lane shifts its rows' decision bits into registers every step, active or not, so that all
-    lanes complete a 32-bit word at the same step (the store's tile layout shifts lane k's columns
-    by k) and the warp writes them together. Tiles of one tile anti-diagonal run as separate
-    blocks; a grid sync separates the tile anti-diagonals of one launch."""
+    Steps go in blocks of 32. Step st of a block sets bit st of each row's decision word; the
+    store's tile layout shifts lane k's columns by k, so every lane completes its words with the
+    block and the warp writes them together. A block in which every lane is on a column of a
+    whole-height tile runs unrolled with no edge or range tests (the steady state, nearly all of a
+    large grid); the blocks at a tile's start and end, and tiles cut by the grid's last row, run a
+    checked loop. Tiles of one tile anti-diagonal run as separate blocks; a grid sync separates the
+    tile anti-diagonals of one launch."""
     key = ("tiled", rec_cls, n_data, bh, tw, sym_dtype)
     if key in _CACHE:
         return _CACHE[key]
@@ -294,7 +301,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     sim = is_simulator()
     ns = _namespace(rec_cls)
     ns.update(BH=bh, TW=tw, RPT=rpt, WPT=(tw // 32 + 1) * bits * bh, U32=numba.uint32)
-    ns.update(U0=np.uint32(0), U1=np.uint32(1), U31=np.uint32(31), SYMD=np.dtype(sym_dtype or np.int64))
+    ns.update(U0=np.uint32(0), SYMD=np.dtype(sym_dtype or np.int64))
     ns["tcell"] = device_jit(
         compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets), "tcell", dict(ns))
     )
@@ -325,76 +332,67 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     bottom_pick.append("else:\n    bv = VT(FILL)")
     rows = ["if full:", indent(j(fast), 4), "else:", indent(j(slow), 4)]
     shift = [f"l{r} = v{r}" for r in range(rpt)] + [f"mine = v{rpt - 1}"]
-    # decision bits: every step, active or not, each row's words shift down one place and take the
-    # step's bit at the top; lane k's step s is column s - k, stored at shifted position s, so the
-    # words of all lanes fill up at the same steps and are written together (coalesced)
-    init, acc, tail = [], [], []
-    for r in range(rpt):
-        for b in range(bits):
-            init += [f"w{r}_{b} = U0", f"b{r}_{b} = U0"]
-    if bits:
-        pre = [f"b{r}_{b} = U32((e{r} >> {b}) & 1) << U31" for r in range(rpt) for b in range(bits)]
-        clear = [f"b{r}_{b} = U0" for r in range(rpt) for b in range(bits)]
-        # the bits of this step: set inside the active branch, cleared otherwise
-        rows.append(j(pre))
-        acc += ["if not e_ok:", indent(j(clear), 4)]
-        acc += [f"w{r}_{b} = (w{r}_{b} >> U1) | b{r}_{b}" for r in range(rpt) for b in range(bits)]
-        acc += ["if (s & 31) == 31:", f"    wb = twb + (s >> 5) * {bits * bh}"]
-        acc += [f"    words[wb + {b * bh + r}] = w{r}_{b}" for r in range(rpt) for b in range(bits)]
-        tail += [
-            "last = nsteps - 1",
-            "if (last & 31) != 31:",
-            "    sh = U32(31 - (last & 31))",
-            f"    wb = twb + (last >> 5) * {bits * bh}",
-        ]
-        tail += [f"    words[wb + {b * bh + r}] = w{r}_{b} >> sh" for r in range(rpt) for b in range(bits)]
-    col_prefetch, col_advance, col_take = ["cj = 0"], [], []
+    # decision bits: the step st (0..31) of a block of 32 steps sets bit st of each row's word; lane
+    # k's step s is column s - k, stored at shifted position s, so all lanes fill their words in the
+    # same block and the warp writes them together (coalesced) after it
+    planes = [(r, b) for r in range(rpt) for b in range(bits)]
+    init = [f"w{r}_{b} = U0" for r, b in planes]
+
+    def acc(step):
+        return [f"w{r}_{b} = U32(w{r}_{b} | (U32((e{r} >> {b}) & 1) << U32({step})))" for r, b in planes]
+
+    flush = ["wb = twb + blk * " + str(bits * bh)]
+    flush += [f"words[wb + {b * bh + r}] = w{r}_{b}\nw{r}_{b} = U0" for r, b in planes]
+    col_prefetch, col_advance = ["cj = 0"], []
     if sym:
         col_prefetch = [
             "ccur = dat1[c0 + min(k, ncol - 1)]",
             "cnext = dat1[c0 + min(32 + k, ncol - 1)]",
             "cj = ccur",
         ]
-        col_advance = [
-            "if (s & 31) == 0 and s > 0:",
-            "    ccur = cnext",
-            "    cnext = dat1[c0 + min(s + 32 + k, ncol - 1)]",
-        ]
-    if sim:
-        # The simulator has no warp shuffles: the same exchanges through shared memory (a block
-        # is exactly one warp here, so a block barrier is a warp barrier).
-        prologue = ["xch = cuda.shared.array(32, VTD)", "sxch = cuda.shared.array(32, SYMD)"]
-        exchange = [
-            "xch[k] = mine",
-            "cuda.syncthreads()",
-            "upin = xch[k - 1] if k > 0 else mine",
-            "cuda.syncthreads()",
-            "xch[k] = tcur",
-            "cuda.syncthreads()",
-            "tv = xch[s & 31]",
-            "cuda.syncthreads()",
-        ]
-        if sym:
-            col_take = [
-                "sxch[k] = cj",
+        col_advance = ["if blk > 0:", "    ccur = cnext", "    cnext = dat1[c0 + min(s0 + 32 + k, ncol - 1)]"]
+
+    def exchange(step):
+        """Lane k takes the value above its first row (and the column's symbol) from lane k - 1;
+        lane 0 takes them from the tile's top edge (and the column symbols) held across the warp."""
+        if sim:  # no warp shuffles in the simulator: the same through shared memory (block = warp)
+            out = [
+                "xch[k] = mine",
                 "cuda.syncthreads()",
-                "cin = sxch[k - 1] if k > 0 else cj",
+                "upin = xch[k - 1] if k > 0 else mine",
                 "cuda.syncthreads()",
-                "sxch[k] = ccur",
+                "xch[k] = tcur",
                 "cuda.syncthreads()",
-                "cv = sxch[s & 31]",
+                f"tv = xch[{step}]",
                 "cuda.syncthreads()",
-                "cj = cv if k == 0 else cin",
             ]
-    else:
-        prologue = ["pass"]
-        exchange = ["upin = cuda.shfl_up_sync(FULL, mine, 1)", "tv = cuda.shfl_sync(FULL, tcur, s & 31)"]
+            if sym:
+                out += [
+                    "sxch[k] = cj",
+                    "cuda.syncthreads()",
+                    "cin = sxch[k - 1] if k > 0 else cj",
+                    "cuda.syncthreads()",
+                    "sxch[k] = ccur",
+                    "cuda.syncthreads()",
+                    f"cv = sxch[{step}]",
+                    "cuda.syncthreads()",
+                ]
+        else:
+            out = ["upin = cuda.shfl_up_sync(FULL, mine, 1)", f"tv = cuda.shfl_sync(FULL, tcur, {step})"]
+            if sym:
+                out += ["cin = cuda.shfl_up_sync(FULL, cj, 1)", f"cv = cuda.shfl_sync(FULL, ccur, {step})"]
+        out.append("if k == 0:\n    upin = tv")
         if sym:
-            col_take = [
-                "cin = cuda.shfl_up_sync(FULL, cj, 1)",
-                "cv = cuda.shfl_sync(FULL, ccur, s & 31)",
-                "cj = cv if k == 0 else cin",
-            ]
+            out.append("cj = cv if k == 0 else cin")
+        return out
+
+    # the steady state: a whole tile height, and every lane on a column of the tile for all 32 steps
+    # of the block (no edge or range tests; lane 31 owns the tile's last row)
+    steady = []
+    for st in range(32):
+        steady += exchange(st) + [f"j = j0 + {st}"] + fast
+        steady += acc(st) + ["uprev = upin"] + shift + ["if k == 31:", f"    bottom[b0 + {st}] = mine"]
+    prologue = ["xch = cuda.shared.array(32, VTD)", "sxch = cuda.shared.array(32, SYMD)"] if sim else ["pass"]
     src = _TILED.format(
         da=da,
         du=du,
@@ -404,13 +402,13 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         col_prefetch=indent(j(col_prefetch), 12),
         planes_init=indent(j(init) or "pass", 12),
         col_advance=indent(j(col_advance) or "pass", 16),
-        exchange=indent(j(exchange), 16),
-        col_take=indent(j(col_take) or "pass", 16),
-        rows=indent(j(rows), 20),
-        shift_left=indent(j(shift), 20),
-        bottom_pick=indent(j(bottom_pick), 24),
-        planes_acc=indent(j(acc) or "pass", 16),
-        planes_tail=indent(j(tail) or "pass", 12),
+        steady_steps=indent(j(steady), 20),
+        exchange=indent(j(exchange("st")), 24),
+        rows=indent(j(rows), 28),
+        planes_acc=indent(j(acc("st")) or "pass", 28),
+        shift_left=indent(j(shift), 28),
+        bottom_pick=indent(j(bottom_pick), 32),
+        planes_flush=indent(j(flush) if bits else "pass", 16),
         store_right=indent(j(store_right), 12),
     )
     fn = kernel_jit(compile_source(src, "run_tiles", ns))
