@@ -19,11 +19,13 @@ SOLVERS = {
     "lcs": "gpudp.problems.lcs",
     "subset-sum": "gpudp.problems.subset_sum",
     "knapsack": "gpudp.problems.knapsack",
+    "tsp": "gpudp.problems.tsp_held_karp",
 }
 BENCHES = {
     "lcs": "gpudp.problems.lcs_bench",
     "subset-sum": "gpudp.problems.subset_sum",
     "knapsack-bb": "gpudp.problems.knapsack_bb",
+    "tsp": "gpudp.problems.tsp_bench",
 }
 
 

@@ -2,7 +2,7 @@
 # On the lent GPU machine (its own python3 3.12 with numba-cuda; no network): install gpudp with the
 # carried numpy<2.5 wheel, run the GPU tests and benchmarks, write logs under $OUT.
 # Here, first: ../shared/tools/device-wheels.sh rapidfuzz==3.14.6   (fills .whl/, carried)
-# There:       bash tools/device-run.sh [tests|bench|tune|all]...
+# There:       bash tools/device-run.sh [tests|bench|tune|ncu|tsp|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -30,5 +30,21 @@ for stage in "${@:-all}"; do
       tile=""; [ -s "$OUT/best_tile" ] && tile="--tile $(cat "$OUT/best_tile")"
       python3 -m gpudp.cli bench lcs --sizes 32768,131072 --repeat 3 $tile ${BENCH_ARGS:-} \
         --out "$OUT/bench_lcs.json" 2>&1 | tee "$OUT/bench_lcs.log" ;;
+    tsp)
+      # python-tsp (one core) runs beside the GPU tests and bench; the cpu rows share the machine with it
+      # (TSP_PEER_SIZES= empty: no peer run)
+      peer_sizes=${TSP_PEER_SIZES-16,20}; peer=""
+      if [ -n "$peer_sizes" ]; then
+        python3 -m gpudp.cli bench tsp --backends none --sizes "$peer_sizes" --peer-timeout ${TSP_PEER_TIMEOUT:-600} \
+          --out "$OUT/bench_tsp_peer.json" >/tmp/bench_tsp_peer.log 2>&1 &
+        peer=$!
+      fi
+      python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" ${TSP_TESTS:-tests/test_tsp.py tests/test_tsplib.py} \
+        2>&1 | tee "$OUT/tsp_tests.log"
+      python3 -m gpudp.cli bench tsp --backends cuda --no-peers ${TSP_CUDA_ARGS:-} \
+        --out "$OUT/bench_tsp_cuda.json" 2>&1 | tee -a "$OUT/bench_tsp.log"
+      python3 -m gpudp.cli bench tsp --backends cpu --no-peers ${TSP_CPU_ARGS:-} \
+        --out "$OUT/bench_tsp_cpu.json" 2>&1 | tee -a "$OUT/bench_tsp.log"
+      if [ -n "$peer" ]; then wait $peer; tee -a "$OUT/bench_tsp.log" </tmp/bench_tsp_peer.log; fi ;;
   esac
 done

@@ -1,0 +1,675 @@
+"""Exact travelling salesman tours by Held-Karp dynamic programming on the layered engine.
+
+With city 0 as the start and the other ``m = n - 1`` cities numbered ``0..m-1`` as *elements*
+(element ``e`` is city ``e + 1``), ``D[S, j]`` is the length of the shortest path that leaves city
+0, visits every element of ``S`` once and ends at ``j`` in ``S``::
+
+    D[{j}, j] = d(0, j)
+    D[S, j]   = min over i in S - {j} of D[S - {j}, i] + d(i, j)
+    tour      = min over j of D[all, j] + d(j, 0)
+
+Layer ``t`` holds every ``(S, j)`` with ``|S| = s = t + 1``, and reads layer ``t - 1`` only
+(``window = 1``). The ``C(m, s)`` subsets of a layer are ranked in the combinatorial number system
+(colex: ``rank(S) = sum_i C(c_i, i + 1)`` over the elements ``c_0 < c_1 < ...``), so a layer is
+one dense array of ``C(m, s) * s`` cells. Two layouts of a layer:
+
+``position`` (default)  cell ``p = pos * C(m, s) + rank(S)``, ``j`` the ``pos``-th element of
+                        ``S``. Neighbouring cells (a GPU warp) have neighbouring subsets at the same
+                        position, whose predecessors ``S - {j}`` have nearby ranks: the warp's reads
+                        of the previous layer fall on few memory segments.
+``subset``              cell ``p = rank(S) * s + pos``: a cell's ``s - 1`` predecessors are one
+                        contiguous run, but a warp reads 32 runs far apart.
+
+Both ran at the same kernel speed on the H100 (docs/tsp.md): the cell's own work is the limit.
+
+A cell decodes ``(S, j)`` and the rank of ``S - {j}`` from its index in one pass over the ``m``
+elements (:func:`decode`), then takes the minimum over its ``s - 1`` predecessors, walking them
+lowest element first (:func:`lowest_bit`); its decision is the element it came from (5 bits:
+``n <= 33``). ``decode``, ``lowest_bit``, ``rank`` and ``unrank`` are ``register_jitable``: the
+cell and ``back`` call them inside the compiled kernels (CPU and CUDA alike), and Python (the tests,
+the CUDA simulator) calls them as plain functions. The engine keeps two layers of values on the
+device and evicts each layer's decisions to the host; ``back`` walks them from the best last city to
+rebuild the tour.
+
+Work is about ``n^2 2^n`` and the decisions take ``5 (n - 1) 2^(n - 2)`` bits: ``n`` around 30 is
+the practical limit on one GPU. :func:`memory_needed` says what an instance needs, and
+:func:`solve` refuses, before any kernel runs, an instance that cannot fit.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from numba.extending import register_jitable
+
+from gpudp import backends
+from gpudp.engine import sweep
+from gpudp.errors import InputError
+from gpudp.recurrence import LayeredRecurrence
+from gpudp.solution import Solution, Stats
+from gpudp.store import WORD_BYTES, available_memory, default_budget, parse_bytes
+
+from . import tsplib
+
+#: layouts of a layer (the ``layout`` data argument of the cell)
+LAYOUTS = {"position": 0, "subset": 1}
+POSITION_MAJOR = 0
+#: bits of a decision (an element 0..m-1): at most 33 cities
+DECISION_BITS = 5
+MAX_CITIES = (1 << DECISION_BITS) + 1
+#: the practical limit quoted in messages: n = 30 needs ~9 GB of device memory and ~5 GB of decisions
+PRACTICAL_LIMIT = 30
+INT32_MAX = (1 << 31) - 1
+INT64_MAX = (1 << 63) - 1
+
+
+# ------------------------------------------------------------------------------------------------
+# Combinatorial number system
+
+
+def binomial_table(m: int) -> np.ndarray:
+    """``B[c, i] = C(c, i)`` for ``0 <= c <= m``, ``0 <= i <= m + 1`` (int64; 0 when ``i > c``)."""
+    b = np.zeros((m + 1, m + 2), dtype=np.int64)
+    for c in range(m + 1):
+        for i in range(c + 1):
+            b[c, i] = math.comb(c, i)
+    return b
+
+
+@register_jitable
+def rank(mask, binom):
+    """The colex rank of the subset ``mask`` (bit ``c`` = element ``c``) among subsets of its size."""
+    r = 0
+    i = 0
+    c = 0
+    while mask >> c:
+        if (mask >> c) & 1:
+            i += 1
+            r += binom[c, i]
+        c += 1
+    return r
+
+
+@register_jitable
+def unrank(r, s, binom):
+    """The subset (as a bit mask) of ``s`` elements of ``0..m-1`` whose colex rank is ``r``."""
+    m = binom.shape[0] - 1
+    mask = 0
+    i = s
+    for c in range(m - 1, -1, -1):
+        if i == 0:
+            break
+        if binom[c, i] <= r:
+            r -= binom[c, i]
+            mask |= 1 << c
+            i -= 1
+    return mask
+
+
+@register_jitable
+def decode(t, p, binom, layout):
+    """Cell ``p`` of layer ``t``: ``(mask of S, j, rank of S - {j})``, in one pass over the elements.
+
+    Unranking in colex takes the elements from the largest down: the largest ``c`` with
+    ``C(c, i) <= r`` is the ``i``-th smallest element. Removing the element at position ``pos``
+    lowers the index of every element above it by one, so ``S - {j}`` ranks as
+    ``sum_{i < pos} C(c_i, i + 1) + sum_{i > pos} C(c_i, i)``, summed on the way.
+    """
+    m = binom.shape[0] - 1
+    s = t + 1
+    if layout == POSITION_MAJOR:
+        ns = binom[m, s]
+        pos = p // ns
+        r = p - pos * ns
+    else:
+        r = p // s
+        pos = p - r * s
+    mask = 0
+    j = 0
+    r2 = 0
+    i = s
+    for c in range(m - 1, -1, -1):
+        if i == 0:
+            break
+        b = binom[c, i]
+        if b <= r:
+            r -= b
+            mask |= 1 << c
+            i -= 1
+            if i == pos:
+                j = c
+            elif i < pos:
+                r2 += b
+            else:
+                r2 += binom[c, i]
+    return mask, j, r2
+
+
+@register_jitable
+def lowest_bit(x):
+    """The index of the lowest set bit of ``0 < x < 2**32``, without a branch or a loop: the
+    number of bits below it, counted in parallel (SWAR popcount)."""
+    y = (x & -x) - 1
+    y = y - ((y >> 1) & 0x55555555)
+    y = (y & 0x33333333) + ((y >> 2) & 0x33333333)
+    y = (y + (y >> 4)) & 0x0F0F0F0F
+    return ((y * 0x01010101) & 0xFFFFFFFF) >> 24
+
+
+def cell_index(mask: int, j: int, binom: np.ndarray, layout: int) -> int:
+    """The inverse of :func:`decode`: the index of cell ``(S, j)`` in its layer."""
+    s = bin(mask).count("1")
+    m = binom.shape[0] - 1
+    pos = bin(mask & ((1 << j) - 1)).count("1")
+    r = int(rank(mask, binom))
+    if layout == POSITION_MAJOR:
+        return pos * int(binom[m, s]) + r
+    return r * s + pos
+
+
+# ------------------------------------------------------------------------------------------------
+# The recurrence
+
+
+class HeldKarp(LayeredRecurrence):
+    """Held-Karp over subsets ranked in the combinatorial number system (see the module doc).
+
+    ``data() = (binom, dist, layout)``: the binomial table, the distance matrix in ``value_dtype``
+    (row = from, column = to) and the layout code. One subclass per value type:
+    :func:`recurrence_class`.
+    """
+
+    window = 1
+    decision_bits = DECISION_BITS
+    value_dtype = np.int64
+    fill = 0
+
+    def __init__(self, dist: np.ndarray, layout: str = "position"):
+        self.dist = np.ascontiguousarray(dist, dtype=self.value_dtype)
+        self.m = self.dist.shape[0] - 1
+        self.binom = binomial_table(self.m)
+        self.layout = LAYOUTS[layout]
+
+    def num_layers(self):
+        return self.m
+
+    def layer_size(self, t):
+        return math.comb(self.m, t + 1) * (t + 1)
+
+    def data(self):
+        return (self.binom, self.dist, self.layout)
+
+    @staticmethod
+    def cell(t, p, prev, binom, dist, layout):
+        mask, j, r2 = decode(t, p, binom, layout)
+        if t == 0:
+            return dist[0, j + 1], 0
+        s = t + 1
+        rest = mask ^ (1 << j)
+        if layout == POSITION_MAJOR:
+            k2 = r2
+            step = binom[binom.shape[0] - 1, s - 1]
+        else:
+            k2 = r2 * (s - 1)
+            step = 1
+        # the predecessors i in S - {j}, in increasing order (taken off the mask lowest bit first,
+        # the same number of steps in every thread of a warp): the q-th sits at k2 + q * step
+        c = lowest_bit(rest)
+        rest &= rest - 1
+        best = prev[k2] + dist[c + 1, j + 1]
+        arg = c
+        for _ in range(s - 2):
+            c = lowest_bit(rest)
+            rest &= rest - 1
+            k2 += step
+            v = prev[k2] + dist[c + 1, j + 1]
+            if v < best:
+                best = v
+                arg = c
+        return best, arg
+
+    @staticmethod
+    def back(t, k, d, binom, dist, layout):
+        if t == 0:
+            return -1, 0
+        mask, j, r2 = decode(t, k, binom, layout)
+        rest = mask ^ (1 << j)
+        q = 0
+        for c in range(d):
+            q += (rest >> c) & 1
+        s = t + 1
+        if layout == POSITION_MAJOR:
+            return t - 1, q * binom[binom.shape[0] - 1, s - 1] + r2
+        return t - 1, r2 * (s - 1) + q
+
+
+_CLASSES: dict = {}
+
+
+def recurrence_class(dtype) -> type[HeldKarp]:
+    """The :class:`HeldKarp` subclass whose cells hold ``dtype`` (int32, int64 or float64), made
+    once per type (the engine compiles its kernels once per class)."""
+    dt = np.dtype(dtype)
+    if dt not in _CLASSES:
+        _CLASSES[dt] = type(
+            f"HeldKarp_{dt.name}", (HeldKarp,), {"value_dtype": dt.type, "__module__": __name__}
+        )
+    return _CLASSES[dt]
+
+
+# ------------------------------------------------------------------------------------------------
+# Instances
+
+
+@dataclass
+class Instance:
+    """A TSP instance: an n x n matrix (int64 or float64; row = from), the cities' labels, a name,
+    and coordinates for drawing when the input had them."""
+
+    matrix: np.ndarray
+    labels: list
+    name: str = ""
+    coords: np.ndarray | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.labels)
+
+    @property
+    def symmetric(self) -> bool:
+        return bool(np.array_equal(self.matrix, self.matrix.T))
+
+
+def from_matrix(d, allow_infinite: bool = False, labels=None, name: str = "") -> Instance:
+    """Check a distance matrix (square; numbers; finite off the diagonal unless ``allow_infinite``,
+    which admits ``+inf`` for a missing edge). The diagonal is ignored whatever it holds."""
+    try:
+        arr = np.asarray(d)
+    except (TypeError, ValueError) as e:
+        raise InputError("distances", f"not a numeric matrix ({e})") from None
+    if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+        raise InputError("distances", f"a distance matrix must be square, got shape {arr.shape}")
+    if arr.dtype.kind not in "iuf":
+        raise InputError("distances", f"distances must be integers or reals, got dtype {arr.dtype}")
+    n = arr.shape[0]
+    if n == 0:
+        raise InputError("distances", "a tour needs at least one city")
+    off = ~np.eye(n, dtype=bool)
+    if arr.dtype.kind == "f":
+        m = arr.astype(np.float64)
+        vals = m[off]
+        if np.isnan(vals).any():
+            raise InputError("distances", "NaN distance off the diagonal")
+        if np.isneginf(vals).any():
+            raise InputError("distances", "distance -inf off the diagonal")
+        if np.isposinf(vals).any() and not allow_infinite:
+            i, j = np.argwhere(np.isposinf(m) & off)[0]
+            raise InputError(
+                "distances", f"infinite distance from {i} to {j}; pass allow_infinite=True for missing edges"
+            )
+    else:
+        if arr.dtype == np.uint64 and n > 1 and arr[off].max() > INT64_MAX:
+            raise InputError("distances", "integer distances beyond int64")
+        m = arr.astype(np.int64)
+    m = m.copy()
+    np.fill_diagonal(m, 0)
+    labels = list(range(n)) if labels is None else list(labels)
+    return Instance(m, labels, name)
+
+
+def from_networkx(g, weight: str = "weight", allow_infinite: bool = False) -> Instance:
+    """A complete weighted graph: every ordered pair of distinct nodes needs an edge with a
+    ``weight`` attribute (a directed graph gives an asymmetric matrix). A missing edge is an
+    :class:`InputError`, or an infinite distance with ``allow_infinite``. Labels are the nodes in
+    ``g.nodes`` order; the tour starts at the first."""
+    if g.is_multigraph():
+        raise InputError("graph", "multigraphs are not supported: keep one edge per pair of cities")
+    nodes = list(g.nodes)
+    n = len(nodes)
+    check_size(n)
+    index = {v: k for k, v in enumerate(nodes)}
+    d = np.full((n, n), np.inf)
+    kinds = set()
+    for u, nbrs in g.adjacency():
+        for v, attr in nbrs.items():
+            if u == v:
+                continue
+            if weight not in attr:
+                raise InputError("graph", f"edge {u!r}-{v!r} has no {weight!r} attribute")
+            w = attr[weight]
+            kinds.add(isinstance(w, int | np.integer) and not isinstance(w, bool))
+            d[index[u], index[v]] = w
+    missing = np.isinf(d) & ~np.eye(n, dtype=bool)
+    if missing.any() and not allow_infinite:
+        i, j = np.argwhere(missing)[0]
+        raise InputError(
+            "graph",
+            f"no edge from {nodes[i]!r} to {nodes[j]!r}: the graph must be complete "
+            "(or pass allow_infinite=True to treat missing edges as infinitely long)",
+        )
+    if kinds == {True} and not missing.any():
+        ints = np.zeros((n, n), dtype=np.int64)
+        for u, nbrs in g.adjacency():
+            for v, attr in nbrs.items():
+                if u != v:
+                    ints[index[u], index[v]] = int(attr[weight])
+        d = ints
+    return from_matrix(d, allow_infinite=allow_infinite, labels=nodes, name=g.graph.get("name", ""))
+
+
+def from_tsplib(path) -> Instance:
+    """A TSPLIB file; its size is checked against :func:`check_size` before its matrix is built."""
+    head = tsplib.read_header(path)
+    check_size(head.dimension, head.name)
+    inst = tsplib.read_tsplib(path)
+    return from_matrix(inst.matrix(), labels=inst.labels, name=inst.name)
+
+
+def load(x, weight: str = "weight", allow_infinite: bool = False) -> Instance:
+    """An :class:`Instance` from a path to a TSPLIB file, a networkx graph, a
+    :class:`~gpudp.problems.tsplib.TSPLIBInstance`, an :class:`Instance` or a matrix."""
+    if isinstance(x, Instance):
+        return x
+    if isinstance(x, str | os.PathLike):
+        return from_tsplib(x)
+    if isinstance(x, tsplib.TSPLIBInstance):
+        check_size(x.dimension, x.name)
+        inst = from_matrix(x.matrix(), labels=x.labels, name=x.name)
+        inst.coords = x.coords
+        return inst
+    if hasattr(x, "adjacency") and hasattr(x, "is_multigraph"):
+        return from_networkx(x, weight=weight, allow_infinite=allow_infinite)
+    return from_matrix(x, allow_infinite=allow_infinite)
+
+
+def value_dtype(matrix: np.ndarray) -> np.dtype:
+    """int32 when the longest possible tour fits (``sum_i max_j |d(i, j)|``), else int64; float64
+    for real distances (and for integer ones with infinite entries)."""
+    if matrix.dtype.kind == "f":
+        return np.dtype(np.float64)
+    n = matrix.shape[0]
+    bound = sum(int(np.abs(row).max()) for row in matrix) if n else 0
+    if bound <= INT32_MAX:
+        return np.dtype(np.int32)
+    if bound <= INT64_MAX:
+        return np.dtype(np.int64)
+    raise InputError(
+        "distances", f"integer distances too large: a tour could reach {bound}, beyond int64; pass floats"
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# Memory
+
+
+def _fmt_bytes(x: int) -> str:
+    if x >= 1 << 70:
+        return f"{x:.2e} bytes"
+    for unit, k in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if x >= 1 << k:
+            return f"{x / (1 << k):.2f} {unit}"
+    return f"{x} bytes"
+
+
+def memory_needed(n: int, dtype=np.int32, backend: str = "cuda") -> dict:
+    """What Held-Karp on ``n`` cities needs, in bytes (exact Python integers, any ``n``).
+
+    ``decisions``: the host store (5-bit planes, whole words per 32 cells of a layer);
+    ``values``: the engine's two layers of values (on the device for cuda, in RAM for cpu);
+    ``device``: the values plus the two decision slabs the cuda backend alternates between.
+    """
+    from gpudp.backends.cuda import SLAB_WORDS
+
+    m = max(n - 1, 0)
+    sizes = [math.comb(m, s) * s for s in range(1, m + 1)]
+    words = [-(-x // 32) * DECISION_BITS for x in sizes]
+    widest = max(sizes, default=1)
+    item = np.dtype(dtype).itemsize
+    values = 2 * widest * item
+    slab = max(max(words, default=1), min(SLAB_WORDS, sum(words)))
+    out = {
+        "cities": n,
+        "states": sum(sizes),
+        "widest_layer": widest,
+        "transitions": transitions(n),
+        "decisions": sum(words) * WORD_BYTES,
+        "values": values,
+        "device": values + 2 * slab * WORD_BYTES if backend == "cuda" else 0,
+    }
+    return out
+
+
+def transitions(n: int) -> int:
+    """States times predecessors, summed over the layers (a first-layer state has one predecessor,
+    city 0), plus the ``n - 1`` closing edges: ``m (m - 1) 2^(m - 2) + 2m`` for ``m = n - 1``."""
+    m = max(n - 1, 0)
+    return sum(math.comb(m, s) * s * max(s - 1, 1) for s in range(1, m + 1)) + m
+
+
+def _too_big(n: int, name: str, need: dict, why: str) -> InputError:
+    what = f"{name} ({n} cities)" if name else f"{n} cities"
+    return InputError(
+        "cities",
+        f"{what}: Held-Karp needs {need['states']:.3g} states, {_fmt_bytes(need['decisions'])} of "
+        f"decisions and {_fmt_bytes(need['values'])} for two layers of values; {why}. "
+        f"n ≈ {PRACTICAL_LIMIT} is the practical limit of exact Held-Karp on one GPU "
+        f"({PRACTICAL_LIMIT} cities: {_fmt_bytes(memory_needed(PRACTICAL_LIMIT)['decisions'])} of decisions, "
+        f"{_fmt_bytes(memory_needed(PRACTICAL_LIMIT)['device'])} of GPU memory)",
+    )
+
+
+def check_size(n: int, name: str = ""):
+    """Refuse sizes that no computer can run (decisions of more than 5 bits: n > 33)."""
+    if n > MAX_CITIES:
+        raise _too_big(
+            n,
+            name,
+            memory_needed(n),
+            f"this solver takes at most {MAX_CITIES} cities ({DECISION_BITS}-bit decisions)",
+        )
+
+
+def check_memory(n: int, dtype, backend: str, memory_budget=None, name: str = "") -> dict:
+    """Refuse, before any kernel runs, an instance whose memory cannot fit here; return the figures."""
+    check_size(n, name)
+    need = memory_needed(n, dtype, backend)
+    budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
+    ram = available_memory()
+    on_disk = need["decisions"] > budget
+    if on_disk:
+        where = os.environ.get("GPUDP_SPILL_DIR") or tempfile.gettempdir()
+        free = shutil.disk_usage(where).free
+        if need["decisions"] > free:
+            raise _too_big(
+                n,
+                name,
+                need,
+                f"the decisions are over the memory budget ({_fmt_bytes(budget)}) and the free disk "
+                f"in {where} ({_fmt_bytes(free)})",
+            )
+    # the two layers of values live in RAM on the cpu backend, on the GPU on cuda
+    host = (need["values"] if backend == "cpu" else 0) + (0 if on_disk else need["decisions"])
+    if host > ram:
+        raise _too_big(n, name, need, f"that is {_fmt_bytes(host)} of host memory, {_fmt_bytes(ram)} is free")
+    if backend == "cuda":
+        free_dev = _device_free()
+        if free_dev is not None and need["device"] > free_dev:
+            raise _too_big(
+                n,
+                name,
+                need,
+                f"the GPU needs {_fmt_bytes(need['device'])} and has {_fmt_bytes(free_dev)} free",
+            )
+    need["spills_to_disk"] = on_disk
+    return need
+
+
+def _device_free() -> int | None:
+    from gpudp.backends.cuda import cuda, is_simulator
+
+    if is_simulator():
+        return None
+    try:
+        free, _total = cuda.current_context().get_memory_info()
+    except Exception:
+        return None
+    return int(free)
+
+
+# ------------------------------------------------------------------------------------------------
+# Solving
+
+
+def solve(
+    instance,
+    backend: str = "auto",
+    *,
+    weight: str = "weight",
+    allow_infinite: bool = False,
+    memory_budget=None,
+    progress=None,
+    layout: str = "position",
+) -> Solution:
+    """A shortest tour through every city, by Held-Karp: a checked :class:`gpudp.Solution`.
+
+    ``instance``: a distance matrix (numpy or nested lists; symmetric or not; row = from), a
+    networkx graph (complete, with ``weight`` on every edge; directed = asymmetric), a path to a
+    TSPLIB file (TSP or ATSP), or an :class:`Instance`. ``allow_infinite`` admits ``inf`` matrix
+    entries and missing graph edges. ``value`` is the tour's length, ``solution`` the tour as city
+    labels starting at the first city (matrix: 0..n-1; TSPLIB: 1..n; graph: its nodes), without
+    the return to it. ``details`` has ``length``, ``tour``, ``tour_index`` (0-based) and the
+    memory figures; ``stats.extra["transitions"]`` counts the DP's work.
+    """
+    if layout not in LAYOUTS:
+        raise InputError("layout", f"one of {', '.join(LAYOUTS)}, got {layout!r}")
+    t_start = time.perf_counter()
+    backend = backends.resolve(backend)
+    inst = load(instance, weight=weight, allow_infinite=allow_infinite)
+    n, d = inst.n, inst.matrix
+    dtype = value_dtype(d)
+    need = check_memory(n, dtype, backend, memory_budget, inst.name)
+    if n <= 1:
+        stats = Stats(backend=backend, device=backends.device_name(backend))
+        length, tour = d.dtype.type(0), [0]
+    else:
+        m = n - 1
+        rec = recurrence_class(dtype)(d, layout)
+        result = sweep(rec, backend=backend, memory_budget=memory_budget, progress=progress)
+        try:
+            stats = result.stats
+            totals = result.last_layer.astype(d.dtype) + d[1:, 0]
+            jbest = int(np.argmin(totals))
+            length = totals[jbest]
+            if not np.isfinite(length):
+                raise InputError("distances", "no tour of finite length exists: too many edges are missing")
+            path = result.traceback((m - 1, jbest))
+        finally:
+            result.close()
+        if len(path) != m:
+            raise AssertionError(f"the traceback visited {len(path)} layers, not {m}")
+        ends = [jbest] + [int(x) for x in path[: m - 1, 2]]  # elements from the last one backwards
+        tour = [0] + [e + 1 for e in reversed(ends)]
+    value = length.item()
+    stats.extra["transitions"] = need["transitions"]
+    stats.extra["layout"] = layout
+    stats.extra["solve_seconds"] = time.perf_counter() - t_start
+    run_s = stats.seconds - stats.extra.get("compile_seconds", 0.0)
+    if run_s > 0:  # the sweep without compilation
+        stats.extra["transitions_per_second"] = need["transitions"] / run_s
+    sol = Solution(
+        problem="tsp",
+        value=value,
+        solution=[inst.labels[i] for i in tour],
+        stats=stats,
+        details={
+            "length": value,
+            "tour": [_plain(inst.labels[i]) for i in tour],
+            "tour_index": tour,
+            "cities": n,
+            "name": inst.name,
+            "symmetric": inst.symmetric,
+            "value_dtype": np.dtype(dtype).name,
+            "memory": {k: need[k] for k in ("decisions", "values", "device", "spills_to_disk")},
+        },
+        _checker=_checker(inst),
+    )
+    sol.check()
+    return sol
+
+
+def _plain(label):
+    return label.item() if hasattr(label, "item") else label
+
+
+def tour_length(matrix: np.ndarray, tour_index) -> int | float:
+    """The length of the closed tour ``tour_index`` (0-based cities) under ``matrix``."""
+    t = list(tour_index)
+    if len(t) < 2:
+        return matrix.dtype.type(0).item()
+    return matrix[t, t[1:] + t[:1]].sum().item()
+
+
+def _checker(inst: Instance):
+    def check(sol: Solution):
+        tour = list(sol.details["tour_index"])
+        if sorted(tour) != list(range(inst.n)):
+            return "the tour is not a permutation of the cities"
+        if tour[0] != 0:
+            return "the tour does not start at the first city"
+        if list(sol.solution) != [inst.labels[i] for i in tour]:
+            return "the tour's labels do not match its cities"
+        length = tour_length(inst.matrix, tour)
+        if inst.matrix.dtype.kind == "f":
+            ok = math.isclose(length, sol.value, rel_tol=1e-9, abs_tol=1e-9)
+        else:
+            ok = length == sol.value
+        if not ok:
+            return f"the tour's length is {length}, not the reported {sol.value}"
+        return None
+
+    return check
+
+
+# ------------------------------------------------------------------------------------------------
+# CLI
+
+
+def summary(sol: Solution) -> str:
+    st = sol.stats
+    d = sol.details
+    what = f"{d['name']}: " if d.get("name") else ""
+    kind = "" if d["symmetric"] else " (asymmetric)"
+    tour = " ".join(str(x) for x in d["tour"])
+    lines = [
+        f"{what}tour length {sol.value} through {d['cities']} cities{kind} (optimal, checked)",
+        f"tour: {tour}",
+    ]
+    if st.seconds > 0:
+        compile_s = st.extra.get("compile_seconds", 0.0)
+        compiling = f" ({compile_s:.2f} s of it compiling)" if compile_s > 0.05 else ""
+        rate = st.extra.get("transitions_per_second", 0.0)
+        lines.append(
+            f"{st.backend} on {st.device}: {st.seconds:.3f} s{compiling}, {rate / 1e9:.2f} G transitions/s, "
+            f"{st.bytes_evicted / 2**20:.1f} MiB of decisions"
+            + (" (spilled to disk)" if st.spilled_to_disk else "")
+        )
+    return "\n".join(lines)
+
+
+def cli_arguments(p):
+    p.add_argument("file", help="TSPLIB file (TSP or ATSP; EXPLICIT, EUC_2D, CEIL_2D, GEO, ATT, ...)")
+    p.add_argument(
+        "--memory-budget",
+        default=None,
+        help="host bytes for the decision store before it spills to disk (e.g. 8G)",
+    )
+
+
+def cli_solve(args) -> Solution:
+    return solve(args.file, backend=args.backend, memory_budget=args.memory_budget)

@@ -1,0 +1,395 @@
+"""Held-Karp TSP against brute force over permutations, on the cpu backend and the CUDA kernels;
+the combinatorial ranking; TSPLIB optima; input checks; the memory refusal; CLI and example."""
+
+import itertools
+import json
+import math
+import runpy
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpudp import CheckError, InputError
+from gpudp.cli import main
+from gpudp.problems import tsp_held_karp as hk
+from gpudp.problems import tsplib
+
+DATA = Path(__file__).resolve().parent / "data" / "tsplib"
+SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "tsplib"
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tsp.py"
+
+
+def optima() -> dict:
+    out = {}
+    for line in (DATA / "optima.txt").read_text().splitlines():
+        if ":" in line:
+            name, value = line.split(":")
+            out[name.strip()] = int(value)
+    return out
+
+
+def brute_force(d) -> float:
+    """The shortest closed tour by trying every order of cities 1..n-1 after city 0."""
+    d = np.asarray(d)
+    n = d.shape[0]
+    if n == 1:
+        return 0
+    perms = np.array(list(itertools.permutations(range(1, n))), dtype=np.int64)
+    tours = np.hstack([np.zeros((len(perms), 1), np.int64), perms])
+    lengths = d[tours, np.roll(tours, -1, axis=1)].sum(axis=1)
+    return lengths.min().item()
+
+
+def assert_valid(sol, d, labels=None):
+    d = np.array(d, dtype=np.float64 if np.asarray(d).dtype.kind == "f" else np.int64)
+    np.fill_diagonal(d, 0)
+    n = d.shape[0]
+    labels = list(range(n)) if labels is None else labels
+    idx = sol.details["tour_index"]
+    assert sorted(idx) == list(range(n)) and idx[0] == 0
+    assert sol.solution == [labels[i] for i in idx] == sol.details["tour"]
+    best = brute_force(d)
+    walked = sum(d[idx[k], idx[(k + 1) % n]] for k in range(n)) if n > 1 else 0
+    if d.dtype.kind == "f":
+        assert math.isclose(sol.value, best, rel_tol=1e-9, abs_tol=1e-9)
+        assert math.isclose(walked, best, rel_tol=1e-9, abs_tol=1e-9)
+    else:
+        assert sol.value == best == walked
+    assert sol.checked
+
+
+def matrices(max_n=9, symmetric=None, real=None):
+    @st.composite
+    def build(draw):
+        n = draw(st.integers(2, max_n))
+        sym = draw(st.booleans()) if symmetric is None else symmetric
+        is_real = draw(st.booleans()) if real is None else real
+        rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+        if is_real:
+            d = rng.random((n, n)) * draw(st.sampled_from([1.0, 1e3, 1e6]))
+        else:
+            d = rng.integers(0, draw(st.sampled_from([2, 10, 1000, 10**6])), size=(n, n))
+        if sym:
+            d = np.triu(d, 1) + np.triu(d, 1).T
+        return d
+
+    return build()
+
+
+@settings(max_examples=60)
+@given(d=matrices(symmetric=True), layout=st.sampled_from(["position", "subset"]))
+def test_cpu_symmetric_matches_brute_force(d, layout):
+    assert_valid(hk.solve(d, backend="cpu", layout=layout), d)
+
+
+@settings(max_examples=60)
+@given(d=matrices(symmetric=False), layout=st.sampled_from(["position", "subset"]))
+def test_cpu_asymmetric_matches_brute_force(d, layout):
+    assert_valid(hk.solve(d, backend="cpu", layout=layout), d)
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize(
+    "n,real,sym,layout",
+    [
+        (2, False, False, "position"),
+        (3, True, False, "subset"),
+        (4, False, True, "position"),
+        (5, True, False, "position"),
+    ],
+)
+def test_cuda_kernels_match_brute_force(n, real, sym, layout):
+    rng = np.random.default_rng(n)
+    d = rng.random((n, n)) * 100 if real else rng.integers(0, 100, (n, n))
+    if sym:
+        d = np.triu(d, 1) + np.triu(d, 1).T
+    assert_valid(hk.solve(d, backend="cuda", layout=layout), d)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["position", "subset"])
+def test_gpu_matches_cpu(layout):
+    rng = np.random.default_rng(7)
+    for n, kind in [(12, "int"), (13, "real"), (14, "asym"), (16, "big")]:
+        if kind == "real":
+            d = rng.random((n, n))
+        elif kind == "big":
+            d = rng.integers(0, 2**40, (n, n))  # int64 cells
+        else:
+            d = rng.integers(0, 1000, (n, n))
+        if kind != "asym":
+            d = np.triu(d, 1) + np.triu(d, 1).T
+        g, c = hk.solve(d, backend="cuda", layout=layout), hk.solve(d, backend="cpu", layout=layout)
+        assert g.value == pytest.approx(c.value, rel=1e-12) and g.checked
+        assert g.details["value_dtype"] == c.details["value_dtype"]
+
+
+@pytest.mark.gpu
+def test_gpu_spill_to_disk_gives_the_same_tour():
+    d = np.random.default_rng(3).integers(0, 1000, (15, 15))
+    mem = hk.solve(d, backend="cuda")
+    disk = hk.solve(d, backend="cuda", memory_budget=1 << 12)
+    assert disk.stats.spilled_to_disk and not mem.stats.spilled_to_disk
+    assert disk.solution == mem.solution and disk.value == mem.value
+
+
+# ------------------------------------------------------------------------------------------------
+# Ranking
+
+
+@pytest.mark.parametrize("m", range(0, 11))
+def test_rank_unrank_round_trip_for_every_subset(m):
+    binom = hk.binomial_table(m)
+    seen = {}
+    for mask in range(1 << m):
+        s = bin(mask).count("1")
+        r = hk.rank(mask, binom)
+        assert 0 <= r < math.comb(m, s)
+        assert hk.unrank(r, s, binom) == mask
+        seen.setdefault(s, set()).add(r)
+    for s, ranks in seen.items():
+        assert ranks == set(range(math.comb(m, s)))  # a bijection onto 0..C(m, s)-1
+
+
+def test_lowest_bit():
+    for x in list(range(1, 1 << 12)) + [1 << 31, (1 << 32) - 1, (1 << 31) | (1 << 7)]:
+        assert hk.lowest_bit(x) == (x & -x).bit_length() - 1
+
+
+@pytest.mark.parametrize("layout", [0, 1])
+@pytest.mark.parametrize("m", [1, 2, 5, 8])
+def test_decode_is_a_bijection_with_the_predecessor_rank(m, layout):
+    binom = hk.binomial_table(m)
+    for t in range(m):
+        s = t + 1
+        cells = set()
+        for p in range(math.comb(m, s) * s):
+            mask, j, r2 = hk.decode(t, p, binom, layout)
+            assert bin(mask).count("1") == s and (mask >> j) & 1
+            assert r2 == hk.rank(mask ^ (1 << j), binom)
+            assert hk.cell_index(mask, j, binom, layout) == p
+            cells.add((mask, j))
+        assert len(cells) == math.comb(m, s) * s
+
+
+def test_position_layout_puts_neighbouring_subsets_side_by_side():
+    binom = hk.binomial_table(6)
+    t, s = 2, 3
+    first = [hk.decode(t, p, binom, 0) for p in range(math.comb(6, s))]
+    assert [hk.rank(mask, binom) for mask, _, _ in first] == list(range(math.comb(6, s)))
+    assert all(j == min(i for i in range(6) if mask >> i & 1) for mask, j, _ in first)
+
+
+# ------------------------------------------------------------------------------------------------
+# Small sizes, value types, inputs
+
+
+def test_one_two_and_three_cities():
+    one = hk.solve([[5]], backend="cpu")
+    assert one.value == 0 and one.solution == [0] and one.checked
+    two = hk.solve([[0, 3], [4, 0]], backend="cpu")
+    assert two.value == 7 and two.solution == [0, 1]
+    three = np.array([[0, 1, 10], [10, 0, 1], [1, 10, 0]])
+    sol = hk.solve(three, backend="cpu")
+    assert sol.value == 3 and sol.solution == [0, 1, 2]
+    assert hk.solve(three.T, backend="cpu").solution == [0, 2, 1]
+
+
+def test_value_types():
+    small = np.full((4, 4), 1000)
+    assert hk.value_dtype(hk.from_matrix(small).matrix) == np.int32
+    big = np.full((4, 4), 2**30)
+    assert hk.value_dtype(hk.from_matrix(big).matrix) == np.int64
+    assert hk.value_dtype(hk.from_matrix(small / 3).matrix) == np.float64
+    d = np.random.default_rng(1).integers(2**33, 2**34, (7, 7))
+    sol = hk.solve(d, backend="cpu")
+    assert sol.details["value_dtype"] == "int64"
+    assert_valid(sol, d)
+    with pytest.raises(InputError, match="beyond int64"):
+        hk.value_dtype(hk.from_matrix(np.full((3, 3), 2**62)).matrix)
+
+
+def test_diagonal_is_ignored_and_negative_distances_are_fine():
+    d = np.array([[np.nan, 2.0, 9.0], [1.0, np.inf, -3.0], [4.0, 7.0, -1e300]])
+    assert_valid(hk.solve(d, backend="cpu"), np.nan_to_num(d, nan=0, posinf=0, neginf=0))
+
+
+@pytest.mark.parametrize(
+    "d,match",
+    [
+        (np.zeros((2, 3)), "square"),
+        (np.zeros((0, 0)), "at least one"),
+        (np.array([[0, np.nan], [1, 0]]), "NaN"),
+        (np.array([[0, np.inf], [1, 0]]), "allow_infinite"),
+        (np.array([[0, -np.inf], [1, 0]]), "-inf"),
+        (np.array([[True, False], [False, True]]), "integers or reals"),
+        ([["a", "b"], ["c", "d"]], "integers or reals"),
+        ([[0, None], [1, 0]], "integers or reals"),
+    ],
+)
+def test_bad_matrices_name_the_field(d, match):
+    with pytest.raises(InputError, match=match) as e:
+        hk.solve(d, backend="cpu")
+    assert e.value.field == "distances"
+
+
+def test_infinite_distances_when_allowed():
+    d = np.array([[0, 1, np.inf, 5], [np.inf, 0, 1, np.inf], [np.inf, np.inf, 0, 1], [1, np.inf, np.inf, 0]])
+    sol = hk.solve(d, backend="cpu", allow_infinite=True)
+    assert sol.value == 4 and sol.solution == [0, 1, 2, 3]
+    d[2, 3] = np.inf
+    with pytest.raises(InputError, match="no tour of finite length"):
+        hk.solve(d, backend="cpu", allow_infinite=True)
+
+
+def test_networkx_graphs():
+    rng = np.random.default_rng(4)
+    d = rng.integers(1, 100, (6, 6))
+    names = ["Oslo", "Bergen", "Tromsø", "Bodø", "Ålesund", "Stavanger"]
+    g = nx.Graph()
+    for i, j in itertools.combinations(range(6), 2):
+        g.add_edge(names[i], names[j], weight=int(d[i, j]))
+    sym = np.triu(d, 1) + np.triu(d, 1).T
+    sol = hk.solve(g, backend="cpu")
+    assert sol.solution[0] == "Oslo" and sol.details["value_dtype"] == "int32"
+    assert_valid(sol, sym, labels=names)
+    dg = nx.DiGraph()
+    for i, j in itertools.permutations(range(6), 2):
+        dg.add_edge(i, j, km=float(d[i, j]) / 7)
+    sol = hk.solve(dg, backend="cpu", weight="km")
+    assert not sol.details["symmetric"] and sol.details["value_dtype"] == "float64"
+    assert_valid(sol, d / 7)
+
+
+def test_networkx_bad_graphs():
+    g = nx.complete_graph(5)
+    nx.set_edge_attributes(g, 3, "weight")
+    g.remove_edge(1, 3)
+    with pytest.raises(InputError, match="no edge from 1 to 3") as e:
+        hk.solve(g, backend="cpu")
+    assert e.value.field == "graph"
+    sol = hk.solve(g, backend="cpu", allow_infinite=True)
+    closed = sol.solution + sol.solution[:1]
+    assert sol.value == 15 and (1, 3) not in {tuple(sorted(e)) for e in zip(closed, closed[1:], strict=False)}
+    g.add_edge(1, 3)
+    with pytest.raises(InputError, match="no 'weight' attribute"):
+        hk.solve(g, backend="cpu")
+    with pytest.raises(InputError, match="multigraph"):
+        hk.solve(nx.MultiGraph(g), backend="cpu")
+
+
+def test_check_catches_a_wrong_tour():
+    d = np.random.default_rng(2).integers(1, 50, (6, 6))
+    sol = hk.solve(d, backend="cpu")
+    sol.value += 1
+    with pytest.raises(CheckError, match="length"):
+        sol.check()
+    sol = hk.solve(d, backend="cpu")
+    sol.details["tour_index"] = [0, 1, 1, 3, 4, 5]
+    with pytest.raises(CheckError, match="permutation"):
+        sol.check()
+    sol = hk.solve(d, backend="cpu")
+    sol.details["tour_index"] = sol.details["tour_index"][1:] + sol.details["tour_index"][:1]
+    with pytest.raises(CheckError, match="start"):
+        sol.check()
+
+
+def test_spill_to_disk_gives_the_same_tour():
+    d = np.random.default_rng(9).random((10, 10))
+    mem = hk.solve(d, backend="cpu")
+    disk = hk.solve(d, backend="cpu", memory_budget=64)
+    assert disk.stats.spilled_to_disk and disk.solution == mem.solution
+
+
+# ------------------------------------------------------------------------------------------------
+# TSPLIB instances and the memory refusal
+
+
+@pytest.mark.parametrize("name", ["burma14", "ulysses16", "gr17"])
+def test_tsplib_instances_reproduce_their_optima(name):
+    sol = hk.solve(DATA / f"{name}.tsp", backend="cpu")
+    assert sol.value == optima()[name]
+    assert sol.solution[0] == 1 and sorted(sol.solution) == list(range(1, len(sol.solution) + 1))
+    assert sol.details["name"] == name or sol.details["name"].startswith(name)
+
+
+@pytest.mark.skipif(not SHARED.exists(), reason="../shared/data/tsplib is not beside this checkout")
+def test_copied_instances_are_the_shared_ones():
+    for name in ("burma14.tsp", "ulysses16.tsp", "gr17.tsp", "a280.tsp", "optima.txt"):
+        assert (DATA / name).read_bytes() == (SHARED / name).read_bytes()
+
+
+def test_a280_is_refused_before_anything_runs(monkeypatch):
+    def no(*a, **k):
+        raise AssertionError("must not get this far")
+
+    monkeypatch.setattr(hk, "sweep", no)
+    monkeypatch.setattr(tsplib.TSPLIBInstance, "matrix", no)
+    with pytest.raises(InputError) as e:
+        hk.solve(DATA / "a280.tsp", backend="cpu")
+    msg = str(e.value)
+    assert e.value.field == "cities" and "a280 (280 cities)" in msg
+    assert "e+85 bytes of decisions" in msg and "n ≈ 30 is the practical limit" in msg
+
+
+def test_memory_figures():
+    need = hk.memory_needed(30, np.int32, "cuda")
+    assert need["states"] == 29 * 2**28
+    assert need["transitions"] == 29 * 28 * 2**27 + 2 * 29
+    assert 4.5e9 < need["decisions"] < 5.0e9  # 5 bits a state, in 32-cell words per layer
+    assert need["values"] == 2 * math.comb(29, 15) * 15 * 4  # the widest layer, |S| = 15
+    assert need["device"] > need["values"]
+    assert hk.memory_needed(30, np.int32, "cpu")["device"] == 0
+
+
+def test_refuses_what_does_not_fit_here(monkeypatch):
+    monkeypatch.setattr(hk, "available_memory", lambda: 1000)
+    d = np.ones((14, 14))
+    with pytest.raises(InputError, match="of host memory") as e:
+        hk.solve(d, backend="cpu")
+    assert "n ≈ 30" in str(e.value)
+    monkeypatch.setattr(hk.shutil, "disk_usage", lambda where: type("U", (), {"free": 10})())
+    with pytest.raises(InputError, match="free disk"):
+        hk.solve(d, backend="cpu", memory_budget=100)
+    with pytest.raises(InputError, match="at most 33 cities"):
+        hk.solve(np.ones((34, 34)), backend="cpu")
+
+
+# ------------------------------------------------------------------------------------------------
+# CLI and example
+
+
+def test_cli_solve_json(capsys):
+    assert main(["solve", "tsp", str(DATA / "gr17.tsp"), "--backend", "cpu", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["length"] == 2085 == out["value"] and out["tour"][0] == 1 and len(out["tour"]) == 17
+    assert out["stats"]["backend"] == "cpu" and out["stats"]["transitions"] == hk.transitions(17)
+    assert main(["solve", "tsp", str(DATA / "ulysses16.tsp"), "--backend", "cpu"]) == 0
+    text = capsys.readouterr().out
+    assert "tour length 6859 through 16 cities" in text
+    assert main(["solve", "tsp", str(DATA / "a280.tsp")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "n ≈ 30 is the practical limit" in err[0]
+
+
+def test_cli_bench_writes_json(tmp_path, capsys):
+    out = tmp_path / "b.json"
+    args = ["bench", "tsp", "--sizes", "5,7", "--backends", "cpu", "--out", str(out), "--peer-timeout", "60"]
+    assert main(args + ["--layouts", "position,subset"]) == 0
+    d = json.loads(out.read_text())
+    assert d["benchmark"] == "tsp" and not d["lengths_disagree"]
+    assert [(r["cities"], r["layout"]) for r in d["results"]] == [(5, "position"), (7, "position")]
+    assert all(r["transitions_per_second"] > 0 and r["bytes_evicted"] > 0 for r in d["results"])
+    assert d["peers"] and d["peers"][0]["cities"] == 5
+
+
+def test_example_runs_without_matplotlib_or_with_it(tmp_path, capsys):
+    png = tmp_path / "tour.png"
+    runpy.run_path(str(EXAMPLE), run_name="not_main")["main"](["--backend", "cpu", "--plot", str(png)])
+    out = capsys.readouterr().out
+    assert "tour length 6859 (GEO, 16 cities)" in out and "networkx" in out
+    assert png.exists() or "plot skipped" in out
