@@ -26,6 +26,7 @@ BENCHES = {
     "subset-sum": "gpudp.problems.subset_sum",
     "knapsack-bb": "gpudp.problems.knapsack_bb",
     "tsp": "gpudp.problems.tsp_bench",
+    "knapsack": "gpudp.problems.knapsack_dp_bench",
 }
 
 

@@ -21,7 +21,15 @@ from .errors import InputError
 from .recurrence import GridRecurrence, LayeredRecurrence, Recurrence
 from .schedule import Schedule, derive
 from .solution import Stats
-from .store import DecisionStore, LayerLayout, TileLayout, layer_decision, tile_decision
+from .store import (
+    BandStore,
+    DecisionStore,
+    LayerLayout,
+    TileLayout,
+    band_decision,
+    layer_decision,
+    tile_decision,
+)
 
 #: default tile (rows, columns) per backend for unit-window grids
 DEFAULT_TILE = {"cpu": (256, 512), "cuda": (256, 256)}
@@ -42,16 +50,29 @@ class Plan:
     n_units: int
     cells: int
     chunks: list[tuple[int, int]] = field(default_factory=list)
+    #: layered: the computed cells ``lo[t] <= k < hi[t]`` of each layer (the active range)
+    lo: np.ndarray | None = None
+    hi: np.ndarray | None = None
+    #: layered: the groups of 32 cells each kernel writes words for: ``g0[t] <= g < g0[t] + gn[t]``
+    #: (every group of the layer in the plain store, the computed ones for the bands codec)
+    g0: np.ndarray | None = None
+    gn: np.ndarray | None = None
+    #: layered: "plain" (``layout`` is the store's) or "bands" (``layout`` is the device slab's:
+    #: the computed groups of each layer; the store keeps bands, see :class:`gpudp.store.BandStore`)
+    codec: str = "plain"
 
     def unit_cells(self, u0: int, u1: int) -> int:
         if self.kind == "layered":
-            return int(self.sizes[u0:u1].sum())
+            return int((self.hi[u0:u1] - self.lo[u0:u1]).sum())
         lay = self.layout
         return int(lay.diag_off[u1] - lay.diag_off[u0]) * lay.bh * lay.tw
 
     def make_chunks(self, max_words: int, max_cells: int):
         """Group consecutive units so that each chunk's decisions fit ``max_words`` words."""
         lay = self.layout
+        if self.kind == "layered":
+            self.chunks = _greedy_chunks(lay.woff, _cumulative(self.hi - self.lo), max_words, max_cells)
+            return
         self.chunks = []
         u0 = 0
         while u0 < self.n_units:
@@ -65,6 +86,28 @@ class Plan:
             u0 = u1
 
 
+def _cumulative(x: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(x) + 1, np.int64)
+    np.cumsum(x, out=out[1:])
+    return out
+
+
+def _greedy_chunks(woff: np.ndarray, cum: np.ndarray, max_words: int, max_cells: int) -> list:
+    """Cut units ``0..len(woff) - 1`` greedily: each chunk as long as its words (``woff``) and cells
+    (``cum``, both cumulative) stay within the limits, and at least one unit long."""
+    n = len(woff) - 1
+    chunks, u0 = [], 0
+    while u0 < n:
+        u1 = min(
+            int(np.searchsorted(woff, woff[u0] + max_words, side="right")) - 1,
+            int(np.searchsorted(cum, cum[u0] + max_cells, side="right")) - 1,
+        )
+        u1 = min(max(u1, u0 + 1), n)
+        chunks.append((u0, u1))
+        u0 = u1
+    return chunks
+
+
 @dataclass
 class SweepResult:
     """The outcome of a sweep: boundary values of the result, the decisions, the statistics.
@@ -76,7 +119,7 @@ class SweepResult:
 
     recurrence: Recurrence
     plan: Plan
-    store: DecisionStore | None
+    store: DecisionStore | BandStore | None
     stats: Stats
     last_row: np.ndarray | None = None
     last_col: np.ndarray | None = None
@@ -86,7 +129,7 @@ class SweepResult:
         """The decision recorded for one cell: ``(i, j)`` of a grid or ``(t, k)`` of layers."""
         self._need_store()
         a, b = (int(x) for x in cell)
-        return int(_decode_one(self.plan, self.store.words, a, b))
+        return int(_decode_one(self.plan, self.store, a, b))
 
     def traceback(self, start) -> np.ndarray:
         """Walk ``back`` from ``start`` until leaving the grid (or layer 0).
@@ -104,7 +147,8 @@ class SweepResult:
         maxlen = (self.plan.schedule.num_wavefronts if self.plan.schedule else self.plan.n_units) + 1
         if self.plan.kind == "tiled":
             maxlen = self.plan.rows + self.plan.cols + 1
-        return walker(a, b, self.plan.rows, self.plan.cols, maxlen, self.store.words, *lay.params(), *data)
+        params = self.store.params() if self.plan.codec == "bands" else lay.params()
+        return walker(a, b, self.plan.rows, self.plan.cols, maxlen, self.store.words, *params, *data)
 
     def _need_store(self):
         if self.store is None:
@@ -132,8 +176,9 @@ def plan_sweep(rec: Recurrence, backend: str, tile=None) -> Plan:
             return Plan("tiled", rows, cols, sched, lay, None, lay.num_diagonals, rows * cols)
         n = sched.num_wavefronts
         sizes = np.full(n, sched.positions, dtype=np.int64)
-        lay = LayerLayout(sizes, bits)
-        return Plan("layered", rows, cols, sched, lay, sizes, n, rows * cols)
+        return _layered_plan(
+            rows, cols, sched, sizes, np.zeros(n, np.int64), sizes, bits, "plain", rows * cols
+        )
     if isinstance(rec, LayeredRecurrence):
         n = int(rec.num_layers())
         if n < 0:
@@ -141,9 +186,24 @@ def plan_sweep(rec: Recurrence, backend: str, tile=None) -> Plan:
         sizes = np.array([int(rec.layer_size(t)) for t in range(n)], dtype=np.int64)
         if (sizes < 0).any():
             raise InputError("layer_size", "layer sizes must be >= 0")
-        lay = LayerLayout(sizes, bits)
-        return Plan("layered", 0, 0, None, lay, sizes, n, int(sizes.sum()))
+        lo, hi = rec._checked_active_range(sizes)
+        codec = cls.decision_codec if bits else "plain"
+        return _layered_plan(0, 0, None, sizes, lo, hi, bits, codec, int((hi - lo).sum()))
     raise TypeError(f"{type(rec).__name__} is neither a GridRecurrence nor a LayeredRecurrence")
+
+
+def _layered_plan(rows, cols, sched, sizes, lo, hi, bits, codec, cells) -> Plan:
+    """A layered plan: which groups of 32 cells each layer's kernel covers, and the word layout."""
+    first = lo // 32
+    active = np.where(hi > lo, -(-hi // 32) - first, 0)
+    if codec == "plain" and bits:
+        g0, gn = np.zeros_like(sizes), (sizes + 31) // 32  # whole layers: zeros outside the range
+        lay = LayerLayout(sizes, bits)
+    else:
+        g0, gn = first, active
+        lay = LayerLayout(active * 32, bits)
+    n = len(sizes)
+    return Plan("layered", rows, cols, sched, lay, sizes, n, cells, lo=lo, hi=hi, g0=g0, gn=gn, codec=codec)
 
 
 def _fit_tile(tile, rows: int, cols: int, backend: str) -> tuple[int, int]:
@@ -185,10 +245,15 @@ def sweep(
             from .backends import cuda as cuda_backend
 
             allocate = cuda_backend.pinned_words
-        store = DecisionStore(plan.layout.n_words, memory_budget, allocate=allocate)
+        if plan.codec == "bands":
+            full = LayerLayout(plan.sizes, bits).n_words
+            store = BandStore(plan.lo, plan.hi, bits, memory_budget, full_words=full)
+        else:
+            store = DecisionStore(plan.layout.n_words, memory_budget, allocate=allocate)
     stats = Stats(backend=backend, device=backends.device_name(backend), cells=plan.cells)
     stats.extra["schedule"] = plan.schedule.kind() if plan.schedule else "layers"
     stats.extra["decision_store_bytes"] = store.nbytes if store else 0
+    stats.extra["decision_codec"] = plan.codec
     if backend == "cuda":
         from .backends import cuda as runner
     else:
@@ -205,6 +270,10 @@ def sweep(
     stats.seconds = time.perf_counter() - t_start
     stats.bytes_evicted = store.nbytes if store else 0
     stats.spilled_to_disk = bool(store and store.on_disk)
+    if plan.codec == "bands":
+        stats.extra["decision_store_bytes"] = store.nbytes
+        stats.extra["uncompressed_bytes"] = store.full_words * 4
+        stats.extra["compression"] = store.nbytes / max(store.full_words * 4, 1)
     return SweepResult(rec, plan, store, stats, **out)
 
 
@@ -252,7 +321,8 @@ def _progress_bar(total: int, progress):
     )
 
 
-def _decode_one(plan: Plan, words, a: int, b: int) -> int:
+def _decode_one(plan: Plan, store, a: int, b: int) -> int:
+    words = store.words
     if plan.kind == "tiled":
         if not (0 <= a < plan.rows and 0 <= b < plan.cols):
             raise IndexError(f"cell ({a}, {b}) outside the {plan.rows} x {plan.cols} grid")
@@ -265,6 +335,8 @@ def _decode_one(plan: Plan, words, a: int, b: int) -> int:
         return layer_decision(words, t, a if s.by_row_index else b, *plan.layout.params())
     if not (0 <= a < plan.n_units and 0 <= b < plan.sizes[a]):
         raise IndexError(f"cell ({a}, {b}) outside the layers")
+    if plan.codec == "bands":
+        return band_decision(words, a, b, *store.params())
     return layer_decision(words, a, b, *plan.layout.params())
 
 
@@ -291,12 +363,12 @@ def walk(i, j, R, C, maxlen, words{lp}{da}):
 """
 
 _LAYER_WALK = """
-def walk(t, k, R, C, maxlen, words, woff, bits{da}):
+def walk(t, k, R, C, maxlen, words{lp}{da}):
     path = np.empty((maxlen, 3), np.int64)
     n = 0
-    L = woff.shape[0] - 1
+    L = maxlen - 1
     while t >= 0 and t < L:
-        d = layer_decision(words, t, k, woff, bits)
+        d = {decode}
         path[n, 0] = t
         path[n, 1] = k
         path[n, 2] = d
@@ -316,7 +388,7 @@ def _walker(rec_cls, n_data: int, plan: Plan):
     from .backends.cpu import njit
 
     s = plan.schedule
-    key = (rec_cls, n_data, plan.kind, s and (s.a, s.b))
+    key = (rec_cls, n_data, plan.kind, s and (s.a, s.b), plan.codec)
     if key in _WALKERS:
         return _WALKERS[key]
     if not hasattr(rec_cls, "back"):
@@ -327,10 +399,14 @@ def _walker(rec_cls, n_data: int, plan: Plan):
         "back": njit(rec_cls.back),
         "tile_decision": tile_decision,
         "layer_decision": layer_decision,
+        "band_decision": band_decision,
     }
     da = data_args(n_data)
-    if s is None:
-        src = _LAYER_WALK.format(da=da)
+    if s is None and plan.codec == "bands":
+        lp = ", lo, hi, lead_n, band_n, band_off, lead_w, trail_w, bits"
+        src = _LAYER_WALK.format(lp=lp, da=da, decode=f"band_decision(words, t, k{lp})")
+    elif s is None:
+        src = _LAYER_WALK.format(lp=", woff, bits", da=da, decode="layer_decision(words, t, k, woff, bits)")
     elif plan.kind == "tiled":
         src = _GRID_WALK.format(
             lp=", bh, tw, ni, nj, bits, diag_off, rpt",

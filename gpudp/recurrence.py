@@ -28,6 +28,8 @@ import numpy as np
 from .errors import InputError
 
 _DTYPES = (np.int32, np.int64, np.float32, np.float64)
+#: decision-store codecs a LayeredRecurrence may declare
+CODECS = ("plain", "bands")
 
 
 class Recurrence:
@@ -128,9 +130,22 @@ class LayeredRecurrence(Recurrence):
         def back(t, k, decision, *data) -> (t2, k2)
 
     ``prev_w`` is the array of layer ``t - w``'s values (holding ``fill`` when ``t - w < 0``).
+
+    Optional:
+
+    ``active_range(self) -> (lo, hi)``
+        two integer arrays over the layers: only cells ``lo[t] <= k < hi[t]`` of layer ``t`` are
+        computed; the others keep decision 0 and an unspecified value, and the recurrence promises
+        that no cell (and no ``back``) reads them. ``None`` (the default) computes every cell.
+    ``decision_codec``
+        how the decision store keeps each layer's words: ``"plain"`` (every word of every layer) or
+        ``"bands"``: per layer, the leading and the trailing run of one repeated word (group of
+        ``decision_bits`` words) are kept as two run values, and only the band of words between
+        them is stored. Worth it when decisions are constant towards both ends of a layer.
     """
 
     window = 1
+    decision_codec = "plain"
 
     def num_layers(self) -> int:
         raise NotImplementedError
@@ -138,8 +153,40 @@ class LayeredRecurrence(Recurrence):
     def layer_size(self, t: int) -> int:
         raise NotImplementedError
 
+    def active_range(self):
+        return None
+
     @classmethod
     def _validate_class(cls):
         super()._validate_class()
         if not (isinstance(cls.window, int) and cls.window >= 1):
             raise TypeError(f"{cls.__name__}.window must be an int >= 1")
+        if cls.decision_codec not in CODECS:
+            raise TypeError(f"{cls.__name__}.decision_codec must be one of {', '.join(CODECS)}")
+
+    def _checked_active_range(self, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(lo, hi)`` as int64 arrays, checked against the layer sizes (InputError otherwise)."""
+        got = self.active_range()
+        if got is None:
+            return np.zeros(len(sizes), np.int64), sizes.copy()
+        try:
+            lo, hi = got
+        except (TypeError, ValueError):
+            raise InputError("active_range", "must return a pair (lo, hi) of arrays, or None") from None
+        out = []
+        for name, a in (("lo", lo), ("hi", hi)):
+            a = np.asarray(a)
+            if a.shape != sizes.shape:
+                raise InputError("active_range", f"{name} must hold one value per layer ({len(sizes)})")
+            if a.size and a.dtype.kind not in "iu":
+                raise InputError("active_range", f"{name} must be integers, got {a.dtype}")
+            out.append(a.astype(np.int64))
+        lo, hi = out
+        bad = np.flatnonzero((lo < 0) | (lo > hi) | (hi > sizes))
+        if bad.size:
+            t = int(bad[0])
+            raise InputError(
+                "active_range",
+                f"layer {t}: need 0 <= lo <= hi <= layer_size, got lo={lo[t]}, hi={hi[t]}, size={sizes[t]}",
+            )
+        return lo, hi

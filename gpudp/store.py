@@ -15,6 +15,9 @@ slice of the store:
                 columns behind lane 0, so with this shift every lane completes a word at the same
                 step and the warp writes its words together, coalesced.
 ``LayerLayout`` (layered sweeps) layers in order; inside a layer, ``[group of 32 cells][plane]``.
+
+A layered recurrence may instead declare the ``"bands"`` codec: :class:`BandStore` keeps, per layer,
+two run values and the band of words between the runs (``encode_bands``, ``band_decision``).
 """
 
 from __future__ import annotations
@@ -69,7 +72,31 @@ def parse_bytes(text) -> int:
         raise InputError("memory_budget", f"not a size in bytes: {text!r} (e.g. 512M, 8G)") from e
 
 
-class DecisionStore:
+class _Spilling:
+    """What the stores share: ``words`` may live in a memmap in a temporary folder of their own,
+    removed with it by ``close()`` (or when the store is collected)."""
+
+    _dir = None
+
+    def _spill_path(self, where: str, prefix: str, name: str) -> str:
+        self._dir = tempfile.mkdtemp(prefix=prefix, dir=where)
+        return os.path.join(self._dir, name)
+
+    def close(self):
+        if self._dir is not None:
+            words, self.words = self.words, None
+            del words
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class DecisionStore(_Spilling):
     """A flat uint32 array of ``n_words`` words, in memory or spilled to a disk memmap."""
 
     def __init__(self, n_words: int, budget: int | None = None, allocate=None, spill_dir=None):
@@ -88,26 +115,12 @@ class DecisionStore:
                     f"budget ({self.budget / 2**30:.2f} GiB) and over the free disk in {where} "
                     f"({free / 2**30:.2f} GiB)",
                 )
-            self._dir = tempfile.mkdtemp(prefix="gpudp-store-", dir=where)
-            path = os.path.join(self._dir, "decisions.u32")
+            path = self._spill_path(where, "gpudp-store-", "decisions.u32")
             self.words = np.memmap(path, dtype=WORD, mode="w+", shape=(max(self.n_words, 1),))
         elif allocate is not None:
             self.words = allocate(max(self.n_words, 1))
         else:
             self.words = np.zeros(max(self.n_words, 1), dtype=WORD)
-
-    def close(self):
-        if self._dir is not None:
-            words, self.words = self.words, None
-            del words
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 @dataclass
@@ -199,3 +212,205 @@ def layer_decision(words, t, k, woff, bits):
     for b in range(bits):
         out |= ((words[base + b] >> lane) & 1) << b
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The "bands" codec: per layer, a leading and a trailing run of one repeated group of words are
+# kept as two run values; only the band of groups between them is stored.
+# ---------------------------------------------------------------------------------------------
+
+#: a band store starts with room for this many words and doubles as bands arrive
+BAND_START_WORDS = 1 << 16
+
+
+class BandStore(_Spilling):
+    """Band-compressed decisions of a layered sweep, filled chunk by chunk.
+
+    Per layer ``t`` (whose cells ``lo[t] <= k < hi[t]`` were computed, in groups of 32 from group
+    ``lo[t] // 32``): ``lead_n[t]`` groups equal to ``lead_w[t]``, then ``band_n[t]`` groups stored
+    at ``words[band_off[t]:]`` (``bits`` words a group), then groups equal to ``trail_w[t]`` up to
+    the layer's last computed group. Cells outside ``[lo[t], hi[t])`` decode as 0.
+
+    The band words grow in memory (doubling) up to the memory budget, then move to a disk memmap
+    that grows in the same way; a growth that the free disk cannot hold raises
+    :class:`gpudp.InputError` with the figures.
+    """
+
+    def __init__(self, lo, hi, bits: int, budget=None, spill_dir=None, full_words: int = 0):
+        self.lo, self.hi, self.bits = lo, hi, int(bits)
+        n = len(lo)
+        self.lead_n = np.zeros(n, np.int64)
+        self.band_n = np.zeros(n, np.int64)
+        self.band_off = np.zeros(n, np.int64)
+        self.lead_w = np.zeros((n, max(self.bits, 1)), WORD)
+        self.trail_w = np.zeros((n, max(self.bits, 1)), WORD)
+        self.budget = default_budget() if budget is None else parse_bytes(budget)
+        self.spill_dir = spill_dir or os.environ.get("GPUDP_SPILL_DIR") or tempfile.gettempdir()
+        #: words the plain layout would have taken (for the compression factor)
+        self.full_words = int(full_words)
+        self.size = 0
+        self.on_disk = False
+        self._dir = None
+        self.words = np.zeros(min(BAND_START_WORDS, max(self.budget // WORD_BYTES, 1)), WORD)
+
+    @property
+    def header_bytes(self) -> int:
+        return sum(a.nbytes for a in (self.lead_n, self.band_n, self.band_off, self.lead_w, self.trail_w))
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes kept: the band words and the per-layer headers."""
+        return self.size * WORD_BYTES + self.header_bytes
+
+    def _grow(self, need: int):
+        cap = max(2 * len(self.words), need)
+        if not self.on_disk and cap * WORD_BYTES + self.header_bytes <= self.budget:
+            bigger = np.zeros(cap, WORD)
+            bigger[: self.size] = self.words[: self.size]
+            self.words = bigger
+            return
+        free = shutil.disk_usage(self.spill_dir).free + (len(self.words) * WORD_BYTES if self.on_disk else 0)
+        if cap * WORD_BYTES > free:
+            cap = need  # no room to double: try the exact size
+        if cap * WORD_BYTES > free:
+            raise InputError(
+                "memory_budget",
+                f"the band-compressed decisions need {need * WORD_BYTES / 2**30:.2f} GiB so far "
+                f"({self.full_words * WORD_BYTES / 2**30:.2f} GiB uncompressed); that is over the memory "
+                f"budget ({self.budget / 2**30:.2f} GiB) and over the free disk in {self.spill_dir} "
+                f"({free / 2**30:.2f} GiB)",
+            )
+        if not self.on_disk:
+            path = self._spill_path(self.spill_dir, "gpudp-bands-", "bands.u32")
+            mm = np.memmap(path, dtype=WORD, mode="w+", shape=(cap,))
+            mm[: self.size] = self.words[: self.size]
+            self.words, self.on_disk = mm, True
+            return
+        path = self.words.filename
+        self.words.flush()
+        self.words = None
+        with open(path, "r+b") as f:
+            f.truncate(cap * WORD_BYTES)
+        self.words = np.memmap(path, dtype=WORD, mode="r+", shape=(cap,))
+
+    def append(self, words) -> int:
+        """Add band words at the end; return the offset where they start."""
+        n = len(words)
+        if self.size + n > len(self.words):
+            self._grow(self.size + n)
+        off = self.size
+        self.words[off : off + n] = words
+        self.size += n
+        return off
+
+    def params(self) -> tuple:
+        """What the compiled decoder :func:`band_decision` needs after the words."""
+        return (
+            self.lo,
+            self.hi,
+            self.lead_n,
+            self.band_n,
+            self.band_off,
+            self.lead_w,
+            self.trail_w,
+            self.bits,
+        )
+
+
+@numba.njit(cache=True, nogil=True)
+def band_decision(words, t, k, lo, hi, lead_n, band_n, band_off, lead_w, trail_w, bits):
+    if k < lo[t] or k >= hi[t]:
+        return 0
+    g = k // 32 - lo[t] // 32
+    lane = k % 32
+    out = 0
+    if g < lead_n[t]:
+        for b in range(bits):
+            out |= ((np.int64(lead_w[t, b]) >> lane) & 1) << b
+    elif g < lead_n[t] + band_n[t]:
+        base = band_off[t] + (g - lead_n[t]) * bits
+        for b in range(bits):
+            out |= ((np.int64(words[base + b]) >> lane) & 1) << b
+    else:
+        for b in range(bits):
+            out |= ((np.int64(trail_w[t, b]) >> lane) & 1) << b
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def edge_word(x, g, ng, lo_bit, hi_bit):
+    """Word ``x`` of group ``g`` (of ``ng``) with the bits outside the computed cells replaced by the
+    nearest computed cell's bit (the first group's bits below ``lo_bit``, the last group's bits
+    above ``hi_bit``), so that runs of all-0 or all-1 words reach the ends of the layer."""
+    x = np.int64(x)
+    if g == 0 and lo_bit > 0:
+        below = (np.int64(1) << lo_bit) - 1
+        x = x | below if (x >> lo_bit) & 1 else x & ~below
+    if g == ng - 1 and hi_bit < 31:
+        above = np.int64(0xFFFFFFFF) & ~((np.int64(2) << hi_bit) - 1)
+        x = x | above if (x >> hi_bit) & 1 else x & ~above
+    return x
+
+
+@numba.njit(cache=True, nogil=True)
+def _group_differs(words, base, g, ng, bits, lo_bit, hi_bit, run):
+    for q in range(bits):
+        x = np.int64(words[base + g * bits + q])
+        if g == 0 or g == ng - 1:
+            x = edge_word(x, g, ng, lo_bit, hi_bit)
+        if x != np.int64(run[q]):
+            return True
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
+def band_bounds(words, base, ng, bits, lo_bit, hi_bit, lead, trail):
+    """``(a, b)``: groups ``[0, a)`` equal ``lead``, groups ``[b, ng)`` equal ``trail`` (the first and
+    last group with their edge bits extended by :func:`edge_word`); the band is ``[a, b)``, empty
+    when ``a >= b``."""
+    a = ng
+    for g in range(1, ng):
+        if _group_differs(words, base, g, ng, bits, lo_bit, hi_bit, lead):
+            a = g
+            break
+    if a == ng:
+        return ng, ng
+    b = 0
+    for g in range(ng - 2, a - 1, -1):
+        if _group_differs(words, base, g, ng, bits, lo_bit, hi_bit, trail):
+            b = g + 1
+            break
+    return a, max(a, b)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def encode_bands(words, woff, wbase, t0, t1, lo, hi, bits, lead_n, band_n, band_off, lead_w, trail_w, out):
+    """Band-encode layers ``t0 <= t < t1`` whose computed groups sit at ``words[woff[t] - wbase:]``.
+
+    Writes each layer's header and its band words to ``out`` (offsets from 0, in layer order);
+    returns the number of words written. Layers are encoded in parallel."""
+    for t in numba.prange(t0, t1):
+        base = woff[t] - wbase
+        ng = (woff[t + 1] - woff[t]) // bits
+        lead_n[t] = 0
+        band_n[t] = 0
+        if ng == 0:
+            continue
+        g0 = lo[t] // 32
+        lo_bit = lo[t] - g0 * 32
+        hi_bit = hi[t] - 1 - (g0 + ng - 1) * 32
+        for q in range(bits):
+            lead_w[t, q] = edge_word(words[base + q], 0, ng, lo_bit, hi_bit)
+            trail_w[t, q] = edge_word(words[base + (ng - 1) * bits + q], ng - 1, ng, lo_bit, hi_bit)
+        a, b = band_bounds(words, base, ng, bits, lo_bit, hi_bit, lead_w[t], trail_w[t])
+        lead_n[t] = a
+        band_n[t] = b - a
+    pos = 0
+    for t in range(t0, t1):
+        band_off[t] = pos
+        pos += band_n[t] * bits
+    for t in numba.prange(t0, t1):
+        src = woff[t] - wbase + lead_n[t] * bits
+        for i in range(band_n[t] * bits):
+            out[band_off[t] + i] = words[src + i]
+    return pos

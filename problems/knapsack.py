@@ -4,13 +4,12 @@ Methods:
 
 - ``bb``: branch and bound on the frontier engine (:mod:`gpudp.problems.knapsack_bb`); any
   non-negative integer or real data.
-- ``dp``: dense dynamic programming on the wavefront engine (issue #3). **Not available yet**: asking
-  for it is an error that says so.
+- ``dp``: dense dynamic programming on the wavefront engine (:mod:`gpudp.problems.knapsack_dp`,
+  Boyer et al.); integer weights and capacity, integer or real profits.
 - ``auto`` (default): the rule is DP when the weights and the capacity are integers and the DP table
-  is small, ``n * (C + 1) <= DP_CELL_LIMIT`` (1e10 cells, seconds on the H100 at the DP engine's
-  measured rates), and B&B otherwise (real weights, or a capacity too large for a table). While the
-  DP solver does not exist, ``auto`` runs B&B in every case and says in ``details["method_note"]``
-  which method the rule picked.
+  is small, ``n * (C + 1) <= DP_CELL_LIMIT`` (1e10 cells: seconds on the H100 at the DP engine's
+  measured rates, minutes on a few CPU cores), and B&B otherwise (real weights, or a capacity too
+  large for a table). ``details["method_note"]`` says which method the rule picked.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 
-from gpudp.errors import InputError
+import numpy as np
 
 from . import knapsack_bb
 from .knapsack_io import KnapsackInstance, read_knapsack
@@ -32,7 +31,8 @@ def dp_available() -> bool:
 
 def rule(inst: KnapsackInstance) -> str:
     """The method ``auto`` picks by the documented rule ('dp' or 'bb'), availability aside."""
-    if inst.integral and isinstance(inst.capacity, int) and inst.n * (inst.capacity + 1) <= DP_CELL_LIMIT:
+    w, c = np.asarray(inst.weights), float(inst.capacity)
+    if np.all(w == np.round(w)) and c == round(c) and c < 2.0**62 and inst.n * (int(c) + 1) <= DP_CELL_LIMIT:
         return "dp"
     return "bb"
 
@@ -43,8 +43,11 @@ def cli_arguments(parser):
         "--method",
         default="auto",
         choices=["auto", "bb", "dp"],
-        help="bb: branch and bound; dp: dynamic programming (not available yet); auto: dp when the "
-        f"data are integers and n*(C+1) <= {DP_CELL_LIMIT:.0e}, else bb (bb for now in every case)",
+        help="bb: branch and bound; dp: dynamic programming (integer weights); auto: dp when the "
+        f"weights and capacity are integers and n*(C+1) <= {DP_CELL_LIMIT:.0e}, else bb",
+    )
+    parser.add_argument(
+        "--memory-budget", default=None, help="DP: host bytes for the decisions before they spill to disk"
     )
     parser.add_argument("--host-budget", type=float, default=None, help="bytes for the B&B host buffer")
     parser.add_argument("--time-limit", type=float, default=None, help="stop B&B after this many seconds")
@@ -55,19 +58,14 @@ def cli_arguments(parser):
 def cli_solve(args):
     inst = read_knapsack(args.file)
     method, note = args.method, None
-    if method == "dp":
-        raise InputError(
-            "method",
-            "the dynamic-programming knapsack solver (issue #3) is not available yet; use --method bb",
-        )
     if method == "auto":
-        picked = rule(inst)
-        if picked == "dp" and not dp_available():
-            note = "the rule picks dp for this instance, but the DP solver is not available yet: ran bb"
-        elif picked == "dp":
-            note = "the rule picks dp; the DP solver exists but is not wired to this front yet: ran bb"
-        else:
-            note = "the rule picks bb"
+        method = rule(inst)
+        note = f"the rule picks {method}"
+    if method == "dp":
+        from . import knapsack_dp
+
+        sol = knapsack_dp.solve_instance(inst, backend=args.backend, memory_budget=args.memory_budget)
+        return _finish(sol, inst, note)
     sol = knapsack_bb.solve_instance(
         inst,
         backend=args.backend,
@@ -76,6 +74,10 @@ def cli_solve(args):
         cpu_threshold=args.cpu_threshold,
         time_limit=args.time_limit,
     )
+    return _finish(sol, inst, note)
+
+
+def _finish(sol, inst, note):
     if note:
         sol.details["method_note"] = note
     if inst.known_solution is not None:
@@ -84,3 +86,19 @@ def cli_solve(args):
     if not sol.optimal:
         print(f"gpudp: warning: not proven optimal: {sol.details['message']}", file=sys.stderr)
     return sol
+
+
+def summary(sol) -> str:
+    """The optimum, the method, the items taken and what the solve cost, in a few lines."""
+    st, d = sol.stats, sol.details
+    taken = [int(i) for i in (sol.solution == 1).nonzero()[0]]
+    shown = ", ".join(map(str, taken[:20])) + (", ..." if len(taken) > 20 else "")
+    proven = "optimal" if sol.optimal else "not proven optimal"
+    lines = [
+        f"knapsack: {sol.value} ({proven}, checked; method {d.get('method')})",
+        f"items taken ({len(taken)}): {shown}",
+        f"weight {d.get('weight')}; {st.backend} on {st.device}: {st.seconds:.3f} s",
+    ]
+    if d.get("method_note"):
+        lines.append(d["method_note"])
+    return "\n".join(lines)

@@ -267,8 +267,8 @@ def test_cli_front_methods():
         "picks bb" in knapsack.cli_solve(parser.parse_args([f5, "--method", "auto"])).details["method_note"]
     )
     assert knapsack.cli_solve(parser.parse_args([f3, "--method", "bb"])).value == 35
-    with pytest.raises(InputError, match="not available yet"):
-        knapsack.cli_solve(parser.parse_args([f3, "--method", "dp"]))
+    dp = knapsack.cli_solve(parser.parse_args([f3, "--method", "dp"]))
+    assert dp.value == 35 and dp.details["method"] == "dp"
 
 
 gpu = pytest.mark.skipif(not cuda_usable(), reason="needs a real CUDA GPU")

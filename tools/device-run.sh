@@ -46,5 +46,12 @@ for stage in "${@:-all}"; do
       python3 -m gpudp.cli bench tsp --backends cpu --no-peers ${TSP_CPU_ARGS:-} \
         --out "$OUT/bench_tsp_cpu.json" 2>&1 | tee -a "$OUT/bench_tsp.log"
       if [ -n "$peer" ]; then wait $peer; tee -a "$OUT/bench_tsp.log" </tmp/bench_tsp_peer.log; fi ;;
+    knapsack)
+      # knapsack DP (issue 3): its GPU and simulator-marked tests on the GPU, then the benchmark
+      python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" tests/test_knapsack_dp.py \
+        tests/test_layer_ranges.py ${KNAPSACK_TESTS:-} 2>&1 | tee "$OUT/knapsack_tests.log"
+      [ -n "${KNAPSACK_TUNE:-}" ] && python3 tools/knapsack_tune.py $KNAPSACK_TUNE 2>&1 | tee "$OUT/knapsack_tune.log"
+      timeout ${KNAPSACK_TIMEOUT:-240} python3 -m gpudp.cli bench knapsack ${KNAPSACK_ARGS:-} \
+        --out "$OUT/bench_knapsack.json" 2>&1 | tee "$OUT/bench_knapsack.log" ;;
   esac
 done

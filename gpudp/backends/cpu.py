@@ -85,18 +85,21 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off{da}):
 """
 
 _LAYERED = """
-def run_layers(t0, t1, ring, sizes, woff, words, wbase, last_row, last_col, R, C{da}):
+def run_layers(t0, t1, ring, lo, hi, g0, gn, woff, words, wbase, last_row, last_col, R, C{da}):
     W1 = ring.shape[0]
     for t in range(t0, t1):
-        n = sizes[t]
+        a = lo[t]
+        b = hi[t]
         row = ring[t % W1]
-        for g in prange((n + 31) // 32):
+        for q in prange(gn[t]):
+            g = g0[t] + q
 {planes_init}
-            for lane in range(32):
-                p = g * 32 + lane
-                if p < n:
-                    v, dd = lcell(t, p, ring, W1, last_row, last_col, R, C{da})
-                    row[p] = v
+            if g * 32 + 32 > a and g * 32 < b:
+                for lane in range(32):
+                    p = g * 32 + lane
+                    if p >= a and p < b:
+                        v, dd = lcell(t, p, ring, W1, last_row, last_col, R, C{da})
+                        row[p] = v
 {planes_or}
 {planes_store}
 """
@@ -152,7 +155,9 @@ def tiled_runner(rec_cls, n_data: int, bh: int, tw: int):
 
 
 def layered_runner(rec_cls, n_data: int, schedule):
-    """The CPU layered sweep: layer after layer, groups of 32 cells of a layer in parallel."""
+    """The CPU layered sweep: layer after layer, groups of 32 cells of a layer in parallel, only the
+    cells of each layer's active range computed; each group's decision words are written (zeros for
+    groups outside the range)."""
     key = ("layered", rec_cls, n_data, schedule and (schedule.offsets, schedule.a, schedule.b))
     if key in _CACHE:
         return _CACHE[key]
@@ -163,11 +168,11 @@ def layered_runner(rec_cls, n_data: int, schedule):
     ns["lcell"] = njit(compile_source(layer_cell_source(rec_cls, n_data, schedule), "lcell", dict(ns)))
     init = "".join(f"w{b} = 0\n" for b in range(bits)) or "pass\n"
     orr = "".join(f"w{b} |= ((dd >> {b}) & 1) << lane\n" for b in range(bits)) or "pass\n"
-    store = "".join(f"words[woff[t] - wbase + g * {bits} + {b}] = w{b}\n" for b in range(bits)) or "pass\n"
+    store = "".join(f"words[woff[t] - wbase + q * {bits} + {b}] = w{b}\n" for b in range(bits)) or "pass\n"
     src = _LAYERED.format(
         da=data_args(n_data),
         planes_init=indent(init, 12),
-        planes_or=indent(orr, 20),
+        planes_or=indent(orr, 24),
         planes_store=indent(store, 12),
     )
     fn = njit(compile_source(src, "run_layers", ns), parallel=True)
@@ -212,11 +217,28 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
         last_row = np.full(max(cols, 1), cls.fill, vt)
         last_col = np.full(max(rows, 1), cls.fill, vt)
         woff = plan.layout.woff
-        fn(0, 0, ring, plan.sizes, woff, words, 0, last_row, last_col, rows, cols, *data)  # compile
+        ranges = (plan.lo, plan.hi, plan.g0, plan.gn, woff)
+        bands = plan.codec == "bands"
+        if bands:  # each chunk computes into a slab; its bands then go to the store
+            plan.make_chunks(max_words=CPU_SLAB_WORDS, max_cells=CPU_CHUNK_CELLS)
+            slab_words = (
+                max(
+                    plan.layout.words_of(u0, u1)[1] - plan.layout.words_of(u0, u1)[0]
+                    for u0, u1 in plan.chunks
+                )
+                if plan.chunks
+                else 1
+            )
+            words = np.zeros(max(slab_words, 1), np.uint32)
+            packed = np.zeros_like(words)
+        fn(0, 0, ring, *ranges, words, 0, last_row, last_col, rows, cols, *data)  # compile
         stats.extra["compile_seconds"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         for t0_, t1_ in plan.chunks:
-            fn(t0_, t1_, ring, plan.sizes, woff, words, 0, last_row, last_col, rows, cols, *data)
+            wbase = int(woff[t0_]) if bands else 0
+            fn(t0_, t1_, ring, *ranges, words, wbase, last_row, last_col, rows, cols, *data)
+            if bands:
+                _store_bands(store, plan, t0_, t1_, words, wbase, packed)
             if bar is not None:
                 bar.update(plan.unit_cells(t0_, t1_))
         if plan.schedule is not None:
@@ -226,6 +248,34 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
             out["last_layer"] = ring[last % (window + 1), : plan.sizes[last]].copy()
     stats.kernel_seconds = time.perf_counter() - t0
     return out
+
+
+#: decision words of one chunk's slab when the store keeps bands (a chunk is cut to fit)
+CPU_SLAB_WORDS = 1 << 22
+
+
+def _store_bands(store, plan, t0, t1, words, wbase, packed):
+    """Band-encode a finished chunk's slab and append the bands to the store."""
+    from ..store import encode_bands
+
+    s = store
+    n = encode_bands(
+        words,
+        plan.layout.woff,
+        wbase,
+        t0,
+        t1,
+        plan.lo,
+        plan.hi,
+        s.bits,
+        s.lead_n,
+        s.band_n,
+        s.band_off,
+        s.lead_w,
+        s.trail_w,
+        packed,
+    )
+    s.band_off[t0:t1] += s.append(packed[:n])
 
 
 def tiled_last_row(bottom, lay):

@@ -65,6 +65,16 @@ def device_name() -> str:
     return f"{name} (sm {cc}, {dev.MULTIPROCESSOR_COUNT} SMs)"
 
 
+def memory_info() -> tuple[int, int]:
+    """(free, total) bytes of device memory; the host's when running under the simulator."""
+    if is_simulator():
+        from ..store import available_memory
+
+        return available_memory(), available_memory()
+    free, total = cuda.current_context().get_memory_info()
+    return int(free), int(total)
+
+
 def device_jit(fn):
     """Compile a plain Python function as a CUDA device function, inlined into its callers."""
     if is_simulator():
@@ -150,6 +160,10 @@ _CACHE: dict = {}
 FULL = 0xFFFFFFFF
 #: threads per block of the layered kernel
 LAYER_THREADS = 256
+#: cells per thread per step of the layered kernel (computed before any is stored). 1 measured best
+#: on the H100 for the knapsack DP (2026-11-23: 84 GCUPS; 78 with 4, 63 with 8: more registers,
+#: fewer blocks, and a cell's branches keep the next cell's loads behind it); tools/knapsack_tune.py
+LAYER_UNROLL = 1
 
 _TILED = """
 def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off{da}):
@@ -240,27 +254,125 @@ def top(I, eb, c0, col, ncol, bottom{du}):
 """
 
 _LAYERED = """
-def run_layers(t0, t1, ring, sizes, woff, words, wbase, last_row, last_col, R, C{da}):
+def run_layers(t0, t1, ring, lo, hi, g0, gn, woff, words, wbase, last_row, last_col, R, C{da}):
     grid = cuda.cg.this_grid()
-    tid = cuda.grid(1)
-    nth = cuda.gridDim.x * cuda.blockDim.x
+    th = cuda.threadIdx.x
+    nb = cuda.gridDim.x
     lane = cuda.laneid
     W1 = ring.shape[0]
 {prologue}
     for t in range(t0, t1):
-        n = sizes[t]
-        base = 0
-        while base < n:
-            p = base + tid
-            dd = 0
-            if p < n:
-                v, dd = lcell(t, p, ring, W1, last_row, last_col, R, C{da})
-                ring[t % W1, p] = v
-{ballots}
-            base += nth
+        a = lo[t]
+        b = hi[t]
+        first = g0[t] * 32
+        stop = first + gn[t] * 32
+        span = ((gn[t] + nb - 1) // nb) * 32
+        base = first + cuda.blockIdx.x * span
+        end = min(base + span, stop)
+        while base < end:
+{cells}
+{stores}
+            base += UNROLL * cuda.blockDim.x
         if t + 1 < t1:
             grid.sync()
 """
+
+_ENCODE = """
+def encode(t0, t1, slab, woff, wbase, lo, hi, hdr, runs, out, count):
+    sh = cuda.shared.array(3, np.int64)
+    th = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    t = t0 + cuda.blockIdx.x
+    while t < t1:
+        base = woff[t] - wbase
+        ng = (woff[t + 1] - woff[t]) // BITS
+        g0 = lo[t] // 32
+        lo_bit = lo[t] - g0 * 32
+        hi_bit = hi[t] - 1 - (g0 + ng - 1) * 32
+        if th == 0:
+            sh[0] = ng
+            sh[1] = 0
+        cuda.syncthreads()
+        # one pass, four groups in flight per thread; a thread's own first / last mismatch first
+        amin = ng
+        bmax = 0
+        g = th
+        while g < ng:
+            for u in range(4):
+                gu = g + u * nt
+                if gu < ng:
+                    dl, dt = differs(slab, base, gu, ng, lo_bit, hi_bit)
+                    if dl:
+                        amin = min(amin, gu)
+                    if dt:
+                        bmax = max(bmax, gu + 1)
+            g += 4 * nt
+        if amin < ng:
+            cuda.atomic.min(sh, 0, amin)
+        if bmax > 0:
+            cuda.atomic.max(sh, 1, bmax)
+        cuda.syncthreads()
+        ga = sh[0]
+        gb = max(ga, sh[1]) if ga < ng else ng
+        r = t - t0
+        if th == 0:
+            sh[2] = cuda.atomic.add(count, 0, (gb - ga) * BITS)
+            hdr[r, 0] = ga
+            hdr[r, 1] = gb - ga
+            last = base + (ng - 1) * BITS
+            for q in range(BITS):
+                if ng > 0:
+                    runs[r, q] = edge_word(slab[base + q], 0, ng, lo_bit, hi_bit)
+                    runs[r, BITS + q] = edge_word(slab[last + q], ng - 1, ng, lo_bit, hi_bit)
+                else:
+                    runs[r, q] = 0
+                    runs[r, BITS + q] = 0
+        cuda.syncthreads()
+        off = sh[2]
+        if th == 0:
+            hdr[r, 2] = off
+        i = th
+        while i < (gb - ga) * BITS:
+            out[off + i] = slab[base + ga * BITS + i]
+            i += nt
+        cuda.syncthreads()
+        t += cuda.gridDim.x
+"""
+
+_DIFFERS = """
+def differs(slab, base, g, ng, lo_bit, hi_bit):
+    dl = False
+    dt = False
+    last = base + (ng - 1) * BITS
+    for q in range(BITS):
+        x = edge_word(slab[base + g * BITS + q], g, ng, lo_bit, hi_bit)
+        if x != edge_word(slab[base + q], 0, ng, lo_bit, hi_bit):
+            dl = True
+        if x != edge_word(slab[last + q], ng - 1, ng, lo_bit, hi_bit):
+            dt = True
+    return dl, dt
+"""
+
+_EDGE = """
+def edge_word(x, g, ng, lo_bit, hi_bit):
+    x = np.int64(x)
+    if g == 0 and lo_bit > 0:
+        below = (np.int64(1) << lo_bit) - 1
+        if (x >> lo_bit) & 1:
+            x = x | below
+        else:
+            x = x & ~below
+    if g == ng - 1 and hi_bit < 31:
+        above = np.int64(0xFFFFFFFF) & ~((np.int64(2) << hi_bit) - 1)
+        if (x >> hi_bit) & 1:
+            x = x | above
+        else:
+            x = x & ~above
+    return x
+"""
+
+#: threads per block of the band encoder (one block per layer, grid-stride over the chunk's layers)
+ENCODE_THREADS = 1024
 
 
 def _namespace(rec_cls):
@@ -417,8 +529,12 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
 
 
 def layered_kernel(rec_cls, n_data: int, schedule):
-    """A persistent (cooperative) kernel over layers: a grid-stride loop over the cells of a layer,
-    decision bit planes gathered by warp ballots, one grid sync between layers."""
+    """A persistent (cooperative) kernel over layers: each block sweeps one contiguous span of a
+    layer's groups of 32 cells (so that reads a little behind the current cell, such as knapsack's
+    ``c - w``, hit the block's cache), computing the cells of the active range; decision bit planes
+    gathered by warp ballots (zero words for groups outside the range); one grid sync between
+    layers. Each thread takes ``UNROLL`` cells a step, ``blockDim`` apart, and computes all of them
+    before it stores any: their loads are then independent of the stores, so they overlap."""
     key = ("layered", rec_cls, n_data, schedule and (schedule.offsets, schedule.a, schedule.b))
     if key in _CACHE:
         return _CACHE[key]
@@ -427,31 +543,66 @@ def layered_kernel(rec_cls, n_data: int, schedule):
     bits = rec_cls.decision_bits
     ns = _namespace(rec_cls)
     ns["lcell"] = device_jit(compile_source(layer_cell_source(rec_cls, n_data, schedule), "lcell", dict(ns)))
-    ballots = []
     sim = is_simulator()
-    for b in range(bits):
-        bit = f"((dd >> {b}) & 1)"
-        if sim:  # no warp ballot in the simulator: gather the warp's bits through shared memory
-            ballots += [
-                f"bal[cuda.threadIdx.x] = {bit}",
-                "cuda.syncthreads()",
-                f"m{b} = 0",
-                "if lane == 0:",
-                "    for x in range(32):",
-                f"        m{b} |= bal[cuda.threadIdx.x + x] << x",
-                "cuda.syncthreads()",
-            ]
-        else:
-            ballots.append(f"m{b} = cuda.ballot_sync(FULL, {bit} != 0)")
-        ballots += [
-            "if lane == 0 and p < n:",
-            f"    words[woff[t] - wbase + (p // 32) * {bits} + {b}] = m{b}",
+    da = data_args(n_data)
+    cells, stores = [], []
+    for u in range(LAYER_UNROLL):
+        cells += [
+            f"p{u} = base + th + {u} * cuda.blockDim.x",
+            f"v{u} = VT(FILL)",
+            f"dd{u} = 0",
+            f"ok{u} = p{u} < end and p{u} >= a and p{u} < b",
+            f"if ok{u}:",
+            f"    v{u}, dd{u} = lcell(t, p{u}, ring, W1, last_row, last_col, R, C{da})",
         ]
+        stores += [f"if ok{u}:", f"    ring[t % W1, p{u}] = v{u}"]
+        for b in range(bits):
+            bit = f"((dd{u} >> {b}) & 1)"
+            if sim:  # no warp ballot in the simulator: gather the warp's bits through shared memory
+                stores += [
+                    f"bal[cuda.threadIdx.x] = {bit}",
+                    "cuda.syncthreads()",
+                    f"m{b} = 0",
+                    "if lane == 0:",
+                    "    for x in range(32):",
+                    f"        m{b} |= bal[cuda.threadIdx.x + x] << x",
+                    "cuda.syncthreads()",
+                ]
+            else:
+                stores.append(f"m{b} = cuda.ballot_sync(FULL, {bit} != 0)")
+            stores += [
+                f"if lane == 0 and p{u} < end:",
+                f"    words[woff[t] - wbase + (p{u} // 32 - g0[t]) * {bits} + {b}] = m{b}",
+            ]
     prologue = f"bal = cuda.shared.array({LAYER_THREADS}, np.int64)" if sim and bits else "pass"
     src = _LAYERED.format(
-        da=data_args(n_data), ballots=indent("\n".join(ballots) or "pass", 12), prologue=indent(prologue, 4)
+        da=da,
+        cells=indent("\n".join(cells), 12),
+        stores=indent("\n".join(stores), 12),
+        prologue=indent(prologue, 4),
     )
+    ns["UNROLL"] = LAYER_UNROLL
     fn = kernel_jit(compile_source(src, "run_layers", ns))
+    _CACHE[key] = fn
+    return fn
+
+
+def encode_kernel(bits: int):
+    """The band encoder of a chunk of layers (the device side of :class:`gpudp.store.BandStore`):
+    one block per layer finds, with shared-memory atomics, the first group that differs from the
+    layer's first and the last that differs from its last (edge bits extended as in
+    :func:`gpudp.store.edge_word`), reserves room for the band in ``out`` with a global atomic, and
+    copies the band there; ``hdr[r] = (lead groups, band groups, offset in out)``, ``runs[r]`` the two
+    run values."""
+    key = ("encode", bits)
+    if key in _CACHE:
+        return _CACHE[key]
+    from ..codegen import compile_source
+
+    ns = {"cuda": cuda, "np": np, "BITS": bits}
+    ns["edge_word"] = device_jit(compile_source(_EDGE, "edge_word", dict(ns)))
+    ns["differs"] = device_jit(compile_source(_DIFFERS, "differs", dict(ns)))
+    fn = kernel_jit(compile_source(_ENCODE, "encode", ns))
     _CACHE[key] = fn
     return fn
 
@@ -494,14 +645,88 @@ def _resources(launcher) -> dict:
     return out
 
 
+class _BandEncoder:
+    """The device half of the bands codec in :func:`run_plan`: per slab, a compact buffer of band
+    words, the chunk's headers and a word count on the device, their page-locked host copies."""
+
+    def __init__(self, plan, bits, slab_words, compute, copier):
+        self.plan, self.bits, self.compute, self.copier = plan, bits, compute, copier
+        self.kernel = encode_kernel(bits)
+        m = max((u1 - u0 for u0, u1 in plan.chunks), default=1)
+        self.lo = cuda.to_device(plan.lo, stream=compute)
+        self.hi = cuda.to_device(plan.hi, stream=compute)
+        self.zero = cuda.to_device(np.zeros(1, np.int64), stream=compute)
+        self.out, self.hdr, self.runs, self.count = [], [], [], []
+        self.h_hdr, self.h_runs, self.h_count = [], [], []
+        for _ in range(2):
+            self.out.append(cuda.device_array(max(slab_words, 1), np.uint32, stream=compute))
+            self.hdr.append(cuda.device_array((m, 3), np.int64, stream=compute))
+            self.runs.append(cuda.device_array((m, 2 * bits), np.uint32, stream=compute))
+            self.count.append(cuda.device_array(1, np.int64, stream=compute))
+            self.h_hdr.append(pinned_empty((m, 3), np.int64))
+            self.h_runs.append(pinned_empty((m, 2 * bits), np.uint32))
+            self.h_count.append(pinned_empty(1, np.int64))
+        self.blocks = 1 if is_simulator() else max(1, min(m, 4096))
+        self.threads = 32 if is_simulator() else ENCODE_THREADS
+        self.bytes_to_host = 0
+        self.seconds = 0.0
+
+    def launch(self, slot, u0, u1, slab, woff):
+        """Encode the chunk's layers (on the compute stream, after the chunk's kernel)."""
+        self.count[slot].copy_to_device(self.zero, stream=self.compute)
+        self.kernel[self.blocks, self.threads, self.compute](
+            u0,
+            u1,
+            slab,
+            woff,
+            int(self.plan.layout.woff[u0]),
+            self.lo,
+            self.hi,
+            self.hdr[slot],
+            self.runs[slot],
+            self.out[slot],
+            self.count[slot],
+        )
+
+    def headers_to_host(self, slot, m):
+        """Copy the headers and the count out on the copy stream; the event that marks them done."""
+        ready = cuda.event()
+        ready.record(stream=self.compute)
+        ready.wait(stream=self.copier)
+        self.hdr[slot][:m].copy_to_host(self.h_hdr[slot][:m], stream=self.copier)
+        self.runs[slot][:m].copy_to_host(self.h_runs[slot][:m], stream=self.copier)
+        self.count[slot].copy_to_host(self.h_count[slot], stream=self.copier)
+        done = cuda.event()
+        done.record(stream=self.copier)
+        return done
+
+    def land(self, slot, u0, u1, store, staging):
+        """With the headers on the host: copy the chunk's band words out, append them to the store."""
+        m, bits = u1 - u0, self.bits
+        n = int(self.h_count[slot][0])
+        if n:
+            self.out[slot][:n].copy_to_host(staging[:n], stream=self.copier)
+            self.copier.synchronize()
+        base = store.append(staging[:n])
+        hdr, runs = self.h_hdr[slot][:m], self.h_runs[slot][:m]
+        store.lead_n[u0:u1] = hdr[:, 0]
+        store.band_n[u0:u1] = hdr[:, 1]
+        store.band_off[u0:u1] = hdr[:, 2] + base
+        store.lead_w[u0:u1] = runs[:, :bits]
+        store.trail_w[u0:u1] = runs[:, bits:]
+        self.bytes_to_host += n * 4 + hdr.nbytes + runs.nbytes + 8
+
+
 def run_plan(plan, rec, data, store, stats, bar) -> dict:
     """Run a planned sweep on the GPU.
 
     Chunks of wavefronts alternate between two device slabs of decision words. Chunk c computes
     on one stream into slab c % 2; a second stream waits for it and copies the slab to the host
     store (page-locked: asynchronous DMA) or to a page-locked staging buffer that the host then
-    writes to the disk memmap, while chunk c + 1 computes into the other slab. Only the values of
-    the dependency window (a row and a column of tile edges, or ring of layers) live on the device.
+    writes to the disk memmap, while chunk c + 1 computes into the other slab. With the bands codec
+    an encoder kernel compacts each chunk's bands on the device and only the bands and their headers
+    are copied (:class:`_BandEncoder`). Only the values of the dependency window (a row and a column
+    of tile edges, or ring of layers) live on the device.
     """
     cls = type(rec)
     vt = np.dtype(cls.value_dtype)
@@ -521,11 +746,14 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
     slabs = [
         cuda.device_array(max(slab_words, 1), np.uint32, stream=compute) for _ in range(2 if bits else 1)
     ]
+    bands = plan.codec == "bands"
     staging = (
         [pinned_empty(max(slab_words, 1), np.uint32) for _ in range(2)]
-        if store is not None and store.on_disk
+        if store is not None and (store.on_disk or bands)
         else None
     )
+    if bands:
+        enc = _BandEncoder(plan, bits, slab_words, compute, copier)
     copied = [None, None]  # per slab: (event when its copy finished, chunk index)
     events = []
     out = {}
@@ -559,20 +787,22 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
         kernel = layered_kernel(cls, len(data), plan.schedule)
         window = plan.schedule.window if plan.schedule else cls.window
         width = int(plan.sizes.max()) if plan.n_units else 1
-        ring = cuda.to_device(np.full((window + 1, max(width, 1)), cls.fill, vt), stream=compute)
+        # filled on the device: a host-side np.full + copy of a ring of GBs cost seconds
+        ring = cuda.device_array((window + 1, max(width, 1)), vt, stream=compute)
+        ring[:] = cls.fill
         last_row = cuda.to_device(np.full(max(cols, 1), cls.fill, vt), stream=compute)
         last_col = cuda.to_device(np.full(max(rows, 1), cls.fill, vt), stream=compute)
-        sizes = cuda.to_device(plan.sizes, stream=compute)
+        ranges = [cuda.to_device(a, stream=compute) for a in (plan.lo, plan.hi, plan.g0, plan.gn)]
         woff = cuda.to_device(plan.layout.woff, stream=compute)
         threads = LAYER_THREADS
-        want = -(-width // threads)
+        want = max(1, -(-int(plan.gn.max(initial=1)) * 32 // threads))
 
         def args(u0, u1, slab):
             return (
                 u0,
                 u1,
                 ring,
-                sizes,
+                *ranges,
                 woff,
                 slab,
                 int(plan.layout.woff[u0]),
@@ -593,7 +823,9 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
         evt, c = copied[slot]
         evt.synchronize()
         u0, u1 = plan.chunks[c]
-        if staging is not None:
+        if bands:
+            enc.land(slot, u0, u1, store, staging[slot])
+        elif staging is not None:
             w0, w1 = plan.layout.words_of(u0, u1)
             store.words[w0:w1] = staging[slot][: w1 - w0]
         if bar is not None:
@@ -616,11 +848,15 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
         launcher[blocks, threads, compute](*a)
         end.record(stream=compute)
         events.append((start, end))
-        if bits:
+        if bands:
+            enc.launch(slot, u0, u1, slabs[slot], woff)
+            copied[slot] = (enc.headers_to_host(slot, u1 - u0), c)
+        elif bits:
             w0, w1 = plan.layout.words_of(u0, u1)
             end.wait(stream=copier)
             dest = staging[slot] if staging is not None else store.words[w0:w1]
             slabs[slot][: w1 - w0].copy_to_host(dest[: w1 - w0], stream=copier)
+            stats.extra["bytes_to_host"] = stats.extra.get("bytes_to_host", 0) + (w1 - w0) * 4
             done = cuda.event()
             done.record(stream=copier)
             copied[slot] = (done, c)
@@ -635,6 +871,8 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
     stats.extra["gpu_seconds"] = time.perf_counter() - t_wall
     stats.extra["launches"] = len(events)
     stats.extra["grid"] = [blocks, threads]
+    if bands:
+        stats.extra["bytes_to_host"] = enc.bytes_to_host
 
     if plan.kind == "tiled":
         from .cpu import tiled_last_row
@@ -646,5 +884,5 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
         out["last_col"] = last_col.copy_to_host()[:rows]
     elif plan.n_units:
         last = plan.n_units - 1
-        out["last_layer"] = ring.copy_to_host()[last % (window + 1), : plan.sizes[last]]
+        out["last_layer"] = ring[last % (window + 1), : plan.sizes[last]].copy_to_host()
     return out

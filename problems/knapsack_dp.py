@@ -1,0 +1,283 @@
+"""0/1 knapsack by dense dynamic programming on the wavefront engine (Boyer, El Baz & Elkihel).
+
+``f_k(c) = f_{k-1}(c)`` for ``c < w_k``, else ``max(f_{k-1}(c), f_{k-1}(c - w_k) + p_k)``: one layer
+per item, ``C + 1`` independent cells per layer, one decision bit per cell (did item ``k`` improve
+``f(c)``?). A :class:`gpudp.LayeredRecurrence` with window 1, so the engine keeps two rows.
+
+What makes it fast and small, all through the engine's generic contract:
+
+- items sorted by decreasing ``p / w``; items heavier than ``C`` (and of negative profit) dropped,
+  items of weight 0 and positive profit always taken;
+- Toth's trimming as the lower end of the *active range*: states ``c < C - (weight of the items
+  still to come)`` cannot lead to ``f_n(C)``, so layer ``k`` computes ``c >= C - remaining_k``;
+- the upper trim: ``f_k(c)`` is constant for ``c >= S_k`` (the weight of items ``0..k``), so layer
+  ``k`` computes ``c <= min(C, S_k)``; the cell reads ``f_{k-1}(min(c, S_{k-1}))`` and ``back``
+  clamps in the same way;
+- the ``"bands"`` decision codec: with items in this order the decision words are 0 on the left and
+  all ones on the right of a layer, so only the band between is stored (found on the GPU);
+- the value type: int32 when the profits' sum fits, int64 when it fits that, else float64
+  (one generated subclass per type, cached).
+
+The 0/1 vector is rebuilt by walking the stored decisions back from ``f_n(C)``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+
+import numpy as np
+
+from gpudp.backends import resolve
+from gpudp.engine import sweep
+from gpudp.errors import InputError
+from gpudp.recurrence import LayeredRecurrence
+from gpudp.solution import Solution
+
+from .knapsack_io import KnapsackInstance
+
+__all__ = ["solve", "solve_instance", "recurrence_class", "estimate_memory", "KnapsackDP"]
+
+I32_MAX = 2**31 - 1
+I64_MAX = 2**63 - 1
+
+
+class KnapsackDP(LayeredRecurrence):
+    """Layer ``t`` = item ``t`` (in efficiency order), cell ``c`` = capacity ``c`` in ``0..C``."""
+
+    window = 1
+    decision_bits = 1
+    decision_codec = "bands"
+
+    def __init__(self, weights: np.ndarray, profits: np.ndarray, capacity: int):
+        self.w = np.ascontiguousarray(weights, dtype=np.int64)
+        self.p = np.ascontiguousarray(profits, dtype=self.value_dtype)
+        self.cap = int(capacity)
+        self.S = np.cumsum(self.w) if len(self.w) else np.zeros(0, np.int64)
+
+    def num_layers(self):
+        return len(self.w)
+
+    def layer_size(self, t):
+        return self.cap + 1
+
+    def active_range(self):
+        remaining = (self.S[-1] - self.S) if len(self.S) else self.S
+        lo = np.maximum(self.cap - remaining, 0)
+        hi = np.minimum(self.S, self.cap) + 1
+        return lo, hi
+
+    def data(self):
+        return (self.w, self.p, self.S)
+
+    @staticmethod
+    def cell(t, c, prev, w, p, S):
+        wt = w[t]
+        keep = prev[min(c, S[t] - wt)]  # f_{t-1} is constant above S_{t-1} = S[t] - w[t]
+        if c < wt:
+            return keep, 0
+        take = prev[c - wt] + p[t]
+        if take > keep:
+            return take, 1
+        return keep, 0
+
+    @staticmethod
+    def back(t, c, d, w, p, S):
+        c2 = c - d * w[t]
+        if t > 0:
+            c2 = min(c2, S[t - 1])
+        return t - 1, c2
+
+
+@functools.cache
+def recurrence_class(dtype) -> type[KnapsackDP]:
+    """The recurrence with values of ``dtype`` (int32, int64 or float64), generated once per type."""
+    dt = np.dtype(dtype)
+    return type(f"KnapsackDP_{dt.name}", (KnapsackDP,), {"value_dtype": dt.type})
+
+
+def value_dtype(profits: np.ndarray) -> np.dtype:
+    """int32 when the sum of the (non-negative, integral) profits fits, int64 when that fits, else
+    float64 (real profits, or sums past int64)."""
+    if profits.dtype.kind in "iu" or (profits.size and np.all(profits == np.round(profits))):
+        total = sum(int(v) for v in profits) if profits.dtype.kind in "iu" else float(profits.sum())
+        if total <= I32_MAX:
+            return np.dtype(np.int32)
+        if total <= I64_MAX:
+            return np.dtype(np.int64)
+    return np.dtype(np.float64)
+
+
+def _integral(values, field: str, hint: str) -> np.ndarray:
+    a = np.asarray(values)
+    if a.dtype.kind == "f":
+        if not np.all(np.isfinite(a)) or not np.all(a == np.round(a)):
+            raise InputError(field, f"the DP solver needs integer {field}; {hint}")
+        if a.size and np.abs(a).max() >= 2.0**62:
+            raise InputError(field, f"values up to 2^62 only; {hint}")
+        a = a.astype(np.int64)
+    elif a.dtype.kind not in "iub" and a.size:
+        raise InputError(field, f"not integers ({a.dtype}); {hint}")
+    a = a.astype(np.int64)
+    if a.size and a.min() < 0:
+        raise InputError(field, f"{field} must be >= 0, got {a.min()} (item {int(a.argmin())})")
+    return a
+
+
+def estimate_memory(n: int, capacity: int, dtype, backend: str) -> dict:
+    """Bytes the solve will need before it starts: on the device two rows of values plus the slabs
+    of decision words (two compute slabs, two compacted band buffers; page-locked staging on the
+    host), and on the host a bound for the bands: they can only be bounded (every computed word,
+    ``n * (C + 1) / 8`` bytes at most); the store grows as they arrive and spills to disk."""
+    from gpudp.backends.cuda import SLAB_WORDS
+
+    itemsize = np.dtype(dtype).itemsize
+    rows = 2 * (capacity + 1) * itemsize
+    layer_words = -(-(capacity + 1) // 32)
+    slab = max(min(SLAB_WORDS, layer_words * n), layer_words) * 4
+    out = {"rows_bytes": rows, "slab_bytes": slab, "bands_bound_bytes": n * layer_words * 4}
+    out["device_bytes"] = rows + 4 * slab if backend == "cuda" else 0
+    out["host_bytes"] = (rows if backend == "cpu" else 2 * slab) + n * 40
+    return out
+
+
+def _check_memory(est: dict, backend: str):
+    from gpudp.store import available_memory
+
+    if backend == "cuda":
+        from gpudp.backends.cuda import memory_info
+
+        free, total = memory_info()
+        if est["device_bytes"] > free:
+            raise InputError(
+                "capacity",
+                f"the DP needs {est['device_bytes'] / 2**30:.2f} GiB of device memory (two rows of "
+                f"{est['rows_bytes'] / 2**31:.2f} GiB, slabs {4 * est['slab_bytes'] / 2**30:.2f} GiB); "
+                f"{free / 2**30:.2f} of {total / 2**30:.2f} GiB are free; use --method bb",
+            )
+    avail = available_memory()
+    if est["host_bytes"] > avail:
+        raise InputError(
+            "capacity",
+            f"the DP needs {est['host_bytes'] / 2**30:.2f} GiB of host memory; "
+            f"{avail / 2**30:.2f} GiB are available; use --method bb",
+        )
+
+
+def _checker(profits, weights, capacity, integral):
+    """Recompute weight and profit of the 0/1 vector: exactly (Python integers) for integer data."""
+
+    def check(sol):
+        x = np.asarray(sol.solution)
+        if x.shape != (len(profits),) or not np.all((x == 0) | (x == 1)):
+            return f"solution must be {len(profits)} values 0 or 1"
+        sel = np.flatnonzero(x == 1)
+        wsum = sum(int(weights[i]) for i in sel)
+        if wsum > capacity:
+            return f"weight {wsum} exceeds the capacity {capacity}"
+        if integral:
+            psum = sum(int(profits[i]) for i in sel)
+            if psum != sol.value:
+                return f"the items' profit is {psum}, not the claimed {sol.value}"
+        else:
+            psum = float(np.sum(profits[sel], dtype=np.float64))
+            if abs(psum - sol.value) > 1e-9 * max(1.0, float(np.abs(profits).sum())):
+                return f"the items' profit is {psum}, not the claimed {sol.value}"
+        return None
+
+    return check
+
+
+def solve_instance(inst: KnapsackInstance, **kw) -> Solution:
+    return solve(inst.profits, inst.weights, inst.capacity, name=inst.name, **kw)
+
+
+def solve(
+    profits, weights, capacity, backend: str = "auto", memory_budget=None, progress=None, name: str = ""
+) -> Solution:
+    """Solve a 0/1 knapsack by dense DP; returns a checked :class:`gpudp.Solution`.
+
+    ``solution`` is the 0/1 vector (int8) in the caller's item order; ``details["weight"]`` its
+    weight. Weights and capacity must be non-negative integers (else :class:`gpudp.InputError`:
+    use the branch-and-bound solver for real weights); profits may be integers or reals.
+    ``memory_budget``: host bytes for the band store before it spills to disk.
+    """
+    t0 = time.perf_counter()
+    hint = "for real weights use the branch-and-bound solver (--method bb)"
+    p = np.asarray(profits)
+    if p.ndim != 1 or (p.size and p.dtype.kind not in "iuf"):
+        raise InputError("profits", "must be a one-dimensional list of numbers")
+    if p.dtype.kind == "f" and p.size and not np.all(np.isfinite(p)):
+        raise InputError("profits", "holds a value that is not a finite number")
+    w = _integral(weights, "weights", hint)
+    if w.shape != p.shape:
+        raise InputError("weights", f"{w.size} weights for {p.size} profits")
+    c = np.asarray(capacity)
+    if c.ndim != 0 or c.dtype.kind not in "iuf" or not math.isfinite(float(c)) or float(c) != round(float(c)):
+        raise InputError("capacity", f"the DP solver needs an integer capacity, got {capacity!r}; {hint}")
+    if float(c) < 0:
+        raise InputError("capacity", f"must be >= 0, got {capacity!r}")
+    cap = int(c)
+    be = resolve(backend)
+    integral = p.dtype.kind in "iu" or bool(p.size and np.all(p == np.round(p)) and np.abs(p).max() < 2.0**62)
+    if integral and p.dtype.kind == "f":
+        p = p.astype(np.int64)
+    x = np.zeros(len(p), np.int8)
+    x[(w == 0) & (p > 0)] = 1  # free and profitable: always taken
+    free = np.flatnonzero((w > 0) & (w <= cap) & (p > 0))
+    order = free[np.lexsort((free, w[free], -(p[free] / w[free].astype(np.float64))))]
+    vt = value_dtype(p[order])
+    rec_cls = recurrence_class(vt)
+    details = {
+        "method": "dp",
+        "n": len(p),
+        "dp_items": len(order),
+        "value_type": vt.name,
+        "integral": integral,
+    }
+    ws, ps = w[order], p[order]
+    stats = None
+    if len(order) and ws.sum() <= cap:
+        x[order] = 1  # everything fits
+    elif len(order):
+        est = estimate_memory(len(order), cap, vt, be)
+        _check_memory(est, be)
+        details["memory_estimate"] = est
+        rec = rec_cls(ws, ps, cap)
+        result = sweep(rec, backend=be, memory_budget=memory_budget, progress=progress)
+        try:
+            path = result.traceback((len(order) - 1, cap))
+            x[order[path[path[:, 2] == 1, 0]]] = 1
+            details["dp_optimum"] = result.last_layer[cap].item()
+        finally:
+            result.close()
+        stats = result.stats
+    if stats is None:
+        from gpudp.backends import device_name
+        from gpudp.solution import Stats
+
+        stats = Stats(backend=be, device=device_name(be))
+    sel = x == 1
+    if integral:
+        value = sum(int(v) for v in p[sel])
+        wsum = int(w[sel].sum())
+    else:
+        value, wsum = float(p[sel].sum()), int(w[sel].sum())
+    details["weight"] = wsum
+    stats.seconds = time.perf_counter() - t0
+    sol = Solution(
+        "knapsack",
+        value,
+        x,
+        stats=stats,
+        details=details,
+        _checker=_checker(p, w, cap, integral),
+    )
+    sol.check()
+    if "dp_optimum" in details and vt.kind == "i":
+        forced = p[(w == 0) & (p > 0)]
+        dp_value = details["dp_optimum"]
+        if integral and value != int(dp_value) + sum(int(v) for v in forced):
+            raise AssertionError("internal: the traced-back items do not attain the DP's optimum")
+    return sol

@@ -1,0 +1,242 @@
+"""Knapsack by dense DP (Boyer et al.) against a tiny reference DP written here."""
+
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpudp import InputError
+from gpudp.cli import main
+from gpudp.engine import sweep
+from gpudp.problems import knapsack as front
+from gpudp.problems import knapsack_dp as kd
+from gpudp.problems.knapsack_io import read_knapsack
+
+DATA = Path(__file__).parent / "data" / "knapsack"
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "knapsack"
+
+
+def ref_dp(p, w, c):
+    """f[c] over capacities, one item at a time, in exact arithmetic (Python ints or Fractions)."""
+    f = [0] * (c + 1)
+    for pi, wi in zip(p, w, strict=True):
+        for cap in range(c, wi - 1, -1):
+            f[cap] = max(f[cap], f[cap - wi] + pi)
+    return f[c]
+
+
+def assert_solves(sol, p, w, c, expect, rel=0.0):
+    x = np.asarray(sol.solution)
+    assert x.shape == (len(p),) and set(np.unique(x).tolist()) <= {0, 1}
+    chosen = [i for i in range(len(p)) if x[i]]
+    assert sum(int(w[i]) for i in chosen) <= c
+    assert sol.details["weight"] == sum(int(w[i]) for i in chosen)
+    got = sum(Fraction(p[i].item()) for i in chosen)
+    assert abs(got - Fraction(sol.value)) <= rel * max(1, abs(expect))
+    assert abs(got - Fraction(expect)) <= rel * max(1, abs(expect)), (got, expect)
+    assert sol.checked
+
+
+def instances(profit, max_n=40):
+    """n <= max_n items, C <= 2000, weights up to a bit over C (some heavier than C), duplicates."""
+    return st.integers(0, 2000).flatmap(
+        lambda c: st.integers(0, max_n).flatmap(
+            lambda n: st.tuples(
+                st.lists(st.tuples(profit, st.integers(0, c + 20)), min_size=0, max_size=5).flatmap(
+                    lambda pool: (
+                        st.lists(
+                            st.sampled_from(pool) if pool else st.tuples(profit, st.integers(0, c + 20)),
+                            min_size=n,
+                            max_size=n,
+                        )
+                        if pool
+                        else st.lists(st.tuples(profit, st.integers(0, c + 20)), min_size=n, max_size=n)
+                    )
+                ),
+                st.just(c),
+            )
+        )
+    )
+
+
+@settings(max_examples=60)
+@given(instances(st.integers(0, 1000)))
+def test_integer_random_cpu(inst):
+    items, c = inst
+    p = np.array([a for a, _ in items], np.int64)
+    w = np.array([b for _, b in items], np.int64)
+    sol = kd.solve(p, w, c, backend="cpu", progress=False)
+    assert_solves(sol, p, w, c, ref_dp(p.tolist(), w.tolist(), c))
+    assert sol.details["value_type"] == "int32"
+
+
+@settings(max_examples=25)
+@given(instances(st.integers(0, 2**56), max_n=30))
+def test_profits_past_int32_use_int64_exactly(inst):
+    items, c = inst
+    p = np.array([a for a, _ in items], np.int64)
+    w = np.array([b for _, b in items], np.int64)
+    sol = kd.solve(p, w, c, backend="cpu", progress=False)
+    assert_solves(sol, p, w, c, ref_dp(p.tolist(), w.tolist(), c))
+    dp_items = (w > 0) & (w <= c) & (p > 0)
+    if sum(p[dp_items].tolist()) > 2**31 - 1 and "memory_estimate" in sol.details:
+        assert sol.details["value_type"] == "int64"
+
+
+@settings(max_examples=15)
+@given(instances(st.integers(2**60, 2**62), max_n=12))
+def test_profits_past_int64_use_float64(inst):
+    items, c = inst
+    p = np.array([a for a, _ in items], np.int64)
+    w = np.array([b for _, b in items], np.int64)
+    sol = kd.solve(p, w, c, backend="cpu", progress=False)
+    assert_solves(sol, p, w, c, ref_dp(p.tolist(), w.tolist(), c), rel=1e-12)
+    fits = [pi for pi, wi in zip(p.tolist(), w.tolist(), strict=True) if 0 < wi <= c]
+    if sum(fits) > 2**63 - 1 and sum(w[(w > 0) & (w <= c)]) > c:
+        assert sol.details["value_type"] == "float64"
+
+
+@settings(max_examples=30)
+@given(instances(st.floats(0, 1000, allow_nan=False).map(lambda v: round(v, 3)), max_n=25))
+def test_float_profits(inst):
+    items, c = inst
+    p = np.array([a for a, _ in items], np.float64)
+    w = np.array([b for _, b in items], np.int64)
+    sol = kd.solve(p, w, c, backend="cpu", progress=False)
+    expect = ref_dp([Fraction(v) for v in p.tolist()], w.tolist(), c)
+    assert_solves(sol, p, w, c, expect, rel=1e-9)
+
+
+def test_edge_cases():
+    assert kd.solve([], [], 10, backend="cpu").value == 0
+    sol = kd.solve([5, 7], [3, 4], 0, backend="cpu")
+    assert sol.value == 0 and sol.solution.tolist() == [0, 0]
+    sol = kd.solve([5, 7, 2], [3, 0, 50], 4, backend="cpu")  # weight 0 taken, 50 > C dropped
+    assert sol.value == 12 and sol.solution.tolist() == [1, 1, 0]
+    sol = kd.solve([5, 7, 2], [1, 2, 3], 100, backend="cpu")  # everything fits
+    assert sol.value == 14 and sol.details["weight"] == 6
+
+
+def test_bad_input_names_the_field_and_suggests_bb():
+    for args, field in (
+        (([1, 2], [1.5, 2], 5), "weights"),
+        (([1, 2], [-1, 2], 5), "weights"),
+        (([1, 2], [1, 2], 5.5), "capacity"),
+        (([1, 2], [1, 2], -3), "capacity"),
+        (([1, 2], [1, 2, 3], 5), "weights"),
+        (([1, float("nan")], [1, 2], 5), "profits"),
+    ):
+        with pytest.raises(InputError) as e:
+            kd.solve(*args, backend="cpu")
+        assert e.value.field == field
+    with pytest.raises(InputError, match="--method bb"):
+        kd.solve([1], [0.5], 3, backend="cpu")
+
+
+def test_memory_is_checked_before_starting():
+    with pytest.raises(InputError, match="GiB"):
+        kd.solve([1, 2], [2**39, 2**39 + 1], 2**40, backend="cpu")
+
+
+def test_bands_decode_to_the_plain_decisions():
+    """The knapsack's band-compressed store decodes to exactly the plain store's bits."""
+    rng = np.random.default_rng(2)
+    w = np.sort(rng.integers(1, 60, 50))
+    p = w + 7
+    c = int(w.sum() // 2)
+    cls = kd.recurrence_class(np.int32)
+    plain_cls = type("PlainKnapsack", (cls,), {"decision_codec": "plain"})
+    bands = sweep(cls(w, p, c), backend="cpu", progress=False)
+    plain = sweep(plain_cls(w, p, c), backend="cpu", progress=False)
+    assert bands.stats.extra["compression"] < 0.5
+    for t in range(len(w)):
+        assert [bands.decision(t, k) for k in range(c + 1)] == [plain.decision(t, k) for k in range(c + 1)]
+    assert bands.stats.cells == plain.stats.cells < len(w) * (c + 1)
+
+
+def _shared_files(folder):
+    if not (folder / "optima.txt").is_file():
+        return []
+    rows = [ln.split() for ln in (folder / "optima.txt").read_text().splitlines() if ln.strip()]
+    return [(folder / name, float(v)) for name, v in rows]
+
+
+@pytest.mark.parametrize("path,optimum", _shared_files(DATA), ids=lambda v: getattr(v, "name", str(v)))
+def test_bundled_files(path, optimum):
+    inst = read_knapsack(path)
+    w = np.asarray(inst.weights)
+    if not np.all(w == np.round(w)):  # real weights: the DP refuses them and names the field
+        with pytest.raises(InputError, match="weights"):
+            kd.solve_instance(inst, backend="cpu")
+        return
+    sol = kd.solve_instance(inst, backend="cpu", progress=False)
+    assert round(float(sol.value), 4) == optimum
+
+
+@pytest.mark.skipif(
+    not SHARED.is_dir(), reason="../shared/data/knapsack is absent (only in the project's workspace)"
+)
+def test_every_shared_file_reproduces_its_optimum():
+    done = 0
+    for path, optimum in _shared_files(SHARED):
+        inst = read_knapsack(path)
+        w = np.asarray(inst.weights)
+        if not (np.all(w == np.round(w)) and float(inst.capacity) == round(float(inst.capacity))):
+            continue
+        sol = kd.solve_instance(inst, backend="cpu", progress=False)
+        assert round(float(sol.value), 4) == optimum, path.name
+        done += 1
+    assert done >= 10
+
+
+def test_cli_dp_and_auto(capsys):
+    path = DATA / "knapPI_3_100_1000_1"
+    assert main(["solve", "knapsack", str(path), "--method", "dp", "--backend", "cpu", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["value"] == 2397 and out["method"] == "dp" and len(out["solution"]) == 100
+    assert main(["solve", "knapsack", str(path), "--backend", "cpu", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["value"] == 2397 and out["method"] == "dp" and "rule picks dp" in out["method_note"]
+    assert front.rule(read_knapsack(DATA / "f5_l-d_kp_15_375")) == "bb"  # real weights
+    assert main(["solve", "knapsack", str(path), "--method", "dp", "--backend", "cpu"]) == 0
+    text = capsys.readouterr().out
+    assert "knapsack: 2397 (optimal, checked; method dp)" in text and "items taken" in text
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_cuda_tiny(seed):
+    rng = np.random.default_rng(seed)
+    n = 7
+    w = rng.integers(1, 40, n)
+    p = rng.integers(0, 60, n) if seed else w + 5
+    c = int(w.sum() // 2)
+    sol = kd.solve(p, w, c, backend="cuda", progress=False)
+    assert_solves(sol, p, w, c, ref_dp(p.tolist(), w.tolist(), c))
+    assert sol.stats.backend == "cuda"
+
+
+@pytest.mark.gpu
+def test_gpu_matches_cpu_boyer_class():
+    from gpudp.problems.knapsack_dp_bench import boyer_instance
+
+    p, w, c = boyer_instance(300, 1)
+    cpu = kd.solve(p, w, c, backend="cpu", progress=False)
+    gpu = kd.solve(p, w, c, backend="cuda", progress=False)
+    assert cpu.value == gpu.value == ref_dp(p.tolist(), w.tolist(), c)
+    assert gpu.stats.extra["bytes_to_host"] > 0
+
+
+def test_example_runs(capsys):
+    import runpy
+
+    example = runpy.run_path(str(Path(__file__).resolve().parents[1] / "examples" / "knapsack_dp.py"))
+    sol = example["main"](["--n", "300", "--backend", "cpu"])
+    out = capsys.readouterr().out
+    assert "optimum 9767" in out and f"optimum {sol.value}" in out
+    p, w, c = example["boyer_instance"](300, 0)
+    assert sol.value == ref_dp(p.tolist(), w.tolist(), c)

@@ -1,0 +1,267 @@
+"""The layered engine's active ranges and its "bands" decision codec, in general terms.
+
+``Ranged`` mixes, per cell, two cells of the previous layer (clamped into that layer's active
+range, as the contract asks) and records 2 decision bits; a memoised reference knows nothing of
+ranges beyond the definition. The codec is tested alone (encode, then decode every cell) on random
+and structured words, and through sweeps: both codecs must give the same decisions.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpudp import InputError, LayeredRecurrence
+from gpudp.engine import sweep
+from gpudp.store import BandStore, LayerLayout, band_decision, encode_bands, layer_decision
+
+P = 1009
+
+
+def clamp(k, lo, hi):
+    return min(max(k, lo), hi - 1)
+
+
+class Ranged(LayeredRecurrence):
+    """Layer t has m cells, of which lo[t] <= k < hi[t] are computed. Cell (t, k) reads cells
+    k - 1 and k + 1 of layer t - 1, each clamped into that layer's range (0 when it is empty)."""
+
+    value_dtype = np.int64
+    decision_bits = 2
+
+    def __init__(self, h, lo, hi):
+        self.h, self.lo, self.hi = h, np.asarray(lo), np.asarray(hi)
+
+    def num_layers(self):
+        return self.h.shape[0]
+
+    def layer_size(self, t):
+        return self.h.shape[1]
+
+    def active_range(self):
+        return self.lo, self.hi
+
+    def data(self):
+        return (self.h, self.lo, self.hi)
+
+    @staticmethod
+    def cell(t, k, prev, h, lo, hi):
+        if t == 0 or lo[t - 1] >= hi[t - 1]:
+            return h[t, k], 3
+        a = prev[min(max(k - 1, lo[t - 1]), hi[t - 1] - 1)]
+        b = prev[min(max(k + 1, lo[t - 1]), hi[t - 1] - 1)]
+        if a >= b:
+            return (h[t, k] + 2 * a + b) % 1009, 1
+        return (h[t, k] + a + 2 * b) % 1009, 2
+
+    @staticmethod
+    def back(t, k, d, h, lo, hi):
+        if d == 3:
+            return -1, k
+        step = -1 if d == 1 else 1
+        return t - 1, min(max(k + step, lo[t - 1]), hi[t - 1] - 1)
+
+
+class RangedBands(Ranged):
+    decision_codec = "bands"
+
+
+def reference(h, lo, hi):
+    """Values and decisions of every computed cell (dicts keyed by (t, k))."""
+    val, dec = {}, {}
+    for t in range(h.shape[0]):
+        for k in range(lo[t], hi[t]):
+            if t == 0 or lo[t - 1] >= hi[t - 1]:
+                val[t, k], dec[t, k] = int(h[t, k]), 3
+                continue
+            a = val[t - 1, clamp(k - 1, lo[t - 1], hi[t - 1])]
+            b = val[t - 1, clamp(k + 1, lo[t - 1], hi[t - 1])]
+            if a >= b:
+                val[t, k], dec[t, k] = (int(h[t, k]) + 2 * a + b) % P, 1
+            else:
+                val[t, k], dec[t, k] = (int(h[t, k]) + a + 2 * b) % P, 2
+    return val, dec
+
+
+def random_ranges(rng, n, m):
+    lo = rng.integers(0, m + 1, n)
+    hi = np.minimum(lo + rng.integers(0, m + 1, n), m)
+    return lo, hi
+
+
+def check_sweep(res, h, lo, hi):
+    val, dec = reference(h, lo, hi)
+    n, m = h.shape
+    assert res.stats.cells == int((hi - lo).sum())
+    if n and hi[-1] > lo[-1]:
+        assert res.last_layer[lo[-1] : hi[-1]].tolist() == [val[n - 1, k] for k in range(lo[-1], hi[-1])]
+    for t in range(n):
+        got = [res.decision(t, k) for k in range(m)]
+        assert got == [dec.get((t, k), 0) for k in range(m)], t
+    if n and hi[-1] > lo[-1]:
+        path = res.traceback((n - 1, lo[-1]))
+        for t, k, d in path:
+            assert lo[t] <= k < hi[t] and d == dec[t, k]
+
+
+@settings(max_examples=25)
+@given(st.integers(0, 12), st.integers(1, 100), st.integers(0, 2**31 - 1))
+def test_active_range_cpu_matches_reference(n, m, seed):
+    rng = np.random.default_rng(seed)
+    h = rng.integers(0, P, size=(n, m)).astype(np.int64)
+    lo, hi = random_ranges(rng, n, m)
+    plain = sweep(Ranged(h, lo, hi), backend="cpu", progress=False)
+    check_sweep(plain, h, lo, hi)
+    bands = sweep(RangedBands(h, lo, hi), backend="cpu", progress=False)
+    assert bands.stats.extra["decision_codec"] == "bands"
+    check_sweep(bands, h, lo, hi)
+
+
+def test_no_active_range_computes_every_cell():
+    class Full(Ranged):
+        def active_range(self):
+            return None
+
+    h = np.random.default_rng(3).integers(0, P, size=(6, 40)).astype(np.int64)
+    lo, hi = np.zeros(6, np.int64), np.full(6, 40)
+    res = sweep(Full(h, lo, hi), backend="cpu", progress=False)
+    check_sweep(res, h, lo, hi)
+
+
+@pytest.mark.sim
+def test_active_range_cuda_matches_reference():
+    rng = np.random.default_rng(7)
+    h = rng.integers(0, P, size=(5, 70)).astype(np.int64)
+    lo = np.array([3, 0, 33, 40, 1])
+    hi = np.array([60, 31, 64, 40, 70])
+    for cls in (Ranged, RangedBands):
+        check_sweep(sweep(cls(h, lo, hi), backend="cuda", progress=False), h, lo, hi)
+
+
+@pytest.mark.gpu
+def test_active_range_gpu_matches_cpu_large():
+    rng = np.random.default_rng(8)
+    n, m = 60, 50_000
+    h = rng.integers(0, P, size=(n, m)).astype(np.int64)
+    lo, hi = random_ranges(rng, n, m)
+    cpu = sweep(RangedBands(h, lo, hi), backend="cpu", progress=False)
+    gpu = sweep(RangedBands(h, lo, hi), backend="cuda", progress=False)
+    assert np.array_equal(cpu.last_layer[lo[-1] : hi[-1]], gpu.last_layer[lo[-1] : hi[-1]])
+    for name in ("lead_n", "band_n", "lead_w", "trail_w"):
+        assert np.array_equal(getattr(cpu.store, name), getattr(gpu.store, name)), name
+    for t in range(n):
+        a, b = cpu.store.band_off[t], gpu.store.band_off[t]
+        k = cpu.store.band_n[t]
+        assert np.array_equal(cpu.store.words[a : a + k], gpu.store.words[b : b + k])
+
+
+def test_active_range_is_validated():
+    h = np.zeros((3, 10), np.int64)
+    for lo, hi, what in (
+        ([0, 5, 0], [10, 4, 10], "layer 1"),
+        ([0, 0, 0], [10, 11, 10], "layer 1"),
+        ([-1, 0, 0], [10, 10, 10], "layer 0"),
+        ([0, 0], [10, 10], "one value per layer"),
+        ([0.5, 0, 0], [10, 10, 10], "integers"),
+    ):
+        with pytest.raises(InputError, match=what):
+            sweep(Ranged(h, np.asarray(lo), np.asarray(hi)), backend="cpu")
+
+    class Single(Ranged):
+        def active_range(self):
+            return 3
+
+    with pytest.raises(InputError, match="pair"):
+        sweep(Single(h, [0] * 3, [10] * 3), backend="cpu")
+
+    class BadCodec(Ranged):
+        decision_codec = "zip"
+
+    with pytest.raises(TypeError, match="decision_codec"):
+        sweep(BadCodec(h, [0] * 3, [10] * 3), backend="cpu")
+
+
+# ------------------------------------------------------------------------------------------------
+# The codec alone
+
+
+def encode_all(words, lo, hi, bits, budget=None):
+    """Band-encode a plain store of the computed groups (LayerLayout over the active groups)."""
+    first = lo // 32
+    groups = np.where(hi > lo, -(-hi // 32) - first, 0)
+    lay = LayerLayout(groups * 32, bits)
+    store = BandStore(lo, hi, bits, budget=budget)
+    out = np.zeros(max(lay.n_words, 1), np.uint32)
+    n = encode_bands(
+        words, lay.woff, 0, 0, len(lo), lo, hi, bits,
+        store.lead_n, store.band_n, store.band_off, store.lead_w, store.trail_w, out,
+    )  # fmt: skip
+    store.band_off += store.append(out[:n])
+    return store, lay
+
+
+def expected_bits(words, lay, lo, hi, bits, t, k):
+    if not lo[t] <= k < hi[t]:
+        return 0
+    return layer_decision(words, t, k - (lo[t] // 32) * 32, lay.woff, bits)
+
+
+def assert_roundtrip(words, lo, hi, bits, budget=None):
+    store, lay = encode_all(words, lo, hi, bits, budget)
+    m = int(hi.max(initial=0)) + 40
+    for t in range(len(lo)):
+        got = [band_decision(store.words, t, k, *store.params()) for k in range(m)]
+        assert got == [expected_bits(words, lay, lo, hi, bits, t, k) for k in range(m)], t
+    return store
+
+
+def structured_words(rng, lo, hi, bits, kind):
+    first = lo // 32
+    groups = np.where(hi > lo, -(-hi // 32) - first, 0)
+    chunks = []
+    for t, g in enumerate(groups):
+        a = np.zeros((g, bits), np.uint32)
+        if kind == "ones":
+            a[:] = 0xFFFFFFFF
+        elif kind == "step" and g:  # zeros, a noisy band, ones: the knapsack shape
+            i, j = sorted(rng.integers(0, g + 1, 2))
+            a[i:j] = rng.integers(0, 2**32, (j - i, bits), dtype=np.uint32)
+            a[j:] = 0xFFFFFFFF
+        # the cells outside [lo, hi) hold decision 0 in a plain store
+        for q in range(g):
+            for b in range(32):
+                k = (first[t] + q) * 32 + b
+                if not lo[t] <= k < hi[t]:
+                    a[q] &= np.uint32(~(1 << b) & 0xFFFFFFFF)
+        chunks.append(a.ravel())
+    return np.concatenate(chunks) if chunks else np.zeros(0, np.uint32)
+
+
+@settings(max_examples=40)
+@given(
+    st.integers(1, 8),
+    st.integers(1, 300),
+    st.integers(1, 3),
+    st.sampled_from(["random", "zeros", "ones", "step"]),
+    st.integers(0, 2**31 - 1),
+)
+def test_bands_decode_to_the_plain_bits(n, m, bits, kind, seed):
+    rng = np.random.default_rng(seed)
+    lo, hi = random_ranges(rng, n, m)
+    if kind == "random":
+        words = structured_words(rng, lo, hi, bits, "zeros")
+        words[:] = rng.integers(0, 2**32, words.size, dtype=np.uint32)
+    else:
+        words = structured_words(rng, lo, hi, bits, kind)
+    store = assert_roundtrip(words, lo, hi, bits)
+    if kind in ("zeros", "ones"):
+        assert store.size == 0  # one run per layer: nothing stored but the run values
+
+
+def test_bands_grow_and_spill_to_disk():
+    rng = np.random.default_rng(4)
+    lo, hi = np.zeros(30, np.int64), np.full(30, 32 * 500)
+    words = rng.integers(0, 2**32, 30 * 500, dtype=np.uint32)
+    store = assert_roundtrip(words, lo, hi, 1, budget=4096)
+    assert store.on_disk and store.size >= 29 * 498
+    store.close()
