@@ -56,24 +56,36 @@ def cli_arguments(parser):
 
 
 def cli_solve(args):
-    inst = read_knapsack(args.file)
-    method, note = args.method, None
+    return solve_instance(
+        read_knapsack(args.file),
+        method=args.method,
+        backend=args.backend,
+        memory_budget=args.memory_budget,
+        host_budget_bytes=None if args.host_budget is None else int(args.host_budget),
+        batch=args.batch,
+        cpu_threshold=args.cpu_threshold,
+        time_limit=args.time_limit,
+    )
+
+
+def solve_instance(
+    inst: KnapsackInstance, method: str = "auto", backend: str = "auto", memory_budget=None, **bb
+):
+    """Solve by ``method`` (``dp``, ``bb``, or ``auto``: the documented :func:`rule`);
+    ``memory_budget`` goes to DP, the other keywords (host budget, batch, ...) to B&B;
+    ``details["method_note"]`` says what ``auto`` picked."""
+    note = None
     if method == "auto":
         method = rule(inst)
         note = f"the rule picks {method}"
     if method == "dp":
         from . import knapsack_dp
 
-        sol = knapsack_dp.solve_instance(inst, backend=args.backend, memory_budget=args.memory_budget)
-        return _finish(sol, inst, note)
-    sol = knapsack_bb.solve_instance(
-        inst,
-        backend=args.backend,
-        host_budget_bytes=None if args.host_budget is None else int(args.host_budget),
-        batch=args.batch,
-        cpu_threshold=args.cpu_threshold,
-        time_limit=args.time_limit,
-    )
+        sol = knapsack_dp.solve_instance(inst, backend=backend, memory_budget=memory_budget)
+    elif method == "bb":
+        sol = knapsack_bb.solve_instance(inst, backend=backend, **bb)
+    else:
+        raise ValueError(f"method must be auto, dp or bb, not {method!r}")
     return _finish(sol, inst, note)
 
 

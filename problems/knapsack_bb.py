@@ -304,6 +304,12 @@ def bench_arguments(parser):
     parser.add_argument("--ortools", action="store_true", help="also time OR-Tools' B&B solver")
     parser.add_argument("--ortools-time-limit", type=float, default=None, help="default: --time-limit")
     parser.add_argument("--deadline", type=float, default=None, help="stop the whole bench after this")
+    parser.add_argument(
+        "--method",
+        default="bb",
+        choices=["bb", "auto"],
+        help="auto: the knapsack front's rule (dense DP for integer data with n*(C+1) <= 1e10)",
+    )
 
 
 def _ortools_time(p, w, c, limit):
@@ -322,6 +328,11 @@ def cli_bench(args) -> dict:
     backends = [b for b in backends if b == "cpu" or resolve("auto") == "cuda"]
     solve(*lalami_instance(60, 0), backend=backends[0], cpu_threshold=0)  # compile before timing
     solve(*lalami_instance(60, 0), backend="cpu")
+    if args.method == "auto":
+        from . import knapsack
+
+        for be in backends:  # compile the DP kernels too
+            knapsack.solve_instance(KnapsackInstance(*lalami_instance(60, 0)), method="dp", backend=be)
     t_start = time.perf_counter()
     out = {"device": {b: device_name(b) for b in backends}, "bound": "Martello-Toth U2", "runs": []}
     plan = []
@@ -339,16 +350,19 @@ def cli_bench(args) -> dict:
             break
         p, w, c = gen[cls](n, seed)
         for be in backends:
-            sol = solve(
-                p,
-                w,
-                c,
+            options = dict(
                 backend=be,
                 host_budget_bytes=int(args.host_budget),
                 batch=args.batch,
                 cpu_threshold=args.cpu_threshold,
                 time_limit=args.time_limit,
             )
+            if args.method == "auto":
+                from . import knapsack
+
+                sol = knapsack.solve_instance(KnapsackInstance(p, w, c), method="auto", **options)
+            else:
+                sol = solve(p, w, c, **options)
             st = sol.stats.extra
             out["runs"].append(
                 {
@@ -356,6 +370,7 @@ def cli_bench(args) -> dict:
                     "n": n,
                     "seed": seed,
                     "backend": be,
+                    "method": sol.details.get("method", "bb"),
                     "solved": sol.optimal,
                     "value": sol.value,
                     "seconds": sol.stats.seconds,

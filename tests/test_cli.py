@@ -56,3 +56,21 @@ def test_bench_lcs_writes_json(tmp_path):
         p["lcs_length"] for p in d["peers"] if "lcs_length" in p
     }
     assert len(lengths) == 1  # every backend and peer agrees on the length
+
+
+def test_bench_knapsack_bb_auto_takes_the_rule(tmp_path):
+    """`--method auto` runs the bench's instances through the knapsack front: Shen's small
+    integer tables go to the dense DP, whose optima the B&B runs must agree with."""
+    runs = {}
+    for method in ("auto", "bb"):
+        out = tmp_path / f"{method}.json"
+        r = run(
+            "bench", "knapsack-bb", "--classes", "shen", "--shen-sizes", "40", "--shen-seeds", "2",
+            "--backends", "cpu", "--method", method, "--out", str(out),
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        runs[method] = json.loads(out.read_text())["runs"]
+    assert [x["method"] for x in runs["auto"]] == ["dp", "dp"]
+    assert [x["method"] for x in runs["bb"]] == ["bb", "bb"]
+    assert all(x["solved"] for x in runs["auto"] + runs["bb"])
+    assert [x["value"] for x in runs["auto"]] == [x["value"] for x in runs["bb"]]
