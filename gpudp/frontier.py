@@ -324,6 +324,23 @@ def _cuda_kernels(child, dtype, tpb):
             cuda.syncthreads()
             off *= 2
 
+    @cuda.jit(device=True)
+    def reduce_best(s_best, s_arg, tid):
+        """Tree reduction into slot 0: the largest ``s_best``, ties to the lowest non-negative
+        ``s_arg`` (the son with the best lower bound, chosen the same way whatever the block order)."""
+        half = tpb // 2
+        while half > 0:
+            if tid < half:
+                ob = s_best[tid + half]
+                oa = s_arg[tid + half]
+                if ob > s_best[tid] or (
+                    ob == s_best[tid] and oa >= 0 and (s_arg[tid] < 0 or oa < s_arg[tid])
+                ):
+                    s_best[tid] = ob
+                    s_arg[tid] = oa
+            cuda.syncthreads()
+            half //= 2
+
     @cuda.jit
     def expand_count(
         m, level, cut, f0, f1, bits, data, nvars, sym, kb, keep, table, block_count, block_best, block_arg
@@ -370,21 +387,10 @@ def _cuda_kernels(child, dtype, tpb):
         s_best[tid] = best
         s_arg[tid] = arg
         cuda.syncthreads()
-        half = tpb // 2
-        while half > 0:
-            if tid < half:
-                s_cnt[tid] += s_cnt[tid + half]
-                ob = s_best[tid + half]
-                oa = s_arg[tid + half]
-                if ob > s_best[tid] or (
-                    ob == s_best[tid] and oa >= 0 and (s_arg[tid] < 0 or oa < s_arg[tid])
-                ):
-                    s_best[tid] = ob
-                    s_arg[tid] = oa
-            cuda.syncthreads()
-            half //= 2
+        block_inclusive_scan(s_cnt, tid)
+        reduce_best(s_best, s_arg, tid)
         if tid == 0:
-            block_count[cuda.blockIdx.x] = s_cnt[0]
+            block_count[cuda.blockIdx.x] = s_cnt[tpb - 1]
             block_best[cuda.blockIdx.x] = s_best[0]
             block_arg[cuda.blockIdx.x] = s_arg[0]
 
@@ -417,18 +423,7 @@ def _cuda_kernels(child, dtype, tpb):
         s_best[tid] = best
         s_arg[tid] = arg
         cuda.syncthreads()
-        half = tpb // 2
-        while half > 0:
-            if tid < half:
-                ob = s_best[tid + half]
-                oa = s_arg[tid + half]
-                if ob > s_best[tid] or (
-                    ob == s_best[tid] and oa >= 0 and (s_arg[tid] < 0 or oa < s_arg[tid])
-                ):
-                    s_best[tid] = ob
-                    s_arg[tid] = oa
-            cuda.syncthreads()
-            half //= 2
+        reduce_best(s_best, s_arg, tid)
         if tid == 0:
             res_i[0] = carry
             res_i[1] = s_arg[0]

@@ -23,6 +23,7 @@ import os
 import time
 
 import numpy as np
+from numba.extending import register_jitable
 
 from gpudp import frontier
 from gpudp.backends import device_name, resolve
@@ -35,6 +36,24 @@ from .knapsack_io import KnapsackInstance, validate
 __all__ = ["solve", "solve_instance", "lalami_instance", "shen_instance", "GREEDY_SCAN"]
 
 GREEDY_SCAN = 32
+
+
+@register_jitable
+def slack_item(j, w, data, nvars):
+    """The slack item of a node of weight ``w`` branching from item ``j``: packing items ``j, j+1,
+    ...`` in order, the first that does not fit (``nvars`` when all do), found by binary search on
+    the weight prefix sums ``data[2]``; and the capacity left before it. Compiled into the sons'
+    functions on both backends, and called from Python for the solution's completion."""
+    target = data[2, j] + (data[4, 0] - w)
+    lo = j
+    hi = nvars
+    while lo < hi:
+        mid = (lo + hi + 1) >> 1
+        if data[2, mid] <= target:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo, target - data[2, lo]
 
 
 # The son of a node and its Martello-Toth U2 bound, in one source for integer and real data: they
@@ -52,20 +71,10 @@ def {name}(level, wgt, prof, take, data, nvars):
         if w > cap:
             return False, w, p, p, p
     j = level + 1
-    target = data[2, j] + (cap - w)
-    lo = j
-    hi = nvars
-    while lo < hi:
-        mid = (lo + hi + 1) >> 1
-        if data[2, mid] <= target:
-            lo = mid
-        else:
-            hi = mid - 1
-    s = lo
+    s, rr = slack_item(j, w, data, nvars)
     base = p + data[3, s] - data[3, j]
     if s >= nvars:
         return True, w, p, base, base
-    rr = target - data[2, s]
     u = base
     if s + 1 < nvars:
         u = base + {u_dantzig}
@@ -87,7 +96,7 @@ def {name}(level, wgt, prof, take, data, nvars):
 
 def _make_child(name: str, u_dantzig: str, u1_term: str):
     src = _CHILD_SOURCE.format(name=name, u_dantzig=u_dantzig, u1_term=u1_term)
-    return compile_source(src, name, {"GREEDY_SCAN": GREEDY_SCAN})
+    return compile_source(src, name, {"GREEDY_SCAN": GREEDY_SCAN, "slack_item": slack_item})
 
 
 _child_int = _make_child(
@@ -104,19 +113,10 @@ _child_real = _make_child(
 
 def _completion(j, w, data, n, x):
     """Mark in ``x`` the greedy completion that the sons' lower bound counts (items j ..)."""
-    target = data[2, j] + (data[4, 0] - w)
-    lo, hi = j, n
-    while lo < hi:
-        mid = (lo + hi + 1) >> 1
-        if data[2, mid] <= target:
-            lo = mid
-        else:
-            hi = mid - 1
-    s = lo
+    s, rem = slack_item(j, w, data, n)
     x[j:s] = 1
     if s >= n:
         return
-    rem = target - data[2, s]
     for t in range(s + 1, min(n, s + 1 + GREEDY_SCAN)):
         if data[0, t] <= rem:
             rem -= data[0, t]
