@@ -60,6 +60,8 @@ class Plan:
     #: layered: "plain" (``layout`` is the store's) or "bands" (``layout`` is the device slab's:
     #: the computed groups of each layer; the store keeps bands, see :class:`gpudp.store.BandStore`)
     codec: str = "plain"
+    #: layered, window 1: per layer, how far back a cell reads the previous layer (or None)
+    reach: np.ndarray | None = None
 
     def unit_cells(self, u0: int, u1: int) -> int:
         if self.kind == "layered":
@@ -188,7 +190,9 @@ def plan_sweep(rec: Recurrence, backend: str, tile=None) -> Plan:
             raise InputError("layer_size", "layer sizes must be >= 0")
         lo, hi = rec._checked_active_range(sizes)
         codec = cls.decision_codec if bits else "plain"
-        return _layered_plan(0, 0, None, sizes, lo, hi, bits, codec, int((hi - lo).sum()))
+        plan = _layered_plan(0, 0, None, sizes, lo, hi, bits, codec, int((hi - lo).sum()))
+        plan.reach = rec._checked_reach(n)
+        return plan
     raise TypeError(f"{type(rec).__name__} is neither a GridRecurrence nor a LayeredRecurrence")
 
 

@@ -142,6 +142,13 @@ class LayeredRecurrence(Recurrence):
         ``"bands"``: per layer, the leading and the trailing run of one repeated word (group of
         ``decision_bits`` words) are kept as two run values, and only the band of words between
         them is stored. Worth it when decisions are constant towards both ends of a layer.
+    ``reach(self) -> array``
+        with ``window = 1``: one non-negative integer per layer, the promise that cell ``k`` of
+        layer ``t`` reads the previous layer only at ``k - reach[t] .. k`` (knapsack: the item's
+        weight). ``None`` (the default) promises nothing. On CUDA the engine then runs several
+        layers per pass over the layer, each thread block keeping a span of the layer and the
+        ``sum(reach)`` cells below it in shared memory, so that a layer costs no trip to device
+        memory (temporal blocking); a cell that reads outside its reach gets wrong values there.
     """
 
     window = 1
@@ -156,6 +163,9 @@ class LayeredRecurrence(Recurrence):
     def active_range(self):
         return None
 
+    def reach(self):
+        return None
+
     @classmethod
     def _validate_class(cls):
         super()._validate_class()
@@ -163,6 +173,21 @@ class LayeredRecurrence(Recurrence):
             raise TypeError(f"{cls.__name__}.window must be an int >= 1")
         if cls.decision_codec not in CODECS:
             raise TypeError(f"{cls.__name__}.decision_codec must be one of {', '.join(CODECS)}")
+
+    def _checked_reach(self, n: int) -> np.ndarray | None:
+        """``reach()`` as an int64 array (InputError when malformed), or None."""
+        got = self.reach()
+        if got is None:
+            return None
+        if type(self).window != 1:
+            raise InputError("reach", f"reach needs window = 1, the class has {type(self).window}")
+        a = np.asarray(got)
+        if a.shape != (n,) or (a.size and a.dtype.kind not in "iu"):
+            raise InputError("reach", f"must be {n} integers, one per layer, got shape {a.shape} {a.dtype}")
+        a = a.astype(np.int64)
+        if a.size and a.min() < 0:
+            raise InputError("reach", f"layer {int(a.argmin())}: reach must be >= 0, got {a.min()}")
+        return a
 
     def _checked_active_range(self, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(lo, hi)`` as int64 arrays, checked against the layer sizes (InputError otherwise)."""

@@ -68,6 +68,9 @@ class KnapsackDP(LayeredRecurrence):
         hi = np.minimum(self.S, self.cap) + 1
         return lo, hi
 
+    def reach(self):
+        return self.w  # f_k(c) reads f_{k-1} at c - w_k .. c
+
     def data(self):
         return (self.w, self.p, self.S)
 

@@ -175,6 +175,10 @@ def run_dp(p, w, cap, backend: str) -> dict:
         "launches": ex.get("launches"),
         "grid": ex.get("grid"),
         "registers_per_thread": ex.get("registers_per_thread"),
+        "kernel": ex.get("kernel", "layered" if backend == "cuda" else "cpu"),
+        "blocked_span": ex.get("blocked_span"),
+        "blocked_passes": ex.get("blocked_passes"),
+        "blocked_smem_bytes": ex.get("blocked_smem_bytes"),
         "value_type": sol.details.get("value_type"),
         "weight": sol.details["weight"],
     }

@@ -66,16 +66,18 @@ class RangedBands(Ranged):
     decision_codec = "bands"
 
 
-def reference(h, lo, hi):
-    """Values and decisions of every computed cell (dicts keyed by (t, k))."""
+def reference(h, lo, hi, reads=lambda t, k: (k - 1, k + 1)):
+    """Values and decisions of every computed cell (dicts keyed by (t, k)); ``reads(t, k)``: the
+    two cells of layer t - 1 that cell (t, k) mixes, before clamping."""
     val, dec = {}, {}
     for t in range(h.shape[0]):
         for k in range(lo[t], hi[t]):
             if t == 0 or lo[t - 1] >= hi[t - 1]:
                 val[t, k], dec[t, k] = int(h[t, k]), 3
                 continue
-            a = val[t - 1, clamp(k - 1, lo[t - 1], hi[t - 1])]
-            b = val[t - 1, clamp(k + 1, lo[t - 1], hi[t - 1])]
+            ka, kb = reads(t, k)
+            a = val[t - 1, clamp(ka, lo[t - 1], hi[t - 1])]
+            b = val[t - 1, clamp(kb, lo[t - 1], hi[t - 1])]
             if a >= b:
                 val[t, k], dec[t, k] = (int(h[t, k]) + 2 * a + b) % P, 1
             else:
@@ -89,15 +91,21 @@ def random_ranges(rng, n, m):
     return lo, hi
 
 
-def check_sweep(res, h, lo, hi):
-    val, dec = reference(h, lo, hi)
-    n, m = h.shape
+def check_values(res, val, dec, lo, hi, shape):
+    """The sweep's cell count, last layer and every decision against a reference's dicts."""
+    n, m = shape
     assert res.stats.cells == int((hi - lo).sum())
     if n and hi[-1] > lo[-1]:
         assert res.last_layer[lo[-1] : hi[-1]].tolist() == [val[n - 1, k] for k in range(lo[-1], hi[-1])]
     for t in range(n):
         got = [res.decision(t, k) for k in range(m)]
         assert got == [dec.get((t, k), 0) for k in range(m)], t
+
+
+def check_sweep(res, h, lo, hi):
+    val, dec = reference(h, lo, hi)
+    check_values(res, val, dec, lo, hi, h.shape)
+    n = h.shape[0]
     if n and hi[-1] > lo[-1]:
         path = res.traceback((n - 1, lo[-1]))
         for t, k, d in path:

@@ -2,7 +2,7 @@
 # On the lent GPU machine (its own python3 3.12 with numba-cuda; no network): install gpudp with the
 # carried numpy<2.5 wheel, run the GPU tests and benchmarks, write logs under $OUT.
 # Here, first: ../shared/tools/device-wheels.sh rapidfuzz==3.14.6   (fills .whl/, carried)
-# There:       bash tools/device-run.sh [tests|bench|tune|ncu|tsp|all]...
+# There:       bash tools/device-run.sh [tests|bench|tune|ncu|ncu-knapsack|tsp|knapsack|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -26,6 +26,12 @@ for stage in "${@:-all}"; do
         --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
         --section MemoryWorkloadAnalysis --section SourceCounters python3 tools/ncu_lcs.py 2>&1 \
         | tee "$OUT/ncu.txt" | grep -v "^==PROF==" ;;
+    ncu-knapsack)
+      python3 tools/ncu_knapsack.py 20000 "$OUT/blocked" 2>&1 | tail -3
+      ncu --clock-control none --kernel-name regex:run_blocked --launch-skip 12 --launch-count 1 \
+        --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
+        --section InstructionStats --section MemoryWorkloadAnalysis --section SourceCounters \
+        python3 tools/ncu_knapsack.py 20000 2>&1 | tee "$OUT/ncu_knapsack.txt" | grep -v "^==PROF==" ;;
     bench|all)
       tile=""; [ -s "$OUT/best_tile" ] && tile="--tile $(cat "$OUT/best_tile")"
       python3 -m gpudp.cli bench lcs --sizes 32768,131072 --repeat 3 $tile ${BENCH_ARGS:-} \
