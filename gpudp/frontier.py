@@ -2,7 +2,9 @@
 
 A *problem* is a maximisation over ``n_vars`` 0/1 decisions, taken in order (level ``k`` decides
 variable ``k``). A node at level ``k`` has decided variables ``0 .. k-1``; it is two numbers
-``(f0, f1)`` of the problem's value dtype plus its decisions, packed 32 to a ``uint32`` word. The
+``(f0, f1)`` of the problem's value dtype plus its decisions, packed 32 to a ``uint32`` word. Node
+arrays are ``f0[m]``, ``f1[m]`` and node-major ``bits[m, stride]``, ``stride`` = the words in use
+at the nodes' level (at least one): a run of nodes is one contiguous range of each array. The
 problem gives one plain Python function
 
     child(level, f0, f1, take, data, n_vars) -> (ok, c0, c1, upper, lower)
@@ -26,14 +28,17 @@ Where the nodes live (Shen, Shigeoka, Ino & Hagihara):
 
 - a level of fewer than ``cpu_threshold`` nodes is expanded on the host (the GPU would be idle);
 - a level of at most ``batch`` nodes stays resident on the GPU between levels (in core);
-- larger levels live in a host circular buffer (:class:`Ring`, pinned memory) and stream through
-  the GPU in batches of ``batch`` nodes on two CUDA streams (double buffering: the copies of one
-  batch overlap the kernels of the other); the survivors go back to the ring's tail.
+- larger levels live in a host FIFO (:class:`Ring`: page-locked blocks of a process-wide pool,
+  taken and given back as it grows and shrinks) and stream through the GPU in batches of ``batch``
+  nodes on two CUDA streams: three asynchronous copies per ring segment each way, and the host
+  waits for a lane's kernels only, so that the copies of one lane overlap the work of the other;
+  the survivors go back to the ring's tail.
 
 Per GPU batch: ``expand_count`` (sons, bounds, per-block survivor count and best lower bound),
 ``scan_blocks`` (exclusive scan of the block counts, the batch's best lower bound and its son),
 ``scatter`` (sons again, block-local scan, write survivors to a separate output array: Shen's
-"separated" compaction; and the best son's node for the incumbent). The ring never outgrows
+"separated" compaction, the block's decision words written together so that they coalesce; and the
+best son's node for the incumbent). The ring never outgrows
 ``host_budget_bytes``: when it would, or when ``time_limit`` passes, the search stops and the
 result says so (``complete`` False): the incumbent is then a feasible solution, not a proven optimum.
 """
@@ -42,18 +47,32 @@ from __future__ import annotations
 
 import math
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from .backends import cpu as _cpu
 
-__all__ = ["BranchProblem", "FrontierResult", "Ring", "RingFull", "solve", "compact", "exclusive_scan"]
+__all__ = [
+    "BlockPool",
+    "BranchProblem",
+    "FrontierResult",
+    "Ring",
+    "RingFull",
+    "Segment",
+    "compact",
+    "exclusive_scan",
+    "pinned_pool",
+    "solve",
+]
 
 DEFAULT_CPU_THRESHOLD = 1024  # measured on the H100: see docs/knapsack_bb.md
 DEFAULT_BATCH = 1 << 20
 DEFAULT_THREADS = 256
+BLOCK_BYTES = 64 << 20  # the smallest host block of a search (see _block_bytes)
 
 
 @dataclass
@@ -95,34 +114,124 @@ def _neg(dtype):
 
 
 class RingFull(Exception):
-    """A push would take the ring past its capacity."""
+    """A push would take the ring past its host budget."""
 
 
 class _TimeUp(Exception):
     pass
 
 
-class Ring:
-    """A FIFO circular buffer of nodes in structure-of-arrays form: ``f0[cap]``, ``f1[cap]``,
-    ``bits[words, cap]``.
+class BlockPool:
+    """Spare host blocks by byte size, kept for reuse.
 
-    ``pop`` hands out up to two contiguous segments (two when the region wraps) that stay reserved
-    until ``release``: an asynchronous copy may still be reading them. ``push`` raises
-    :class:`RingFull` rather than overwrite. The storage grows by doubling up to ``max_cap``.
+    The cuda backend's pool (:func:`pinned_pool`) lives as long as the process: page-locking
+    gigabytes takes seconds, so each block is locked once and every later ring, in the same solve or
+    the next, takes it for free.
     """
 
-    def __init__(self, dtype, words: int, max_cap: int, alloc=np.empty, initial: int = 1 << 16):
+    def __init__(self, alloc=np.empty):
+        self.alloc = alloc
+        self.spare: dict[int, list] = {}
+
+    @property
+    def nbytes(self) -> int:
+        return sum(size * len(bufs) for size, bufs in self.spare.items())
+
+    def take(self, nbytes: int):
+        """A block of ``nbytes`` bytes, and whether it was allocated now (rather than reused)."""
+        bufs = self.spare.get(nbytes)
+        if bufs:
+            return bufs.pop(), False
+        return self.alloc(nbytes, np.uint8), True
+
+    def give(self, buf):
+        self.spare.setdefault(buf.nbytes, []).append(buf)
+
+    def trim(self, keep: int, size: int | None = None):
+        """Free spare blocks until at most ``keep`` bytes remain, those not of ``size`` bytes first."""
+        for nbytes in sorted(self.spare, key=lambda b: b == size):
+            bufs = self.spare[nbytes]
+            while bufs and self.nbytes > keep:
+                bufs.pop()
+            if not bufs:
+                del self.spare[nbytes]
+
+
+_PINNED: list = []
+
+
+def pinned_pool() -> BlockPool:
+    """The process-wide pool of page-locked host blocks that the cuda backend's rings draw from.
+
+    It holds at most the host budget of the latest ring; ``pinned_pool().trim(0)`` gives all of it
+    back to the system.
+    """
+    if not _PINNED:
+        from .backends.cuda import pinned_empty
+
+        _PINNED.append(BlockPool(pinned_empty))
+    return _PINNED[0]
+
+
+class Segment(NamedTuple):
+    """Consecutive nodes of one ring block: views of its storage, ``bits`` of shape ``(count, stride)``."""
+
+    f0: np.ndarray
+    f1: np.ndarray
+    bits: np.ndarray
+
+
+class _Block:
+    """One host block: ``f0[cap]``, ``f1[cap]`` and node-major ``bits[cap, stride]`` in one buffer,
+    holding the ring's nodes ``first .. first + filled - 1`` (sequence numbers)."""
+
+    __slots__ = ("buf", "stride", "cap", "first", "filled", "f0", "f1", "bits")
+
+    def __init__(self, buf, dtype, stride, first):
+        self.buf, self.stride, self.first, self.filled = buf, stride, first, 0
+        self.cap = buf.nbytes // (2 * dtype.itemsize + 4 * stride)
+        n = self.cap * dtype.itemsize
+        self.f0 = buf[:n].view(dtype)
+        self.f1 = buf[n : 2 * n].view(dtype)
+        self.bits = buf[2 * n : 2 * n + 4 * stride * self.cap].view(np.uint32).reshape(self.cap, stride)
+
+    def segment(self, a, b) -> Segment:
+        return Segment(self.f0[a:b], self.f1[a:b], self.bits[a:b])
+
+
+class Ring:
+    """A FIFO of nodes in host blocks of ``block_bytes`` bytes taken from a :class:`BlockPool`: at
+    most ``max_cap`` nodes of ``words`` bit words in bytes (the host budget), in whole blocks.
+
+    A block holds nodes of one *stride*, the bit words in use at their level (``push`` takes it from
+    the width of ``bits``), so a run of nodes is one contiguous range of each of its three arrays and
+    only the words in use are stored and copied. Pushes fill the last block and take a new one when it
+    is full or the stride changes: growing costs one block from the pool, nothing is copied or
+    re-allocated. ``pop`` hands out segments, each within one block, that stay reserved until
+    ``release`` (an asynchronous copy may still read them); a block goes back to the pool once all its
+    nodes are released. ``push`` raises :class:`RingFull` rather than exceed the budget; partly
+    released or partly filled blocks count whole against it.
+    """
+
+    def __init__(self, dtype, words: int, max_cap: int, block_bytes: int | None = None, pool=None):
         if max_cap < 1:
             raise RingFull("the host budget holds not even one node")
-        self.dtype, self.words, self.max_cap, self._alloc = np.dtype(dtype), int(words), int(max_cap), alloc
-        self.start = self.head = self.tail = 0  # monotone counters; positions are taken mod cap
-        self._allocate(min(int(initial), self.max_cap))
+        self.dtype, self.words = np.dtype(dtype), int(words)
+        self.budget = int(max_cap) * self.bytes_per_node
+        block = BLOCK_BYTES if block_bytes is None else int(block_bytes)
+        self.block_bytes = max(self.bytes_per_node, min(block, self.budget))
+        self.max_blocks = self.budget // self.block_bytes
+        self.pool = BlockPool() if pool is None else pool
+        self.pool.trim(self.budget, self.block_bytes)
+        self.blocks: deque[_Block] = deque()
+        self.start = self.head = self.tail = 0  # sequence numbers: released, popped, pushed so far
+        self.new_blocks = self.reused_blocks = self.largest_bytes = 0
+        self.seconds_alloc = 0.0
 
-    def _allocate(self, cap):
-        self.cap = cap
-        self.f0 = self._alloc(cap, self.dtype)
-        self.f1 = self._alloc(cap, self.dtype)
-        self.bits = self._alloc((self.words, cap), np.uint32)
+    @property
+    def bytes_per_node(self) -> int:
+        """Bytes of a node of all ``words`` bit words."""
+        return 2 * self.dtype.itemsize + 4 * self.words
 
     @property
     def available(self) -> int:
@@ -131,86 +240,101 @@ class Ring:
 
     @property
     def used(self) -> int:
-        """Slots taken: popped-but-unreleased and available nodes."""
+        """Nodes held: popped-but-unreleased and available."""
         return self.tail - self.start
 
     @property
-    def bytes_per_node(self) -> int:
-        return 2 * self.dtype.itemsize + 4 * self.words
+    def nbytes(self) -> int:
+        """Bytes of the blocks held."""
+        return len(self.blocks) * self.block_bytes
 
-    def _segments(self, first, count):
-        a = first % self.cap
-        n1 = min(count, self.cap - a)
-        segs = [(a, a + n1)]
-        if count > n1:
-            segs.append((0, count - n1))
+    def _take(self, stride):
+        t = time.perf_counter()
+        buf, new = self.pool.take(self.block_bytes)
+        self.seconds_alloc += time.perf_counter() - t
+        self.new_blocks += new
+        self.reused_blocks += not new
+        block = _Block(buf, self.dtype, stride, self.tail)
+        self.blocks.append(block)
+        self.largest_bytes = max(self.largest_bytes, self.nbytes)
+        return block
+
+    def push_segments(self, count: int, stride: int) -> list[Segment]:
+        """Reserve ``count`` slots of ``stride`` bit words at the tail; their segments, to be filled."""
+        last = self.blocks[-1] if self.blocks else None
+        room = last.cap - last.filled if last is not None and last.stride == stride else 0
+        if count > room:
+            per_block = self.block_bytes // (2 * self.dtype.itemsize + 4 * stride)
+            need = len(self.blocks) + -(-(count - room) // per_block)
+            if need > self.max_blocks:
+                raise RingFull(
+                    f"{self.used + count} nodes would take {need} blocks of {self.block_bytes} B, "
+                    f"the host budget holds {self.max_blocks}"
+                )
+        segs = []
+        while count > 0:
+            if room == 0:
+                last = self._take(stride)
+                room = last.cap
+            n = min(count, room)
+            segs.append(last.segment(last.filled, last.filled + n))
+            last.filled += n
+            self.tail += n
+            count -= n
+            room -= n
         return segs
 
-    def reserve(self, count: int, before_grow=None):
-        """Room for ``count`` more nodes, growing the storage if needed; RingFull if impossible."""
-        need = self.used + count
-        if need <= self.cap:
-            return
-        if need > self.max_cap:
-            raise RingFull(f"{need} nodes needed, the host budget holds {self.max_cap}")
-        if before_grow is not None:
-            before_grow()
-        new_cap = min(self.max_cap, max(need, 2 * self.cap))
-        old = (self.f0, self.f1, self.bits)
-        segs = self._segments(self.start, self.used)
-        self._allocate(new_cap)
+    def push(self, f0, f1, bits):
+        """Append nodes; ``bits`` is ``(count, stride)``: each node's decision words in use."""
         o = 0
-        for a, b in segs:
-            self.f0[o : o + b - a] = old[0][a:b]
-            self.f1[o : o + b - a] = old[1][a:b]
-            self.bits[:, o : o + b - a] = old[2][:, a:b]
-            o += b - a
-        self.head -= self.start
-        self.tail -= self.start
-        self.start = 0
+        for seg in self.push_segments(len(f0), bits.shape[1]):
+            n = len(seg.f0)
+            seg.f0[:] = f0[o : o + n]
+            seg.f1[:] = f1[o : o + n]
+            seg.bits[:] = bits[o : o + n]
+            o += n
 
-    def push_segments(self, count: int):
-        """Reserve ``count`` slots at the tail and return their segments (the caller fills them)."""
-        self.reserve(count)
-        segs = self._segments(self.tail, count)
-        self.tail += count
-        return segs
-
-    def push(self, f0, f1, bits, words_used: int | None = None):
-        count = len(f0)
-        wu = self.words if words_used is None else words_used
-        o = 0
-        for a, b in self.push_segments(count):
-            self.f0[a:b] = f0[o : o + b - a]
-            self.f1[a:b] = f1[o : o + b - a]
-            self.bits[:wu, a:b] = bits[:wu, o : o + b - a]
-            o += b - a
-
-    def pop(self, count: int):
-        """Take up to ``count`` nodes from the head; returns their segments (reserved until release)."""
+    def pop(self, count: int) -> list[Segment]:
+        """Take up to ``count`` nodes from the head: their segments, reserved until ``release``."""
         count = min(count, self.available)
-        segs = self._segments(self.head, count) if count else []
-        self.head += count
+        segs = []
+        for block in self.blocks:
+            if count == 0:
+                break
+            a = self.head - block.first
+            n = min(count, block.filled - a)
+            if n > 0:
+                segs.append(block.segment(a, a + n))
+                self.head += n
+                count -= n
         return segs
 
     def release(self, count: int):
-        """Free the oldest ``count`` popped slots."""
+        """Free the oldest ``count`` popped slots; blocks left with none go back to the pool."""
         if count > self.head - self.start:
             raise ValueError("release of nodes that were not popped")
         self.start += count
-        if self.start == self.tail:  # empty: restart at 0 (fewer wrapped segments)
-            self.start = self.head = self.tail = 0
+        while self.blocks and self.blocks[0].first + self.blocks[0].filled <= self.start:
+            self.pool.give(self.blocks.popleft().buf)
 
-    def gather(self, segs, words_used=None):
-        """Copies of the nodes in ``segs`` (host side, contiguous)."""
-        wu = self.words if words_used is None else words_used
-        f0 = np.concatenate([self.f0[a:b] for a, b in segs]) if segs else np.empty(0, self.dtype)
-        f1 = np.concatenate([self.f1[a:b] for a, b in segs]) if segs else np.empty(0, self.dtype)
-        bits = np.zeros((self.words, len(f0)), np.uint32)
+    def close(self):
+        """Give every block back to the pool; the ring is empty afterwards. No copy may still use them."""
+        while self.blocks:
+            self.pool.give(self.blocks.popleft().buf)
+        self.start = self.head = self.tail
+        self.pool.trim(self.budget, self.block_bytes)
+
+    def gather(self, segs):
+        """Host copies of the nodes of ``segs``: ``f0``, ``f1`` and ``bits[count, words]`` (zero past
+        each segment's stride)."""
+        count = sum(len(seg.f0) for seg in segs)
+        f0, f1 = np.empty(count, self.dtype), np.empty(count, self.dtype)
+        bits = np.zeros((count, self.words), np.uint32)
         o = 0
-        for a, b in segs:
-            bits[:wu, o : o + b - a] = self.bits[:wu, a:b]
-            o += b - a
+        for seg in segs:
+            n, stride = seg.bits.shape
+            f0[o : o + n], f1[o : o + n], bits[o : o + n, :stride] = seg.f0, seg.f1, seg.bits
+            o += n
         return f0, f1, bits
 
 
@@ -243,7 +367,9 @@ def _cpu_kernels(child):
     child_c = _cpu.njit(child)
 
     def expand(m, level, best, slack, f0, f1, bits, data, nvars, sym, kb, table, used, o0, o1, obits):
-        """Expand ``m`` nodes of ``level``; write the survivors; return (count, best, best son)."""
+        """Expand ``m`` nodes of ``level``; write the survivors; return (count, best, best son).
+
+        ``bits`` and ``obits`` are node-major: ``bits[i, w]`` is word ``w`` of node ``i``."""
         last = level + 1 >= nvars
         mask = len(table) - 1
         nused = 0
@@ -254,7 +380,7 @@ def _cpu_kernels(child):
         cnt = 0
         barg = -1
         for i in range(m):
-            blocked = sym[level] != 0 and ((bits[pw, i] >> pb) & 1) == 0
+            blocked = sym[level] != 0 and ((bits[i, pw] >> pb) & 1) == 0
             for t in range(2):
                 take = 1 - t
                 if take == 1 and blocked:
@@ -279,9 +405,9 @@ def _cpu_kernels(child):
                     o0[cnt] = c0
                     o1[cnt] = c1
                     for w in range(wl):
-                        obits[w, cnt] = bits[w, i]
-                    prev = bits[wl, i] if bp != 0 else 0
-                    obits[wl, cnt] = prev | (take << bp)
+                        obits[cnt, w] = bits[i, w]
+                    prev = bits[i, wl] if bp != 0 else 0
+                    obits[cnt, wl] = prev | (take << bp)
                     cnt += 1
         for j in range(nused):
             table[used[j]] = -1
@@ -310,6 +436,7 @@ def _cuda_kernels(child, dtype, tpb):
 
     vt = numba.from_dtype(np.dtype(dtype))
     neg = _neg(dtype)
+    sons = 2 * tpb  # a constant for cuda.shared.array, which takes no expression
     child_d = cuda.jit(device=True)(child)
     key_d = cuda.jit(device=True)(_key)
     hash_d = cuda.jit(device=True)(_hash)
@@ -355,7 +482,7 @@ def _cuda_kernels(child, dtype, tpb):
         arg = -1
         if i < m:
             last = level + 1 >= nvars
-            blocked = sym[level] != 0 and ((bits[(level - 1) >> 5, i] >> ((level - 1) & 31)) & 1) == 0
+            blocked = sym[level] != 0 and ((bits[i, (level - 1) >> 5] >> ((level - 1) & 31)) & 1) == 0
             for t in range(2):
                 ok, c0, c1, u, lo = child_d(level, f0[i], f1[i], 1 - t, data, nvars)
                 if t == 0 and blocked:
@@ -436,6 +563,7 @@ def _cuda_kernels(child, dtype, tpb):
         tid = cuda.threadIdx.x
         i = cuda.blockIdx.x * tpb + tid
         s = cuda.shared.array(tpb, numba.int64)
+        son = cuda.shared.array(sons, numba.int32)  # by rank in the block: 2 * thread + (1 - take)
         wl = level >> 5
         bp = level & 31
         k1 = False
@@ -462,30 +590,43 @@ def _cuda_kernels(child, dtype, tpb):
         s[tid] = c
         cuda.syncthreads()
         block_inclusive_scan(s, tid)
-        pos = block_offset[cuda.blockIdx.x] + s[tid] - c
+        r = s[tid] - c  # the rank of this thread's first son among the block's
+        base = block_offset[cuda.blockIdx.x]
         if i < m:
-            prev = bits[wl, i] if bp != 0 else 0
+            pos = base + r
             if k1:
                 o0[pos] = a0
                 o1[pos] = a1
-                for w in range(wl):
-                    obits[w, pos] = bits[w, i]
-                obits[wl, pos] = prev | (1 << bp)
+                son[r] = 2 * tid
                 pos += 1
+                r += 1
             if k0:
                 o0[pos] = b0
                 o1[pos] = b1
-                for w in range(wl):
-                    obits[w, pos] = bits[w, i]
-                obits[wl, pos] = prev
+                son[r] = 2 * tid + 1
             arg = res_i[1]
             if arg >= 0 and arg // 2 == i:
                 take = 1 - arg % 2
                 inc_f[0] = a0 if take == 1 else b0
                 inc_f[1] = a1 if take == 1 else b1
                 for w in range(wl):
-                    inc_bits[w] = bits[w, i]
-                inc_bits[wl] = prev | (take << bp)
+                    inc_bits[w] = bits[i, w]
+                inc_bits[wl] = (bits[i, wl] if bp != 0 else 0) | (take << bp)
+        cuda.syncthreads()
+        # The block's sons take one contiguous run of node-major words (wl + 1 per son): the block
+        # writes it together, word q by thread q mod tpb, so that a warp writes consecutive words.
+        nw = wl + 1
+        q = tid
+        while q < s[tpb - 1] * nw:
+            r = q // nw
+            w = q - r * nw
+            p = cuda.blockIdx.x * tpb + (son[r] >> 1)
+            if w < wl:
+                obits[base + r, w] = bits[p, w]
+            else:
+                prev = bits[p, wl] if bp != 0 else 0
+                obits[base + r, w] = prev | ((1 - (son[r] & 1)) << bp)
+            q += tpb
 
     @cuda.jit
     def compact_kernel(m, values, flags, block_offset, out):
@@ -588,35 +729,56 @@ def compact(values: np.ndarray, flags: np.ndarray, backend: str = "cuda", thread
 _LANES: dict = {}
 
 
+def _stride(level: int) -> int:
+    """Bit words stored per node of ``level``: those in use (decisions 0 .. level-1), at least one."""
+    return max(1, (level + 31) // 32)
+
+
+def _block_bytes(budget: int, batch: int, bpn: int) -> int:
+    """Host block size of a search: the smallest power of two from BLOCK_BYTES up that holds a batch of
+    full-width nodes (``bpn`` bytes each), but at most an eighth of the budget (coarse blocks would
+    waste much of a small one)."""
+    want = max(BLOCK_BYTES, 1 << (batch * bpn - 1).bit_length())
+    return max(bpn, min(want, budget // 8))
+
+
 class _Lane:
-    """Device buffers of one stream: input and output node arrays, block scratch, results."""
+    """One CUDA stream and its device buffers: input and output node arrays (``bits`` flat, viewed
+    per stride), block scratch, results in mapped memory, and the events the host waits on."""
 
     def __init__(self, cuda, dtype, words, cap, nblocks, stream, table_size):
+        from .backends.cuda import mapped_empty
+
         self.stream = stream
+        self.cap = cap
         self.keep = cuda.device_array(cap, np.int64)
         self.table = cuda.to_device(np.full(table_size, -1, np.int64))
         self.a = [
             cuda.device_array(cap, dtype),
             cuda.device_array(cap, dtype),
-            cuda.device_array((words, cap), np.uint32),
+            cuda.device_array(cap * words, np.uint32),
         ]
         self.b = [
             cuda.device_array(cap, dtype),
             cuda.device_array(cap, dtype),
-            cuda.device_array((words, cap), np.uint32),
+            cuda.device_array(cap * words, np.uint32),
         ]
         self.block_count = cuda.device_array(nblocks, np.int64)
         self.block_best = cuda.device_array(nblocks, dtype)
         self.block_arg = cuda.device_array(nblocks, np.int64)
         self.block_offset = cuda.device_array(nblocks, np.int64)
-        from .backends.cuda import mapped_empty
-
         # The kernels write the batch's results straight into mapped host memory: no copies.
         self.res_i = mapped_empty(2, np.int64)
         self.res_v = mapped_empty(1, dtype)
         self.inc_f = mapped_empty(2, dtype)
         self.inc_bits = mapped_empty(words, np.uint32)
+        self.done = cuda.event()  # recorded after a batch's kernels
+        self.copies = []  # (start, end) events of this stream's copies, timed once they have run
         self.m = 0  # nodes of the batch in flight (streamed levels)
+
+    def rows(self, flat, stride):
+        """``flat`` (a node array's bits) as ``[cap, stride]``: node-major words of ``stride`` per node."""
+        return flat[: self.cap * stride].reshape(self.cap, stride)
 
 
 class _Search:
@@ -652,24 +814,28 @@ class _Search:
             "seconds_gpu": 0.0,
             "seconds_cpu": 0.0,
             "seconds_swap": 0.0,
+            "seconds_streamed": 0.0,
             "bytes_per_node": bpn,
             "host_budget_bytes": int(host_budget_bytes),
             "host_budget_nodes": self.max_nodes,
             "largest_host_buffer": 0,
         }
-        alloc = np.empty
+        pool = BlockPool()  # the cpu backend's blocks live as long as the search
         self.cuda = None
+        self.lanes = []
         if backend == "cuda":
-            from .backends.cuda import cuda, pinned_empty
+            from .backends.cuda import cuda
 
             self.cuda = cuda
-            alloc = pinned_empty
+            pool = pinned_pool()
             self.tpb = threads or _default_threads()
             self.k = _cuda_kernels(problem.child, self.dtype, self.tpb)
         self.cpu_expand, self.child_c = _cpu_kernels(problem.child)
         if self.max_nodes < 1:
             raise RingFull(f"host budget {host_budget_bytes} B is less than one node ({bpn} B)")
-        self.ring = Ring(self.dtype, self.words, self.max_nodes, alloc, initial=min(1 << 16, self.batch * 2))
+        block = _block_bytes(self.max_nodes * bpn, self.batch, bpn)
+        self.ring = Ring(self.dtype, self.words, self.max_nodes, block, pool)
+        self.st["host_block_bytes"] = self.ring.block_bytes
         self.t0 = time.perf_counter()
 
     # -- helpers -------------------------------------------------------------------------
@@ -681,10 +847,6 @@ class _Search:
             self.best = value
             self.inc = (level, f0, f1, np.array(bits, np.uint32, copy=True))
 
-    def _wu(self, level):
-        """Bit words in use by the nodes of ``level`` (decisions 0 .. level-1)."""
-        return (level + 31) // 32
-
     def _cpu_level(self, level, count):
         """Expand ``count`` ring nodes of ``level`` on the host; sons go to the ring's tail."""
         t = time.perf_counter()
@@ -693,26 +855,28 @@ class _Search:
             self._cpu_out = (
                 np.empty(2 * chunk, self.dtype),
                 np.empty(2 * chunk, self.dtype),
-                np.empty((self.words, 2 * chunk), np.uint32),
+                np.empty(2 * chunk * self.words, np.uint32),
                 np.full(8 * chunk if self.key_bits else 1, -1, np.int64),
                 np.empty(2 * chunk, np.int64),
             )
-        out_f0, out_f1, out_bits, table, used = self._cpu_out
-        wu = self._wu(level)
+        out_f0, out_f1, out_flat, table, used = self._cpu_out
+        s_out = _stride(level + 1)
+        out_bits = out_flat[: 2 * chunk * s_out].reshape(2 * chunk, s_out)
+        wu = (level + 31) // 32
         done = 0
         while done < count:
             if level and self._timed_out():
                 raise _TimeUp()
-            for a, b in self.ring.pop(min(chunk, count - done)):
-                f0, f1, bits = self.ring.f0[a:b], self.ring.f1[a:b], self.ring.bits[:, a:b]
+            for seg in self.ring.pop(min(chunk, count - done)):
+                m = len(seg.f0)
                 cnt, best, barg = self.cpu_expand(
-                    b - a,
+                    m,
                     level,
                     self.best,
                     self.slack,
-                    f0,
-                    f1,
-                    bits,
+                    seg.f0,
+                    seg.f1,
+                    seg.bits,
                     self.p.data,
                     self.n,
                     self.sym,
@@ -725,15 +889,15 @@ class _Search:
                 )
                 if barg >= 0 and best > self.best:
                     i, take = barg // 2, 1 - barg % 2
-                    _, c0, c1, _, _ = self.child_c(level, f0[i], f1[i], take, self.p.data, self.n)
+                    _, c0, c1, _, _ = self.child_c(level, seg.f0[i], seg.f1[i], take, self.p.data, self.n)
                     inc = np.zeros(self.words, np.uint32)
-                    inc[:wu] = bits[:wu, i]
+                    inc[:wu] = seg.bits[i, :wu]
                     inc[level >> 5] |= np.uint32(take << (level & 31))
                     self._offer(best, level, c0, c1, inc)
-                self.ring.release(b - a)
-                done += b - a
-                self.st["nodes_explored"] += b - a
-                self.ring.push(out_f0[:cnt], out_f1[:cnt], out_bits, self._wu(level + 1))
+                self.ring.release(m)
+                done += m
+                self.st["nodes_explored"] += m
+                self.ring.push(out_f0[:cnt], out_f1[:cnt], out_bits[:cnt])
         self.st["seconds_cpu"] += time.perf_counter() - t
 
     # -- GPU -----------------------------------------------------------------------------
@@ -741,13 +905,14 @@ class _Search:
         k, tpb, s = self.k, self.tpb, lane.stream
         nb = (m + tpb - 1) // tpb
         cut = self._cut()
+        bits, obits = lane.rows(src[2], _stride(level)), lane.rows(dst[2], _stride(level + 1))
         k["expand_count"][nb, tpb, s](
             m,
             level,
             cut,
             src[0],
             src[1],
-            src[2],
+            bits,
             self.d_data,
             self.n,
             self.d_sym,
@@ -766,7 +931,7 @@ class _Search:
             level,
             src[0],
             src[1],
-            src[2],
+            bits,
             self.d_data,
             self.n,
             lane.keep,
@@ -775,7 +940,7 @@ class _Search:
             lane.res_i,
             dst[0],
             dst[1],
-            dst[2],
+            obits,
             lane.inc_f,
             lane.inc_bits,
         )
@@ -789,7 +954,7 @@ class _Search:
         return int(b)
 
     def _finish(self, lane, level):
-        """After the lane's stream has synchronised: the incumbent; returns the survivors' count."""
+        """After the lane's kernels have finished: the incumbent; returns the survivors' count."""
         total = int(lane.res_i[0])
         if lane.res_i[1] >= 0 and lane.res_v[0] > self.best:
             self._offer(
@@ -797,36 +962,53 @@ class _Search:
             )
         return total
 
-    def _h2d(self, lane, dst, segs, wu):
-        o = 0
-        s = lane.stream
-        for a, b in segs:
-            dst[0][o : o + b - a].copy_to_device(self.ring.f0[a:b], stream=s)
-            dst[1][o : o + b - a].copy_to_device(self.ring.f1[a:b], stream=s)
-            for w in range(wu):
-                dst[2][w, o : o + b - a].copy_to_device(self.ring.bits[w, a:b], stream=s)
-            o += b - a
-        self.st["bytes_h2d"] += o * (2 * self.dtype.itemsize + 4 * wu)
+    def _mark(self, lane):
+        ev = self.cuda.event()
+        ev.record(lane.stream)
+        return ev
 
-    def _d2h_push(self, lane, src, count, wu):
-        """Sons on the device -> ring tail (synchronous at the end)."""
-        t = time.perf_counter()
-        self.ring.reserve(count, before_grow=self._sync_all)
-        o = 0
+    def _h2d(self, lane, dst, segs, stride):
+        """Ring segments -> the lane's node arrays, asynchronously: three copies per segment."""
         s = lane.stream
-        for a, b in self.ring.push_segments(count):
-            src[0][o : o + b - a].copy_to_host(self.ring.f0[a:b], stream=s)
-            src[1][o : o + b - a].copy_to_host(self.ring.f1[a:b], stream=s)
-            for w in range(wu):
-                src[2][w, o : o + b - a].copy_to_host(self.ring.bits[w, a:b], stream=s)
-            o += b - a
-        s.synchronize()
-        self.st["bytes_d2h"] += count * (2 * self.dtype.itemsize + 4 * wu)
-        self.st["seconds_swap"] += time.perf_counter() - t
+        bits = lane.rows(dst[2], stride)
+        start = self._mark(lane)
+        o = 0
+        for seg in segs:
+            n = len(seg.f0)
+            dst[0][o : o + n].copy_to_device(seg.f0, stream=s)
+            dst[1][o : o + n].copy_to_device(seg.f1, stream=s)
+            bits[o : o + n].copy_to_device(seg.bits, stream=s)
+            o += n
+        lane.copies.append((start, self._mark(lane)))
+        self.st["bytes_h2d"] += o * (2 * self.dtype.itemsize + 4 * stride)
+
+    def _d2h_push(self, lane, src, count, stride):
+        """The lane's ``count`` sons -> the ring's tail, asynchronously: the caller waits for the lane
+        before the host or another stream reads them."""
+        s = lane.stream
+        bits = lane.rows(src[2], stride)
+        segs = self.ring.push_segments(count, stride)
+        start = self._mark(lane)
+        o = 0
+        for seg in segs:
+            n = len(seg.f0)
+            src[0][o : o + n].copy_to_host(seg.f0, stream=s)
+            src[1][o : o + n].copy_to_host(seg.f1, stream=s)
+            bits[o : o + n].copy_to_host(seg.bits, stream=s)
+            o += n
+        lane.copies.append((start, self._mark(lane)))
+        self.st["bytes_d2h"] += count * (2 * self.dtype.itemsize + 4 * stride)
+
+    def _wait(self, lane):
+        """Wait for everything issued on the lane; add its copies' device time to ``seconds_swap``."""
+        lane.stream.synchronize()
+        for start, end in lane.copies:  # the simulator's events carry no time (elapsed -1)
+            self.st["seconds_swap"] += max(0.0, start.elapsed_time(end)) / 1e3
+        lane.copies.clear()
 
     def _sync_all(self):
         for lane in self.lanes:
-            lane.stream.synchronize()
+            self._wait(lane)
 
     def _gpu_setup(self):
         from .backends.cuda import stream
@@ -854,41 +1036,55 @@ class _Search:
         lane.a, lane.b = lane.b, lane.a
         return total
 
+    def _issue(self, lane, level, todo):
+        """Pop the lane's next batch (at most ``todo`` nodes), copy it in and launch its kernels."""
+        segs = self.ring.pop(min(self.batch, todo))
+        lane.m = sum(len(seg.f0) for seg in segs)
+        self._h2d(lane, lane.a, segs, _stride(level))
+        self._launch(lane, lane.a, lane.b, lane.m, level)
+        lane.done.record(lane.stream)
+        return lane.m
+
     def _gpu_streamed_level(self, level, count):
-        """Stream ``count`` ring nodes through the GPU in batches on two lanes; sons to the ring."""
-        wu_in, wu_out = self._wu(level), self._wu(level + 1)
+        """Stream ``count`` ring nodes through the GPU in batches on the lanes; sons to the ring's tail.
+
+        Each lane's stream runs copy in, kernels, copy out, next copy in, ... The host waits only for
+        a lane's kernels (the survivors' count is then in mapped memory), issues the copy out to the
+        ring and the lane's next batch, and turns to the other lane: one lane's copies overlap the
+        other's copies and kernels. A batch's ring slots are released once its kernels have run (its
+        copy in is then done); the sons pushed during the level are read at the next level only, after
+        the final wait for every lane.
+        """
         t = time.perf_counter()
-        remaining = count
-        pending = []
-        nxt = 0
-        while remaining > 0 or pending:
-            while remaining > 0 and len(pending) < 2:
-                if self._timed_out():
-                    self._sync_all()
-                    raise _TimeUp()
-                lane = self.lanes[nxt]
-                nxt ^= 1
-                segs = self.ring.pop(min(self.batch, remaining))
-                m = sum(b - a for a, b in segs)
-                remaining -= m
-                self._h2d(lane, lane.a, segs, wu_in)
-                lane.m = m
-                self._launch(lane, lane.a, lane.b, m, level)
-                pending.append(lane)
-            lane = pending.pop(0)
-            lane.stream.synchronize()
+        todo = count
+        queue = deque()
+        for lane in self.lanes:
+            if todo:
+                todo -= self._issue(lane, level, todo)
+                queue.append(lane)
+        while queue:
+            lane = queue.popleft()
+            lane.done.synchronize()
             self.ring.release(lane.m)
             total = self._finish(lane, level)
             if total:
-                self._d2h_push(lane, lane.b, total, wu_out)
-        self.st["seconds_gpu"] += time.perf_counter() - t
+                self._d2h_push(lane, lane.b, total, _stride(level + 1))
+            if todo:
+                if self._timed_out():
+                    raise _TimeUp()
+                todo -= self._issue(lane, level, todo)
+                queue.append(lane)
+        self._sync_all()
+        dt = time.perf_counter() - t
+        self.st["seconds_gpu"] += dt
+        self.st["seconds_streamed"] += dt
 
     # -- driver --------------------------------------------------------------------------
     def run(self):
         p = self.p
         root_f0 = np.array([p.root[0]], self.dtype)
         root_f1 = np.array([p.root[1]], self.dtype)
-        self.ring.push(root_f0, root_f1, np.zeros((self.words, 1), np.uint32), 0)
+        self.ring.push(root_f0, root_f1, np.zeros((1, 1), np.uint32))
         where = "ring"  # or "device": the level's nodes are resident in lanes[0].a
         m = 1
         complete, message = True, "search complete: the incumbent is optimal"
@@ -905,7 +1101,8 @@ class _Search:
                 use_gpu = self.backend == "cuda" and m >= self.cpu_threshold
                 if not use_gpu:
                     if where == "device":
-                        self._d2h_push(self.lanes[0], self.lanes[0].a, m, self._wu(level))
+                        self._d2h_push(self.lanes[0], self.lanes[0].a, m, _stride(level))
+                        self._wait(self.lanes[0])
                         where = "ring"
                     self.st["cpu_levels"] += 1
                     self._cpu_level(level, m)
@@ -913,15 +1110,15 @@ class _Search:
                 elif where == "device" or m <= self.batch:
                     if where == "ring":
                         lane = self.lanes[0]
-                        segs = self.ring.pop(m)
-                        self._h2d(lane, lane.a, segs, self._wu(level))
-                        lane.stream.synchronize()
+                        self._h2d(lane, lane.a, self.ring.pop(m), _stride(level))
+                        self._wait(lane)
                         self.ring.release(m)
                         where = "device"
                     self.st["gpu_levels"] += 1
                     m = self._gpu_resident_level(level, m)
                     if m > self.batch:
-                        self._d2h_push(self.lanes[0], self.lanes[0].a, m, self._wu(level + 1))
+                        self._d2h_push(self.lanes[0], self.lanes[0].a, m, _stride(level + 1))
+                        self._wait(self.lanes[0])
                         where = "ring"
                 else:
                     self.st["gpu_levels"] += 1
@@ -939,6 +1136,13 @@ class _Search:
                 f"({self.st['bytes_per_node']} B per node, budget {self.st['host_budget_bytes']} B); "
                 "open nodes remained, so the incumbent is the best found, not a proven optimum"
             )
+        finally:
+            self._sync_all()  # no copy may still use a block when the ring gives them back
+            self.st["largest_host_bytes"] = self.ring.largest_bytes
+            self.st["host_blocks_new"] = self.ring.new_blocks
+            self.st["host_blocks_reused"] = self.ring.reused_blocks
+            self.st["seconds_host_alloc"] = self.ring.seconds_alloc
+            self.ring.close()
         self.st["seconds"] = time.perf_counter() - self.t0
         if self.inc is None:
             return FrontierResult(None, -1, (), np.zeros(self.words, np.uint32), complete, message, self.st)
@@ -959,7 +1163,7 @@ def solve(
 
     ``batch``: the most nodes the GPU expands in one launch (the device holds 4 node arrays of
     ``2 * batch``); ``cpu_threshold``: levels with fewer nodes run on the host; ``host_budget_bytes``:
-    the most the host circular buffer may take. Returns the incumbent (the best son seen, whose
+    the most the host ring's blocks may take. Returns the incumbent (the best son seen, whose
     ``lower`` completion the problem rebuilds) and whether the search completed.
     """
     if problem.n_vars < 1:

@@ -383,6 +383,8 @@ def cli_bench(args) -> dict:
                     "seconds_gpu": st.get("seconds_gpu", 0.0),
                     "seconds_cpu": st.get("seconds_cpu", 0.0),
                     "seconds_swap": st.get("seconds_swap", 0.0),
+                    "seconds_streamed": st.get("seconds_streamed", 0.0),
+                    "seconds_host_alloc": st.get("seconds_host_alloc", 0.0),
                 }
             )
         if args.ortools:

@@ -65,7 +65,7 @@ def test_integer_random_cpu(inst):
 @settings(max_examples=40)
 @given(int_instances, st.integers(1, 3))
 def test_integer_small_batches_and_host_threshold(inst, batch):
-    """Batches of 1-3 nodes: every level passes through the circular buffer many times."""
+    """Batches of 1-3 nodes: every level passes through the host ring many times."""
     p, w, c = np.array(inst[0], np.int64), np.array(inst[1], np.int64), inst[2]
     sol = kb.solve(p, w, c, backend="cpu", batch=batch)
     assert_valid(sol, p, w, c, ref_dp(p, w, c))
