@@ -31,7 +31,7 @@ from gpudp.codegen import compile_source
 from gpudp.errors import InputError
 from gpudp.solution import Solution, Stats
 
-from .knapsack_io import KnapsackInstance, validate
+from .knapsack_io import KnapsackInstance, solution_checker, validate
 
 __all__ = ["solve", "solve_instance", "lalami_instance", "shen_instance", "GREEDY_SCAN"]
 
@@ -138,25 +138,6 @@ def _ratio_order(p, w, integral):
     return order
 
 
-def _checker(profits, weights, capacity, integral):
-    def check(sol):
-        x = np.asarray(sol.solution)
-        if x.shape != (len(profits),) or not np.all((x == 0) | (x == 1)):
-            return f"solution must be {len(profits)} values 0 or 1"
-        sel = x == 1
-        wsum = weights[sel].sum()
-        psum = profits[sel].sum()
-        tol = 0 if integral else 1e-9 * max(1.0, float(np.abs(weights).sum()))
-        if wsum > capacity + tol:
-            return f"weight {wsum} exceeds the capacity {capacity}"
-        ptol = 0 if integral else 1e-9 * max(1.0, float(np.abs(profits).sum()))
-        if abs(psum - sol.value) > ptol:
-            return f"the items' profit is {psum}, not the claimed {sol.value}"
-        return None
-
-    return check
-
-
 def default_host_budget() -> int:
     """A quarter of the physical memory (the ring is pinned, so leave the rest to the system)."""
     try:
@@ -256,7 +237,7 @@ def solve(
         stats=stats,
         optimal=complete,
         details=details,
-        _checker=_checker(p, w, c, integral),
+        _checker=solution_checker(p, w, c, integral),
     )
     sol.check()
     if (

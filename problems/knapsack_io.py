@@ -28,7 +28,7 @@ import numpy as np
 
 from gpudp.errors import InputError
 
-__all__ = ["KnapsackInstance", "read_knapsack", "parse_knapsack", "validate"]
+__all__ = ["KnapsackInstance", "read_knapsack", "parse_knapsack", "validate", "solution_checker"]
 
 
 @dataclass
@@ -222,3 +222,33 @@ def read_knapsack(path) -> KnapsackInstance:
     with open(path, newline="") as f:
         text = f.read()
     return parse_knapsack(text, os.path.basename(str(path)))
+
+
+def solution_checker(profits, weights, capacity, integral: bool):
+    """The check of a knapsack :class:`gpudp.Solution` (shared by the DP and the B&B solvers): a 0/1
+    vector of the right length, within the capacity and worth the claimed value. Integer weights
+    and, with ``integral``, profits are summed exactly (Python integers); real ones to a relative
+    1e-9 of their total."""
+
+    def check(sol):
+        x = np.asarray(sol.solution)
+        if x.shape != (len(profits),) or not np.all((x == 0) | (x == 1)):
+            return f"solution must be {len(profits)} values 0 or 1"
+        sel = np.flatnonzero(x == 1)
+        if weights.dtype.kind in "iub":
+            wsum, wtol = sum(int(weights[i]) for i in sel), 0
+        else:
+            wsum, wtol = weights[sel].sum(), 1e-9 * max(1.0, float(np.abs(weights).sum()))
+        if wsum > capacity + wtol:
+            return f"weight {wsum} exceeds the capacity {capacity}"
+        if integral:
+            psum = sum(int(profits[i]) for i in sel)
+            wrong = psum != sol.value
+        else:
+            psum = float(np.sum(profits[sel], dtype=np.float64))
+            wrong = abs(psum - sol.value) > 1e-9 * max(1.0, float(np.abs(profits).sum()))
+        if wrong:
+            return f"the items' profit is {psum}, not the claimed {sol.value}"
+        return None
+
+    return check

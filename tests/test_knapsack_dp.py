@@ -63,12 +63,16 @@ def instances(profit, max_n=40):
     )
 
 
+def arrays(inst, profit_dtype=np.int64):
+    """Profits, weights (int64) and the capacity of a drawn instance."""
+    items, c = inst
+    return np.array([a for a, _ in items], profit_dtype), np.array([b for _, b in items], np.int64), c
+
+
 @settings(max_examples=60)
 @given(instances(st.integers(0, 1000)))
 def test_integer_random_cpu(inst):
-    items, c = inst
-    p = np.array([a for a, _ in items], np.int64)
-    w = np.array([b for _, b in items], np.int64)
+    p, w, c = arrays(inst, np.int64)
     sol = kd.solve(p, w, c, backend="cpu", progress=False)
     assert_solves(sol, p, w, c, ref_dp(p.tolist(), w.tolist(), c))
     assert sol.details["value_type"] == "int32"
@@ -77,9 +81,7 @@ def test_integer_random_cpu(inst):
 @settings(max_examples=25)
 @given(instances(st.integers(0, 2**56), max_n=30))
 def test_profits_past_int32_use_int64_exactly(inst):
-    items, c = inst
-    p = np.array([a for a, _ in items], np.int64)
-    w = np.array([b for _, b in items], np.int64)
+    p, w, c = arrays(inst, np.int64)
     sol = kd.solve(p, w, c, backend="cpu", progress=False)
     assert_solves(sol, p, w, c, ref_dp(p.tolist(), w.tolist(), c))
     dp_items = (w > 0) & (w <= c) & (p > 0)
@@ -90,9 +92,7 @@ def test_profits_past_int32_use_int64_exactly(inst):
 @settings(max_examples=15)
 @given(instances(st.integers(2**60, 2**62), max_n=12))
 def test_profits_past_int64_use_float64(inst):
-    items, c = inst
-    p = np.array([a for a, _ in items], np.int64)
-    w = np.array([b for _, b in items], np.int64)
+    p, w, c = arrays(inst, np.int64)
     sol = kd.solve(p, w, c, backend="cpu", progress=False)
     assert_solves(sol, p, w, c, ref_dp(p.tolist(), w.tolist(), c), rel=1e-12)
     fits = [pi for pi, wi in zip(p.tolist(), w.tolist(), strict=True) if 0 < wi <= c]
@@ -103,9 +103,7 @@ def test_profits_past_int64_use_float64(inst):
 @settings(max_examples=30)
 @given(instances(st.floats(0, 1000, allow_nan=False).map(lambda v: round(v, 3)), max_n=25))
 def test_float_profits(inst):
-    items, c = inst
-    p = np.array([a for a, _ in items], np.float64)
-    w = np.array([b for _, b in items], np.int64)
+    p, w, c = arrays(inst, np.float64)
     sol = kd.solve(p, w, c, backend="cpu", progress=False)
     expect = ref_dp([Fraction(v) for v in p.tolist()], w.tolist(), c)
     assert_solves(sol, p, w, c, expect, rel=1e-9)

@@ -1107,8 +1107,9 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
         ring[:] = cls.fill
         d_pass = [
             cuda.to_device(a, stream=compute)
-            for a in (blocked.pstart, blocked.pu0, blocked.pu1, blocked.rcum, blocked.spans_for(1))
+            for a in (blocked.pstart, blocked.pu0, blocked.pu1, blocked.rcum)
         ]
+        pspan = cuda.to_device(blocked.spans_for(1), stream=compute)  # evened out once the grid is known
         ranges = [cuda.to_device(a, stream=compute) for a in (plan.lo, plan.hi, plan.g0, plan.gn)]
         woff = cuda.to_device(plan.layout.woff, stream=compute)
         threads, smem, want = blocked.threads, blocked.smem, blocked.spans
@@ -1116,7 +1117,7 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
 
         def args(u0, u1, slab):
             q0, q1 = blocked.chunk_passes[u0]
-            return (q0, q1, *d_pass, ring, *ranges, woff, slab, int(plan.layout.woff[u0]), *d_data)
+            return (q0, q1, *d_pass, pspan, ring, *ranges, woff, slab, int(plan.layout.woff[u0]), *d_data)
     else:
         kernel = layered_kernel(cls, len(data), plan.schedule)
         window = plan.schedule.window if plan.schedule else cls.window
@@ -1175,7 +1176,7 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
             t = time.perf_counter()
             launcher, blocks = _coop_blocks(kernel, a, threads, want, smem)
             if blocked is not None:  # now that the grid is known: spans that share out evenly
-                d_pass[4].copy_to_device(blocked.spans_for(blocks), stream=compute)
+                pspan.copy_to_device(blocked.spans_for(blocks), stream=compute)
             stats.extra["compile_seconds"] = time.perf_counter() - t
             stats.extra.update(_resources(launcher))
             LAST_LAUNCHER[:] = [launcher]
