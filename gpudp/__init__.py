@@ -7,7 +7,7 @@ engine derives the wavefront schedule, compiles the cell function for the CPU (n
 :mod:`gpudp.problems`.
 """
 
-from .errors import BackendError, CheckError, GpudpError, InputError, ScheduleError
+from .errors import BackendError, CheckError, ContractError, GpudpError, InputError, ScheduleError
 from .solution import Solution, Stats
 
 __version__ = "0.1.0"
@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BackendError",
     "CheckError",
+    "ContractError",
     "GpudpError",
     "InputError",
     "ScheduleError",

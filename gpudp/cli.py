@@ -11,7 +11,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
+import signal
 import sys
+import threading
+import traceback
 
 from .errors import GpudpError
 
@@ -28,6 +32,27 @@ BENCHES = {
     "tsp": "gpudp.problems.tsp_bench",
     "knapsack": "gpudp.problems.knapsack_dp_bench",
 }
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the CLI's promise: a mistake on the command line is one line and exit 2 (the
+    usage is one ``--help`` away)."""
+
+    def error(self, message):
+        self.exit(2, f"gpudp: error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived (``timeout``, ``kill``, a batch scheduler, a closed terminal): like
+    Ctrl-C, it unwinds the solve so that spill folders and other temporary files are removed."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(signal.Signals(signum).name)
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated(signum)
 
 
 def _module(table, name):
@@ -48,7 +73,12 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
     that a plug-in that fails to import breaks its own command only."""
     argv = sys.argv[1:] if argv is None else list(argv)
     chosen = argv[1] if len(argv) > 1 and argv[0] in ("solve", "bench") else None
-    parser = argparse.ArgumentParser(prog="gpudp", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="gpudp", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the Python traceback of an unexpected error (GPUDP_DEBUG=1)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     solve = sub.add_parser("solve", help="solve an instance")
@@ -69,7 +99,7 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
         if argv[:1] == ["bench"] and name == chosen:
             _module(BENCHES, name).bench_arguments(p)
 
-    sub.add_parser("info", help="backends, devices and versions")
+    sub.add_parser("info", help="backends, devices, versions and the memory this process may use")
     demo = sub.add_parser("demo", help="solve the bundled example (LCS of two real genomes)")
     _add_backend(demo)
     demo.add_argument("--json", action="store_true")
@@ -101,6 +131,9 @@ def info() -> dict:
     out["cuda_usable"] = cuda_usable()
     out["cuda_device"] = cuda_mod.device_name() if out["cuda_usable"] else cuda_mod.unavailable_reason()
     out["default_backend"] = "cuda" if out["cuda_usable"] else "cpu"
+    from . import memory
+
+    out["memory"] = memory.describe()
     return out
 
 
@@ -112,34 +145,87 @@ def _print_solution(sol, module, as_json: bool):
 
 
 def main(argv=None) -> int:
+    """Run the command line; returns the exit status: 0, 2 for any error (one line on stderr), 130 on
+    Ctrl-C, 128 + the signal's number on SIGTERM or SIGHUP."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    debug = "--debug" in argv or os.environ.get("GPUDP_DEBUG", "") not in ("", "0")
+    argv = [a for a in argv if a != "--debug"]
     args = build_parser(argv).parse_args(argv)
+    previous = _install_signal_handlers()
     try:
-        if args.command == "info":
-            for k, v in info().items():
-                print(f"{k:16s} {v}")
-        elif args.command == "solve":
-            module = _module(SOLVERS, args.problem)
-            _print_solution(module.cli_solve(args), module, args.json)
-        elif args.command == "demo":
-            from .problems import lcs
-
-            _print_solution(lcs.demo(backend=args.backend), lcs, args.json)
-        elif args.command == "bench":
-            result = _module(BENCHES, args.problem).cli_bench(args)
-            text = json.dumps(result, indent=2, default=str)
-            if args.out:
-                with open(args.out, "w") as f:
-                    f.write(text + "\n")
-                print(f"wrote {args.out}", file=sys.stderr)
-            else:
-                print(text)
+        return _run(args)
     except (GpudpError, OSError) as e:
-        print(f"gpudp: error: {e}", file=sys.stderr)
+        if debug:
+            traceback.print_exc()
+        print(f"gpudp: error: {_one_line(e)}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        if debug:
+            traceback.print_exc()
+        print(
+            "gpudp: error: out of memory (lower --memory-budget, or free memory; the pre-checks missed "
+            "this: please report it)",
+            file=sys.stderr,
+        )
         return 2
     except KeyboardInterrupt:
         print("gpudp: interrupted", file=sys.stderr)
         return 130
+    except Terminated as e:
+        print(f"gpudp: stopped by {e}", file=sys.stderr)
+        return 128 + e.signum
+    except Exception as e:
+        if debug:
+            traceback.print_exc()
+        where = "" if debug else "; --debug shows the traceback"
+        text = _one_line(e)[:500]
+        print(
+            f"gpudp: error: internal error {type(e).__name__}: {text} (please report it{where})",
+            file=sys.stderr,
+        )
+        return 2
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _install_signal_handlers() -> dict:
+    """SIGTERM and SIGHUP raise :class:`Terminated` while the command runs (main thread only)."""
+    previous = {}
+    if threading.current_thread() is not threading.main_thread():
+        return previous
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            previous[sig] = signal.signal(sig, _raise_terminated)
+    return previous
+
+
+def _run(args) -> int:
+    if args.command == "info":
+        for k, v in info().items():
+            print(f"{k:16s} {v}")
+    elif args.command == "solve":
+        module = _module(SOLVERS, args.problem)
+        _print_solution(module.cli_solve(args), module, args.json)
+    elif args.command == "demo":
+        from .problems import lcs
+
+        _print_solution(lcs.demo(backend=args.backend), lcs, args.json)
+    elif args.command == "bench":
+        result = _module(BENCHES, args.problem).cli_bench(args)
+        text = json.dumps(result, indent=2, default=str)
+        if args.out:
+            with open(args.out, "w") as f:
+                f.write(text + "\n")
+            print(f"wrote {args.out}", file=sys.stderr)
+        else:
+            print(text)
     return 0
+
+
+def _one_line(text) -> str:
+    return " ".join(str(text).split())
 
 
 if __name__ == "__main__":

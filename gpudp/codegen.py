@@ -32,20 +32,47 @@ def n_symbols(rec_cls) -> int:
     return 2 if getattr(rec_cls, "symbols", False) else 0
 
 
+def n_flags(rec_cls) -> int:
+    """1 when the kernels' last data argument is the decision-overflow flag, else 0.
+
+    A recurrence that keeps decisions gets, after its own data, an int64 array ``[count, decision,
+    a, b]``: a cell whose decision does not fit ``decision_bits`` bits (or is negative) sets it, and
+    the engine raises after the sweep instead of storing a truncated decision (see
+    :func:`gpudp.engine.sweep`)."""
+    return 1 if rec_cls.decision_bits else 0
+
+
 def user_args(rec_cls, n_data: int) -> str:
-    """The data arguments that the recurrence's own functions receive (after any symbols)."""
+    """The data arguments after any symbols: what the generated cell wrappers (``tcell``, ``lcell``)
+    take, the overflow flag included."""
     k = n_symbols(rec_cls)
     return "".join(f", dat{n}" for n in range(k, n_data))
 
 
-def cell_call(rec_cls, coords: str, deps: list[str], n_data: int, v: str, d: str, syms=()) -> str:
-    """One line (or two) calling the recurrence's cell, leaving its value in v and decision in d.
+def fn_args(rec_cls, n_data: int) -> str:
+    """The data arguments that the recurrence's own functions (``cell``, ``boundary``) receive."""
+    k = n_symbols(rec_cls)
+    return "".join(f", dat{n}" for n in range(k, n_data - n_flags(rec_cls)))
 
-    ``n_data`` counts the kernel's data arguments (symbols included); ``syms`` are the expressions
-    of the row and column symbols when the recurrence declares them."""
-    args = ", ".join([coords, *deps, *(syms if n_symbols(rec_cls) else ())]) + user_args(rec_cls, n_data)
-    if rec_cls.decision_bits:
-        return f"{v}, {d} = cell({args})\n{v} = VT({v})"
+
+def cell_call(rec_cls, coords: str, deps: list[str], n_data: int, v: str, d: str, syms=()) -> str:
+    """Lines calling the recurrence's cell, leaving its value in v and decision in d.
+
+    ``n_data`` counts the kernel's data arguments (symbols and the overflow flag included);
+    ``syms`` are the expressions of the row and column symbols when the recurrence declares them.
+    A decision outside ``0 .. 2**decision_bits - 1`` is recorded in the flag (``coords`` are the
+    cell's two coordinates) and stored as 0."""
+    args = ", ".join([coords, *deps, *(syms if n_symbols(rec_cls) else ())]) + fn_args(rec_cls, n_data)
+    bits = rec_cls.decision_bits
+    if bits:
+        flag = f"dat{n_data - 1}"
+        a, b = (x.strip() for x in coords.split(","))
+        return (
+            f"{v}, {d} = cell({args})\n{v} = VT({v})\n"
+            f"if {d} < 0 or {d} > {(1 << bits) - 1}:\n"
+            f"    {flag}[0] += 1\n    {flag}[1] = {d}\n    {flag}[2] = {a}\n    {flag}[3] = {b}\n"
+            f"    {d} = 0"
+        )
     return f"{v} = VT(cell({args}))\n{d} = 0"
 
 
@@ -78,7 +105,7 @@ def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None) -> str:
     Slots that hold no cell return ``fill`` and decision 0.
     """
     da = data_args(n_data)
-    du = user_args(rec_cls, n_data)
+    du = fn_args(rec_cls, n_data)
     if schedule is None:
         prev = [f"ring[(t - {w}) % W1]" for w in range(1, rec_cls.window + 1)]
         body = cell_call(rec_cls, "t, p", prev, n_data, "v", "dd")

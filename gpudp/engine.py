@@ -17,7 +17,7 @@ import numpy as np
 
 from . import backends
 from .codegen import compile_source, data_args
-from .errors import InputError
+from .errors import ContractError, InputError
 from .recurrence import GridRecurrence, LayeredRecurrence, Recurrence
 from .schedule import Schedule, derive
 from .solution import Stats
@@ -242,6 +242,8 @@ def sweep(
     if isinstance(rec, GridRecurrence) and type(rec).symbols:
         data = (*_symbols(rec, plan), *data)
     bits = type(rec).decision_bits
+    if bits:  # the decision-overflow flag, last of the kernels' data (see codegen.n_flags)
+        data = (*data, np.zeros(4, np.int64))
     store = None
     if bits:
         allocate = None
@@ -265,9 +267,22 @@ def sweep(
     bar = _progress_bar(plan.cells, progress)
     try:
         out = runner.run_plan(plan, rec, data, store, stats, bar)
+    except BaseException:
+        if store is not None:
+            store.close()
+        raise
     finally:
         if bar is not None:
             bar.close()
+    if bits and data[-1][0]:
+        store.close()
+        count, d, a, b = (int(x) for x in data[-1])
+        where = "layer t, cell k" if plan.schedule is None and plan.kind == "layered" else "cell i, j"
+        raise ContractError(
+            f"{type(rec).__name__}.cell returned the decision {d} at ({where}) = ({a}, {b}), which does "
+            f"not fit decision_bits = {bits} (0 .. {(1 << bits) - 1}; cells seen doing so: {count}). Declare "
+            "more decision_bits: decisions are never truncated"
+        )
     if isinstance(rec, GridRecurrence) and plan.cells == 0:
         empty = np.zeros(0, dtype=type(rec).value_dtype)
         out["last_row"], out["last_col"] = empty, empty.copy()

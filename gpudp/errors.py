@@ -16,6 +16,12 @@ class InputError(GpudpError, ValueError):
         super().__init__(f"{field}: {message}")
 
 
+class ContractError(GpudpError, TypeError, ValueError):
+    """A recurrence breaks the plug-in contract (:mod:`gpudp.recurrence`): a declaration the engine
+    cannot use, or a cell that returns what it did not declare (a decision wider than
+    ``decision_bits``). It is a ``TypeError`` and a ``ValueError`` too, for code that caught those."""
+
+
 class ScheduleError(GpudpError, ValueError):
     """A recurrence's declared dependency window admits no valid evaluation order."""
 

@@ -22,64 +22,83 @@ two run values and the band of words between the runs (``encode_bands``, ``band_
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
+import signal
 import tempfile
+import threading
 from dataclasses import dataclass
 
 import numba
 import numpy as np
 
+from .backends.cpu import njit
 from .errors import InputError
+from .memory import available_memory, default_budget, describe, parse_bytes  # noqa: F401  (re-exported)
 
 WORD = np.uint32
 WORD_BYTES = 4
 
 
-def available_memory() -> int:
-    """Physical memory free now, in bytes (a conservative guess when the OS does not say)."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return 2 << 30
+#: spill folders alive in this process; removed at exit, on SIGTERM / SIGHUP, or by ``close()``
+_LIVE_DIRS: set[str] = set()
+_HANDLERS_SET = [False]
 
 
-def default_budget() -> int:
-    """Host-memory budget for decision stores: GPUDP_MEMORY_BUDGET bytes, else half of free RAM."""
-    env = os.environ.get("GPUDP_MEMORY_BUDGET")
-    if env:
-        return parse_bytes(env)
-    return available_memory() // 2
+def _remove_live_dirs():
+    for d in list(_LIVE_DIRS):
+        shutil.rmtree(d, ignore_errors=True)
+        _LIVE_DIRS.discard(d)
 
 
-def parse_bytes(text) -> int:
-    if isinstance(text, int | np.integer):
-        return int(text)
-    s = str(text).strip().upper().replace("IB", "").replace("B", "")
-    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-    try:
-        if s and s[-1] in mult:
-            return int(float(s[:-1]) * mult[s[-1]])
-        return int(float(s))
-    except ValueError as e:
-        raise InputError("memory_budget", f"not a size in bytes: {text!r} (e.g. 512M, 8G)") from e
+def _on_fatal_signal(signum, frame):
+    """Default-action signals (SIGTERM, SIGHUP) would kill the process without running ``atexit``:
+    remove the spill folders first, then die of the same signal as before."""
+    _remove_live_dirs()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _register_dir(path: str):
+    """Track a spill folder so that no exit path leaves it behind: normal exit and exceptions
+    (``atexit``), Ctrl-C (an exception), and SIGTERM / SIGHUP where they still have their default
+    action (a handler that cleans up, then re-raises the signal; handlers set by the application,
+    such as the ``gpudp`` command's, are left alone). SIGKILL cannot be caught."""
+    _LIVE_DIRS.add(path)
+    if _HANDLERS_SET[0]:
+        return
+    _HANDLERS_SET[0] = True
+    atexit.register(_remove_live_dirs)
+    if threading.current_thread() is threading.main_thread():
+        for name in ("SIGTERM", "SIGHUP"):
+            sig = getattr(signal, name, None)
+            if sig is not None and signal.getsignal(sig) == signal.SIG_DFL:
+                signal.signal(sig, _on_fatal_signal)
+
+
+def fits_in_memory(nbytes: int, budget: int) -> bool:
+    """Whether ``nbytes`` may be kept in host memory: within the budget and within what this process
+    may still allocate (:func:`gpudp.memory.available_memory`, cgroup and ulimit included), with
+    a tenth of it left for everything else. A budget above the machine's memory is only a ceiling."""
+    return nbytes <= budget and nbytes <= available_memory() * 0.9
 
 
 class _Spilling:
     """What the stores share: ``words`` may live in a memmap in a temporary folder of their own,
-    removed with it by ``close()`` (or when the store is collected)."""
+    removed with it by ``close()``, when the store is collected, or at exit (see
+    :func:`_register_dir`)."""
 
     _dir = None
 
     def _spill_path(self, where: str, prefix: str, name: str) -> str:
-        self._dir = tempfile.mkdtemp(prefix=prefix, dir=where)
+        try:
+            self._dir = tempfile.mkdtemp(prefix=prefix, dir=where)
+        except OSError as e:
+            raise InputError(
+                "spill_dir", f"cannot make a spill folder in {where}: {e.strerror or e}"
+            ) from None
+        _register_dir(self._dir)
         return os.path.join(self._dir, name)
 
     def close(self):
@@ -87,6 +106,7 @@ class _Spilling:
             words, self.words = self.words, None
             del words
             shutil.rmtree(self._dir, ignore_errors=True)
+            _LIVE_DIRS.discard(self._dir)
             self._dir = None
 
     def __del__(self):
@@ -103,17 +123,20 @@ class DecisionStore(_Spilling):
         self.n_words = int(n_words)
         self.nbytes = self.n_words * WORD_BYTES
         self.budget = default_budget() if budget is None else parse_bytes(budget)
-        self.on_disk = self.nbytes > self.budget
+        self.on_disk = not fits_in_memory(self.nbytes, self.budget)
         self._dir = None
         if self.on_disk:
             where = spill_dir or os.environ.get("GPUDP_SPILL_DIR") or tempfile.gettempdir()
-            free = shutil.disk_usage(where).free
+            try:
+                free = shutil.disk_usage(where).free
+            except OSError as e:
+                raise InputError("spill_dir", f"cannot use {where} for spilling: {e.strerror or e}") from None
             if self.nbytes > free:
                 raise InputError(
                     "memory_budget",
                     f"the decision store needs {self.nbytes / 2**30:.2f} GiB; that is over the memory "
-                    f"budget ({self.budget / 2**30:.2f} GiB) and over the free disk in {where} "
-                    f"({free / 2**30:.2f} GiB)",
+                    f"budget ({self.budget / 2**30:.2f} GiB) or the memory this process may use "
+                    f"({describe()}), and over the free disk in {where} ({free / 2**30:.2f} GiB)",
                 )
             path = self._spill_path(where, "gpudp-store-", "decisions.u32")
             self.words = np.memmap(path, dtype=WORD, mode="w+", shape=(max(self.n_words, 1),))
@@ -166,7 +189,7 @@ class TileLayout:
         return (self.bh, self.tw, self.ni, self.nj, self.bits, self.diag_off, self.rpt)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True)
 def tile_decision(words, i, j, bh, tw, ni, nj, bits, diag_off, rpt):
     big, bjg = i // bh, j // tw
     d = big + bjg
@@ -204,7 +227,7 @@ class LayerLayout:
         return (self.woff, self.bits)
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True)
 def layer_decision(words, t, k, woff, bits):
     base = woff[t] + (k // 32) * bits
     lane = k % 32
@@ -264,7 +287,7 @@ class BandStore(_Spilling):
 
     def _grow(self, need: int):
         cap = max(2 * len(self.words), need)
-        if not self.on_disk and cap * WORD_BYTES + self.header_bytes <= self.budget:
+        if not self.on_disk and fits_in_memory(cap * WORD_BYTES + self.header_bytes, self.budget):
             bigger = np.zeros(cap, WORD)
             bigger[: self.size] = self.words[: self.size]
             self.words = bigger
@@ -317,7 +340,7 @@ class BandStore(_Spilling):
         )
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True)
 def band_decision(words, t, k, lo, hi, lead_n, band_n, band_off, lead_w, trail_w, bits):
     if k < lo[t] or k >= hi[t]:
         return 0
@@ -337,7 +360,7 @@ def band_decision(words, t, k, lo, hi, lead_n, band_n, band_off, lead_w, trail_w
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True)
 def edge_word(x, g, ng, lo_bit, hi_bit):
     """Word ``x`` of group ``g`` (of ``ng``) with the bits outside the computed cells replaced by the
     nearest computed cell's bit (the first group's bits below ``lo_bit``, the last group's bits
@@ -352,7 +375,7 @@ def edge_word(x, g, ng, lo_bit, hi_bit):
     return x
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True)
 def _group_differs(words, base, g, ng, bits, lo_bit, hi_bit, run):
     for q in range(bits):
         x = np.int64(words[base + g * bits + q])
@@ -363,7 +386,7 @@ def _group_differs(words, base, g, ng, bits, lo_bit, hi_bit, run):
     return False
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True)
 def band_bounds(words, base, ng, bits, lo_bit, hi_bit, lead, trail):
     """``(a, b)``: groups ``[0, a)`` equal ``lead``, groups ``[b, ng)`` equal ``trail`` (the first and
     last group with their edge bits extended by :func:`edge_word`); the band is ``[a, b)``, empty
@@ -383,7 +406,7 @@ def band_bounds(words, base, ng, bits, lo_bit, hi_bit, lead, trail):
     return a, max(a, b)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, parallel=True)
 def encode_bands(words, woff, wbase, t0, t1, lo, hi, bits, lead_n, band_n, band_off, lead_w, trail_w, out):
     """Band-encode layers ``t0 <= t < t1`` whose computed groups sit at ``words[woff[t] - wbase:]``.
 

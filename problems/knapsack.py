@@ -9,15 +9,24 @@ Methods:
 - ``auto`` (default): the rule is DP when the weights and the capacity are integers and the DP table
   is small, ``n * (C + 1) <= DP_CELL_LIMIT`` (1e10 cells: seconds on the H100 at the DP engine's
   measured rates, minutes on a few CPU cores), and B&B otherwise (real weights, or a capacity too
-  large for a table). ``details["method_note"]`` says which method the rule picked.
+  large for a table). When the rule picks DP but the DP refuses the instance (not enough memory for
+  its rows here, a total past its int64 values), B&B runs instead. ``details["method_note"]`` says
+  which method ran and why.
+
+Numbers are read exactly and every limit is a clear :class:`gpudp.InputError`, never a rounded
+value (see :mod:`gpudp.problems.knapsack_io`).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import math
 import sys
 
 import numpy as np
+
+from gpudp.errors import InputError
+from gpudp.memory import parse_bytes
 
 from . import knapsack_bb
 from .knapsack_io import KnapsackInstance, read_knapsack
@@ -29,10 +38,32 @@ def dp_available() -> bool:
     return importlib.util.find_spec("gpudp.problems.knapsack_dp") is not None
 
 
+def _integer_capacity(inst: KnapsackInstance) -> int | None:
+    """The capacity as an exact integer when the weights and the capacity are integers, else None."""
+    w = np.asarray(inst.weights)
+    if w.dtype.kind == "f":
+        if not (np.all(np.isfinite(w)) and np.all(w == np.floor(w))):
+            return None
+    elif w.dtype.kind not in "iub" and w.size:
+        return None
+    c = inst.capacity
+    if isinstance(c, bool):
+        return None
+    if isinstance(c, int | np.integer):
+        return int(c)
+    try:
+        f = float(c)
+    except (TypeError, ValueError):
+        return None
+    return int(f) if math.isfinite(f) and f == math.floor(f) else None
+
+
 def rule(inst: KnapsackInstance) -> str:
-    """The method ``auto`` picks by the documented rule ('dp' or 'bb'), availability aside."""
-    w, c = np.asarray(inst.weights), float(inst.capacity)
-    if np.all(w == np.round(w)) and c == round(c) and c < 2.0**62 and inst.n * (int(c) + 1) <= DP_CELL_LIMIT:
+    """The method ``auto`` picks by the documented rule ('dp' or 'bb'), availability aside: DP for
+    integer weights and capacity with ``n * (C + 1) <= DP_CELL_LIMIT`` (Python integers: no
+    overflow at any magnitude), else B&B."""
+    cap = _integer_capacity(inst)
+    if cap is not None and 0 <= cap and inst.n * (cap + 1) <= DP_CELL_LIMIT:
         return "dp"
     return "bb"
 
@@ -49,22 +80,30 @@ def cli_arguments(parser):
     parser.add_argument(
         "--memory-budget", default=None, help="DP: host bytes for the decisions before they spill to disk"
     )
-    parser.add_argument("--host-budget", type=float, default=None, help="bytes for the B&B host buffer")
-    parser.add_argument("--time-limit", type=float, default=None, help="stop B&B after this many seconds")
+    parser.add_argument(
+        "--host-budget", default=None, help="bytes for the B&B host buffer (e.g. 4e9, 512M, 8G)"
+    )
+    parser.add_argument("--time-limit", default=None, help="stop B&B after this many seconds")
     parser.add_argument("--cpu-threshold", type=int, default=knapsack_bb.frontier.DEFAULT_CPU_THRESHOLD)
     parser.add_argument("--batch", type=int, default=knapsack_bb.frontier.DEFAULT_BATCH)
 
 
 def cli_solve(args):
+    # every option is checked before the file is read: one clear line for a bad one, never a traceback
+    host = None if args.host_budget is None else parse_bytes(args.host_budget, "--host-budget")
+    memory_budget = None if args.memory_budget is None else parse_bytes(args.memory_budget, "--memory-budget")
+    time_limit = knapsack_bb.parse_time_limit(args.time_limit, "--time-limit")
+    if args.batch < 1:
+        raise InputError("--batch", f"must be >= 1, got {args.batch}")
     return solve_instance(
         read_knapsack(args.file),
         method=args.method,
         backend=args.backend,
-        memory_budget=args.memory_budget,
-        host_budget_bytes=None if args.host_budget is None else int(args.host_budget),
+        memory_budget=memory_budget,
+        host_budget_bytes=host,
         batch=args.batch,
         cpu_threshold=args.cpu_threshold,
-        time_limit=args.time_limit,
+        time_limit=time_limit,
     )
 
 
@@ -78,6 +117,14 @@ def solve_instance(
     if method == "auto":
         method = rule(inst)
         note = f"the rule picks {method}"
+        if method == "dp":
+            from . import knapsack_dp
+
+            try:
+                knapsack_dp.check(inst.profits, inst.weights, inst.capacity, backend=backend)
+            except InputError as e:
+                method = "bb"
+                note = f"the rule picks dp, but the DP refuses ({e}): bb instead"
     if method == "dp":
         from . import knapsack_dp
 
@@ -93,8 +140,11 @@ def _finish(sol, inst, note):
     if note:
         sol.details["method_note"] = note
     if inst.known_solution is not None:
-        known = inst.profits[inst.known_solution == 1].sum()
-        sol.details["known_solution_value"] = int(known) if inst.integral else float(known)
+        chosen = np.asarray(inst.profits)[np.asarray(inst.known_solution) == 1].tolist()
+        known = (
+            sum(int(v) for v in chosen) if np.asarray(inst.profits).dtype.kind in "iu" else math.fsum(chosen)
+        )
+        sol.details["known_solution_value"] = known
     if not sol.optimal:
         print(f"gpudp: warning: not proven optimal: {sol.details['message']}", file=sys.stderr)
     return sol

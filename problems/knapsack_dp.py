@@ -17,8 +17,13 @@ What makes it fast and small, all through the engine's generic contract:
   all ones on the right of a layer, so only the band between is stored (found on the GPU);
 - the reach: ``f_k(c)`` reads ``f_{k-1}`` only at ``c - w_k .. c``, so on CUDA the engine runs
   about 25 items per pass in shared memory (temporal blocking);
-- the value type: int32 when the profits' sum fits, int64 when it fits that, else float64
-  (one generated subclass per type, cached).
+- the value type: int32 when the profits' sum fits, int64 when it fits that, float64 for real
+  profits (one generated subclass per type, cached); integer profits whose sum passes int64 are
+  refused (:class:`gpudp.InputError`), never rounded through float64.
+
+The pre-check (:func:`check`, :func:`estimate_memory`) refuses, before anything large is allocated,
+an instance whose rows do not fit the memory this process may use (:func:`gpudp.memory.available_memory`:
+cgroup and ``ulimit`` included) or the device's.
 
 The 0/1 vector is rebuilt by walking the stored decisions back from ``f_n(C)``.
 """
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import time
 
 import numpy as np
@@ -103,25 +109,36 @@ def recurrence_class(dtype) -> type[KnapsackDP]:
 
 
 def value_dtype(profits: np.ndarray) -> np.dtype:
-    """int32 when the sum of the (non-negative, integral) profits fits, int64 when that fits, else
-    float64 (real profits, or sums past int64)."""
+    """int32 when the sum of the (non-negative, integral) profits fits, int64 when it fits that, float64
+    for real profits. Integer profits whose sum passes int64 raise :class:`gpudp.InputError`: float64
+    would round them (the branch-and-bound solver has the same limit)."""
     if profits.dtype.kind in "iu" or (profits.size and np.all(profits == np.round(profits))):
-        total = sum(int(v) for v in profits) if profits.dtype.kind in "iu" else float(profits.sum())
+        total = sum(int(v) for v in profits) if profits.dtype.kind in "iu" else math.fsum(profits.tolist())
         if total <= I32_MAX:
             return np.dtype(np.int32)
         if total <= I64_MAX:
             return np.dtype(np.int64)
+        if profits.dtype.kind in "iu":
+            raise InputError(
+                "profits",
+                f"the profits of the items that can be packed sum to {total}, past the 2^63 - 1 that the "
+                "DP's int64 values hold (float64 would round them)",
+            )
     return np.dtype(np.float64)
 
 
 def _integral(values, field: str, hint: str) -> np.ndarray:
     a = np.asarray(values)
+    if a.ndim != 1:
+        raise InputError(field, "must be a one-dimensional list of numbers")
     if a.dtype.kind == "f":
         if not np.all(np.isfinite(a)) or not np.all(a == np.round(a)):
             raise InputError(field, f"the DP solver needs integer {field}; {hint}")
-        if a.size and np.abs(a).max() >= 2.0**62:
-            raise InputError(field, f"values up to 2^62 only; {hint}")
+        if a.size and np.abs(a).max() >= 2.0**63:
+            raise InputError(field, f"values beyond the int64 range (2^63 - 1); {hint}")
         a = a.astype(np.int64)
+    elif a.dtype.kind == "u" and a.size and int(a.max()) > I64_MAX:
+        raise InputError(field, f"values beyond the int64 range (2^63 - 1); {hint}")
     elif a.dtype.kind not in "iub" and a.size:
         raise InputError(field, f"not integers ({a.dtype}); {hint}")
     a = a.astype(np.int64)
@@ -130,25 +147,41 @@ def _integral(values, field: str, hint: str) -> np.ndarray:
     return a
 
 
+#: host bytes per item the solve takes besides the rows: the recurrence's arrays, the plan's active
+#: ranges and word offsets, the traceback's path (a generous bound)
+HOST_BYTES_PER_ITEM = 256
+
+
 def estimate_memory(n: int, capacity: int, dtype, backend: str) -> dict:
     """Bytes the solve will need before it starts: on the device two rows of values plus the slabs
     of decision words (two compute slabs, two compacted band buffers; page-locked staging on the
-    host), and on the host a bound for the bands: they can only be bounded (every computed word,
-    ``n * (C + 1) / 8`` bytes at most); the store grows as they arrive and spills to disk."""
+    host), and on the host the rows (cpu: two, and the copy of the last layer; cuda: that copy), the
+    slabs, and per-item arrays. The bands can only be bounded (every computed word, ``n * (C + 1) / 8``
+    bytes at most): the store grows as they arrive and spills to disk past its budget, which
+    :func:`solve` sets to at most half of the memory left over (see ``host_bytes``)."""
+    from gpudp.backends.cpu import CPU_SLAB_WORDS
     from gpudp.backends.cuda import SLAB_WORDS
 
     itemsize = np.dtype(dtype).itemsize
     rows = 2 * (capacity + 1) * itemsize
     layer_words = -(-(capacity + 1) // 32)
     slab = max(min(SLAB_WORDS, layer_words * n), layer_words) * 4
+    cpu_slab = max(min(CPU_SLAB_WORDS, layer_words * n), layer_words) * 4
     out = {"rows_bytes": rows, "slab_bytes": slab, "bands_bound_bytes": n * layer_words * 4}
     out["device_bytes"] = rows + 4 * slab if backend == "cuda" else 0
-    out["host_bytes"] = (rows if backend == "cpu" else 2 * slab) + n * 40
+    per_item = n * HOST_BYTES_PER_ITEM
+    if backend == "cpu":
+        out["host_bytes"] = rows + rows // 2 + 2 * cpu_slab + per_item
+    else:
+        out["host_bytes"] = rows // 2 + 2 * slab + per_item
     return out
 
 
-def _check_memory(est: dict, backend: str):
-    from gpudp.store import available_memory
+def _check_memory(est: dict, backend: str) -> int:
+    """Refuse before anything is allocated when the device or this process (cgroup, ulimit and the
+    OS all counted: :func:`gpudp.memory.available_memory`) cannot hold the solve; returns the host
+    bytes left over for the band store."""
+    from gpudp import memory
 
     if backend == "cuda":
         from gpudp.backends.cuda import memory_info
@@ -161,13 +194,80 @@ def _check_memory(est: dict, backend: str):
                 f"{est['rows_bytes'] / 2**31:.2f} GiB, slabs {4 * est['slab_bytes'] / 2**30:.2f} GiB); "
                 f"{free / 2**30:.2f} of {total / 2**30:.2f} GiB are free; use --method bb",
             )
-    avail = available_memory()
+    avail = memory.available_memory()
     if est["host_bytes"] > avail:
         raise InputError(
             "capacity",
             f"the DP needs {est['host_bytes'] / 2**30:.2f} GiB of host memory; "
-            f"{avail / 2**30:.2f} GiB are available; use --method bb",
+            f"{memory.describe()}; use --method bb",
         )
+    return avail - est["host_bytes"]
+
+
+class _Prepared:
+    """An instance checked and sorted for the DP, its memory checked; nothing large allocated yet."""
+
+    def __init__(self, profits, weights, capacity, backend):
+        hint = "for real weights use the branch-and-bound solver (--method bb)"
+        p = np.asarray(profits)
+        if p.ndim != 1 or (p.size and p.dtype.kind not in "iuf"):
+            raise InputError("profits", "must be a one-dimensional list of numbers")
+        if p.dtype.kind == "f" and p.size and not np.all(np.isfinite(p)):
+            raise InputError("profits", "holds a value that is not a finite number")
+        if p.dtype.kind == "u" and p.size and int(p.max()) > I64_MAX:
+            raise InputError("profits", "values beyond the int64 range (2^63 - 1)")
+        w = _integral(weights, "weights", hint)
+        if w.shape != p.shape:
+            raise InputError("weights", f"{w.size} weights for {p.size} profits")
+        if isinstance(capacity, bool):
+            raise InputError("capacity", f"the DP solver needs an integer capacity, got {capacity!r}")
+        if isinstance(capacity, int):
+            cap = capacity
+        else:
+            c = np.asarray(capacity)
+            if (
+                c.ndim != 0
+                or c.dtype.kind not in "iuf"
+                or not math.isfinite(float(c))
+                or float(c) != math.floor(float(c))
+            ):
+                raise InputError(
+                    "capacity", f"the DP solver needs an integer capacity, got {capacity!r}; {hint}"
+                )
+            cap = int(c) if c.dtype.kind in "iu" else int(float(c))
+        if cap < 0:
+            raise InputError("capacity", f"must be >= 0, got {capacity!r}")
+        if cap > I64_MAX:
+            raise InputError("capacity", f"{capacity!r} is beyond the int64 range (2^63 - 1)")
+        self.backend = be = resolve(backend)
+        integral = p.dtype.kind in "iu" or bool(
+            p.size and np.all(p == np.round(p)) and np.abs(p).max() < 2.0**62
+        )
+        if integral and p.dtype.kind != "i":
+            p = p.astype(np.int64)
+        self.p, self.w, self.cap, self.integral = p, w, cap, integral
+        self.free = free = np.flatnonzero((w > 0) & (w <= cap) & (p > 0))
+        self.order = order = free[np.lexsort((free, w[free], -(p[free] / w[free].astype(np.float64))))]
+        self.ws, self.ps = w[order], p[order]
+        self.all_fit = sum(int(v) for v in self.ws) <= cap  # Python integers: no overflow
+        sweep_needed = len(order) and not self.all_fit
+        try:
+            self.vt = value_dtype(self.ps)
+        except InputError:
+            if sweep_needed:
+                raise
+            self.vt = np.dtype(np.int64)  # nominal: no sweep runs, the value is a Python integer
+        self.est = None
+        self.spare = None
+        if sweep_needed:
+            self.est = estimate_memory(len(order), cap, self.vt, be)
+            self.spare = _check_memory(self.est, be)
+
+
+def check(profits, weights, capacity, backend: str = "auto"):
+    """Raise :class:`gpudp.InputError` when :func:`solve` would refuse the instance (data, totals,
+    memory), before anything large is allocated; the ``auto`` method's rule asks this."""
+    _Prepared(profits, weights, capacity, backend)
 
 
 def solve_instance(inst: KnapsackInstance, **kw) -> Solution:
@@ -185,31 +285,11 @@ def solve(
     ``memory_budget``: host bytes for the band store before it spills to disk.
     """
     t0 = time.perf_counter()
-    hint = "for real weights use the branch-and-bound solver (--method bb)"
-    p = np.asarray(profits)
-    if p.ndim != 1 or (p.size and p.dtype.kind not in "iuf"):
-        raise InputError("profits", "must be a one-dimensional list of numbers")
-    if p.dtype.kind == "f" and p.size and not np.all(np.isfinite(p)):
-        raise InputError("profits", "holds a value that is not a finite number")
-    w = _integral(weights, "weights", hint)
-    if w.shape != p.shape:
-        raise InputError("weights", f"{w.size} weights for {p.size} profits")
-    c = np.asarray(capacity)
-    if c.ndim != 0 or c.dtype.kind not in "iuf" or not math.isfinite(float(c)) or float(c) != round(float(c)):
-        raise InputError("capacity", f"the DP solver needs an integer capacity, got {capacity!r}; {hint}")
-    if float(c) < 0:
-        raise InputError("capacity", f"must be >= 0, got {capacity!r}")
-    cap = int(c)
-    be = resolve(backend)
-    integral = p.dtype.kind in "iu" or bool(p.size and np.all(p == np.round(p)) and np.abs(p).max() < 2.0**62)
-    if integral and p.dtype.kind == "f":
-        p = p.astype(np.int64)
+    pre = _Prepared(profits, weights, capacity, backend)
+    p, w, cap, integral, be, order, vt = pre.p, pre.w, pre.cap, pre.integral, pre.backend, pre.order, pre.vt
+    rec_cls = recurrence_class(vt)
     x = np.zeros(len(p), np.int8)
     x[(w == 0) & (p > 0)] = 1  # free and profitable: always taken
-    free = np.flatnonzero((w > 0) & (w <= cap) & (p > 0))
-    order = free[np.lexsort((free, w[free], -(p[free] / w[free].astype(np.float64))))]
-    vt = value_dtype(p[order])
-    rec_cls = recurrence_class(vt)
     details = {
         "method": "dp",
         "n": len(p),
@@ -217,14 +297,14 @@ def solve(
         "value_type": vt.name,
         "integral": integral,
     }
-    ws, ps = w[order], p[order]
+    ws, ps = pre.ws, pre.ps
     stats = None
-    if len(order) and ws.sum() <= cap:
+    if len(order) and pre.all_fit:
         x[order] = 1  # everything fits
     elif len(order):
-        est = estimate_memory(len(order), cap, vt, be)
-        _check_memory(est, be)
-        details["memory_estimate"] = est
+        details["memory_estimate"] = pre.est
+        if memory_budget is None and not os.environ.get("GPUDP_MEMORY_BUDGET"):
+            memory_budget = max(pre.spare // 2, 1 << 20)  # the bands spill to disk past half the rest
         rec = rec_cls(ws, ps, cap)
         result = sweep(rec, backend=be, memory_budget=memory_budget, progress=progress)
         try:
@@ -240,11 +320,8 @@ def solve(
 
         stats = Stats(backend=be, device=device_name(be))
     sel = x == 1
-    if integral:
-        value = sum(int(v) for v in p[sel])
-        wsum = int(w[sel].sum())
-    else:
-        value, wsum = float(p[sel].sum()), int(w[sel].sum())
+    wsum = sum(int(v) for v in w[sel])
+    value = sum(int(v) for v in p[sel]) if integral else math.fsum(p[sel].tolist())
     details["weight"] = wsum
     stats.seconds = time.perf_counter() - t0
     sol = Solution(
@@ -253,7 +330,7 @@ def solve(
         x,
         stats=stats,
         details=details,
-        _checker=solution_checker(p, w, cap, integral),
+        _checker=solution_checker(p, w, cap),
     )
     sol.check()
     if "dp_optimum" in details and vt.kind == "i":

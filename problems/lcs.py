@@ -8,7 +8,6 @@ path always goes diagonally (taking a match is never worse), elsewhere the bit s
 
 from __future__ import annotations
 
-import gzip
 import os
 from importlib import resources
 
@@ -16,6 +15,8 @@ import numpy as np
 
 from gpudp.engine import sweep
 from gpudp.errors import InputError
+from gpudp.inputs import read_bytes
+from gpudp.memory import parse_bytes
 from gpudp.recurrence import GridRecurrence
 from gpudp.solution import Solution
 
@@ -62,49 +63,150 @@ class LCSRecurrence(GridRecurrence):
         return i, j - 1
 
 
-def encode(x, field: str) -> np.ndarray:
-    """A sequence as a 1-D integer array the kernels can compare: str, bytes or integer arrays."""
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _short(v, width: int = 40) -> str:
+    text = repr(v)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _kind(x) -> str:
     if isinstance(x, str):
-        try:
+        return "str"
+    if isinstance(x, bytes | bytearray) or (
+        isinstance(x, memoryview) and x.format in ("B", "c") and x.ndim == 1
+    ):
+        return "bytes"
+    return "int"
+
+
+def _int_objects(values, field: str) -> np.ndarray:
+    """Python or numpy integers of any size as an exact array: int64 or uint64 when they fit, else an
+    object array of Python ints."""
+    ints = []
+    for k, v in enumerate(values):
+        if isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer):
+            raise InputError(field, f"item {k} is {_short(v)} ({type(v).__name__}): symbols must be integers")
+        ints.append(int(v))
+    if not ints:
+        return np.zeros(0, dtype=np.int64)
+    lo, hi = min(ints), max(ints)
+    if lo >= _INT64_MIN and hi <= _INT64_MAX:
+        return np.array(ints, dtype=np.int64)
+    if lo >= 0 and hi < 2**64:
+        return np.array(ints, dtype=np.uint64)
+    out = np.empty(len(ints), dtype=object)
+    out[:] = ints
+    return out
+
+
+def encode(x, field: str) -> np.ndarray:
+    """A sequence as a 1-D array holding its symbols exactly.
+
+    str: ASCII as uint8, other text as int32 code points; bytes: uint8; integer arrays in their own
+    dtype (native byte order); lists, tuples and object arrays of integers as int64, uint64 or (beyond
+    64 bits) an object array of Python ints. Floats, bools, strings inside arrays and arrays of more
+    than one dimension raise :class:`~gpudp.InputError` naming ``field``.
+    """
+    if isinstance(x, str):
+        if x.isascii():
             return np.frombuffer(x.encode("ascii"), dtype=np.uint8)
-        except UnicodeEncodeError:
-            return np.array([ord(ch) for ch in x], dtype=np.int32)
+        return np.frombuffer(x.encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.int32)
+    if isinstance(x, memoryview) and (x.format not in ("B", "c") or x.ndim != 1):
+        x = np.asarray(x)  # its items, not its bytes (a view of an int64 array holds int64 symbols)
     if isinstance(x, bytes | bytearray | memoryview):
         return np.frombuffer(bytes(x), dtype=np.uint8)
-    if isinstance(x, np.ndarray | list | tuple):
-        arr = np.asarray(x)
-        if arr.ndim != 1:
-            raise InputError(field, f"a sequence must be one-dimensional, got shape {arr.shape}")
-        if arr.size == 0:
-            return np.zeros(0, dtype=np.int32)
-        if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+    if isinstance(x, list | tuple):
+        return _int_objects(x, field)
+    if isinstance(x, np.ndarray):
+        if x.ndim != 1:
+            raise InputError(field, f"a sequence must be one-dimensional, got shape {x.shape}")
+        if x.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        kind = x.dtype.kind
+        if kind in "iu":
+            return np.ascontiguousarray(x, dtype=x.dtype.newbyteorder("="))
+        if kind == "O":
+            return _int_objects(x.tolist(), field)
+        if kind in "fc":
             raise InputError(
-                field, f"integer arrays only (got dtype {arr.dtype}); encode symbols as integers"
+                field,
+                f"float symbols are not accepted (dtype {x.dtype}): NaN never equals itself and "
+                "rounding makes equal values differ; encode symbols as integers",
             )
-        if arr.dtype.itemsize > 8 or arr.dtype == np.uint64:
-            arr = arr.astype(np.int64)
-        return np.ascontiguousarray(arr)
-    raise InputError(field, f"expected str, bytes or a 1-D integer array, got {type(x).__name__}")
+        raise InputError(field, f"integer arrays only (got dtype {x.dtype}); encode symbols as integers")
+    raise InputError(field, f"expected str, bytes or a 1-D integer array or list, got {type(x).__name__}")
 
 
-def _decode_like(original, symbols: np.ndarray):
-    if isinstance(original, str):
-        return "".join(map(chr, symbols.tolist()))
-    if isinstance(original, bytes | bytearray | memoryview):
-        return bytes(symbols.astype(np.uint8).tobytes())
-    return symbols
+def _codes(ea: np.ndarray, eb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The two sequences as integer arrays of one dtype the kernels compare, in which two symbols are
+    equal exactly when the given symbols are equal (never through floats, never wrapping): int32 or
+    int64 only, so that the kernels are compiled for two dtypes, not for every one a caller uses."""
+    ca, cb = _exact_codes(ea, eb)
+    dt = np.int32 if ca.dtype.itemsize < 4 or ca.dtype == np.int32 else np.int64
+    return ca.astype(dt, copy=False), cb.astype(dt, copy=False)
+
+
+def _exact_codes(ea: np.ndarray, eb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if ea.dtype == eb.dtype and ea.dtype != object:
+        if ea.dtype == np.uint64:  # a bijection onto int64: equality is kept
+            return ea.view(np.int64), eb.view(np.int64)
+        return ea, eb
+    if ea.dtype != object and eb.dtype != object:
+        dt = np.promote_types(ea.dtype, eb.dtype)
+        if dt.kind in "iu":
+            ca, cb = ea.astype(dt), eb.astype(dt)
+            return (ca.view(np.int64), cb.view(np.int64)) if dt == np.uint64 else (ca, cb)
+        # a signed array beside a uint64 one: fine in int64 when the uint64 side stays below 2**63,
+        # in uint64 when the signed side has no negative value
+        sa, ub = (ea, eb) if ea.dtype.kind == "i" else (eb, ea)
+        if len(ub) == 0 or int(ub.max()) <= _INT64_MAX:
+            ca, cb = ea.astype(np.int64), eb.astype(np.int64)
+            return ca, cb
+        if len(sa) == 0 or int(sa.min()) >= 0:
+            return ea.astype(np.uint64).view(np.int64), eb.astype(np.uint64).view(np.int64)
+    # otherwise each symbol's rank among the values of both, found by exact comparisons of Python ints
+    both = np.concatenate([ea.astype(object), eb.astype(object)])
+    _, inverse = np.unique(both, return_inverse=True)
+    inverse = inverse.astype(np.int32 if len(both) < 2**31 else np.int64)
+    return inverse[: len(ea)].copy(), inverse[len(ea) :].copy()
+
+
+def _subsequence(kind: str, exact: np.ndarray, idx: np.ndarray):
+    """The symbols of one input at ``idx``, in the input's own type."""
+    if kind == "str":
+        picked = exact[idx]
+        if picked.dtype == np.uint8:
+            return picked.tobytes().decode("ascii")
+        return "".join(map(chr, picked.tolist()))
+    if kind == "bytes":
+        return exact[idx].astype(np.uint8).tobytes()
+    return exact[idx]
 
 
 def solve(a, b, backend: str = "auto", memory_budget=None, progress=None, tile=None) -> Solution:
     """The length of a longest common subsequence of ``a`` and ``b`` and one such subsequence.
 
-    ``a``, ``b``: str, bytes or 1-D integer arrays. Returns a checked :class:`gpudp.Solution` whose
-    ``value`` is the length and ``solution`` the subsequence (of the type of ``a``);
+    ``a``, ``b``: str, bytes, or 1-D integer arrays, lists or tuples. Symbols compare as the values
+    they are: integers exactly, whatever their dtypes (a uint64 2**64 - 1 never equals an int64 -1;
+    Python ints beyond 64 bits are accepted), bytes as the integers 0..255, str as characters. A str
+    pairs only with a str; floats, bools and arrays of more than one dimension raise
+    :class:`~gpudp.InputError`. Returns a checked :class:`gpudp.Solution` whose ``value`` is the
+    length and ``solution`` the subsequence (of the type of ``a``; for arrays, ``a``'s dtype);
     ``details["indices_a"]`` / ``["indices_b"]`` are its positions in each input.
     """
-    ea, eb = encode(a, "a"), encode(b, "b")
-    if ea.dtype != eb.dtype:
-        ea, eb = ea.astype(np.int64), eb.astype(np.int64)
+    xa, xb = encode(a, "a"), encode(b, "b")
+    ka, kb = _kind(a), _kind(b)
+    if (ka == "str") != (kb == "str"):
+        raise InputError(
+            "b",
+            f"a is {type(a).__name__} but b is {type(b).__name__}: a str pairs only with a str "
+            "(characters are not integers); encode both alike",
+        )
+    if memory_budget is not None:
+        memory_budget = parse_bytes(memory_budget, "memory_budget")
+    ea, eb = _codes(xa, xb)
     result = sweep(
         LCSRecurrence(ea, eb), backend=backend, memory_budget=memory_budget, progress=progress, tile=tile
     )
@@ -123,16 +225,19 @@ def solve(a, b, backend: str = "auto", memory_budget=None, progress=None, tile=N
     sol = Solution(
         problem="lcs",
         value=length,
-        solution=_decode_like(a, ea[ia]),
+        solution=_subsequence(ka, xa, ia),
         stats=result.stats,
         details={"indices_a": ia, "indices_b": ib, "len_a": n, "len_b": m},
-        _checker=_checker(ea, eb),
+        _checker=_checker(ka, xa, xb, ea, eb),
     )
     sol.check()
     return sol
 
 
-def _checker(ea: np.ndarray, eb: np.ndarray):
+def _checker(kind_a: str, xa: np.ndarray, xb: np.ndarray, ea: np.ndarray, eb: np.ndarray):
+    """Checks a solution against the kernels' codes (``ea``, ``eb``) and, independently of the
+    coding, against the symbols as given (``xa``, ``xb``, compared as Python values)."""
+
     def check(sol: Solution):
         ia = np.asarray(sol.details["indices_a"])
         ib = np.asarray(sol.details["indices_b"])
@@ -142,9 +247,14 @@ def _checker(ea: np.ndarray, eb: np.ndarray):
             return "a matched position lies outside its sequence"
         if (np.diff(ia) <= 0).any() or (np.diff(ib) <= 0).any():
             return "matched positions are not strictly increasing"
-        if not np.array_equal(ea[ia], eb[ib]):
+        if not np.array_equal(ea[ia], eb[ib]) or xa[ia].tolist() != xb[ib].tolist():
             return "the subsequence does not occur at the matched positions of both inputs"
-        if not np.array_equal(encode(sol.solution, "solution").astype(np.int64), ea[ia].astype(np.int64)):
+        want, got = _subsequence(kind_a, xa, ia), sol.solution
+        if isinstance(want, np.ndarray):
+            same = isinstance(got, np.ndarray) and got.tolist() == want.tolist()
+        else:
+            same = type(got) is type(want) and got == want
+        if not same:
             return "the reported subsequence differs from the matched symbols"
         return None
 
@@ -155,34 +265,107 @@ def _checker(ea: np.ndarray, eb: np.ndarray):
 # Files
 
 
-def read_fasta(path, case_sensitive: bool = False, field: str = "file") -> tuple[str, str]:
-    """The first record of a FASTA file (plain or .gz) as ``(name, sequence)``.
+#: bytes kept as sequence symbols: IUPAC letters (either case), '*' (stop), '-' and '.' (gaps)
+SEQUENCE_SYMBOLS = bytes(range(ord("A"), ord("Z") + 1)) + bytes(range(ord("a"), ord("z") + 1)) + b"*-."
+#: bytes dropped from sequence lines: spaces, tabs and digits (GenBank-style position numbers)
+IGNORED = b" \t0123456789"
+_GZIP_MAGIC = b"\x1f\x8b"
 
-    Lower-case (soft-masked) bases are upper-cased unless ``case_sensitive``. A file without a
-    ``>`` header is read as one raw sequence (white space removed).
-    """
-    opener = gzip.open if str(path).endswith(".gz") else open
+
+def _describe_byte(b: int) -> str:
+    if b >= 0x80:
+        return f"byte 0x{b:02x} (not ASCII)"
+    if b < 0x20 or b == 0x7F:
+        return f"byte 0x{b:02x} (a control character)"
+    return f"{chr(b)!r}"
+
+
+def _drop_comments(block: bytes) -> bytes:
+    """``;`` comment lines (old FASTA) emptied, the line count kept."""
+    if not (block.startswith(b";") or b"\n;" in block):
+        return block
+    return b"\n".join(b"" if line.startswith(b";") else line for line in block.split(b"\n"))
+
+
+def _sequence(block: bytes, first_line: int, where: str, field: str) -> bytes:
+    """The sequence symbols of ``block`` (the lines of one record, from line ``first_line``): spaces,
+    tabs and digits dropped; any other byte that is not a sequence symbol raises InputError."""
+    block = _drop_comments(block)
+    seq = block.translate(None, IGNORED + b"\n")
+    bad = seq.translate(None, SEQUENCE_SYMBOLS)
+    if bad:
+        pos = block.find(bad[:1])
+        line = first_line + block.count(b"\n", 0, pos)
+        col = pos - (block.rfind(b"\n", 0, pos) + 1) + 1
+        raise InputError(
+            field,
+            f"{where} line {line} column {col}: {_describe_byte(bad[0])} is not a sequence symbol "
+            "(letters, '*', '-' and '.'; digits and spaces are ignored)",
+        )
+    return seq
+
+
+def _is_gzip(path: str) -> bool:
+    """A regular file that starts with gzip's magic bytes (whatever its name)."""
     try:
-        with opener(path, "rt", encoding="ascii", errors="strict", newline=None) as f:
-            text = f.read()
-    except UnicodeDecodeError as e:
-        raise InputError(field, f"{path}: not an ASCII FASTA/text file ({e.reason})") from e
-    name, parts, records = os.path.basename(str(path)), [], 0
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith(";"):
-            continue
-        if line.startswith(">"):
-            records += 1
-            if records > 1:
-                break
-            name = line[1:].strip() or name
-            continue
-        parts.append("".join(line.split()))
-    seq = "".join(parts)
+        if not os.path.isfile(path):
+            return False
+        with open(path, "rb") as f:
+            return f.read(2) == _GZIP_MAGIC
+    except OSError:
+        return False  # read_bytes says why
+
+
+def _header_name(line: bytes, default: str) -> str:
+    text = line[1:].decode("utf-8", errors="replace").strip()
+    text = "".join(ch if ch.isprintable() else " " if ch == "\t" else "?" for ch in text)
+    return text or default
+
+
+def read_fasta(path, case_sensitive: bool = False, field: str = "file") -> tuple[str, str]:
+    """The first record of a FASTA file (plain or gzip-compressed) as ``(name, sequence)``.
+
+    The conventions of sequence tools: a ``>`` line starts a record (its text is the name) and the
+    record runs to the next ``>`` line; ``;`` lines (old FASTA comments) and blank lines are skipped;
+    spaces, tabs and digits inside sequence lines are ignored (GenBank-style numbering); the symbols
+    are ASCII letters, ``*``, ``-`` and ``.``, and any other byte (a control character, a non-ASCII
+    byte, other punctuation) raises :class:`~gpudp.InputError` giving its line, column and value.
+    LF, CRLF and CR line ends and a UTF-8 byte-order mark are accepted; a gzip file is recognised
+    by its ``.gz`` name or its magic bytes. A file without any ``>`` line is read as one raw
+    sequence. A record with no sequence lines is an empty sequence; a file with neither a record nor
+    a sequence symbol is an error. Lower-case (soft-masked) letters are upper-cased unless
+    ``case_sensitive``.
+    """
+    where = str(path)
+    raw = read_bytes(path, field, gz=where.endswith(".gz") or _is_gzip(where))
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    if b"\r" in raw:
+        raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    name = os.path.basename(where)
+    start = 0 if raw.startswith(b">") else raw.find(b"\n>") + 1  # the first header line
+    if start == 0 and not raw.startswith(b">"):  # no header: one raw sequence
+        seq = _sequence(raw, 1, where, field)
+        if not seq:
+            raise InputError(field, f"{where} holds no sequence (no '>' record and no sequence letters)")
+    else:
+        head = _drop_comments(raw[:start])
+        if head.strip():
+            pos = len(head) - len(head.lstrip())
+            line = 1 + head.count(b"\n", 0, pos)
+            raise InputError(field, f"{where} line {line}: text before the first '>' header")
+        first_line = 1 + raw.count(b"\n", 0, start)
+        eol = raw.find(b"\n", start)
+        if eol < 0:
+            eol = len(raw)
+        name = _header_name(raw[start:eol], name)
+        stop = raw.find(b"\n>", eol)
+        if stop < 0:
+            stop = len(raw)
+        seq = _sequence(raw[eol + 1 : stop], first_line + 1, where, field)
     if not case_sensitive:
         seq = seq.upper()
-    return name, seq
+    return name, seq.decode("ascii")
 
 
 def demo(backend: str = "auto") -> Solution:

@@ -39,6 +39,7 @@ the practical limit on one GPU. :func:`memory_needed` says what an instance need
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import shutil
 import tempfile
@@ -51,9 +52,10 @@ from numba.extending import register_jitable
 from gpudp import backends
 from gpudp.engine import sweep
 from gpudp.errors import InputError
+from gpudp.memory import available_memory, default_budget, parse_bytes
 from gpudp.recurrence import LayeredRecurrence
 from gpudp.solution import Solution, Stats
-from gpudp.store import WORD_BYTES, available_memory, default_budget, parse_bytes
+from gpudp.store import WORD_BYTES
 
 from . import tsplib
 
@@ -65,8 +67,16 @@ DECISION_BITS = 5
 MAX_CITIES = (1 << DECISION_BITS) + 1
 #: the practical limit quoted in messages: n = 30 needs ~9 GB of device memory and ~5 GB of decisions
 PRACTICAL_LIMIT = 30
-INT32_MAX = (1 << 31) - 1
-INT64_MAX = (1 << 63) - 1
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+#: real distances: the bound on a tour's partial sums below which float64 additions cannot overflow
+FLOAT_LIMIT = 1e300
+#: integer distances held in float64 (with infinite entries) are exact up to 2^53
+FLOAT_EXACT = 1 << 53
+#: memory figures are exact Python integers up to this many cities, from logarithms beyond
+EXACT_FIGURES = 10_000
+#: the H100's Held-Karp speed (docs/tsp.md), for the time figure of a refusal
+H100_TRANSITIONS_PER_SECOND = 72e9
 
 
 # ------------------------------------------------------------------------------------------------
@@ -288,46 +298,89 @@ class Instance:
 
 def from_matrix(d, allow_infinite: bool = False, labels=None, name: str = "") -> Instance:
     """Check a distance matrix (square; numbers; finite off the diagonal unless ``allow_infinite``,
-    which admits ``+inf`` for a missing edge). The diagonal is ignored whatever it holds."""
+    which admits ``+inf`` for a missing edge). The diagonal is ignored whatever it holds.
+
+    Integers (numpy integer arrays, or Python ints) must lie in int64 off the diagonal; they stay
+    exact integers. Reals are float64: NaN and ``-inf`` are refused, ``+inf`` only with
+    ``allow_infinite``. Whether the tour lengths fit is :func:`value_dtype`'s check."""
     try:
         arr = np.asarray(d)
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, OverflowError) as e:
         raise InputError("distances", f"not a numeric matrix ({e})") from None
     if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
         raise InputError("distances", f"a distance matrix must be square, got shape {arr.shape}")
-    if arr.dtype.kind not in "iuf":
-        raise InputError("distances", f"distances must be integers or reals, got dtype {arr.dtype}")
     n = arr.shape[0]
     if n == 0:
         raise InputError("distances", "a tour needs at least one city")
+    check_size(n, name)  # before anything of size n x n is made
+    labels = list(range(n)) if labels is None else list(labels)
+    if len(labels) != n:
+        raise InputError("labels", f"{len(labels)} labels for {n} cities")
+    if arr.dtype == object:
+        arr = _python_ints(arr)
+    if arr.dtype.kind not in "iuf":
+        raise InputError("distances", f"distances must be integers or reals, got dtype {arr.dtype}")
     off = ~np.eye(n, dtype=bool)
     if arr.dtype.kind == "f":
         m = arr.astype(np.float64)
-        vals = m[off]
-        if np.isnan(vals).any():
-            raise InputError("distances", "NaN distance off the diagonal")
-        if np.isneginf(vals).any():
-            raise InputError("distances", "distance -inf off the diagonal")
-        if np.isposinf(vals).any() and not allow_infinite:
-            i, j = np.argwhere(np.isposinf(m) & off)[0]
+        bad = np.isnan(m) & off
+        if bad.any():
+            i, j = np.argwhere(bad)[0]
+            raise InputError("distances", f"NaN distance from {i} to {j} (off the diagonal)")
+        bad = np.isneginf(m) & off
+        if bad.any():
+            i, j = np.argwhere(bad)[0]
+            raise InputError("distances", f"distance -inf from {i} to {j} (off the diagonal)")
+        bad = np.isposinf(m) & off
+        if bad.any() and not allow_infinite:
+            i, j = np.argwhere(bad)[0]
             raise InputError(
                 "distances", f"infinite distance from {i} to {j}; pass allow_infinite=True for missing edges"
             )
     else:
         if arr.dtype == np.uint64 and n > 1 and arr[off].max() > INT64_MAX:
-            raise InputError("distances", "integer distances beyond int64")
+            i, j = np.argwhere((arr > INT64_MAX) & off)[0]
+            raise InputError(
+                "distances",
+                f"distance {int(arr[i, j])} from {i} to {j} is beyond int64 (at most {INT64_MAX})",
+            )
         m = arr.astype(np.int64)
     m = m.copy()
     np.fill_diagonal(m, 0)
-    labels = list(range(n)) if labels is None else list(labels)
     return Instance(m, labels, name)
+
+
+def _python_ints(arr: np.ndarray) -> np.ndarray:
+    """An object matrix of Python ints (numpy's answer to ints beyond int64) as int64, or the
+    error naming the first entry beyond int64; any other object matrix is returned as it is."""
+    n = arr.shape[0]
+    out = np.zeros((n, n), dtype=np.int64)
+    for i in range(n):
+        for j in range(n):
+            x = arr[i, j]
+            if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+                return arr
+            if i != j:
+                x = int(x)
+                if not INT64_MIN <= x <= INT64_MAX:
+                    raise InputError(
+                        "distances",
+                        f"distance {x} from {i} to {j} is beyond int64 ({INT64_MIN} .. {INT64_MAX})",
+                    )
+                out[i, j] = x
+    return out
 
 
 def from_networkx(g, weight: str = "weight", allow_infinite: bool = False) -> Instance:
     """A complete weighted graph: every ordered pair of distinct nodes needs an edge with a
     ``weight`` attribute (a directed graph gives an asymmetric matrix). A missing edge is an
     :class:`InputError`, or an infinite distance with ``allow_infinite``. Labels are the nodes in
-    ``g.nodes`` order; the tour starts at the first."""
+    ``g.nodes`` order; the tour starts at the first.
+
+    A weight is an int (in int64) or a real (not NaN; ``+inf`` only with ``allow_infinite``).
+    Integer weights stay exact integers; with missing edges they are held in float64 next to the
+    infinite ones, which keeps them exact only while every tour's partial sums stay within 2^53
+    (beyond that, an :class:`InputError`)."""
     if g.is_multigraph():
         raise InputError("graph", "multigraphs are not supported: keep one edge per pair of cities")
     nodes = list(g.nodes)
@@ -335,7 +388,8 @@ def from_networkx(g, weight: str = "weight", allow_infinite: bool = False) -> In
     check_size(n)
     index = {v: k for k, v in enumerate(nodes)}
     d = np.full((n, n), np.inf)
-    kinds = set()
+    ints = np.zeros((n, n), dtype=np.int64)
+    all_ints = True
     for u, nbrs in g.adjacency():
         for v, attr in nbrs.items():
             if u == v:
@@ -343,8 +397,30 @@ def from_networkx(g, weight: str = "weight", allow_infinite: bool = False) -> In
             if weight not in attr:
                 raise InputError("graph", f"edge {u!r}-{v!r} has no {weight!r} attribute")
             w = attr[weight]
-            kinds.add(isinstance(w, int | np.integer) and not isinstance(w, bool))
-            d[index[u], index[v]] = w
+            i, j = index[u], index[v]
+            if isinstance(w, bool) or not isinstance(w, numbers.Real):
+                raise InputError("graph", f"edge {u!r}-{v!r}: {weight} {w!r} is not a number")
+            if isinstance(w, numbers.Integral):
+                w = int(w)
+                if not INT64_MIN <= w <= INT64_MAX:
+                    raise InputError(
+                        "graph",
+                        f"edge {u!r}-{v!r}: {weight} {w} is beyond int64 ({INT64_MIN} .. {INT64_MAX})",
+                    )
+                ints[i, j] = w
+                d[i, j] = float(w)
+                continue
+            all_ints = False
+            w = float(w)
+            if math.isnan(w):
+                raise InputError("graph", f"edge {u!r}-{v!r}: {weight} is NaN")
+            if w == -math.inf:
+                raise InputError("graph", f"edge {u!r}-{v!r}: {weight} is -inf")
+            if w == math.inf and not allow_infinite:
+                raise InputError(
+                    "graph", f"edge {u!r}-{v!r}: {weight} is inf; pass allow_infinite=True for missing edges"
+                )
+            d[i, j] = w
     missing = np.isinf(d) & ~np.eye(n, dtype=bool)
     if missing.any() and not allow_infinite:
         i, j = np.argwhere(missing)[0]
@@ -353,13 +429,16 @@ def from_networkx(g, weight: str = "weight", allow_infinite: bool = False) -> In
             f"no edge from {nodes[i]!r} to {nodes[j]!r}: the graph must be complete "
             "(or pass allow_infinite=True to treat missing edges as infinitely long)",
         )
-    if kinds == {True} and not missing.any():
-        ints = np.zeros((n, n), dtype=np.int64)
-        for u, nbrs in g.adjacency():
-            for v, attr in nbrs.items():
-                if u != v:
-                    ints[index[u], index[v]] = int(attr[weight])
+    if all_ints and not missing.any():
         d = ints
+    elif all_ints and n > 1:
+        lo, hi = tour_bounds(np.where(missing, 0, ints))
+        if max(hi, -lo) > FLOAT_EXACT:
+            raise InputError(
+                "graph",
+                f"integer weights whose tours' partial sums reach {max(hi, -lo)} with missing edges: the "
+                "missing edges make the matrix float64, which holds integers exactly only up to 2^53",
+            )
     return from_matrix(d, allow_infinite=allow_infinite, labels=nodes, name=g.graph.get("name", ""))
 
 
@@ -388,19 +467,51 @@ def load(x, weight: str = "weight", allow_infinite: bool = False) -> Instance:
     return from_matrix(x, allow_infinite=allow_infinite)
 
 
-def value_dtype(matrix: np.ndarray) -> np.dtype:
-    """int32 when the longest possible tour fits (``sum_i max_j |d(i, j)|``), else int64; float64
-    for real distances (and for integer ones with infinite entries)."""
-    if matrix.dtype.kind == "f":
-        return np.dtype(np.float64)
+def tour_bounds(matrix: np.ndarray) -> tuple:
+    """``(lo, hi)``: bounds on every partial sum the DP forms, and on every tour's length.
+
+    A partial sum is a path out of city 0 whose edges leave distinct cities, so it lies between
+    the sum of the negative row minima and the sum of the positive row maxima (off the diagonal).
+    Exact Python integers for an integer matrix; floats over the finite entries for a real one.
+    """
     n = matrix.shape[0]
-    bound = sum(int(np.abs(row).max()) for row in matrix) if n else 0
-    if bound <= INT32_MAX:
+    if n < 2:
+        return 0, 0
+    off = ~np.eye(n, dtype=bool)
+    if matrix.dtype.kind == "f":
+        ok = off & np.isfinite(matrix)
+        rowmax = np.where(ok, matrix, -np.inf).max(axis=1).tolist()
+        rowmin = np.where(ok, matrix, np.inf).min(axis=1).tolist()
+        return sum(x for x in rowmin if x < 0), sum(x for x in rowmax if x > 0)
+    info = np.iinfo(matrix.dtype)
+    rowmax = np.where(off, matrix, info.min).max(axis=1).tolist()
+    rowmin = np.where(off, matrix, info.max).min(axis=1).tolist()
+    return sum(min(int(x), 0) for x in rowmin), sum(max(int(x), 0) for x in rowmax)
+
+
+def value_dtype(matrix: np.ndarray) -> np.dtype:
+    """The cells' value type: int32 when every partial sum of every tour fits in int32, else int64
+    when it fits there (:func:`tour_bounds`, exact); float64 for real distances (and for integer
+    ones with infinite entries). Integer distances whose tours may leave int64, and real ones whose
+    sums may overflow float64, are an :class:`InputError`: a tour length that cannot be held is
+    never rounded or wrapped around."""
+    lo, hi = tour_bounds(matrix)
+    if matrix.dtype.kind == "f":
+        if not (-FLOAT_LIMIT <= lo and hi <= FLOAT_LIMIT):
+            raise InputError(
+                "distances",
+                f"real distances too large: a tour's partial lengths range over {lo:.3g} .. {hi:.3g}, "
+                f"beyond what float64 adds safely (magnitude {FLOAT_LIMIT:.0e}); scale the distances down",
+            )
+        return np.dtype(np.float64)
+    if INT32_MIN <= lo and hi <= INT32_MAX:
         return np.dtype(np.int32)
-    if bound <= INT64_MAX:
+    if INT64_MIN <= lo and hi <= INT64_MAX:
         return np.dtype(np.int64)
     raise InputError(
-        "distances", f"integer distances too large: a tour could reach {bound}, beyond int64; pass floats"
+        "distances",
+        f"integer distances too large: a tour's partial lengths range over {lo} .. {hi}, beyond int64 "
+        f"({INT64_MIN} .. {INT64_MAX}), so tour lengths could not be held exactly; scale the distances down",
     )
 
 
@@ -408,17 +519,76 @@ def value_dtype(matrix: np.ndarray) -> np.dtype:
 # Memory
 
 
-def _fmt_bytes(x: int) -> str:
+def _log10(x: int) -> float:
+    """``log10`` of a positive integer of any size (no conversion of the integer to a float)."""
+    shift = max(x.bit_length() - 64, 0)
+    return math.log10(x >> shift) + shift * math.log10(2)
+
+
+def _sci(lg: float) -> str:
+    """A number given by its ``log10``, as ``1.36e+86`` (or ``10^1.39e+18`` when even the exponent
+    is too large for the mantissa to mean anything)."""
+    if lg >= 1e12:
+        return f"10^{lg:.3g}"
+    e = math.floor(lg)
+    mant = 10 ** (lg - e)
+    if mant >= 9.995:
+        mant, e = mant / 10, e + 1
+    return f"{mant:.2f}e+{e:02d}"
+
+
+def _fmt_count(x) -> str:
+    """An exact integer (any size) or a ``("log10", value)`` figure, in three digits."""
+    if isinstance(x, tuple):
+        return _sci(x[1])
+    return f"{x:.3g}" if x < 10**15 else _sci(_log10(x))
+
+
+def _fmt_bytes(x) -> str:
+    """Bytes: an exact integer (any size) or a ``("log10", value)`` figure."""
+    if isinstance(x, tuple):
+        return f"{_sci(x[1])} bytes"
     if x >= 1 << 70:
-        return f"{x:.2e} bytes"
+        return f"{_fmt_count(x)} bytes"
     for unit, k in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
         if x >= 1 << k:
             return f"{x / (1 << k):.2f} {unit}"
     return f"{x} bytes"
 
 
+def _fmt_seconds(x) -> str:
+    """Seconds: a float or a ``("log10", value)`` figure, in the unit that reads best."""
+    lg = x[1] if isinstance(x, tuple) else math.log10(max(x, 1e-9))
+    if lg >= 12:
+        return f"{_sci(lg - math.log10(365.25 * 86400))} years"
+    sec = 10**lg
+    for limit, unit, size in ((120, "s", 1), (7200, "minutes", 60), (2 * 86400, "hours", 3600)):
+        if sec < limit:
+            return f"{sec / size:.2g} {unit}"
+    if sec < 3 * 365.25 * 86400:
+        return f"{sec / 86400:.3g} days"
+    return f"{sec / (365.25 * 86400):.3g} years"
+
+
+def _seconds(trans: int):
+    """The H100's time for ``trans`` transitions, as seconds or a ``("log10", value)`` figure."""
+    if trans < 10**200:
+        return trans / H100_TRANSITIONS_PER_SECOND
+    return ("log10", _log10(trans) - math.log10(H100_TRANSITIONS_PER_SECOND))
+
+
+def _check_figures_size(n: int):
+    if n > EXACT_FIGURES:
+        raise InputError(
+            "cities",
+            f"{n} cities: exact figures are computed up to {EXACT_FIGURES} cities (check_size refuses "
+            f"more than {MAX_CITIES} with estimates)",
+        )
+
+
 def memory_needed(n: int, dtype=np.int32, backend: str = "cuda") -> dict:
-    """What Held-Karp on ``n`` cities needs, in bytes (exact Python integers, any ``n``).
+    """What Held-Karp on ``n`` cities needs, in bytes (exact Python integers, up to
+    :data:`EXACT_FIGURES` cities; an :class:`InputError` beyond).
 
     ``decisions``: the host store (5-bit planes, whole words per 32 cells of a layer);
     ``values``: the engine's two layers of values (on the device for cuda, in RAM for cpu);
@@ -426,65 +596,111 @@ def memory_needed(n: int, dtype=np.int32, backend: str = "cuda") -> dict:
     """
     from gpudp.backends.cuda import SLAB_WORDS
 
+    _check_figures_size(n)
     m = max(n - 1, 0)
-    sizes = [math.comb(m, s) * s for s in range(1, m + 1)]
-    words = [-(-x // 32) * DECISION_BITS for x in sizes]
-    widest = max(sizes, default=1)
+    states = widest = words = max_words = 0
+    c = 1  # C(m, s), updated exactly layer by layer
+    for s in range(1, m + 1):
+        c = c * (m - s + 1) // s
+        size = c * s
+        w = -(-size // 32) * DECISION_BITS
+        states += size
+        words += w
+        widest = max(widest, size)
+        max_words = max(max_words, w)
+    widest = max(widest, 1)
     item = np.dtype(dtype).itemsize
     values = 2 * widest * item
-    slab = max(max(words, default=1), min(SLAB_WORDS, sum(words)))
-    out = {
+    slab = max(max_words, 1, min(SLAB_WORDS, words))
+    return {
         "cities": n,
-        "states": sum(sizes),
+        "states": states,
         "widest_layer": widest,
         "transitions": transitions(n),
-        "decisions": sum(words) * WORD_BYTES,
+        "decisions": words * WORD_BYTES,
         "values": values,
         "device": values + 2 * slab * WORD_BYTES if backend == "cuda" else 0,
     }
-    return out
 
 
 def transitions(n: int) -> int:
     """States times predecessors, summed over the layers (a first-layer state has one predecessor,
-    city 0), plus the ``n - 1`` closing edges: ``m (m - 1) 2^(m - 2) + 2m`` for ``m = n - 1``."""
+    city 0), plus the ``n - 1`` closing edges: ``m (m - 1) 2^(m - 2) + 2m`` for ``m = n - 1``
+    (exact; up to :data:`EXACT_FIGURES` cities)."""
+    _check_figures_size(n)
     m = max(n - 1, 0)
-    return sum(math.comb(m, s) * s * max(s - 1, 1) for s in range(1, m + 1)) + m
+    return ((m * (m - 1)) << m >> 2) + 2 * m
+
+
+def _estimates(n: int, dtype=np.int32) -> dict:
+    """The figures of :func:`memory_needed` for any ``n``, in constant time: exact integers up to
+    :data:`EXACT_FIGURES` cities, ``("log10", value)`` pairs beyond (from ``m 2^(m-1)`` states,
+    ``m (m-1) 2^(m-2)`` transitions, 5/8 of a byte per state and ``lgamma`` for the widest layer)."""
+    if n <= EXACT_FIGURES:
+        need = memory_needed(n, dtype, "cpu")
+        need["seconds"] = _seconds(need["transitions"])
+        return need
+    m = n - 1
+    l2, ln10 = math.log10(2), math.log(10)
+    k = (m - 1) // 2
+    widest = math.log10(m) + (math.lgamma(m) - math.lgamma(k + 1) - math.lgamma(m - k)) / ln10
+    states = math.log10(m) + (m - 1) * l2
+    trans = math.log10(m) + math.log10(m - 1) + (m - 2) * l2
+    return {
+        "cities": n,
+        "states": ("log10", states),
+        "transitions": ("log10", trans),
+        "decisions": ("log10", states + math.log10(5 / 8)),
+        "values": ("log10", widest + math.log10(2 * np.dtype(dtype).itemsize)),
+        "seconds": ("log10", trans - math.log10(H100_TRANSITIONS_PER_SECOND)),
+    }
 
 
 def _too_big(n: int, name: str, need: dict, why: str) -> InputError:
     what = f"{name} ({n} cities)" if name else f"{n} cities"
+    practical = memory_needed(PRACTICAL_LIMIT)
     return InputError(
         "cities",
-        f"{what}: Held-Karp needs {need['states']:.3g} states, {_fmt_bytes(need['decisions'])} of "
+        f"{what}: Held-Karp needs {_fmt_count(need['states'])} states, {_fmt_count(need['transitions'])} "
+        f"transitions (about {_fmt_seconds(need['seconds'])} at the H100's "
+        f"{H100_TRANSITIONS_PER_SECOND / 1e9:.0f} G transitions/s), {_fmt_bytes(need['decisions'])} of "
         f"decisions and {_fmt_bytes(need['values'])} for two layers of values; {why}. "
         f"n ≈ {PRACTICAL_LIMIT} is the practical limit of exact Held-Karp on one GPU "
-        f"({PRACTICAL_LIMIT} cities: {_fmt_bytes(memory_needed(PRACTICAL_LIMIT)['decisions'])} of decisions, "
-        f"{_fmt_bytes(memory_needed(PRACTICAL_LIMIT)['device'])} of GPU memory)",
+        f"({PRACTICAL_LIMIT} cities: {_fmt_bytes(practical['decisions'])} of decisions, "
+        f"{_fmt_bytes(practical['device'])} of GPU memory)",
     )
 
 
 def check_size(n: int, name: str = ""):
-    """Refuse sizes that no computer can run (decisions of more than 5 bits: n > 33)."""
+    """Refuse sizes that no computer can run (decisions of more than 5 bits: n > 33), in constant
+    time whatever ``n`` (the figures of the message are estimates beyond :data:`EXACT_FIGURES`)."""
     if n > MAX_CITIES:
         raise _too_big(
             n,
             name,
-            memory_needed(n),
+            _estimates(n),
             f"this solver takes at most {MAX_CITIES} cities ({DECISION_BITS}-bit decisions)",
         )
 
 
 def check_memory(n: int, dtype, backend: str, memory_budget=None, name: str = "") -> dict:
-    """Refuse, before any kernel runs, an instance whose memory cannot fit here; return the figures."""
+    """Refuse, before any kernel runs, an instance whose memory cannot fit here; return the figures.
+
+    Host memory is what :func:`gpudp.memory.available_memory` says this process may still use
+    (free RAM, and the cgroup's and ``ulimit``'s limits); ``memory_budget`` (bytes, or a text like
+    ``8G``; ``0`` keeps the decisions on disk) is checked by :func:`gpudp.memory.parse_bytes`."""
     check_size(n, name)
+    budget = default_budget() if memory_budget is None else parse_bytes(memory_budget, "memory_budget")
     need = memory_needed(n, dtype, backend)
-    budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
+    need["seconds"] = _seconds(need["transitions"])
     ram = available_memory()
     on_disk = need["decisions"] > budget
     if on_disk:
         where = os.environ.get("GPUDP_SPILL_DIR") or tempfile.gettempdir()
-        free = shutil.disk_usage(where).free
+        try:
+            free = shutil.disk_usage(where).free
+        except OSError as e:
+            raise InputError("memory_budget", f"cannot see the free disk in {where}: {e}") from None
         if need["decisions"] > free:
             raise _too_big(
                 n,
@@ -496,7 +712,13 @@ def check_memory(n: int, dtype, backend: str, memory_budget=None, name: str = ""
     # the two layers of values live in RAM on the cpu backend, on the GPU on cuda
     host = (need["values"] if backend == "cpu" else 0) + (0 if on_disk else need["decisions"])
     if host > ram:
-        raise _too_big(n, name, need, f"that is {_fmt_bytes(host)} of host memory, {_fmt_bytes(ram)} is free")
+        raise _too_big(
+            n,
+            name,
+            need,
+            f"that is {_fmt_bytes(host)} of host memory, and this process may use {_fmt_bytes(ram)} "
+            "(free RAM, cgroup and ulimit limits counted)",
+        )
     if backend == "cuda":
         free_dev = _device_free()
         if free_dev is not None and need["device"] > free_dev:
@@ -549,6 +771,8 @@ def solve(
     if layout not in LAYOUTS:
         raise InputError("layout", f"one of {', '.join(LAYOUTS)}, got {layout!r}")
     t_start = time.perf_counter()
+    if memory_budget is not None:
+        memory_budget = parse_bytes(memory_budget, "memory_budget")
     backend = backends.resolve(backend)
     inst = load(instance, weight=weight, allow_infinite=allow_infinite)
     n, d = inst.n, inst.matrix
@@ -608,11 +832,16 @@ def _plain(label):
 
 
 def tour_length(matrix: np.ndarray, tour_index) -> int | float:
-    """The length of the closed tour ``tour_index`` (0-based cities) under ``matrix``."""
-    t = list(tour_index)
+    """The length of the closed tour ``tour_index`` (0-based cities) under ``matrix``: an exact
+    Python int for an integer matrix; for a real one the float64 sum taken edge by edge from the
+    tour's first city, the order in which the DP adds them (so the two agree to the last bit)."""
+    t = [int(x) for x in tour_index]
+    total = matrix.dtype.type(0).item()
     if len(t) < 2:
-        return matrix.dtype.type(0).item()
-    return matrix[t, t[1:] + t[:1]].sum().item()
+        return total
+    for a, b in zip(t, t[1:] + t[:1], strict=True):
+        total += matrix[a, b].item()
+    return total
 
 
 def _checker(inst: Instance):
@@ -626,7 +855,7 @@ def _checker(inst: Instance):
             return "the tour's labels do not match its cities"
         length = tour_length(inst.matrix, tour)
         if inst.matrix.dtype.kind == "f":
-            ok = math.isclose(length, sol.value, rel_tol=1e-9, abs_tol=1e-9)
+            ok = length == sol.value or math.isclose(length, sol.value, rel_tol=1e-12, abs_tol=0.0)
         else:
             ok = length == sol.value
         if not ok:

@@ -9,18 +9,37 @@ with ``PI = 3.141592`` and ``RRR = 6378.388``; ATT is the pseudo-Euclidean dista
 of our own: the ``tsplib95`` package has had no release since 2020; this one is small and tested
 against the instances in ``../shared/data/tsplib``.
 
-The header is read first (:func:`read_header` stops at the first data section), so a caller can
-refuse an instance by its ``DIMENSION`` before its matrix is built.
+The header is read first (:func:`read_header` reads the file only up to its first data section), so
+a caller can refuse an instance by its ``DIMENSION`` before its data are read or its matrix built.
+
+What the reader accepts, and refuses with an :class:`~gpudp.InputError` naming the line:
+
+- numbers are ASCII decimals (``12``, ``-3``, ``4.5``, ``1e3``); ``nan``, ``inf``, ``0x10`` or
+  ``1_000`` are not numbers. Coordinates are float64 and must be finite.
+- explicit weights written as integers (or as reals with an integral value, ``1e3``) are read
+  exactly as integers, and must lie in int64 (-2^63 .. 2^63 - 1); if any weight is not integral,
+  all are read as float64 (and must be below 2^63 in magnitude). Negative weights are read as given.
+- a coordinate distance must be below 2^62 before its rounding to an integer (coordinates too far
+  apart are refused rather than rounded into a wrong integer).
+- a UTF-8 byte-order mark, CR, LF or CRLF line ends, tabs, lower-case keys, a colon after a
+  section name and a missing ``EOF`` are fine; anything after ``EOF`` is ignored. A key given twice
+  with different values, a section given twice, an unknown ``*_SECTION``, numbers outside a
+  section, too few or too many numbers, node numbers out of range or repeated are refused.
 """
 
 from __future__ import annotations
 
+import gzip
 import os
+import re
+import zlib
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 import numpy as np
 
 from gpudp.errors import InputError
+from gpudp.inputs import read_text
 
 FIELD = "tsplib"
 
@@ -58,6 +77,19 @@ _SECTIONS = (
     "TOUR_SECTION",
     "EDGE_DATA_SECTION",
 )
+#: keys whose repeats are joined rather than refused
+_REPEATABLE = ("COMMENT",)
+#: the largest DIMENSION read (no file can list more nodes; keeps every size an int64)
+MAX_DIMENSION = 1 << 62
+#: an explicit integer weight must lie in int64; a real weight must be below 2^63 in magnitude
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+#: a coordinate distance must be below this before its rounding to an integer
+MAX_DISTANCE = float(1 << 62)
+#: bytes of a file read for its header before giving up on finding the first data section
+HEADER_BYTES = 1 << 20
+
+_INT = re.compile(r"[+-]?[0-9]+")
+_REAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 @dataclass
@@ -99,7 +131,7 @@ class TSPLIBInstance:
         else:
             if self.coords is None:
                 raise InputError(FIELD, f"{self.where}: {self.edge_weight_type} but no NODE_COORD_SECTION")
-            d = coord_matrix(self.coords, self.edge_weight_type)
+            d = coord_matrix(self.coords, self.edge_weight_type, self.where)
         np.fill_diagonal(d, 0)
         return d
 
@@ -127,29 +159,58 @@ def geo_radians(x) -> np.ndarray:
     return 3.141592 * (deg + 5.0 * minutes / 3.0) / 180.0
 
 
-def coord_matrix(coords: np.ndarray, kind: str) -> np.ndarray:
-    """The int64 distance matrix of node coordinates under a TSPLIB distance function."""
+def coord_matrix(coords: np.ndarray, kind: str, where: str = "") -> np.ndarray:
+    """The int64 distance matrix of node coordinates under a TSPLIB distance function.
+
+    Coordinates must be finite, and every distance below :data:`MAX_DISTANCE` (2^62) before it is
+    rounded: an :class:`InputError` otherwise (a rounding of ``inf`` or of 1e300 to int64 would be
+    a wrong number, not a distance).
+    """
     c = np.asarray(coords, dtype=np.float64)
+    if c.size and not np.isfinite(c).all():
+        i = int(np.argwhere(~np.isfinite(c))[0][0])
+        raise InputError(FIELD, f"{where}: node {i + 1} has a coordinate that is not finite: {c[i].tolist()}")
     if kind == "GEO":
         lat, lon = geo_radians(c[:, 0]), geo_radians(c[:, 1])
         q1 = np.cos(lon[:, None] - lon[None, :])
         q2 = np.cos(lat[:, None] - lat[None, :])
         q3 = np.cos(lat[:, None] + lat[None, :])
         arg = np.clip(0.5 * ((1.0 + q1) * q2 - (1.0 - q1) * q3), -1.0, 1.0)
-        return np.trunc(6378.388 * np.arccos(arg) + 1.0).astype(np.int64)
-    diff = c[:, None, :] - c[None, :, :]
-    if kind.startswith("MAN"):
-        return nint(np.abs(diff).sum(axis=2))
-    if kind.startswith("MAX"):
-        return np.maximum.reduce(nint(np.abs(diff)), axis=2)
-    sq = (diff * diff).sum(axis=2)
+        return np.trunc(6378.388 * np.arccos(arg) + 1.0).astype(np.int64)  # at most 20038
+    with np.errstate(over="ignore", invalid="ignore"):
+        diff = c[:, None, :] - c[None, :, :]
+        if kind.startswith("MAN"):
+            f = np.abs(diff).sum(axis=2)
+        elif kind.startswith("MAX"):
+            f = np.abs(diff).max(axis=2)
+        else:
+            sq = (diff * diff).sum(axis=2)
+            f = np.sqrt(sq / 10.0) if kind == "ATT" else np.sqrt(sq)
+    bad = ~(f < MAX_DISTANCE)  # NaN and inf too
+    if bad.any():
+        i, j = (int(x) for x in np.argwhere(bad)[0])
+        raise InputError(
+            FIELD,
+            f"{where}: the {kind} distance from node {i + 1} to node {j + 1} is {f[i, j]:.3g} (coordinates "
+            f"{c[i].tolist()} and {c[j].tolist()}): too far apart to round to an integer distance "
+            "(at most 2^62 here)",
+        )
     if kind == "ATT":
-        r = np.sqrt(sq / 10.0)
-        t = nint(r)
-        return np.where(t < r, t + 1, t)
+        t = nint(f)
+        return np.where(t < f, t + 1, t)
     if kind == "CEIL_2D":
-        return np.ceil(np.sqrt(sq)).astype(np.int64)
-    return nint(np.sqrt(sq))  # EUC_2D, EUC_3D
+        return np.ceil(f).astype(np.int64)
+    return nint(f)  # EUC, MAN, MAX (nint is monotone: the max of the rounded = the rounded max)
+
+
+def weights_needed(n: int, fmt: str) -> int:
+    """How many numbers an ``EDGE_WEIGHT_SECTION`` of format ``fmt`` holds for ``n`` nodes."""
+    kind = MATRIX_FORMATS[fmt]
+    if kind == "FULL_MATRIX":
+        return n * n
+    if "DIAG" in kind:
+        return n * (n + 1) // 2
+    return n * (n - 1) // 2
 
 
 def explicit_matrix(weights: np.ndarray, n: int, fmt: str | None, where: str = "") -> np.ndarray:
@@ -161,12 +222,7 @@ def explicit_matrix(weights: np.ndarray, n: int, fmt: str | None, where: str = "
         )
     kind = MATRIX_FORMATS[fmt]
     w = np.asarray(weights)
-    if kind == "FULL_MATRIX":
-        need = n * n
-    elif "DIAG" in kind:
-        need = n * (n + 1) // 2
-    else:
-        need = n * (n - 1) // 2
+    need = weights_needed(n, fmt)
     if w.size != need:
         raise InputError(
             FIELD, f"{where}: {fmt} of dimension {n} needs {need} weights, the file has {w.size}"
@@ -187,67 +243,180 @@ def explicit_matrix(weights: np.ndarray, n: int, fmt: str | None, where: str = "
     return d
 
 
-def _number(tok: str, where: str, lineno: int):
-    try:
-        return int(tok)
-    except ValueError:
-        pass
-    try:
-        return float(tok)
-    except ValueError:
-        raise InputError(FIELD, f"{where}, line {lineno}: {tok!r} is not a number") from None
-
-
 def _is_number(tok: str) -> bool:
-    try:
-        float(tok)
-        return True
-    except ValueError:
-        return False
+    return _REAL.fullmatch(tok) is not None
+
+
+def _short(text: str, k: int = 60) -> str:
+    return repr(text if len(text) <= k else text[:k] + "...")
+
+
+def _coordinate(tok: str, where: str, lineno: int) -> float:
+    if not _is_number(tok):
+        raise InputError(FIELD, f"{where}, line {lineno}: coordinate {_short(tok)} is not a number")
+    x = float(tok)
+    if not np.isfinite(x):
+        raise InputError(FIELD, f"{where}, line {lineno}: coordinate {_short(tok)} is beyond float64's range")
+    return x
+
+
+def _weight(tok: str, where: str, lineno: int):
+    """A weight token: a Python int when its value is integral (exactly), else a float."""
+    if _INT.fullmatch(tok):
+        digits = len(tok.lstrip("+-"))
+        v = int(tok) if digits <= 40 else None
+        if v is None or not INT64_MIN <= v <= INT64_MAX:
+            raise InputError(
+                FIELD,
+                f"{where}, line {lineno}: weight {_short(tok, 40)} is beyond int64 "
+                f"({INT64_MIN} .. {INT64_MAX}): tour lengths could not be held exactly",
+            )
+        return v
+    if not _is_number(tok):
+        raise InputError(FIELD, f"{where}, line {lineno}: weight {_short(tok)} is not a number")
+    dec = Decimal(tok)
+    if dec and dec.adjusted() >= 19 or dec.copy_abs() >= (1 << 63):
+        raise InputError(
+            FIELD,
+            f"{where}, line {lineno}: weight {_short(tok, 40)} is beyond int64 (magnitude 2^63 or more)",
+        )
+    if dec == dec.to_integral_value():
+        return int(dec)
+    return float(tok)
 
 
 def read_header(path) -> TSPLIBInstance:
-    """The specification part of a TSPLIB file (up to its first data section), checked."""
-    return _read(path, header_only=True)
+    """The specification part of a TSPLIB file (up to its first data section), checked.
+
+    Only the header's bytes are read (streamed, at most :data:`HEADER_BYTES`), so that a file
+    whose ``DIMENSION`` is refused costs no time whatever its size."""
+    lines = _header_lines(path)
+    if lines is None:  # no section in the first HEADER_BYTES, or an odd file: read it whole
+        lines = _split_lines(read_text(path, FIELD, encoding="latin-1"))
+    return _parse(lines, os.fspath(path), header_only=True)
 
 
 def read_tsplib(path) -> TSPLIBInstance:
     """A TSPLIB file with its data sections (coordinates or explicit weights)."""
-    return _read(path, header_only=False)
+    lines = _split_lines(read_text(path, FIELD, encoding="latin-1"))
+    return _parse(lines, os.fspath(path), header_only=False)
 
 
-def _read(path, header_only: bool) -> TSPLIBInstance:
-    where = os.fspath(path)
+def _header_lines(path) -> list[str] | None:
+    """The lines of a file up to (and with) its first section line or ``EOF``, read in small pieces;
+    None when that is not found in the first :data:`HEADER_BYTES` or the file cannot be read this
+    way (then :func:`gpudp.inputs.read_text` reads it whole, or says why it cannot)."""
+    name = os.fspath(path)
     try:
-        with open(path, encoding="latin-1", newline=None) as f:
-            lines = f.read().splitlines()
-    except IsADirectoryError as e:
-        raise InputError(FIELD, f"{where}: is a folder, not a TSPLIB file") from e
-    header: dict[str, str] = {}
-    sections: dict[str, list[tuple[int, list[str]]]] = {}
+        if os.path.isdir(name):
+            return None
+        f = gzip.open(name, "rb") if str(name).endswith(".gz") else open(name, "rb")
+    except (OSError, TypeError, ValueError):
+        return None
+    buf = b""
+    try:
+        with f:
+            while len(buf) < HEADER_BYTES:
+                chunk = f.read(1 << 14)
+                if b"\x00" in chunk:
+                    return None
+                buf += chunk
+                text = buf[3:] if buf.startswith(b"\xef\xbb\xbf") else buf
+                lines = _split_lines(text.decode("latin-1"))
+                if chunk and not text.endswith((b"\n", b"\r")):
+                    lines.pop()  # a line still being read
+                for k, line in enumerate(lines):
+                    key = line.partition(":")[0].strip().upper()
+                    if key in _SECTIONS or key == "EOF":
+                        return lines[: k + 1]
+                if not chunk:  # the whole file, without a section
+                    return lines
+    except (OSError, EOFError, zlib.error):
+        return None
+    return None
+
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def _split_lines(text: str) -> list[str]:
+    """Lines ended by LF, CRLF or CR only (not by the other characters ``str.splitlines`` takes,
+    such as byte 0x85 of a latin-1 comment)."""
+    lines = _NEWLINE.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _parse(lines: list[str], where: str, header_only: bool) -> TSPLIBInstance:
+    header: dict[str, tuple[str, int]] = {}
+    sections: dict[str, tuple[int, list[tuple[int, list[str]]]]] = {}
     current = None
+    rows = None
+    last_key = None
+    seen_any = False
     for lineno, raw in enumerate(lines, 1):
         line = raw.strip()
         if not line:
             continue
+        seen_any = True
         toks = line.split()
         if current is not None and _is_number(toks[0]):
-            sections[current].append((lineno, toks))
+            rows.append((lineno, toks))
             continue
         current = None
         key, sep, value = line.partition(":")
         key = key.strip().upper()
-        if key == "EOF" or line == "-1":
-            continue
+        value = value.strip()
+        if key == "EOF":
+            break
         if key in _SECTIONS:
             if header_only:
                 break
-            current = key
-            sections.setdefault(key, [])
+            if key in sections:
+                raise InputError(
+                    FIELD, f"{where}, line {lineno}: {key} given twice (first on line {sections[key][0]})"
+                )
+            current, rows = key, []
+            sections[key] = (lineno, rows)
+            if value:  # numbers on the section's own line
+                rows.append((lineno, value.split()))
+            last_key = key
+            continue
+        if line == "-1":  # the terminator of TOUR_, DEPOT_ and FIXED_EDGES_SECTION
             continue
         if not sep:
-            raise InputError(FIELD, f"{where}, line {lineno}: expected 'KEY : VALUE', got {line[:60]!r}")
-        header[key] = value.strip()
+            if _is_number(toks[0]):
+                after = f" (after {last_key}, which takes no numbers here)" if last_key else ""
+                raise InputError(
+                    FIELD, f"{where}, line {lineno}: numbers outside a data section{after}: {_short(line)}"
+                )
+            if key.endswith("_SECTION"):
+                raise InputError(
+                    FIELD,
+                    f"{where}, line {lineno}: unknown section {_short(key)} (known: {', '.join(_SECTIONS)})",
+                )
+            raise InputError(
+                FIELD,
+                f"{where}, line {lineno}: expected 'KEY : VALUE' or a section name, found {_short(line)}",
+            )
+        if not key:
+            raise InputError(FIELD, f"{where}, line {lineno}: a value with no key: {_short(line)}")
+        if key in header:
+            old, old_line = header[key]
+            if key in _REPEATABLE:
+                header[key] = (f"{old}\n{value}" if old else value, old_line)
+            elif old != value:
+                raise InputError(
+                    FIELD,
+                    f"{where}, line {lineno}: {key} given twice, as {_short(old)} on line {old_line} "
+                    f"and as {_short(value)}",
+                )
+        else:
+            header[key] = (value, lineno)
+        last_key = key
+    if not seen_any:
+        raise InputError(FIELD, f"{where}: the file is empty, not a TSPLIB file")
     inst = _instance(header, where)
     if not header_only:
         _fill_sections(inst, sections, where)
@@ -255,63 +424,111 @@ def _read(path, header_only: bool) -> TSPLIBInstance:
 
 
 def _instance(header: dict, where: str) -> TSPLIBInstance:
-    kind = header.get("TYPE", "").split()[0].upper() if header.get("TYPE") else ""
+    found = ", ".join(header) or "none"
+
+    def missing(key, expected):
+        return InputError(
+            FIELD, f"{where}: no {key} in the header: expected {expected} (keys found: {found})"
+        )
+
+    if "TYPE" not in header:
+        raise missing("TYPE", "'TYPE : TSP' or 'TYPE : ATSP'")
+    tvalue, tline = header["TYPE"]
+    kind = tvalue.split()[0].upper() if tvalue.split() else ""
     if kind not in ("TSP", "ATSP"):
         raise InputError(
-            FIELD, f"{where}: TYPE {header.get('TYPE', '(missing)')!r}: only TSP and ATSP instances are read"
+            FIELD, f"{where}, line {tline}: TYPE {tvalue!r}: only TSP and ATSP instances are read"
         )
-    try:
-        n = int(header["DIMENSION"])
-    except (KeyError, ValueError):
-        raise InputError(FIELD, f"{where}: DIMENSION missing or not an integer") from None
+    if "DIMENSION" not in header:
+        raise missing("DIMENSION", "'DIMENSION : n', the number of nodes")
+    dvalue, dline = header["DIMENSION"]
+    if not _INT.fullmatch(dvalue):
+        raise InputError(
+            FIELD, f"{where}, line {dline}: DIMENSION must be a whole number of nodes, found {_short(dvalue)}"
+        )
+    digits = dvalue.lstrip("+-").lstrip("0")
+    if len(digits) > 19 or int(dvalue) > MAX_DIMENSION:
+        raise InputError(
+            FIELD,
+            f"{where}, line {dline}: DIMENSION {_short(dvalue, 40)} is too large (no file holds more than "
+            f"2^62 nodes)",
+        )
+    n = int(dvalue)
     if n < 1:
-        raise InputError(FIELD, f"{where}: DIMENSION must be >= 1, got {n}")
-    ewt = header.get("EDGE_WEIGHT_TYPE", "").upper()
+        raise InputError(FIELD, f"{where}, line {dline}: DIMENSION must be at least 1, found {n}")
+    supported = f"one of EXPLICIT, {', '.join(COORD_TYPES)}"
+    if "EDGE_WEIGHT_TYPE" not in header:
+        raise missing("EDGE_WEIGHT_TYPE", supported)
+    evalue, eline = header["EDGE_WEIGHT_TYPE"]
+    ewt = evalue.upper()
     if ewt != "EXPLICIT" and ewt not in COORD_TYPES:
         raise InputError(
             FIELD,
-            f"{where}: EDGE_WEIGHT_TYPE {ewt or '(missing)'!r} is not supported "
-            f"(EXPLICIT, {', '.join(COORD_TYPES)})",
+            f"{where}, line {eline}: EDGE_WEIGHT_TYPE {evalue!r} is not supported: expected {supported}",
         )
-    fmt = header.get("EDGE_WEIGHT_FORMAT", "").upper() or None
-    if ewt == "EXPLICIT" and fmt not in MATRIX_FORMATS:
-        raise InputError(
-            FIELD,
-            f"{where}: EDGE_WEIGHT_FORMAT {fmt!r} is not supported for EXPLICIT weights "
-            f"(one of {', '.join(MATRIX_FORMATS)})",
-        )
-    if kind == "ATSP" and ewt == "EXPLICIT" and fmt != "FULL_MATRIX":
-        raise InputError(FIELD, f"{where}: an ATSP's weights must be a FULL_MATRIX, got {fmt}")
+    fvalue, fline = header.get("EDGE_WEIGHT_FORMAT", ("", 0))
+    fmt = fvalue.upper() or None
+    if ewt == "EXPLICIT":
+        if fmt is None:
+            raise missing("EDGE_WEIGHT_FORMAT", f"with EXPLICIT weights one of {', '.join(MATRIX_FORMATS)}")
+        if fmt not in MATRIX_FORMATS:
+            raise InputError(
+                FIELD,
+                f"{where}, line {fline}: EDGE_WEIGHT_FORMAT {fvalue!r} is not supported for EXPLICIT "
+                f"weights: expected one of {', '.join(MATRIX_FORMATS)}",
+            )
+        if kind == "ATSP" and fmt != "FULL_MATRIX":
+            raise InputError(
+                FIELD, f"{where}, line {fline}: an ATSP's weights must be a FULL_MATRIX, found {fvalue}"
+            )
     return TSPLIBInstance(
-        name=header.get("NAME", os.path.splitext(os.path.basename(where))[0]),
+        name=header.get("NAME", ("", 0))[0] or os.path.splitext(os.path.basename(where))[0],
         type=kind,
         dimension=n,
         edge_weight_type=ewt,
         edge_weight_format=fmt,
-        comment=header.get("COMMENT", ""),
-        header=header,
+        comment=header.get("COMMENT", ("", 0))[0],
+        header={k: v for k, (v, _) in header.items()},
         path=where,
     )
 
 
-def _coords(rows: list[tuple[int, list[str]]], n: int, dims: int, where: str, section: str) -> np.ndarray:
-    out = np.full((n, dims), np.nan)
-    seen = np.zeros(n, dtype=bool)
+def _coords(section, n: int, dims: int, where: str, name: str) -> np.ndarray:
+    start, rows = section
+    if rows and rows[-1][1] == ["-1"]:  # a terminator some writers add
+        rows = rows[:-1]
+    seen: dict[int, int] = {}
+    values = []
     for lineno, toks in rows:
         if len(toks) != dims + 1:
             raise InputError(
-                FIELD, f"{where}, line {lineno}: {section} wants a node number and {dims} coordinates"
+                FIELD,
+                f"{where}, line {lineno}: {name} wants a node number and {dims} coordinates, "
+                f"found {len(toks)} numbers: {_short(' '.join(toks))}",
             )
-        node = _number(toks[0], where, lineno)
-        if not isinstance(node, int) or not 1 <= node <= n:
-            raise InputError(FIELD, f"{where}, line {lineno}: node {toks[0]} outside 1..{n}")
-        if seen[node - 1]:
-            raise InputError(FIELD, f"{where}, line {lineno}: node {node} given twice")
-        seen[node - 1] = True
-        out[node - 1] = [float(_number(t, where, lineno)) for t in toks[1:]]
-    if not seen.all():
-        missing = int(np.flatnonzero(~seen)[0]) + 1
-        raise InputError(FIELD, f"{where}: {section} lacks node {missing} (of {n})")
+        if not _INT.fullmatch(toks[0]):
+            raise InputError(
+                FIELD, f"{where}, line {lineno}: node number {_short(toks[0])} is not an integer"
+            )
+        node = int(toks[0]) if len(toks[0]) <= 25 else 0
+        if not 1 <= node <= n:
+            raise InputError(FIELD, f"{where}, line {lineno}: node {_short(toks[0], 30)} outside 1..{n}")
+        if node in seen:
+            raise InputError(
+                FIELD, f"{where}, line {lineno}: node {node} given twice (first on line {seen[node]})"
+            )
+        seen[node] = lineno
+        values.append((node, [_coordinate(t, where, lineno) for t in toks[1:]]))
+    if len(seen) < n:  # found before anything of size n is allocated
+        missing = next(k for k in range(1, n + 1) if k not in seen)
+        raise InputError(
+            FIELD,
+            f"{where}: {name} (line {start}) lacks node {missing}: it has {len(seen)} nodes, "
+            f"DIMENSION says {n}",
+        )
+    out = np.empty((n, dims))
+    for node, xs in values:
+        out[node - 1] = xs
     return out
 
 
@@ -325,10 +542,20 @@ def _fill_sections(inst: TSPLIBInstance, sections: dict, where: str):
     else:
         if "EDGE_WEIGHT_SECTION" not in sections:
             raise InputError(FIELD, f"{where}: EXPLICIT weights need an EDGE_WEIGHT_SECTION")
-        nums = [_number(t, where, ln) for ln, toks in sections["EDGE_WEIGHT_SECTION"] for t in toks]
-        integral = all(isinstance(x, int) or float(x).is_integer() for x in nums)
+        start, rows = sections["EDGE_WEIGHT_SECTION"]
+        need = weights_needed(n, inst.edge_weight_format)
+        have = sum(len(toks) for _, toks in rows)
+        if have != need:
+            last = f", lines {start}..{rows[-1][0]}" if rows else f", line {start}"
+            raise InputError(
+                FIELD,
+                f"{where}: {inst.edge_weight_format} of dimension {n} needs {need} weights, the "
+                f"EDGE_WEIGHT_SECTION has {have}{last}",
+            )
+        nums = [_weight(t, where, ln) for ln, toks in rows for t in toks]
+        integral = all(isinstance(x, int) for x in nums)
         inst.weights = np.array(nums, dtype=np.int64 if integral else np.float64)
         if "DISPLAY_DATA_SECTION" in sections:
-            rows = sections["DISPLAY_DATA_SECTION"]
-            dims = 3 if rows and len(rows[0][1]) == 4 else 2
-            inst.coords = _coords(rows, n, dims, where, "DISPLAY_DATA_SECTION")
+            section = sections["DISPLAY_DATA_SECTION"]
+            dims = 3 if section[1] and len(section[1][0][1]) == 4 else 2
+            inst.coords = _coords(section, n, dims, where, "DISPLAY_DATA_SECTION")

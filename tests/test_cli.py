@@ -32,7 +32,7 @@ def test_errors_are_one_line_and_exit_nonzero(tmp_path, capsys):
     bad = tmp_path / "bad.fa"
     bad.write_bytes(b"\xff\xfe")
     assert main(["solve", "lcs", str(bad), str(bad)]) == 2
-    assert "not an ASCII" in capsys.readouterr().err
+    assert "not ASCII" in capsys.readouterr().err
 
 
 def test_info_and_demo(capsys):

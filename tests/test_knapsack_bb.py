@@ -1,6 +1,7 @@
 """Knapsack branch and bound against tiny references: DP (integers) and brute force (reals)."""
 
 import itertools
+import math
 from pathlib import Path
 
 import numpy as np
@@ -27,19 +28,22 @@ def ref_dp(p, w, c):
 
 
 def ref_brute(p, w, c):
+    """Brute force under the one feasibility definition for real weights (knapsack_io's module doc):
+    a set fits when its float64 weight is at most C + 1e-9 * max(1, sum w)."""
     n = len(p)
     best = 0.0
+    limit = c + 1e-9 * max(1.0, math.fsum(w))
     for bits in itertools.product((0, 1), repeat=n):
         x = np.array(bits, bool)
-        if w[x].sum() <= c:
-            best = max(best, p[x].sum())
+        if math.fsum(w[x]) <= limit:
+            best = max(best, math.fsum(p[x]))
     return best
 
 
 def assert_valid(sol, p, w, c, expect, tol=0.0):
     x = np.asarray(sol.solution)
     assert x.shape == (len(p),) and set(np.unique(x)) <= {0, 1}
-    assert w[x == 1].sum() <= c + tol
+    assert w[x == 1].sum() <= c + tol + 1e-9 * max(1.0, float(np.sum(w)))
     assert abs(p[x == 1].sum() - sol.value) <= tol
     assert sol.optimal and sol.checked
     assert abs(sol.value - expect) <= tol, (sol.value, expect)
@@ -302,3 +306,143 @@ def test_gpu_shared_files_and_budget_stop():
     p, w, c = kb.shen_instance(400, 1)  # a frontier of tens of millions of nodes: 20 MB cannot hold it
     sol = kb.solve(p, w, c, backend="cuda", cpu_threshold=0, batch=1 << 16, host_budget_bytes=20 << 20)
     assert not sol.optimal and "host budget" in sol.details["message"] and sol.checked
+
+
+# --------------------------------------------------------------------------------------------
+# Exactness at every magnitude the reader accepts (issue 11)
+
+INT64_MAX = 2**63 - 1
+
+
+def brute_int(p, w, c):
+    """The optimum over all subsets, in Python integers (n <= 12)."""
+    p, w = [int(v) for v in p], [int(v) for v in w]
+    best = 0
+    for bits in itertools.product((0, 1), repeat=len(p)):
+        if sum(wi for b, wi in zip(bits, w, strict=True) if b) <= c:
+            best = max(best, sum(pi for b, pi in zip(bits, p, strict=True) if b))
+    return best
+
+
+def bb_refuses(p, w, c):
+    """The documented limits of the integer B&B (docs/knapsack_bb.md), in Python integers."""
+    free = [(int(a), int(b)) for a, b in zip(p, w, strict=True) if 0 < b <= c and a > 0]
+    total_w = sum(b for _, b in free)
+    if not free or total_w <= c:
+        return False
+    return sum(a for a, _ in free) > INT64_MAX or total_w + c > INT64_MAX
+
+
+def test_issue_instance_int64_bound_overflow():
+    """C * p overflowed int64 in U0's term: 266392746 was reported as optimal."""
+    p = [18167370, 94328461, 67026996, 45671972, 95122381, 43779324, 40404027, 56276501]
+    w = [129620905947, 991048253819, 320630035190, 136744841253, 663408810827, 596476942651]
+    w += [449966367295, 759998650307]
+    sol = kb.solve(p, w, 2023947403644, backend="cpu")
+    assert sol.value == 282265220 == brute_int(p, w, 2023947403644) and sol.optimal
+    assert sol.solution.tolist() == [1, 0, 1, 1, 1, 0, 0, 1]
+    assert sol.details["bound_arithmetic"].startswith("float64")
+
+
+def test_integers_above_2_53_stay_exact():
+    sol = kb.solve([10, 9], [2**53 + 1, 2**53], 2**53, backend="cpu")
+    assert sol.value == 9 and sol.solution.tolist() == [0, 1]
+    sol = kb.solve([2**53, 2**53 + 1], [1, 1], 1, backend="cpu")
+    assert sol.value == 2**53 + 1 and sol.solution.tolist() == [0, 1]
+    # the same with a search (not every item fits), and in the wide bound variant
+    p, w = [2**53 + 1, 2**53, 3], [2**40 + 1, 2**40, 2**40]
+    sol = kb.solve(p, w, 2**41, backend="cpu")
+    assert sol.value == brute_int(p, w, 2**41) == 2**53 + 3
+
+
+def test_real_weights_tolerance_is_the_checker_s():
+    """0.1 + 0.2 = 0.30000000000000004 fits 0.3 within tau_w (the checker has always allowed it)."""
+    sol = kb.solve([1, 1], [0.1, 0.2], 0.3, backend="cpu")
+    assert sol.value == 2
+    sol = kb.solve([1, 1, 1], [0.1, 0.2, 0.25], 0.3, backend="cpu")  # a search this time
+    assert sol.value == 2 and sol.solution.tolist() == [1, 1, 0]
+    assert kb.solve([1, 1], [0.1, 0.2], 0.2999999, backend="cpu").value == 1
+
+
+def test_limits_are_refused_with_the_figures():
+    with pytest.raises(InputError, match=r"profits: .*2\^63 - 1"):
+        kb.solve([2**62, 2**62 + 1, 5], [1, 1, 1], 2, backend="cpu")
+    with pytest.raises(InputError, match=r"weights: .*2\^63 - 1"):
+        kb.solve([1, 2, 3], [2**62 - 1, 2**62 - 2, 2**62 - 3], INT64_MAX, backend="cpu")
+    # everything fits: no search, no limit
+    assert kb.solve([2**62, 2**62 + 1, 5], [1, 1, 1], 3, backend="cpu").value == 2**63 + 6
+    with pytest.raises(InputError, match="int64"):
+        kb.solve([1], [2**63], 3, backend="cpu")
+    with pytest.raises(InputError, match="2\\^53"):  # real profits: the weights go through float64
+        kb.solve([1.5, 2.5, 3.5], [2**52 + 1, 2**52, 2**52 + 3], 2**53, backend="cpu")
+
+
+@pytest.mark.parametrize(
+    "kw, field",
+    [
+        ({"host_budget_bytes": float("nan")}, "host_budget_bytes"),
+        ({"host_budget_bytes": float("inf")}, "host_budget_bytes"),
+        ({"host_budget_bytes": -1}, "host_budget_bytes"),
+        ({"time_limit": float("nan")}, "time_limit"),
+        ({"time_limit": -1.0}, "time_limit"),
+        ({"batch": 2.5}, "batch"),
+    ],
+)
+def test_bad_options_are_input_errors(kw, field):
+    with pytest.raises(InputError) as e:
+        kb.solve([5, 4, 3], [4, 3, 2], 5, backend="cpu", **kw)
+    assert e.value.field == field
+
+
+EDGE = [0, 1, 2, 3, 7, 2**31 - 1, 2**31, 2**53 - 1, 2**53, 2**53 + 1, 2**61, 2**62 - 1, 2**62, 2**62 + 1]
+magnitude = st.one_of(st.sampled_from(EDGE), st.integers(0, 2**62), st.integers(0, 50))
+edge_instances = st.integers(0, 9).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.one_of(magnitude, magnitude.map(lambda v: -v)), min_size=n, max_size=n),
+        st.lists(magnitude, min_size=n, max_size=n),
+        st.one_of(magnitude, st.integers(0, INT64_MAX)),
+    )
+)
+
+
+@settings(max_examples=150)
+@given(edge_instances)
+def test_integer_edge_magnitudes_exact_or_refused(inst):
+    """Profits and weights from 0 to 2^62 and beyond (and negative profits): the exact optimum, or an
+    InputError exactly when the documented limits are passed; never a rounded answer."""
+    p, w, c = inst
+    if bb_refuses(p, w, c):
+        with pytest.raises(InputError, match=r"2\^63 - 1"):
+            kb.solve(p, w, c, backend="cpu")
+        return
+    sol = kb.solve(p, w, c, backend="cpu")
+    assert sol.value == brute_int(p, w, c) and sol.optimal
+    assert sum(int(w[i]) for i in np.flatnonzero(sol.solution)) <= c
+
+
+@settings(max_examples=200)
+@given(st.integers(0, 2**32 - 1))
+def test_weights_1e12_profits_1e8_vs_brute_force(seed):
+    """C * max(p) ~ 1e20 > 2^63: the bound terms go through float64, rounded outwards (2-4% of such
+    instances were wrong when the product overflowed int64). Uniform draws from a seed: hypothesis's
+    own draws favour small and simple values, which rarely overflow."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(4, 13))
+    p = rng.integers(1, 10**8, n).tolist()
+    w = rng.integers(1, 10**12, n).tolist()
+    c = int(sum(w) * rng.uniform(0.1, 0.9))
+    sol = kb.solve(p, w, c, backend="cpu")
+    assert sol.value == brute_int(p, w, c) and sol.optimal
+
+
+@pytest.mark.sim
+def test_cuda_wide_bounds_and_big_integers():
+    """The float64-rounded-outwards bound terms and integers above 2^53 on the CUDA kernels."""
+    p = [18167370, 94328461, 67026996, 45671972, 95122381, 43779324, 40404027, 56276501]
+    w = [129620905947, 991048253819, 320630035190, 136744841253, 663408810827, 596476942651]
+    w += [449966367295, 759998650307]
+    sol = kb.solve(p, w, 2023947403644, backend="cuda", cpu_threshold=0, batch=4, threads=32)
+    assert sol.value == 282265220 and sol.details["bound_arithmetic"].startswith("float64")
+    p, w = [2**53 + 1, 2**53, 3, 5], [2**40 + 1, 2**40, 2**40, 2**39 + 7]
+    sol = kb.solve(p, w, 2**41, backend="cuda", cpu_threshold=0, batch=4, threads=32)
+    assert sol.value == brute_int(p, w, 2**41)

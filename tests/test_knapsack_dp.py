@@ -1,5 +1,6 @@
 """Knapsack by dense DP (Boyer et al.) against a tiny reference DP written here."""
 
+import itertools
 import json
 from fractions import Fraction
 from pathlib import Path
@@ -14,7 +15,7 @@ from gpudp.cli import main
 from gpudp.engine import sweep
 from gpudp.problems import knapsack as front
 from gpudp.problems import knapsack_dp as kd
-from gpudp.problems.knapsack_io import read_knapsack
+from gpudp.problems.knapsack_io import read_knapsack, validate
 
 DATA = Path(__file__).parent / "data" / "knapsack"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "knapsack"
@@ -91,13 +92,18 @@ def test_profits_past_int32_use_int64_exactly(inst):
 
 @settings(max_examples=15)
 @given(instances(st.integers(2**60, 2**62), max_n=12))
-def test_profits_past_int64_use_float64(inst):
+def test_profits_past_int64_are_refused_not_rounded(inst):
+    """Integer profits whose sum passes int64 once were solved in float64 (rounded); now they are exact
+    (when every packable item fits, no sweep is needed) or refused with the figures."""
     p, w, c = arrays(inst, np.int64)
+    packable = [(a, b) for a, b in zip(p.tolist(), w.tolist(), strict=True) if 0 < b <= c and a > 0]
+    if sum(b for _, b in packable) > c and sum(a for a, _ in packable) > 2**63 - 1:
+        with pytest.raises(InputError, match=r"profits: .*2\^63 - 1"):
+            kd.solve(p, w, c, backend="cpu", progress=False)
+        return
     sol = kd.solve(p, w, c, backend="cpu", progress=False)
-    assert_solves(sol, p, w, c, ref_dp(p.tolist(), w.tolist(), c), rel=1e-12)
-    fits = [pi for pi, wi in zip(p.tolist(), w.tolist(), strict=True) if 0 < wi <= c]
-    if sum(fits) > 2**63 - 1 and sum(w[(w > 0) & (w <= c)]) > c:
-        assert sol.details["value_type"] == "float64"
+    assert_solves(sol, p, w, c, ref_dp(p.tolist(), w.tolist(), c))
+    assert sol.value == ref_dp(p.tolist(), w.tolist(), c)  # exactly: a Python integer
 
 
 @settings(max_examples=30)
@@ -238,3 +244,119 @@ def test_example_runs(capsys):
     assert "optimum 9767" in out and f"optimum {sol.value}" in out
     p, w, c = example["boyer_instance"](300, 0)
     assert sol.value == ref_dp(p.tolist(), w.tolist(), c)
+
+
+# --------------------------------------------------------------------------------------------
+# Exactness at every magnitude, the memory pre-check, and auto's choice (issue 11)
+
+EDGE = [0, 1, 2, 3, 7, 2**31 - 1, 2**31, 2**53 - 1, 2**53, 2**53 + 1, 2**61, 2**62 - 1, 2**62, 2**62 + 1]
+magnitude = st.one_of(st.sampled_from(EDGE), st.integers(0, 2**62), st.integers(0, 40))
+small_weight = st.one_of(st.integers(0, 40), st.sampled_from(EDGE))  # some far heavier than C
+
+
+def brute_int(p, w, c):
+    best = 0
+    for bits in itertools.product((0, 1), repeat=len(p)):
+        if sum(b for k, b in zip(bits, w, strict=True) if k) <= c:
+            best = max(best, sum(a for k, a in zip(bits, p, strict=True) if k))
+    return best
+
+
+def sum_past_int64(p, w, c):
+    packable = [(a, b) for a, b in zip(p, w, strict=True) if 0 < b <= c and a > 0]
+    return sum(b for _, b in packable) > c and sum(a for a, _ in packable) > 2**63 - 1
+
+
+@settings(max_examples=80)
+@given(
+    st.integers(0, 9).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.one_of(magnitude, magnitude.map(lambda v: -v)), min_size=n, max_size=n),
+            st.lists(small_weight, min_size=n, max_size=n),
+            st.integers(0, 120),
+        )
+    )
+)
+def test_dp_and_auto_edge_magnitudes_vs_brute_force(inst):
+    """Profits from -2^62 to 2^62 (0, 1, 2^31, 2^53 + 1 ...), weights up to past 2^62 with C <= 120:
+    DP and auto give the exact optimum (a Python integer) or refuse exactly past int64's totals."""
+    p, w, c = inst
+    expect = brute_int(p, w, c)
+    inst_ = validate(p, w, c)
+    if sum_past_int64(p, w, c):
+        with pytest.raises(InputError, match=r"2\^63 - 1"):
+            kd.solve(p, w, c, backend="cpu", progress=False)
+        with pytest.raises(InputError, match=r"2\^63 - 1"):
+            front.solve_instance(inst_, method="auto", backend="cpu")
+        return
+    assert kd.solve(p, w, c, backend="cpu", progress=False).value == expect
+    sol = front.solve_instance(inst_, method="auto", backend="cpu")
+    assert sol.value == expect and sol.details["method"] == "dp"
+
+
+@pytest.mark.parametrize(
+    "p, w, c, method",
+    [
+        ([10, 9], [2**53 + 1, 2**53], 2**53, "bb"),  # C too large for a table
+        ([5, 4, 100], [3, 2, 2**62 + 5], 4, "dp"),  # a weight past 2^62, a small C: dp drops it
+        ([5, 4, 100], [3, 2, 2**63 - 1], 4, "dp"),
+        ([2**62, 2**62 - 2, 1], [1, 2, 3], 3, "dp"),  # the profits sum to 2^63 - 1 exactly
+        ([1, 2], [0.5, 1], 1, "bb"),  # real weights
+        ([1.5, 2], [1, 1], 1, "dp"),  # real profits, integer weights
+        ([3, 4], [2, 3], 10**10, "bb"),  # n (C + 1) past the limit
+    ],
+)
+def test_auto_picks_a_method_that_accepts_edge_magnitudes(p, w, c, method):
+    inst = validate(p, w, c)
+    sol = front.solve_instance(inst, method="auto", backend="cpu")
+    assert sol.details["method"] == method and sol.optimal
+    best = brute_int(p, w, c) if inst.integral else None
+    if best is not None:
+        assert sol.value == best
+
+
+def test_memory_precheck_uses_available_memory_and_refuses_before_allocating(monkeypatch):
+    """C = 1e9 under a process memory limit once passed the pre-check and died with MemoryError: the
+    pre-check asks gpudp.memory.available_memory (cgroup and ulimit included) and refuses first."""
+    from gpudp import memory
+
+    p, w, c = [5, 6, 7], [6 * 10**8, 5 * 10**8, 4 * 10**8], 10**9
+    monkeypatch.setattr(memory, "available_memory", lambda: 2 << 30)
+    allocated = []
+    monkeypatch.setattr(kd, "sweep", lambda *a, **k: allocated.append(1))
+    with pytest.raises(InputError, match=r"capacity: the DP needs .* GiB of host memory; 2.00 GiB available"):
+        kd.solve(p, w, c, backend="cpu", progress=False)
+    assert not allocated
+    # auto: the rule picks dp (n (C + 1) = 3e9 cells), the DP refuses, B&B solves it
+    sol = front.solve_instance(validate(p, w, c), method="auto", backend="cpu")
+    assert sol.value == 13 and sol.details["method"] == "bb"
+    assert "DP refuses" in sol.details["method_note"]
+    est = kd.estimate_memory(3, c, np.int32, "cpu")
+    assert est["host_bytes"] >= 3 * (c + 1) * 4  # two rows and the copy of the last layer
+
+
+def test_memory_budget_left_over_goes_to_the_band_store(monkeypatch):
+    seen = {}
+    real_sweep = kd.sweep
+
+    def spy(rec, **kw):
+        seen.update(kw)
+        return real_sweep(rec, **kw)
+
+    from gpudp import memory
+
+    monkeypatch.setattr(kd, "sweep", spy)
+    monkeypatch.setattr(memory, "available_memory", lambda: 8 << 30)
+    monkeypatch.delenv("GPUDP_MEMORY_BUDGET", raising=False)
+    p, w, c = [5, 6, 3], [4, 5, 2], 10
+    sol = kd.solve(p, w, c, backend="cpu", progress=False)
+    assert seen["memory_budget"] == ((8 << 30) - sol.details["memory_estimate"]["host_bytes"]) // 2
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-5", "1e400", "lots"])
+def test_cli_budgets_are_one_line_errors(value, capsys):
+    path = str(DATA / "f3_l-d_kp_4_20")
+    for option in ("--host-budget", "--memory-budget"):
+        code = main(["solve", "knapsack", path, "--backend", "cpu", option, value])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and len(err) == 1 and err[0].startswith("gpudp: error:") and option in err[0]

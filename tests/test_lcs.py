@@ -177,3 +177,205 @@ def test_bundled_demo_is_the_shared_pair():
     data = resources.files("gpudp.data")
     for name, shared in (("hiv1_NC_001802.fna", HIV), ("yersinia_pPCP1_NC_005816.fna", YPES)):
         assert (data / name).read_bytes() == shared.read_bytes()
+
+
+# --- symbols compare as the values they are (issue 11) --------------------------------------------
+
+INT_TYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
+# extremes of every width, their neighbours across the int64 / uint64 line, and small values that match
+POOL = sorted(
+    {0, 1, -1, 5, 127, -128, 255, 2**15, -(2**15), 2**16 - 1, 2**31 - 1, -(2**31), 2**32 - 1}
+    | {2**53 + 1, 2**63 - 1, -(2**63), 2**63, 2**64 - 1, 2**64, -(2**63) - 1, 2**70}
+)
+
+
+@st.composite
+def int_sequences(draw):
+    """A 1-D integer sequence: a numpy array of a random integer dtype, or a list of Python ints
+    (any size), its values drawn from POOL where they fit."""
+    kind = draw(st.sampled_from([*INT_TYPES, list, tuple]))
+    if kind in (list, tuple):
+        pool = POOL
+    else:
+        info = np.iinfo(kind)
+        pool = [v for v in POOL if info.min <= v <= info.max]
+    values = draw(st.lists(st.sampled_from(pool), max_size=9))
+    return kind(values) if kind in (list, tuple) else np.array(values, dtype=kind)
+
+
+@settings(max_examples=80, deadline=None)
+@given(a=int_sequences(), b=int_sequences())
+def test_integer_symbols_compare_exactly(a, b):
+    pa = [int(v) for v in a]  # the reference sees Python ints: exact, never wrapped
+    pb = [int(v) for v in b]
+    sol = lcs.solve(a, b, backend="cpu")
+    assert sol.value == lcs_length(pa, pb) and sol.checked
+    got = [int(v) for v in sol.solution]
+    assert got == [pa[i] for i in sol.details["indices_a"]] == [pb[j] for j in sol.details["indices_b"]]
+    if isinstance(a, np.ndarray) and len(a):
+        assert sol.solution.dtype == a.dtype
+
+
+def test_uint64_beyond_int64_never_equals_a_negative():
+    sol = lcs.solve(np.array([2**64 - 1, 5], np.uint64), np.array([-1, 5]), backend="cpu")
+    assert sol.value == 1 and sol.solution.tolist() == [5] and sol.solution.dtype == np.uint64
+    assert lcs.solve([2**64 - 1, -1], [-1, 2**64 - 1, -1], backend="cpu").value == 2
+    assert lcs.solve(np.array([-(2**63)], np.int64), np.array([2**63], np.uint64), backend="cpu").value == 0
+    big = lcs.solve([2**70, 3, -(2**70)], np.array([3, 7], np.int8), backend="cpu")
+    assert big.value == 1 and big.solution.tolist() == [3]
+    both = lcs.solve(np.array([2**64 - 1, 2**63], np.uint64), np.array([2**63, 1], np.uint64), backend="cpu")
+    assert both.value == 1 and both.solution.tolist() == [2**63]
+
+
+def test_other_array_layouts():
+    be = lcs.solve(np.array([1, 300, 3], ">i2"), np.array([300, 3], ">u8"), backend="cpu")
+    assert be.value == 2 and be.solution.tolist() == [300, 3]
+    obj = lcs.solve(np.array([1, 2**65, 4], dtype=object), (2**65, 4), backend="cpu")
+    assert obj.value == 2 and obj.solution.tolist() == [2**65, 4]
+    strided = np.arange(20)[::3]
+    assert lcs.solve(strided, [3, 9, 10, 12], backend="cpu").value == 3
+    assert lcs.solve(b"AC", [65, 67], backend="cpu").solution == b"AC"  # bytes are the ints 0..255
+    view = lcs.solve(memoryview(np.array([300, 2**40, 5])), [2**40, 5], backend="cpu")  # items, not bytes
+    assert view.value == 2 and view.solution.tolist() == [2**40, 5]
+    assert lcs.solve([], np.array([], float), backend="cpu").value == 0  # empty: any dtype
+    assert lcs.solve("\ud800x\U0001f600", "\U0001f600", backend="cpu").solution == "\U0001f600"
+
+
+@pytest.mark.parametrize(
+    "a,b,field,piece",
+    [
+        ("AC", b"AC", "b", "a str pairs only with a str"),
+        (b"AC", "AC", "b", "a str pairs only with a str"),
+        ("AC", [65, 67], "b", "a str pairs only with a str"),
+        (np.array([1.0, np.nan]), [1], "a", "float symbols"),
+        ([1, 2], np.array([1.0], np.float32), "b", "float symbols"),
+        ([1, 2.0], [1], "a", "item 1 is 2.0"),
+        (["A", "C"], [1], "a", "item 0 is 'A'"),
+        ([[1, 2]], [1], "a", "item 0 is [1, 2]"),
+        (np.array([1, None], dtype=object), [1], "a", "item 1 is None"),
+        ([1, True], [1], "a", "item 1 is True"),
+        (np.array([True]), [1], "a", "integer arrays only"),
+        (np.array(3), [1], "a", "one-dimensional"),
+        (np.zeros((2, 3), np.int64), [1], "a", "one-dimensional"),
+        (np.array(["ab"]), [1], "a", "integer arrays only"),
+        (range(3), [1], "a", "expected str, bytes"),
+    ],
+)
+def test_bad_symbols_raise_input_error(a, b, field, piece):
+    with pytest.raises(InputError) as e:
+        lcs.solve(a, b, backend="cpu")
+    assert e.value.field == field and piece in str(e.value)
+
+
+@pytest.mark.parametrize("budget", ["nan", "inf", "1e400", -5, "-1G", "lots", float("nan"), 2.0**70])
+def test_bad_memory_budget(budget):
+    for a, b in (("ACGT", "GATTACA"), ("", "A")):
+        with pytest.raises(InputError) as e:
+            lcs.solve(a, b, backend="cpu", memory_budget=budget)
+        assert e.value.field == "memory_budget"
+
+
+# --- FASTA: the conventions of sequence tools ---------------------------------------------------
+
+SYMBOLS = "ACGTNRYKMSWBDHVUacgtnrykmswbdhvu*-."
+names = st.text(st.characters(categories=["L", "N", "P", "S"]), max_size=12).map(str.strip)
+
+
+@st.composite
+def fasta_files(draw):
+    """(bytes, first record's name, first record's sequence): random records with random line widths,
+    line ends, a BOM, digits and blanks to ignore, ';' comments and blank lines."""
+    records = draw(st.lists(st.tuples(names, st.text(SYMBOLS, max_size=200)), min_size=1, max_size=3))
+    nl = draw(st.sampled_from(["\n", "\r\n", "\r"]))
+    width = draw(st.integers(1, 90))
+    numbered = draw(st.booleans())  # GenBank-style: a position number and blanks on every line
+    out = []
+    if draw(st.booleans()):
+        out.append(";an old-style comment" + nl + nl)
+    for name, seq in records:
+        out.append(">" + name + nl)
+        for k in range(0, len(seq), width):
+            chunk = seq[k : k + width]
+            if numbered:
+                chunk = f"{k + 1:>9} " + " ".join(chunk[i : i + 10] for i in range(0, len(chunk), 10))
+            pad = draw(st.sampled_from(["", " ", "\t", "  \t"]))
+            out.append(pad + chunk + pad + nl)
+            if draw(st.integers(0, 9)) == 0:
+                out.append(nl)
+    raw = "".join(out).encode("utf-8")
+    if draw(st.booleans()):
+        raw = b"\xef\xbb\xbf" + raw
+    return raw, records[0][0], records[0][1]
+
+
+@settings(max_examples=80, deadline=None)
+@given(fasta_files(), st.sampled_from(["plain.fa", "packed.fa.gz", "packed-no-suffix.fa"]))
+def test_fasta_round_trip(spec, filename):
+    import tempfile
+
+    raw, name, seq = spec
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / filename
+        p.write_bytes(raw if filename == "plain.fa" else gzip.compress(raw))
+        assert lcs.read_fasta(p) == (name or filename, seq.upper())
+        assert lcs.read_fasta(p, case_sensitive=True) == (name or filename, seq)
+
+
+def _fasta(tmp_path, raw, name="x.fa"):
+    p = tmp_path / name
+    p.write_bytes(raw)
+    return p
+
+
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        (b">numbered\n        1 acgtacgtac gtac\n       15 ttga\n", ("numbered", "ACGTACGTACGTACTTGA")),
+        (b";comment\n\n>x\nAC\n;inside\nGT\n", ("x", "ACGT")),
+        (b">empty\n>second\nACGT\n", ("empty", "")),
+        (b">", ("x.fa", "")),
+        (b"ac gt\n", ("x.fa", "ACGT")),
+        (b">a\tb \x1b[31m\nAC\n", ("a b ?[31m", "AC")),
+        (b">s\xe9q\nAC\n", ("s\ufffdq", "AC")),
+    ],
+)
+def test_fasta_conventions(tmp_path, raw, expected):
+    assert lcs.read_fasta(_fasta(tmp_path, raw), field="a") == expected
+
+
+@pytest.mark.parametrize(
+    "raw,piece",
+    [
+        (b">x\nACGT\nAC\x07GT\n", "line 3 column 3: byte 0x07 (a control character)"),
+        (b">x\r\nACGT\r\nACG\xc3\xa9T\r\n", "line 3 column 4: byte 0xc3 (not ASCII)"),
+        (b">x\nACGT\n//\n", "line 3 column 1: '/'"),
+        (b">x\nACGT\nnot a sequence!\n", "line 3 column 15: '!'"),
+        (b">x\nACGT\n\x1a", "line 3 column 1: byte 0x1a"),
+        (b"notes\n>x\nACGT\n", "line 1: text before the first '>' header"),
+        (b"", "holds no sequence"),
+        (b" \n\t\n", "holds no sequence"),
+        (b";only a comment\n", "holds no sequence"),
+        (b"12 34\n", "holds no sequence"),
+        (b">x\nAC\x00GT\n", "binary data"),
+        (">x\nACGT\n".encode("utf-16"), "binary data"),
+    ],
+)
+def test_fasta_refusals_say_where(tmp_path, raw, piece):
+    with pytest.raises(InputError) as e:
+        lcs.read_fasta(_fasta(tmp_path, raw), field="a")
+    assert e.value.field == "a" and piece in str(e.value)
+
+
+def test_fasta_broken_gzip_and_devices(tmp_path):
+    whole = gzip.compress(b">x\n" + b"ACGT" * 5000 + b"\n")
+    for raw, piece in (
+        (whole[:60], "corrupt or truncated gzip"),
+        (whole[:10] + b"\xff" * 10 + whole[20:], "corrupt or truncated gzip"),
+    ):
+        for name in ("t.fa.gz", "t.fa"):  # a gzip stream is recognised by its magic bytes too
+            with pytest.raises(InputError, match=piece):
+                lcs.read_fasta(_fasta(tmp_path, raw, name), field="b")
+    with pytest.raises(InputError, match="binary data"):
+        lcs.read_fasta("/dev/zero", field="a")
+    with pytest.raises(InputError, match="folder"):
+        lcs.read_fasta(tmp_path, field="a")

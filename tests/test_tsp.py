@@ -10,7 +10,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from gpudp import CheckError, InputError
@@ -393,3 +393,246 @@ def test_example_runs_without_matplotlib_or_with_it(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "tour length 6859 (GEO, 16 cities)" in out and "networkx" in out
     assert png.exists() or "plot skipped" in out
+
+
+# ------------------------------------------------------------------------------------------------
+# Hostile inputs (issue 11): exact value types, non-finite numbers, huge sizes, memory limits
+
+HOSTILE = Path(__file__).resolve().parent / "data" / "hostile" / "tsp"
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+
+
+def exact_brute_force(d) -> int | float:
+    """The optimum over every permutation, summed in Python (exact for integers of any size)."""
+    d = [[x.item() if hasattr(x, "item") else x for x in row] for row in np.asarray(d, dtype=object)]
+    n = len(d)
+    if n == 1:
+        return 0
+    best = None
+    for p in itertools.permutations(range(1, n)):
+        t = (0, *p)
+        length = sum(d[a][b] for a, b in zip(t, t[1:] + t[:1], strict=True))
+        best = length if best is None or length < best else best
+    return best
+
+
+def test_int64_min_distance_gives_the_exact_tour_not_an_int32_one():
+    d = np.array([[0, I64_MIN, 7], [4, 0, 5], [3, 9, 0]], dtype=np.int64)
+    assert hk.value_dtype(d) == np.int64  # abs(-2^63) wrapped around to pick int32 before
+    sol = hk.solve(d, backend="cpu")
+    assert sol.value == exact_brute_force(d) == I64_MIN + 8 and sol.solution == [0, 1, 2]
+    d[1, 0] = -1  # now a tour may reach -2^63 - 1: refused with the figures, never wrapped
+    with pytest.raises(InputError, match=r"range over -9223372036854775809 .. 21, beyond int64") as e:
+        hk.solve(d, backend="cpu")
+    assert e.value.field == "distances"
+
+
+def test_value_type_bounds_are_exact_at_the_int32_and_int64_edges():
+    def dtype(entries, n=4):
+        d = np.full((n, n), entries, dtype=np.int64)
+        return hk.value_dtype(hk.from_matrix(d).matrix)
+
+    assert dtype((2**31 - 1) // 4) == np.int32  # four edges of a tour: 2^31 - 4 fits
+    assert dtype(2**29) == np.int64  # 2^31: one past int32
+    assert dtype(-(2**29)) == np.int32  # -2^31 fits exactly
+    assert dtype(-(2**29) - 1) == np.int64
+    assert dtype(2**61 - 1) == np.int64 and dtype(-(2**61)) == np.int64
+    for bad in (2**61, -(2**61) - 1, I64_MAX, I64_MIN):
+        with pytest.raises(InputError, match="beyond int64"):
+            dtype(bad)
+    with pytest.raises(InputError, match="too large"):
+        hk.value_dtype(np.array([[0, 1e300], [1e300, 0]]))
+
+
+EXTREMES = [
+    0,
+    1,
+    -1,
+    2**31 - 1,
+    2**31,
+    -(2**31),
+    2**53,
+    2**53 + 1,
+    -(2**40),
+    2**60,
+    -(2**60),
+    I64_MAX,
+    I64_MIN,
+]
+
+
+@settings(max_examples=40)
+@given(
+    n=st.integers(1, 6),
+    data=st.data(),
+    pool=st.lists(st.sampled_from(EXTREMES) | st.integers(-(2**62), 2**62), min_size=1, max_size=4),
+)
+def test_extreme_integer_distances_are_exact_or_refused(n, data, pool):
+    d = np.array(
+        [[data.draw(st.sampled_from(pool)) if i != j else 0 for j in range(n)] for i in range(n)],
+        dtype=np.int64,
+    )
+    lo = sum(min(min((int(x) for k, x in enumerate(row) if k != i), default=0), 0) for i, row in enumerate(d))
+    hi = sum(max(max((int(x) for k, x in enumerate(row) if k != i), default=0), 0) for i, row in enumerate(d))
+    event("refused" if not I64_MIN <= lo <= hi <= I64_MAX else "solved")
+    if not I64_MIN <= lo <= hi <= I64_MAX:
+        with pytest.raises(InputError, match="beyond int64"):
+            hk.solve(d, backend="cpu")
+        return
+    sol = hk.solve(d, backend="cpu")
+    assert sol.value == exact_brute_force(d) and sol.checked
+    assert sol.details["value_dtype"] == ("int32" if -(2**31) <= lo and hi < 2**31 else "int64")
+    t = sol.details["tour_index"]
+    assert sum(int(d[a, b]) for a, b in zip(t, t[1:] + t[:1], strict=True)) == sol.value
+
+
+@settings(max_examples=25)
+@given(
+    n=st.integers(2, 7),
+    seed=st.integers(0, 2**32 - 1),
+    scales=st.lists(st.sampled_from([1e-3, 1.0, 1e6, 1e15, -1e15, -1.0, 1e200]), min_size=1, max_size=3),
+)
+def test_real_distances_with_mixed_magnitudes_are_checked_and_optimal(n, seed, scales):
+    rng = np.random.default_rng(seed)
+    d = rng.random((n, n)) * rng.choice(scales, size=(n, n))
+    sol = hk.solve(d, backend="cpu")  # check() recomputes the length in the DP's order: no CheckError
+    assert sol.checked
+    best = exact_brute_force(d)
+    assert math.isclose(sol.value, best, rel_tol=1e-9, abs_tol=1e-9 * float(np.abs(d).max()) * n)
+
+
+def test_real_tour_length_is_summed_in_the_dps_order():
+    # numpy's pairwise sum of these 9 edges (1e16 + 1 + ...) differs from the left-to-right one
+    n = 9
+    d = np.ones((n, n))
+    d[0, 1], d[n - 1, 0] = 1e16, -1e16
+    tour = list(range(n))
+    sequential = 0.0
+    for a, b in zip(tour, tour[1:] + tour[:1], strict=True):
+        sequential += d[a, b]
+    assert hk.tour_length(d, tour) == sequential
+    sol = hk.solve(d, backend="cpu")
+    assert sol.checked and sol.value == hk.tour_length(d, sol.details["tour_index"])
+
+
+@pytest.mark.parametrize(
+    "d,kw,match",
+    [
+        (np.array([[0, np.nan, 1], [1, 0, 1], [1, 1, 0]]), {}, "NaN distance from 0 to 1"),
+        (np.array([[0, np.nan], [1, 0]]), {"allow_infinite": True}, "NaN"),
+        (np.array([[0, 1], [np.inf, 0]]), {}, "infinite distance from 1 to 0"),
+        (np.array([[0, -np.inf], [1, 0]]), {"allow_infinite": True}, "-inf"),
+        (np.array([[0, 2**64 - 1], [1, 0]], dtype=np.uint64), {}, "beyond int64"),
+        ([[0, 2**70], [1, 0]], {}, "distance 1180591620717411303424 from 0 to 1 is beyond int64"),
+        ([[0, -(2**63) - 1], [1, 0]], {}, "beyond int64"),
+        (np.array([[0, 1e308], [1e308, 0]]), {}, "real distances too large"),
+        (np.array([[0, 1e200], [-1e301, 0]]), {}, "real distances too large"),
+    ],
+)
+def test_non_finite_and_out_of_range_matrices_are_refused(d, kw, match):
+    with pytest.raises(InputError, match=match):
+        hk.solve(d, backend="cpu", **kw)
+
+
+def test_python_ints_and_infinities_that_fit_are_exact():
+    d = [[0, 2**62, 1], [1, 0, 2**62 - 7], [-(2**62), 3, 0]]  # a tour sums to 2^63 - 4 at most
+    sol = hk.solve(d, backend="cpu")
+    assert sol.value == exact_brute_force(d) and isinstance(sol.value, int)
+    inf = np.array([[0, 1, np.inf], [np.inf, 0, 2], [3, np.inf, 0]])
+    assert hk.solve(inf, backend="cpu", allow_infinite=True).value == 6
+
+
+def test_networkx_weights_are_checked():
+    def graph(w, n=3):
+        g = nx.complete_graph(n)
+        nx.set_edge_attributes(g, 1, "weight")
+        g.edges[0, 1]["weight"] = w
+        return g
+
+    for w, match in [
+        (float("nan"), "NaN"),
+        ("5", "'5' is not a number"),
+        (None, "None is not a number"),
+        (True, "True is not a number"),
+        (2**70, "beyond int64"),
+        (float("inf"), "allow_infinite"),
+        (-math.inf, "-inf"),
+    ]:
+        with pytest.raises(InputError, match=match) as e:
+            hk.solve(graph(w), backend="cpu")
+        assert e.value.field == "graph"
+    assert hk.solve(graph(np.int64(2**61)), backend="cpu").value == 2**61 + 2
+    assert hk.solve(graph(2.5), backend="cpu").value == 4.5
+    g = graph(2**51, n=4)  # integers with a missing edge go to float64: exact below 2^53
+    g.remove_edge(2, 3)
+    g.edges[0, 2]["weight"] = 2**51 - 1
+    sol = hk.solve(g, backend="cpu", allow_infinite=True)
+    assert sol.value == exact_brute_force(hk.from_networkx(g, allow_infinite=True).matrix) == 2**51 + 2
+    g.edges[0, 1]["weight"] = 2**52  # rows 0 and 1 may now sum past 2^53
+    with pytest.raises(InputError, match="2\\^53"):
+        hk.solve(g, backend="cpu", allow_infinite=True)
+
+
+@pytest.mark.parametrize("n", [34, 1030, 3000, 5000, 10_000, 10_001, 20_000, 10**9, 2**62])
+def test_huge_sizes_are_refused_at_once_with_figures(n):
+    import time
+
+    t0 = time.perf_counter()
+    with pytest.raises(InputError, match="at most 33 cities") as e:
+        hk.check_size(n, "big")
+    assert time.perf_counter() - t0 < 0.5
+    msg = str(e.value)
+    assert f"big ({n} cities)" in msg and "states" in msg and "transitions" in msg and "of decisions" in msg
+    assert "inf" not in msg.replace("info", "")
+
+
+def test_huge_dimension_is_refused_before_the_data_are_read(tmp_path, monkeypatch):
+    import time
+
+    p = tmp_path / "big.tsp"
+    p.write_text(
+        "NAME: big\nTYPE: TSP\nDIMENSION: 1000000000\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n"
+    )
+    with open(p, "a") as f:
+        f.write("1 0 0\n" * 300_000)
+    monkeypatch.setattr(tsplib, "read_text", lambda *a, **k: pytest.fail("the whole file was read"))
+    t0 = time.perf_counter()
+    with pytest.raises(InputError, match=r"big \(1000000000 cities\).*at most 33 cities"):
+        hk.solve(p, backend="cpu")
+    assert time.perf_counter() - t0 < 0.5
+
+
+def test_memory_check_uses_the_process_limits(monkeypatch):
+    import gpudp.memory
+
+    assert hk.available_memory is gpudp.memory.available_memory  # not /proc/meminfo alone
+    monkeypatch.setattr(gpudp.memory, "_rlimit_room", lambda: (100 << 20, "RLIMIT_AS (ulimit -v)"))
+    with pytest.raises(InputError, match=r"of host memory, and this process may use 100.00 MiB"):
+        hk.check_memory(30, np.int32, "cpu")
+    monkeypatch.setattr(gpudp.memory, "_rlimit_room", lambda: None)
+    monkeypatch.setattr(gpudp.memory, "_cgroup_room", lambda: (1 << 30, "/sys/fs/cgroup/memory.max"))
+    with pytest.raises(InputError, match="of host memory"):
+        hk.check_memory(30, np.int32, "cpu", memory_budget="0")  # decisions on disk, values still in RAM
+
+
+@pytest.mark.parametrize(
+    "budget", ["nan", "inf", "1e400", "-5", "-1G", "lots", -5, float("nan"), float("inf")]
+)
+def test_bad_memory_budgets_are_refused_before_anything_runs(budget, monkeypatch):
+    monkeypatch.setattr(hk, "sweep", lambda *a, **k: pytest.fail("must not get this far"))
+    with pytest.raises(InputError) as e:
+        hk.solve(np.ones((4, 4)), backend="cpu", memory_budget=budget)
+    assert e.value.field == "memory_budget"
+
+
+def test_hostile_corpus_values_are_brute_force_optima_of_what_the_reader_reads():
+    cases = json.loads((HOSTILE / "expected.json").read_text())
+    checked = 0
+    for name, case in cases.items():
+        if name.startswith("_") or "_matrix" not in case:
+            continue
+        f = HOSTILE / case.get("files", [name])[0]
+        assert tsplib.read_tsplib(f).matrix().tolist() == case["_matrix"], name
+        assert exact_brute_force(case["_matrix"]) == case["value"], name
+        checked += 1
+    assert checked >= 15

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import os
 import platform
+import threading
 
 import numba
+import numpy as np
+
+#: numba's parallel regions are not safe to enter from two threads at once under its ``workqueue``
+#: threading layer (the fallback where OpenMP and TBB are missing): the process aborts. Every
+#: parallel CPU kernel of gpudp runs under this lock; a sweep uses all cores anyway.
+PARALLEL_LOCK = threading.RLock()
 
 
 def device_name() -> str:
@@ -51,12 +58,12 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off{da}):
             eb = J * (TW + 1)
             up = np.empty(TW + 1, VTD)
             if I == 0:
-                up[0] = VT(boundary(-1, c0 - 1{du}))
+                up[0] = VT(boundary(-1, c0 - 1{db}))
                 for jj in range(ncol):
-                    up[jj + 1] = VT(boundary(-1, c0 + jj{du}))
+                    up[jj + 1] = VT(boundary(-1, c0 + jj{db}))
             else:
                 if J == 0:
-                    up[0] = VT(boundary(r0 - 1, -1{du}))
+                    up[0] = VT(boundary(r0 - 1, -1{db}))
                 else:
                     up[0] = bottom[eb]
                 for jj in range(ncol):
@@ -64,7 +71,7 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off{da}):
             for ii in range(r1 - r0):
                 i = r0 + ii
                 if J == 0:
-                    left = VT(boundary(i, -1{du}))
+                    left = VT(boundary(i, -1{db}))
                 else:
                     left = right[i]
                 ri = {row_sym}
@@ -85,13 +92,14 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off{da}):
 """
 
 _LAYERED = """
-def run_layers(t0, t1, ring, lo, hi, g0, gn, woff, words, wbase, last_row, last_col, R, C{da}):
+def run_layers(t0, t1, q0, q1, ring, lo, hi, g0, gn, woff, words, wbase, last_row, last_col, R, C{da}):
     W1 = ring.shape[0]
     for t in range(t0, t1):
         a = lo[t]
         b = hi[t]
         row = ring[t % W1]
-        for q in prange(gn[t]):
+        for qq in prange(max(min(gn[t], q1) - q0, 0)):
+            q = qq + q0
             g = g0[t] + q
 {planes_init}
             if g * 32 + 32 > a and g * 32 < b:
@@ -127,7 +135,7 @@ def tiled_runner(rec_cls, n_data: int, bh: int, tw: int):
     key = ("tiled", rec_cls, n_data, bh, tw)
     if key in _CACHE:
         return _CACHE[key]
-    from ..codegen import compile_source, data_args, indent, n_symbols, tile_cell_source, user_args
+    from ..codegen import compile_source, data_args, fn_args, indent, n_symbols, tile_cell_source, user_args
 
     bits = rec_cls.decision_bits
     ns = _namespace(rec_cls)
@@ -144,6 +152,7 @@ def tiled_runner(rec_cls, n_data: int, bh: int, tw: int):
     src = _TILED.format(
         da=data_args(n_data),
         du=user_args(rec_cls, n_data),
+        db=fn_args(rec_cls, n_data),
         row_sym="dat0[i]" if sym else "0",
         col_sym="dat1[c0 + jj]" if sym else "0",
         planes_init=indent(init, 16),
@@ -157,7 +166,8 @@ def tiled_runner(rec_cls, n_data: int, bh: int, tw: int):
 def layered_runner(rec_cls, n_data: int, schedule):
     """The CPU layered sweep: layer after layer, groups of 32 cells of a layer in parallel, only the
     cells of each layer's active range computed; each group's decision words are written (zeros for
-    groups outside the range)."""
+    groups outside the range). ``q0 <= q < q1`` limits the groups (a large layer runs in pieces, so
+    that Ctrl-C and signals are seen between them)."""
     key = ("layered", rec_cls, n_data, schedule and (schedule.offsets, schedule.a, schedule.b))
     if key in _CACHE:
         return _CACHE[key]
@@ -181,7 +191,13 @@ def layered_runner(rec_cls, n_data: int, schedule):
 
 
 def run_plan(plan, rec, data, store, stats, bar) -> dict:
-    """Run a planned sweep on the CPU; decisions go straight into the store (memory or memmap)."""
+    """Run a planned sweep on the CPU; decisions go straight into the store (memory or memmap).
+    One sweep at a time per process (:data:`PARALLEL_LOCK`)."""
+    with PARALLEL_LOCK:
+        return _run_plan(plan, rec, data, store, stats, bar)
+
+
+def _run_plan(plan, rec, data, store, stats, bar) -> dict:
     import time
 
     import numpy as np
@@ -231,12 +247,13 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
             )
             words = np.zeros(max(slab_words, 1), np.uint32)
             packed = np.zeros_like(words)
-        fn(0, 0, ring, *ranges, words, 0, last_row, last_col, rows, cols, *data)  # compile
+        fn(0, 0, 0, 0, ring, *ranges, words, 0, last_row, last_col, rows, cols, *data)  # compile
         stats.extra["compile_seconds"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         for t0_, t1_ in plan.chunks:
             wbase = int(woff[t0_]) if bands else 0
-            fn(t0_, t1_, ring, *ranges, words, wbase, last_row, last_col, rows, cols, *data)
+            for q0, q1 in _pieces(plan, t0_, t1_):
+                fn(t0_, t1_, q0, q1, ring, *ranges, words, wbase, last_row, last_col, rows, cols, *data)
             if bands:
                 _store_bands(store, plan, t0_, t1_, words, wbase, packed)
             if bar is not None:
@@ -252,6 +269,20 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
 
 #: decision words of one chunk's slab when the store keeps bands (a chunk is cut to fit)
 CPU_SLAB_WORDS = 1 << 22
+
+
+def _pieces(plan, t0: int, t1: int) -> list[tuple[int, int]]:
+    """Group ranges ``[q0, q1)`` to run a chunk in: the whole chunk, or, for a chunk of one layer
+    larger than ``CPU_CHUNK_CELLS``, pieces of about that many cells (a parallel region each), so
+    that a Ctrl-C or SIGTERM is acted on within a fraction of a second even on layers of 10^9 cells."""
+    from ..engine import CPU_CHUNK_CELLS
+
+    big = np.iinfo(np.int64).max
+    if t1 - t0 != 1 or plan.unit_cells(t0, t1) <= CPU_CHUNK_CELLS:
+        return [(0, big)]
+    n = int(plan.gn[t0])
+    step = max(CPU_CHUNK_CELLS // 32, 1)
+    return [(q, q + step) for q in range(0, n, step)]
 
 
 def _store_bands(store, plan, t0, t1, words, wbase, packed):

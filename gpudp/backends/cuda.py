@@ -189,14 +189,14 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off{da}):
 {load_left}
             if k == 0:
                 if I == 0:
-                    uprev = VT(boundary(-1, c0 - 1{du}))
+                    uprev = VT(boundary(-1, c0 - 1{db}))
                 elif J == 0:
-                    uprev = VT(boundary(r0 - 1, -1{du}))
+                    uprev = VT(boundary(r0 - 1, -1{db}))
                 else:
                     uprev = bottom[eb]
             elif i0 - 1 < R:
                 if J == 0:
-                    uprev = VT(boundary(i0 - 1, c0 - 1{du}))
+                    uprev = VT(boundary(i0 - 1, c0 - 1{db}))
                 else:
                     uprev = right[i0 - 1]
             else:
@@ -204,8 +204,8 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off{da}):
             own = (lastrow - r0) // RPT == k
             rl = (lastrow - r0) % RPT
 {corner_pick}
-            tcur = top(I, eb, c0, k, ncol, bottom{du})
-            tnext = top(I, eb, c0, 32 + k, ncol, bottom{du})
+            tcur = top(I, eb, c0, k, ncol, bottom{db})
+            tnext = top(I, eb, c0, 32 + k, ncol, bottom{db})
 {col_prefetch}
             cuda.syncthreads()
             if own:
@@ -218,7 +218,7 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off{da}):
                 s0 = blk << 5
                 if blk > 0:
                     tcur = tnext
-                    tnext = top(I, eb, c0, s0 + 32 + k, ncol, bottom{du})
+                    tnext = top(I, eb, c0, s0 + 32 + k, ncol, bottom{db})
 {col_advance}
                 if steady and s0 >= 31 and s0 + 32 <= ncol:
                     j0 = c0 + s0 - k
@@ -246,11 +246,11 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off{da}):
 """
 
 _TOP = """
-def top(I, eb, c0, col, ncol, bottom{du}):
+def top(I, eb, c0, col, ncol, bottom{db}):
     if col >= ncol:
         return VT(FILL)
     if I == 0:
-        return VT(boundary(-1, c0 + col{du}))
+        return VT(boundary(-1, c0 + col{db}))
     return bottom[eb + 1 + col]
 """
 
@@ -562,12 +562,12 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     key = ("tiled", rec_cls, n_data, bh, tw, sym_dtype)
     if key in _CACHE:
         return _CACHE[key]
-    from ..codegen import compile_source, data_args, indent, n_symbols, tile_cell_source, user_args
+    from ..codegen import compile_source, data_args, fn_args, indent, n_symbols, tile_cell_source, user_args
 
     rpt = bh // 32
     bits = rec_cls.decision_bits
     sym = n_symbols(rec_cls)
-    da, du = data_args(n_data), user_args(rec_cls, n_data)
+    da, du, db = data_args(n_data), user_args(rec_cls, n_data), fn_args(rec_cls, n_data)
     sim = is_simulator()
     ns = _namespace(rec_cls)
     ns.update(BH=bh, TW=tw, RPT=rpt, WPT=(tw // 32 + 1) * bits * bh, U32=numba.uint32)
@@ -575,7 +575,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     ns["tcell"] = device_jit(
         compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets), "tcell", dict(ns))
     )
-    ns["top"] = device_jit(compile_source(_TOP.format(du=du), "top", dict(ns)))
+    ns["top"] = device_jit(compile_source(_TOP.format(db=db), "top", dict(ns)))
     j = "\n".join
     load_left, corner, bottom_pick, fast, slow, store_right = [], [], [], [], [], []
     for r in range(rpt):
@@ -583,7 +583,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
             f"l{r} = VT(FILL)",
             f"if i0 + {r} < R:",
             "    if J == 0:",
-            f"        l{r} = VT(boundary(i0 + {r}, c0 - 1{du}))",
+            f"        l{r} = VT(boundary(i0 + {r}, c0 - 1{db}))",
             "    else:",
             f"        l{r} = right[i0 + {r}]",
         ]
@@ -666,6 +666,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     src = _TILED.format(
         da=da,
         du=du,
+        db=db,
         prologue=indent(j(prologue), 4),
         load_left=indent(j(load_left), 12),
         corner_pick=indent(j(corner), 12),
@@ -1211,6 +1212,8 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
     if bands:
         stats.extra["bytes_to_host"] = enc.bytes_to_host
 
+    if cls.decision_bits:  # the decision-overflow flag (codegen.n_flags): the engine reads it
+        d_data[-1].copy_to_host(data[-1])
     if plan.kind == "tiled":
         from .cpu import tiled_last_row
 

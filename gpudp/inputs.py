@@ -1,0 +1,101 @@
+"""Reading users' files safely: bounded in size, binary data refused early, a UTF-8 BOM accepted, and
+every failure an :class:`~gpudp.InputError` naming the file, never a traceback.
+
+Every reader of an instance format goes through :func:`read_text` (or :func:`read_bytes` for
+formats that decode themselves), so that ``/dev/zero``, a 50 GB file given by mistake, a truncated
+``.gz`` or a spreadsheet saved as binary end in one clear line before any memory is exhausted.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import zlib
+
+from .errors import InputError
+
+__all__ = ["read_bytes", "read_text", "max_input_bytes"]
+
+#: default ceiling on the bytes of one input file (after decompression); GPUDP_MAX_INPUT_BYTES
+#: overrides it. The reader also stops at a quarter of the memory this process may still use.
+DEFAULT_MAX_INPUT = 16 << 30
+_CHUNK = 1 << 20
+
+
+def max_input_bytes() -> int:
+    """The size limit for one input file: GPUDP_MAX_INPUT_BYTES (default 16 GiB), and at most a
+    quarter of :func:`gpudp.memory.available_memory` (reading needs the text and a decoded copy)."""
+    from .memory import available_memory, parse_bytes
+
+    env = os.environ.get("GPUDP_MAX_INPUT_BYTES")
+    limit = parse_bytes(env, "GPUDP_MAX_INPUT_BYTES") if env else DEFAULT_MAX_INPUT
+    return max(min(limit, available_memory() // 4), 1 << 20)
+
+
+def read_bytes(path, what: str, *, gz: bool | None = None, allow_nul: bool = False, limit=None) -> bytes:
+    """The bytes of ``path`` (decompressed when it ends in ``.gz``, or ``gz=True``).
+
+    ``what`` names the input in messages (``"knapsack file"``, ``"FASTA file a"``). Raises
+    :class:`~gpudp.InputError` when the file cannot be opened, is over the size limit
+    (:func:`max_input_bytes`), holds a NUL byte (binary data; unless ``allow_nul``), or is a corrupt
+    or truncated gzip stream.
+    """
+    name = str(path)
+    if gz is None:
+        gz = name.endswith(".gz")
+    limit = max_input_bytes() if limit is None else int(limit)
+    try:
+        if os.path.isdir(name):
+            raise InputError(what, f"{name} is a folder, not a file")
+        f = gzip.open(name, "rb") if gz else open(name, "rb")
+    except InputError:
+        raise
+    except OSError as e:
+        raise InputError(what, f"cannot open {name}: {e.strerror or e}") from None
+    parts, total = [], 0
+    try:
+        with f:
+            while True:
+                chunk = f.read(_CHUNK)
+                if not chunk:
+                    break
+                if not allow_nul:
+                    k = chunk.find(b"\x00")
+                    if k >= 0:
+                        at = total + k
+                        raise InputError(what, f"{name} holds binary data (a NUL byte at offset {at})")
+                total += len(chunk)
+                if total > limit:
+                    raise InputError(
+                        what,
+                        f"{name} is larger than the {limit / 2**30:.2f} GiB limit for one input file "
+                        "(GPUDP_MAX_INPUT_BYTES, and a quarter of the available memory)",
+                    )
+                parts.append(chunk)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+        why = f"{type(e).__name__}: {e}"
+        raise InputError(what, f"{name} is a corrupt or truncated gzip file ({why})") from None
+    except OSError as e:
+        raise InputError(what, f"cannot read {name}: {e.strerror or e}") from None
+    return b"".join(parts)
+
+
+def decode_text(raw: bytes, what: str, name: str = "", encoding: str = "utf-8") -> str:
+    """Text from bytes: a UTF-8 byte-order mark is dropped; bytes that are not valid in ``encoding``
+    raise :class:`~gpudp.InputError` with the offset of the first one."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as e:
+        bad = raw[e.start : e.start + 1].hex()
+        where = f"{name} " if name else ""
+        raise InputError(
+            what, f"{where}is not {encoding.upper()} text (byte 0x{bad} at offset {e.start}): a binary file?"
+        ) from None
+
+
+def read_text(path, what: str, *, encoding: str = "utf-8", gz: bool | None = None, limit=None) -> str:
+    """The text of ``path``: :func:`read_bytes` then :func:`decode_text` (BOM dropped, line endings
+    kept as they are)."""
+    return decode_text(read_bytes(path, what, gz=gz, limit=limit), what, str(path), encoding)

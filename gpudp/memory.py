@@ -1,0 +1,200 @@
+"""Memory figures in one place: how much this process may still allocate, and byte sizes given by users.
+
+The operating system's free-RAM figure is not what a process may use: a container or batch scheduler
+caps it with a cgroup (``memory.max`` in cgroup v2, ``memory.limit_in_bytes`` in v1), and a shell with
+``ulimit -v`` (``RLIMIT_AS``) or ``ulimit -d`` (``RLIMIT_DATA``). :func:`available_memory` is the
+smallest of what each of them leaves, so that a solver's pre-check refuses before it allocates,
+instead of dying with ``MemoryError`` half way.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+
+from .errors import InputError
+
+__all__ = ["available_memory", "default_budget", "parse_bytes", "limits", "describe"]
+
+#: the largest size in bytes we accept anywhere (an int64 count of bytes, with room to add)
+MAX_BYTES = 1 << 62
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path) as f:
+            s = f.read(64).strip()
+    except OSError:
+        return None
+    if not s or s == "max":
+        return None
+    try:
+        return int(s)
+    except ValueError:
+        return None
+
+
+def _proc_kib(path: str, field: str) -> int | None:
+    """Bytes from a ``Field:  N kB`` line of a /proc file (``/proc/meminfo``, ``/proc/self/status``)."""
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _cgroup_room() -> tuple[int, str] | None:
+    """Bytes the cgroup (v2: this process's group and its ancestors; v1: the memory controller's
+    group) still allows, and which file said so; None when no limit is set or none can be read."""
+    best = None
+    try:
+        with open("/proc/self/cgroup") as f:
+            lines = f.read(1 << 16).splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, path = parts
+        if controllers == "":  # cgroup v2: the limits of every ancestor apply
+            p = path
+            while True:
+                base = "/sys/fs/cgroup" + (p if p != "/" else "")
+                limit = _read_int(base + "/memory.max")
+                if limit is not None:
+                    used = _read_int(base + "/memory.current") or 0
+                    room = max(limit - used, 0)
+                    if best is None or room < best[0]:
+                        best = (room, base + "/memory.max")
+                if p in ("/", ""):
+                    break
+                p = os.path.dirname(p)
+        elif "memory" in controllers.split(","):
+            for base in ("/sys/fs/cgroup/memory" + path, "/sys/fs/cgroup/memory"):
+                limit = _read_int(base + "/memory.limit_in_bytes")
+                if limit is not None and limit < MAX_BYTES:  # v1 says "no limit" with a huge number
+                    used = _read_int(base + "/memory.usage_in_bytes") or 0
+                    room = max(limit - used, 0)
+                    if best is None or room < best[0]:
+                        best = (room, base + "/memory.limit_in_bytes")
+                    break
+    return best
+
+
+def _status_bytes(field: str) -> int | None:
+    return _proc_kib("/proc/self/status", field)
+
+
+def _rlimit_room() -> tuple[int, str] | None:
+    """Bytes of address space (``ulimit -v``) or data segment (``ulimit -d``) this process has left."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on POSIX
+        return None
+    best = None
+    for name, field in (("RLIMIT_AS", "VmSize"), ("RLIMIT_DATA", "VmData")):
+        lim = getattr(resource, name, None)
+        if lim is None:
+            continue
+        try:
+            soft, _ = resource.getrlimit(lim)
+        except (ValueError, OSError):
+            continue
+        if soft == resource.RLIM_INFINITY or soft < 0:
+            continue
+        used = _status_bytes(field) or 0
+        room = max(soft - used, 0)
+        if best is None or room < best[0]:
+            best = (room, f"{name} (ulimit {'-v' if name == 'RLIMIT_AS' else '-d'})")
+    return best
+
+
+def limits() -> dict:
+    """Every figure :func:`available_memory` weighs, for messages and ``gpudp info``: bytes free by
+    the OS, and what the cgroup and the resource limits leave (None where none is set)."""
+    free = _proc_kib("/proc/meminfo", "MemAvailable")
+    if free is None:
+        try:
+            free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            free = None
+    cg, rl = _cgroup_room(), _rlimit_room()
+    return {
+        "os_available": free,
+        "cgroup_room": cg[0] if cg else None,
+        "cgroup_file": cg[1] if cg else None,
+        "rlimit_room": rl[0] if rl else None,
+        "rlimit": rl[1] if rl else None,
+    }
+
+
+def available_memory() -> int:
+    """Bytes this process may still allocate: the least of the OS's available memory, the room the
+    cgroup leaves and the room ``ulimit`` leaves (2 GiB when none of them can be read)."""
+    lim = limits()
+    known = [v for v in (lim["os_available"], lim["cgroup_room"], lim["rlimit_room"]) if v is not None]
+    return min(known) if known else 2 << 30
+
+
+def describe(nbytes: int | None = None) -> str:
+    """``available 12.3 GiB (the least of: OS 20.1 GiB, cgroup 12.3 GiB)`` for error messages."""
+    lim = limits()
+    parts = []
+    if lim["os_available"] is not None:
+        parts.append(f"OS {lim['os_available'] / 2**30:.2f} GiB")
+    if lim["cgroup_room"] is not None:
+        parts.append(f"cgroup {lim['cgroup_room'] / 2**30:.2f} GiB")
+    if lim["rlimit_room"] is not None:
+        parts.append(f"{lim['rlimit']} {lim['rlimit_room'] / 2**30:.2f} GiB")
+    return f"{available_memory() / 2**30:.2f} GiB available ({', '.join(parts) or 'no figure'})"
+
+
+def default_budget() -> int:
+    """Host-memory budget for decision stores: GPUDP_MEMORY_BUDGET bytes, else half of what
+    :func:`available_memory` reports."""
+    env = os.environ.get("GPUDP_MEMORY_BUDGET")
+    if env:
+        return parse_bytes(env, "GPUDP_MEMORY_BUDGET")
+    return available_memory() // 2
+
+
+_SIZE = re.compile(r"^([0-9]+(?:\.[0-9]*)?(?:E[+-]?[0-9]+)?|\.[0-9]+(?:E[+-]?[0-9]+)?)\s*([KMGTP]?)(I?B)?$")
+_MULT = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
+
+
+def parse_bytes(text, field: str = "memory_budget") -> int:
+    """A size in bytes from an int or a text like ``512M``, ``8G``, ``1.5TiB`` or ``1e9``.
+
+    Raises :class:`gpudp.InputError` naming ``field`` for anything that is not a finite, non-negative
+    size below 2^62 bytes (NaN, infinity, ``1e400``, negative sizes, words).
+    """
+    if isinstance(text, bool):
+        raise InputError(field, f"not a size in bytes: {text!r}")
+    if isinstance(text, int) or (hasattr(text, "dtype") and getattr(text.dtype, "kind", "") in "iu"):
+        v = int(text)
+    elif isinstance(text, float) or (hasattr(text, "dtype") and getattr(text.dtype, "kind", "") == "f"):
+        f = float(text)
+        if not math.isfinite(f):
+            raise InputError(field, f"must be a finite size in bytes, got {text!r}")
+        v = int(f) if abs(f) < 2.0**63 else MAX_BYTES + 1
+    else:
+        s = str(text).strip().upper()
+        if s.startswith("-"):
+            raise InputError(field, f"must be >= 0 bytes, got {text!r}")
+        m = _SIZE.match(s)
+        if m is None:
+            raise InputError(field, f"not a size in bytes: {text!r} (e.g. 512M, 8G, 1.5T, 1e9)")
+        f = float(m.group(1)) * _MULT[m.group(2)]
+        if not math.isfinite(f):
+            raise InputError(field, f"{text!r} is too large a size")
+        v = int(f) if f < 2.0**63 else MAX_BYTES + 1
+    if v < 0:
+        raise InputError(field, f"must be >= 0 bytes, got {text!r}")
+    if v > MAX_BYTES:
+        raise InputError(field, f"{text!r} is too large a size (at most 2^62 bytes)")
+    return v
