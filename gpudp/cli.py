@@ -31,6 +31,7 @@ BENCHES = {
     "knapsack-bb": "gpudp.problems.knapsack_bb",
     "tsp": "gpudp.problems.tsp_bench",
     "knapsack": "gpudp.problems.knapsack_dp_bench",
+    "startup": "gpudp.startup_bench",
 }
 
 
@@ -99,7 +100,12 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
         if argv[:1] == ["bench"] and name == chosen:
             _module(BENCHES, name).bench_arguments(p)
 
-    sub.add_parser("info", help="backends, devices, versions and the memory this process may use")
+    sub.add_parser("info", help="backends, devices, versions, memory and the kernel cache")
+    cache = sub.add_parser("cache", help="the persistent kernel cache (GPUDP_CACHE_DIR)")
+    cache.add_argument("action", choices=["info", "clear"], help="info: where and how big; clear: empty it")
+    warm = sub.add_parser("warmup", help="compile the bundled solvers' kernels into the cache ahead of time")
+    warm.add_argument("problems", nargs="*", help="lcs, knapsack, subset-sum, tsp (default: all)")
+    warm.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"], help="auto: cpu and cuda")
     demo = sub.add_parser("demo", help="solve the bundled example (LCS of two real genomes)")
     _add_backend(demo)
     demo.add_argument("--json", action="store_true")
@@ -131,9 +137,10 @@ def info() -> dict:
     out["cuda_usable"] = cuda_usable()
     out["cuda_device"] = cuda_mod.device_name() if out["cuda_usable"] else cuda_mod.unavailable_reason()
     out["default_backend"] = "cuda" if out["cuda_usable"] else "cpu"
-    from . import memory
+    from . import cache, memory
 
     out["memory"] = memory.describe()
+    out["kernel_cache"] = cache.cache_dir() if cache.enabled() else "off (GPUDP_CACHE_DIR)"
     return out
 
 
@@ -212,6 +219,28 @@ def _run(args) -> int:
         from .problems import lcs
 
         _print_solution(lcs.demo(backend=args.backend), lcs, args.json)
+    elif args.command == "cache":
+        from . import cache
+
+        if args.action == "clear":
+            print(f"removed {cache.root_dir()} ({cache.clear() / 2**20:.1f} MiB)")
+        else:
+            d = cache.info()
+            print(f"path     {d['path']} ({'on' if d['enabled'] else 'off: GPUDP_CACHE_DIR'})")
+            for f in d["folders"]:
+                mark = "*" if f["name"] == os.path.basename(d["current"]) else " "
+                print(f"{mark} {f['name']}: {f['kernels']} kernels, {f['bytes'] / 2**20:.1f} MiB")
+            if not d["folders"]:
+                print("empty")
+    elif args.command == "warmup":
+        from .warmup import warmup
+
+        backends = None if args.backend == "auto" else [args.backend]
+
+        def log(row):
+            print(f"{row['problem']:10s} {row['backend']:4s} {row['seconds']:7.2f} s", flush=True)
+
+        warmup(args.problems or None, backends, log)
     elif args.command == "bench":
         result = _module(BENCHES, args.problem).cli_bench(args)
         text = json.dumps(result, indent=2, default=str)

@@ -9,8 +9,11 @@ any valid linear schedule into layers (wavefronts).
 
 from __future__ import annotations
 
+import hashlib
 import linecache
+import sys
 import textwrap
+import types
 
 import numpy as np
 
@@ -81,13 +84,28 @@ def indent(code: str, n: int) -> str:
 
 
 def compile_source(src: str, name: str, namespace: dict):
-    """exec the generated source under a fake file name (so tracebacks and numba can show it)."""
+    """exec the generated source under a fake file name (so tracebacks and numba can show it).
+
+    The code runs in a module of its own, registered in ``sys.modules`` under a name that hashes the
+    source and the namespace (:func:`gpudp.cache.fingerprint`): numba's on-disk cache rebuilds a
+    compiled function's environment by importing its module by name, so a kernel that inlines this
+    function can be loaded in a later process as soon as the same source is generated again."""
+    from .cache import fingerprint
+
     _COUNTER[0] += 1
     filename = f"<gpudp-generated-{name}-{_COUNTER[0]}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     code = compile(src, filename, "exec")
-    exec(code, namespace)
-    return namespace[name]
+    digest = hashlib.sha256(src.encode() + fingerprint(namespace).encode()).hexdigest()[:20]
+    modname = f"gpudp_generated_{name}_{digest}"
+    mod = sys.modules.get(modname)
+    if mod is None or not hasattr(mod, name):
+        mod = types.ModuleType(modname)
+        mod.__dict__.update(namespace)
+        exec(code, mod.__dict__)
+        sys.modules[modname] = mod
+    namespace.update((k, v) for k, v in mod.__dict__.items() if not k.startswith("__"))
+    return getattr(mod, name)
 
 
 def numba_value_type(rec_cls):

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import backends
-from .codegen import compile_source, data_args
+from .cache import jit_generated
+from .codegen import data_args
 from .errors import ContractError, InputError
 from .recurrence import GridRecurrence, LayeredRecurrence, Recurrence
 from .schedule import Schedule, derive
@@ -211,12 +212,20 @@ def _layered_plan(rows, cols, sched, sizes, lo, hi, bits, codec, cells) -> Plan:
 
 
 def _fit_tile(tile, rows: int, cols: int, backend: str) -> tuple[int, int]:
-    """Shrink the default tile to a small grid, so that the decision store is not mostly padding."""
+    """Shrink the default tile to a small grid, so that the decision store is not mostly padding.
+
+    On the CPU the tile is a runtime argument of the one compiled sweep, so it fits the grid
+    exactly. On CUDA it is a compile-time constant of the kernel (a lane's rows are unrolled), so it
+    is rounded up to a power of two (rows 32..256, columns 32..256): at most 16 kernels a
+    recurrence, each compiled once per machine (:mod:`gpudp.cache`), instead of one per shape."""
     bh, tw = tile
-    step = 32 if backend == "cuda" else 1
-    bh = min(bh, max(step, -(-rows // step) * step))
-    tw = min(tw, max(32, -(-cols // 32) * 32))
-    return bh, tw
+    if backend == "cuda":
+        return min(bh, max(32, _pow2(rows))), min(tw, max(32, _pow2(cols)))
+    return min(bh, max(1, rows)), min(tw, max(32, -(-cols // 32) * 32))
+
+
+def _pow2(x: int) -> int:
+    return 1 << max(int(x) - 1, 0).bit_length()
 
 
 def sweep(
@@ -442,6 +451,6 @@ def _walker(rec_cls, n_data: int, plan: Plan):
         )
     if s is not None:
         ns.update(A=s.a, B=s.b)
-    fn = njit(compile_source(src, "walk", ns))
+    fn = jit_generated(src, "walk", ns, njit, "cpu")
     _WALKERS[key] = fn
     return fn

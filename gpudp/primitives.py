@@ -37,8 +37,7 @@ MERGE_THREADS = 128
 MERGE_ITEMS = 7
 SCAN_THREADS = 512
 
-# numba.cuda, bound by cuda_kernels() on first use. Kernels must see it as a module global: the CUDA
-# simulator swaps module globals that are numba.cuda for its fake module, not closure variables.
+# numba.cuda, bound by cuda_kernels() on first use (importing it is not free).
 cuda = None
 
 
@@ -82,12 +81,12 @@ def corank(x, xo, m, y, yo, n, yadd, d):
     return lo
 
 
-lower_bound_cpu = njit(lower_bound)
-upper_bound_cpu = njit(upper_bound)
-corank_cpu = njit(corank)
+lower_bound_cpu = njit(lower_bound, cache=True)
+upper_bound_cpu = njit(upper_bound, cache=True)
+corank_cpu = njit(corank, cache=True)
 
 
-@njit
+@njit(cache=True)
 def _merge_range(xk, xp, m, yk, yp, n, yadd, yor, outk, outp, d0, d1):
     i = corank_cpu(xk, 0, m, yk, 0, n, yadd, d0)
     j = d0 - i
@@ -102,7 +101,7 @@ def _merge_range(xk, xp, m, yk, yp, n, yadd, yor, outk, outp, d0, d1):
             j += 1
 
 
-@njit(parallel=True)
+@njit(parallel=True, cache=True)
 def _merge_shifted_par(xk, xp, m, yk, yp, n, yadd, yor, outk, outp, chunks):
     total = m + n
     for c in prange(chunks):
@@ -135,6 +134,102 @@ def exclusive_scan_cpu(a):
     return out, int(out[-1] + a[-1])
 
 
+# The GPU pieces are generated source (gpudp.backends.cuda.generated_kernel: cached on disk on a real
+# GPU, compiled in memory under the simulator) whose geometry (THREADS, ITEMS, TILE = THREADS * ITEMS,
+# SCAN_THREADS) and ``cuda`` are globals of the generated module: numba cannot cache closures, and the
+# CUDA simulator swaps a module global that is numba.cuda for its fake module inside kernels.
+
+_MERGE_TILE_AT = """
+def merge_tile_at(xk, xp, m, yk, yp, n, yadd, yor, outk, outp, d0, skey, spay, src, cut):
+    # The block writes outputs [d0, d0 + TILE): merge path gives its input ranges, keys and payloads
+    # are loaded coalesced into shared memory, each thread merges ITEMS outputs there (recording
+    # where each came from), and the tile is written back coalesced. Payloads are uint32.
+    t = cuda.threadIdx.x
+    d1 = d0 + TILE
+    if d1 > m + n:
+        d1 = m + n
+    if t == 0:
+        cut[0] = cr(xk, 0, m, yk, 0, n, yadd, d0)
+    if t == 1:
+        cut[1] = cr(xk, 0, m, yk, 0, n, yadd, d1)
+    cuda.syncthreads()
+    i0 = cut[0]
+    j0 = d0 - i0
+    mx = cut[1] - i0
+    ny = (d1 - cut[1]) - j0
+    for p in range(t, mx, THREADS):
+        skey[p] = xk[i0 + p]
+        spay[p] = xp[i0 + p]
+    for p in range(t, ny, THREADS):
+        skey[mx + p] = yk[j0 + p] + yadd
+        spay[mx + p] = yp[j0 + p] | yor
+    cuda.syncthreads()
+    size = mx + ny
+    q0 = t * ITEMS
+    if q0 > size:
+        q0 = size
+    q1 = q0 + ITEMS
+    if q1 > size:
+        q1 = size
+    i = cr(skey, 0, mx, skey, mx, ny, 0, q0)
+    j = q0 - i
+    for q in range(q0, q1):
+        if j >= ny or (i < mx and skey[i] <= skey[mx + j]):
+            src[q] = i
+            i += 1
+        else:
+            src[q] = mx + j
+            j += 1
+    cuda.syncthreads()
+    for p in range(t, size, THREADS):
+        outk[d0 + p] = skey[src[p]]
+        outp[d0 + p] = spay[src[p]]
+"""
+
+_MERGE_TILE = """
+def merge_tile(xk, xp, m, yk, yp, n, yadd, yor, outk, outp):
+    skey = cuda.shared.array(TILE, int64)
+    spay = cuda.shared.array(TILE, uint32)
+    src = cuda.shared.array(TILE, int32)
+    cut = cuda.shared.array(2, int64)
+    d0 = int64(cuda.blockIdx.x) * TILE
+    merge_tile_at(xk, xp, m, yk, yp, n, yadd, yor, outk, outp, d0, skey, spay, src, cut)
+"""
+
+_SCAN_BLOCKS = """
+def scan_blocks(a, n, out, sums):
+    # Inclusive Hillis-Steele scan of one block's slice in shared memory, written out exclusive.
+    s = cuda.shared.array(SCAN_THREADS, int64)
+    t = cuda.threadIdx.x
+    g = int64(cuda.blockIdx.x) * SCAN_THREADS + t
+    v = int64(0)
+    if g < n:
+        v = a[g]
+    s[t] = v
+    cuda.syncthreads()
+    off = 1
+    while off < SCAN_THREADS:
+        add = int64(0)
+        if t >= off:
+            add = s[t - off]
+        cuda.syncthreads()
+        s[t] += add
+        cuda.syncthreads()
+        off *= 2
+    if g < n:
+        out[g] = s[t] - v
+    if t == SCAN_THREADS - 1:
+        sums[cuda.blockIdx.x] = s[t]
+"""
+
+_SCAN_ADD = """
+def scan_add(out, n, offs):
+    g = cuda.grid(1)
+    if g < n:
+        out[g] += offs[g // SCAN_THREADS]
+"""
+
+
 @functools.cache
 def cuda_kernels(threads: int = MERGE_THREADS, items: int = MERGE_ITEMS, scan_threads: int = SCAN_THREADS):
     """Compile (once per geometry) and return the GPU kernels and device functions as a namespace."""
@@ -143,109 +238,25 @@ def cuda_kernels(threads: int = MERGE_THREADS, items: int = MERGE_ITEMS, scan_th
 
     from numba import int32, int64, uint32
 
-    from .backends.cuda import cuda
+    from .backends.cuda import cuda, generated_kernel
+    from .codegen import compile_source
 
     if threads < 2 or items < 1:
         raise ValueError("the merge needs at least 2 threads of at least 1 item each")
     ub = cuda.jit(device=True)(upper_bound)
     cr = cuda.jit(device=True)(corank)
     tile = threads * items
-
-    def merge_tile_at(xk, xp, m, yk, yp, n, yadd, yor, outk, outp, d0, skey, spay, src, cut):
-        # The block writes outputs [d0, d0 + tile): merge path gives its input ranges, keys and payloads
-        # are loaded coalesced into shared memory, each thread merges `items` outputs there (recording
-        # where each came from), and the tile is written back coalesced. Payloads are uint32.
-        t = cuda.threadIdx.x
-        d1 = d0 + tile
-        if d1 > m + n:
-            d1 = m + n
-        if t == 0:
-            cut[0] = cr(xk, 0, m, yk, 0, n, yadd, d0)
-        if t == 1:
-            cut[1] = cr(xk, 0, m, yk, 0, n, yadd, d1)
-        cuda.syncthreads()
-        i0 = cut[0]
-        j0 = d0 - i0
-        mx = cut[1] - i0
-        ny = (d1 - cut[1]) - j0
-        for p in range(t, mx, threads):
-            skey[p] = xk[i0 + p]
-            spay[p] = xp[i0 + p]
-        for p in range(t, ny, threads):
-            skey[mx + p] = yk[j0 + p] + yadd
-            spay[mx + p] = yp[j0 + p] | yor
-        cuda.syncthreads()
-        size = mx + ny
-        q0 = t * items
-        if q0 > size:
-            q0 = size
-        q1 = q0 + items
-        if q1 > size:
-            q1 = size
-        i = cr(skey, 0, mx, skey, mx, ny, 0, q0)
-        j = q0 - i
-        for q in range(q0, q1):
-            if j >= ny or (i < mx and skey[i] <= skey[mx + j]):
-                src[q] = i
-                i += 1
-            else:
-                src[q] = mx + j
-                j += 1
-        cuda.syncthreads()
-        for p in range(t, size, threads):
-            outk[d0 + p] = skey[src[p]]
-            outp[d0 + p] = spay[src[p]]
-
-    merge_tile_at = cuda.jit(device=True)(merge_tile_at)
-
-    @cuda.jit
-    def merge_tile(xk, xp, m, yk, yp, n, yadd, yor, outk, outp):
-        skey = cuda.shared.array(tile, int64)
-        spay = cuda.shared.array(tile, uint32)
-        src = cuda.shared.array(tile, int32)
-        cut = cuda.shared.array(2, int64)
-        d0 = int64(cuda.blockIdx.x) * tile
-        merge_tile_at(xk, xp, m, yk, yp, n, yadd, yor, outk, outp, d0, skey, spay, src, cut)
-
-    @cuda.jit
-    def scan_blocks(a, n, out, sums):
-        # Inclusive Hillis-Steele scan of one block's slice in shared memory, written out exclusive.
-        s = cuda.shared.array(scan_threads, int64)
-        t = cuda.threadIdx.x
-        g = int64(cuda.blockIdx.x) * scan_threads + t
-        v = int64(0)
-        if g < n:
-            v = a[g]
-        s[t] = v
-        cuda.syncthreads()
-        off = 1
-        while off < scan_threads:
-            add = int64(0)
-            if t >= off:
-                add = s[t - off]
-            cuda.syncthreads()
-            s[t] += add
-            cuda.syncthreads()
-            off *= 2
-        if g < n:
-            out[g] = s[t] - v
-        if t == scan_threads - 1:
-            sums[cuda.blockIdx.x] = s[t]
-
-    @cuda.jit
-    def scan_add(out, n, offs):
-        g = cuda.grid(1)
-        if g < n:
-            out[g] += offs[g // scan_threads]
-
+    ns = {"cuda": cuda, "int32": int32, "int64": int64, "uint32": uint32}
+    ns.update(THREADS=int(threads), ITEMS=int(items), TILE=int(tile), SCAN_THREADS=int(scan_threads))
+    merge_tile_at = cuda.jit(device=True)(compile_source(_MERGE_TILE_AT, "merge_tile_at", dict(ns, cr=cr)))
     return SimpleNamespace(
         cuda=cuda,
         upper_bound=ub,
         corank=cr,
-        merge_tile=merge_tile,
+        merge_tile=generated_kernel(_MERGE_TILE, "merge_tile", dict(ns, merge_tile_at=merge_tile_at)),
         merge_tile_at=merge_tile_at,
-        scan_blocks=scan_blocks,
-        scan_add=scan_add,
+        scan_blocks=generated_kernel(_SCAN_BLOCKS, "scan_blocks", dict(ns)),
+        scan_add=generated_kernel(_SCAN_ADD, "scan_add", dict(ns)),
         tile=tile,
         threads=threads,
         scan_threads=scan_threads,

@@ -29,17 +29,21 @@ from __future__ import annotations
 
 import functools
 import math
-import os
+import re
 import time
 from math import comb
 
 import numpy as np
 from numba import prange
 
+from gpudp import memory
 from gpudp import primitives as pr
 from gpudp.backends import device_name, resolve
 from gpudp.backends.cpu import njit
+from gpudp.cache import jit_generated
+from gpudp.codegen import compile_source
 from gpudp.errors import InputError
+from gpudp.inputs import read_text
 from gpudp.solution import Solution, Stats
 
 __all__ = ["solve", "maximize", "generate_list", "prune_pairs", "narrow_cpu", "plan_memory", "MAX_ITEMS"]
@@ -51,138 +55,169 @@ BLOCK_CUDA = 256
 BLOCK_CPU = 2048
 SEARCH_THREADS = 256
 
-# numba.cuda, bound on first use of the GPU kernels (see gpudp.primitives for why a module global).
+# numba.cuda, bound on first use of the GPU kernels (importing it is not free).
 cuda = None
 
 
 # ----------------------------------------------------------------------------------------------------
 # The block functions, one source for the CPU (njit) and the GPU (cuda device functions).
 # C[q] = cap - B[nb - 1 - q] is the second list read ascending; it is never materialised.
+#
+# Everything is generated source with its constants and callees as globals (numba cannot cache
+# closures): the block functions are compiled in memory (the kernels inline them), the kernels through
+# the persistent cache (gpudp.cache on the CPU, gpudp.backends.cuda.generated_kernel on the GPU), so a
+# second process loads the kernels instead of compiling them.
+
+_OWNED = '''
+def owned(a, na, cap, e, i):
+    """The values [lo, hi) whose predecessor in A lies in A-block i."""
+    nxt = (i + 1) * e
+    hi = cap + 1
+    if nxt < na:
+        hi = a[nxt]
+    return a[i * e], hi
+'''
+
+
+_C_LOWER = '''
+def c_lower(b, nb, cap, lo, hi, v):
+    """First q in [lo, hi) with C[q] >= v (hi when none)."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if cap - b[nb - 1 - mid] < v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+'''
+
+
+_IPS = '''
+def ips(a, na, b, nb, cap, e, i):
+    """IPS: the C-blocks [jlo, jlo + count) whose values meet A-block i's owned interval."""
+    lo, hi = owned(a, na, cap, e, i)
+    kc = (nb + e - 1) // e
+    x = 0
+    y = kc
+    while x < y:  # first C-block whose last value >= lo
+        mid = (x + y) >> 1
+        last = (mid + 1) * e
+        if last > nb:
+            last = nb
+        if cap - b[nb - last] < lo:
+            x = mid + 1
+        else:
+            y = mid
+    jlo = x
+    y = kc
+    while x < y:  # first C-block whose first value >= hi
+        mid = (x + y) >> 1
+        if cap - b[nb - 1 - mid * e] < hi:
+            x = mid + 1
+        else:
+            y = mid
+    return jlo, x - jlo
+'''
+
+
+_NARROW = '''
+def narrow(a, na, b, nb, cap, e, i, j):
+    """ISS: four binary searches. C-block j is cut to [q0, q1), the values A-block i owns; A-block
+    i is cut to [a0, a1), from the predecessor of C[q0] to that of C[q1 - 1] (empty: q0 == q1)."""
+    lo, hi = owned(a, na, cap, e, i)
+    qe = (j + 1) * e
+    if qe > nb:
+        qe = nb
+    q0 = c_lower(b, nb, cap, j * e, qe, lo)
+    q1 = c_lower(b, nb, cap, q0, qe, hi)
+    if q0 == q1:
+        return q0, q1, i * e, i * e
+    ae = (i + 1) * e
+    if ae > na:
+        ae = na
+    a0 = upper_bound(a, i * e, ae, cap - b[nb - 1 - q0]) - 1
+    a1 = upper_bound(a, a0 + 1, ae, cap - b[nb - q1])
+    return q0, q1, a0, a1
+'''
+
+
+_PAIR_SEARCH = '''
+def pair_search(a, na, b, nb, cap, e, i, j):
+    """The two-list walk of one block pair: least gap C[q] - a (>= 0) over its narrowed runs, with
+    where it is; gap INT64_MAX when the pair holds nothing."""
+    q0, q1, ia, a1 = narrow(a, na, b, nb, cap, e, i, j)
+    best = INT64_MAX
+    bi = -1
+    bq = -1
+    for q in range(q0, q1):
+        c = cap - b[nb - 1 - q]
+        while ia + 1 < a1 and a[ia + 1] <= c:
+            ia += 1
+        g = c - a[ia]
+        if g < best:
+            best = g
+            bi = ia
+            bq = q
+            if g == 0:
+                break
+    return best, bi, bq
+'''
+
+
+#: in dependency order: each is a global of those after it
+_BLOCK_FUNCS = (_OWNED, _C_LOWER, _IPS, _NARROW, _PAIR_SEARCH)
 
 
 def _build(jit, upper_bound):
-    def owned(a, na, cap, e, i):
-        """The values [lo, hi) whose predecessor in A lies in A-block i."""
-        nxt = (i + 1) * e
-        hi = cap + 1
-        if nxt < na:
-            hi = a[nxt]
-        return a[i * e], hi
+    """The block functions compiled with ``jit`` (each a global of the next): a namespace holding
+    them, ``upper_bound`` and ``INT64_MAX``."""
+    ns = {"upper_bound": upper_bound, "INT64_MAX": INT64_MAX}
+    for src in _BLOCK_FUNCS:
+        name = src.split("(", 1)[0].split()[-1]
+        ns[name] = jit(compile_source(src, name, dict(ns)))
+    return ns
 
-    owned = jit(owned)
 
-    def c_lower(b, nb, cap, lo, hi, v):
-        """First q in [lo, hi) with C[q] >= v (hi when none)."""
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if cap - b[nb - 1 - mid] < v:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo
-
-    c_lower = jit(c_lower)
-
-    def ips(a, na, b, nb, cap, e, i):
-        """IPS: the C-blocks [jlo, jlo + count) whose values meet A-block i's owned interval."""
-        lo, hi = owned(a, na, cap, e, i)
-        kc = (nb + e - 1) // e
-        x = 0
-        y = kc
-        while x < y:  # first C-block whose last value >= lo
-            mid = (x + y) >> 1
-            last = (mid + 1) * e
-            if last > nb:
-                last = nb
-            if cap - b[nb - last] < lo:
-                x = mid + 1
-            else:
-                y = mid
-        jlo = x
-        y = kc
-        while x < y:  # first C-block whose first value >= hi
-            mid = (x + y) >> 1
-            if cap - b[nb - 1 - mid * e] < hi:
-                x = mid + 1
-            else:
-                y = mid
-        return jlo, x - jlo
-
-    ips = jit(ips)
-
-    def narrow(a, na, b, nb, cap, e, i, j):
-        """ISS: four binary searches. C-block j is cut to [q0, q1), the values A-block i owns; A-block
-        i is cut to [a0, a1), from the predecessor of C[q0] to that of C[q1 - 1] (empty: q0 == q1)."""
-        lo, hi = owned(a, na, cap, e, i)
-        qe = (j + 1) * e
-        if qe > nb:
-            qe = nb
-        q0 = c_lower(b, nb, cap, j * e, qe, lo)
-        q1 = c_lower(b, nb, cap, q0, qe, hi)
-        if q0 == q1:
-            return q0, q1, i * e, i * e
-        ae = (i + 1) * e
-        if ae > na:
-            ae = na
-        a0 = upper_bound(a, i * e, ae, cap - b[nb - 1 - q0]) - 1
-        a1 = upper_bound(a, a0 + 1, ae, cap - b[nb - q1])
-        return q0, q1, a0, a1
-
-    narrow = jit(narrow)
-
-    def pair_search(a, na, b, nb, cap, e, i, j):
-        """The two-list walk of one block pair: least gap C[q] - a (>= 0) over its narrowed runs, with
-        where it is; gap INT64_MAX when the pair holds nothing."""
-        q0, q1, ia, a1 = narrow(a, na, b, nb, cap, e, i, j)
+_SEARCH_CPU = """
+def search(a, na, b, nb, cap, e, out_g, out_i, out_q, out_cnt):
+    ka = (na + e - 1) // e
+    for i in prange(ka):
+        jlo, cnt = ips(a, na, b, nb, cap, e, i)
         best = INT64_MAX
         bi = -1
         bq = -1
-        for q in range(q0, q1):
-            c = cap - b[nb - 1 - q]
-            while ia + 1 < a1 and a[ia + 1] <= c:
-                ia += 1
-            g = c - a[ia]
+        for j in range(jlo, jlo + cnt):
+            g, gi, gq = pair_search(a, na, b, nb, cap, e, i, j)
             if g < best:
                 best = g
-                bi = ia
-                bq = q
-                if g == 0:
-                    break
-        return best, bi, bq
+                bi = gi
+                bq = gq
+        out_g[i] = best
+        out_i[i] = bi
+        out_q[i] = bq
+        out_cnt[i] = cnt
+"""
 
-    pair_search = jit(pair_search)
-    return ips, narrow, pair_search
+_PRUNE_CPU = """
+def prune(a, na, b, nb, cap, e, out_jlo, out_cnt):
+    for i in prange((na + e - 1) // e):
+        out_jlo[i], out_cnt[i] = ips(a, na, b, nb, cap, e, i)
+"""
+
+_NARROW_HOST = """
+def narrow_host(a, na, b, nb, cap, e, i, j):
+    return narrow(a, na, b, nb, cap, e, i, j)
+"""
 
 
 @functools.cache
 def _cpu_funcs():
-    ips, narrow, pair_search = _build(njit, pr.upper_bound_cpu)
-
-    @njit(parallel=True)
-    def search(a, na, b, nb, cap, e, out_g, out_i, out_q, out_cnt):
-        ka = (na + e - 1) // e
-        for i in prange(ka):
-            jlo, cnt = ips(a, na, b, nb, cap, e, i)
-            best = INT64_MAX
-            bi = -1
-            bq = -1
-            for j in range(jlo, jlo + cnt):
-                g, gi, gq = pair_search(a, na, b, nb, cap, e, i, j)
-                if g < best:
-                    best = g
-                    bi = gi
-                    bq = gq
-            out_g[i] = best
-            out_i[i] = bi
-            out_q[i] = bq
-            out_cnt[i] = cnt
-
-    @njit(parallel=True)
-    def prune(a, na, b, nb, cap, e, out_jlo, out_cnt):
-        for i in prange((na + e - 1) // e):
-            out_jlo[i], out_cnt[i] = ips(a, na, b, nb, cap, e, i)
-
-    return ips, narrow, search, prune
+    ns = _build(njit, pr.upper_bound_cpu)
+    ns["prange"] = prange
+    search = jit_generated(_SEARCH_CPU, "search", ns, njit, "cpu", parallel=True)
+    prune = jit_generated(_PRUNE_CPU, "prune", ns, njit, "cpu", parallel=True)
+    narrow = jit_generated(_NARROW_HOST, "narrow_host", ns, njit, "cpu")
+    return ns["ips"], narrow, search, prune
 
 
 def _geometry():
@@ -195,92 +230,94 @@ def _geometry():
     return pr.MERGE_THREADS, pr.MERGE_ITEMS, pr.SCAN_THREADS, SEARCH_THREADS
 
 
+_START_LIST = """
+def start_list(keys, pay, lens):
+    if cuda.grid(1) == 0:
+        keys[0] = 0
+        pay[0] = 0
+        lens[0] = 1
+"""
+
+_GENERATE_STEP = """
+def generate_step(keys, pay, lens, s, w, bit, cap, outk, outp):
+    # IGS step s: merge list A = keys[0:lens[s]] with A[0:k] + w, k = #{a <= cap - w}, into out;
+    # the lengths stay on the device (no host round trip per item); blocks past the end idle.
+    skey = cuda.shared.array(TILE, int64)
+    spay = cuda.shared.array(TILE, uint32)
+    src = cuda.shared.array(TILE, int32)
+    cut = cuda.shared.array(3, int64)
+    m = lens[s]
+    if cuda.threadIdx.x == 0:
+        cut[2] = ub(keys, 0, m, cap - w)
+    cuda.syncthreads()
+    k = cut[2]
+    d0 = int64(cuda.blockIdx.x) * TILE
+    if d0 < m + k:
+        merge_tile_at(keys, pay, m, keys, pay, k, w, bit, outk, outp, d0, skey, spay, src, cut)
+    if cuda.grid(1) == 0:
+        lens[s + 1] = m + k
+"""
+
+_PRUNE_CUDA = """
+def prune(a, na, b, nb, cap, e, ka, out_jlo, out_cnt):
+    i = cuda.grid(1)
+    if i < ka:
+        out_jlo[i], out_cnt[i] = ips(a, na, b, nb, cap, e, i)
+"""
+
+_SEARCH_CUDA = """
+def search(a, na, b, nb, cap, e, off, jlo, ka, npairs, out_g, out_i, out_q):
+    # One thread per surviving block pair; the block keeps its least gap (shared-memory reduction).
+    sg = cuda.shared.array(THREADS, int64)
+    si = cuda.shared.array(THREADS, int64)
+    sq = cuda.shared.array(THREADS, int64)
+    t = cuda.threadIdx.x
+    p = cuda.grid(1)
+    g = INT64_MAX
+    gi = -1
+    gq = -1
+    if p < npairs:
+        i = ub(off, 0, ka, p) - 1
+        g, gi, gq = pair_search(a, na, b, nb, cap, e, i, jlo[i] + p - off[i])
+    sg[t] = g
+    si[t] = gi
+    sq[t] = gq
+    cuda.syncthreads()
+    s = THREADS // 2
+    while s > 0:
+        if t < s and sg[t + s] < sg[t]:
+            sg[t] = sg[t + s]
+            si[t] = si[t + s]
+            sq[t] = sq[t + s]
+        cuda.syncthreads()
+        s //= 2
+    if t == 0:
+        out_g[cuda.blockIdx.x] = sg[0]
+        out_i[cuda.blockIdx.x] = si[0]
+        out_q[cuda.blockIdx.x] = sq[0]
+"""
+
+
 @functools.cache
 def _cuda_funcs():
-    global cuda
+    global cuda  # the host code below allocates with it
     from types import SimpleNamespace
 
     from numba import int32, int64, uint32
 
-    from gpudp.backends.cuda import cuda
+    from gpudp.backends.cuda import cuda, generated_kernel
 
     mt, mi, st, threads = _geometry()
     prim = pr.cuda_kernels(mt, mi, st)
-    ub = prim.upper_bound
-    ips, narrow, pair_search = _build(cuda.jit(device=True), ub)
-
-    tile = prim.tile
-    merge_tile_at = prim.merge_tile_at
-
-    @cuda.jit
-    def start_list(keys, pay, lens):
-        if cuda.grid(1) == 0:
-            keys[0] = 0
-            pay[0] = 0
-            lens[0] = 1
-
-    @cuda.jit
-    def generate_step(keys, pay, lens, s, w, bit, cap, outk, outp):
-        # IGS step s: merge list A = keys[0:lens[s]] with A[0:k] + w, k = #{a <= cap - w}, into out;
-        # the lengths stay on the device (no host round trip per item); blocks past the end idle.
-        skey = cuda.shared.array(tile, int64)
-        spay = cuda.shared.array(tile, uint32)
-        src = cuda.shared.array(tile, int32)
-        cut = cuda.shared.array(3, int64)
-        m = lens[s]
-        if cuda.threadIdx.x == 0:
-            cut[2] = ub(keys, 0, m, cap - w)
-        cuda.syncthreads()
-        k = cut[2]
-        d0 = int64(cuda.blockIdx.x) * tile
-        if d0 < m + k:
-            merge_tile_at(keys, pay, m, keys, pay, k, w, bit, outk, outp, d0, skey, spay, src, cut)
-        if cuda.grid(1) == 0:
-            lens[s + 1] = m + k
-
-    @cuda.jit
-    def prune(a, na, b, nb, cap, e, ka, out_jlo, out_cnt):
-        i = cuda.grid(1)
-        if i < ka:
-            out_jlo[i], out_cnt[i] = ips(a, na, b, nb, cap, e, i)
-
-    @cuda.jit
-    def search(a, na, b, nb, cap, e, off, jlo, ka, npairs, out_g, out_i, out_q):
-        # One thread per surviving block pair; the block keeps its least gap (shared-memory reduction).
-        sg = cuda.shared.array(threads, int64)
-        si = cuda.shared.array(threads, int64)
-        sq = cuda.shared.array(threads, int64)
-        t = cuda.threadIdx.x
-        p = cuda.grid(1)
-        g = INT64_MAX
-        gi = -1
-        gq = -1
-        if p < npairs:
-            i = ub(off, 0, ka, p) - 1
-            g, gi, gq = pair_search(a, na, b, nb, cap, e, i, jlo[i] + p - off[i])
-        sg[t] = g
-        si[t] = gi
-        sq[t] = gq
-        cuda.syncthreads()
-        s = threads // 2
-        while s > 0:
-            if t < s and sg[t + s] < sg[t]:
-                sg[t] = sg[t + s]
-                si[t] = si[t + s]
-                sq[t] = sq[t + s]
-            cuda.syncthreads()
-            s //= 2
-        if t == 0:
-            out_g[cuda.blockIdx.x] = sg[0]
-            out_i[cuda.blockIdx.x] = si[0]
-            out_q[cuda.blockIdx.x] = sq[0]
-
+    ns = _build(cuda.jit(device=True), prim.upper_bound)
+    ns.update(cuda=cuda, int32=int32, int64=int64, uint32=uint32, ub=prim.upper_bound)
+    ns.update(TILE=int(prim.tile), THREADS=int(threads), merge_tile_at=prim.merge_tile_at)
     return SimpleNamespace(
         prim=prim,
-        start_list=start_list,
-        generate_step=generate_step,
-        prune=prune,
-        search=search,
+        start_list=generated_kernel(_START_LIST, "start_list", {"cuda": cuda}),
+        generate_step=generated_kernel(_GENERATE_STEP, "generate_step", dict(ns)),
+        prune=generated_kernel(_PRUNE_CUDA, "prune", dict(ns)),
+        search=generated_kernel(_SEARCH_CUDA, "search", dict(ns)),
         threads=threads,
     )
 
@@ -295,18 +332,28 @@ def narrow_cpu(a, b, cap, e, i, j):
 
 
 def _int_list(values, field):
+    """The weights as a list of Python ints (exact), each >= 0 and their sum within int64; anything
+    else raises InputError naming ``field``."""
     if isinstance(values, np.ndarray):
-        if values.dtype.kind not in "iu":
+        if values.ndim != 1:
+            raise InputError(
+                field, f"must be a 1-D sequence of integers, got an array of shape {values.shape}"
+            )
+        if values.dtype.kind not in "iuO":
             raise InputError(field, f"must be integers, got an array of dtype {values.dtype}")
-        values = values.ravel().tolist()
+        values = values.tolist()
+    if isinstance(values, str | bytes | bytearray | memoryview | set | frozenset | dict):
+        raise InputError(
+            field, f"must be a sequence (list, tuple or 1-D array) of integers, got {type(values).__name__}"
+        )
     try:
         values = list(values)
     except TypeError:
         raise InputError(field, f"must be a sequence of integers, got {type(values).__name__}") from None
     out = []
     for k, v in enumerate(values):
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-            raise InputError(field, f"item {k} is {v!r}: weights must be integers")
+        if isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer):
+            raise InputError(field, f"item {k} is {_short(v)}: weights must be integers")
         v = int(v)
         if v < 0:
             raise InputError(field, f"item {k} is {v}: weights must be non-negative")
@@ -316,15 +363,34 @@ def _int_list(values, field):
     return out
 
 
+def _short(v, width=40):
+    text = repr(v)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def _int_scalar(v, field):
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-        raise InputError(field, f"must be an integer, got {v!r}")
+    if isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer):
+        raise InputError(field, f"must be an integer, got {_short(v)}")
     v = int(v)
     if v < 0:
-        raise InputError(field, f"must be non-negative, got {v}")
+        raise InputError(field, f"must be non-negative, got {_short(v)}")
     if v > INT64_MAX:
         raise InputError(field, "must be below 2**63")
     return v
+
+
+MAX_BLOCK = 2**31 - 1
+
+
+def _block(block):
+    """The pruning block size: None (the backend's default) or an integer 1 .. 2**31 - 1."""
+    if block is None:
+        return None
+    if isinstance(block, bool | np.bool_) or not isinstance(block, int | np.integer):
+        raise InputError("block", f"must be an integer, got {_short(block)}")
+    if not 1 <= int(block) <= MAX_BLOCK:
+        raise InputError("block", f"must be 1 .. {MAX_BLOCK}, got {_short(int(block))}")
+    return int(block)
 
 
 def _list_bound(ws, cap):
@@ -358,7 +424,9 @@ def plan_memory(wa, wb, cap, e):
 
 
 def _free_memory(backend, need=0):
-    """(free bytes, where) for the backend's memory."""
+    """(free bytes, where) for the backend's memory: the GPU's free memory, or what this process may
+    still allocate on the host (:func:`gpudp.memory.available_memory`: the OS's figure, the cgroup's
+    memory.max and ulimit -v / -d, the least of them)."""
     if backend == "cuda":
         from gpudp.backends.cuda import cuda as _cuda
 
@@ -370,14 +438,7 @@ def _free_memory(backend, need=0):
             free, _total = ctx.get_memory_info()
         if math.isfinite(free):
             return int(free), "on the GPU"
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024, "in host memory"
-    except OSError:
-        pass
-    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"), "in host memory"
+    return memory.available_memory(), f"in host memory for this process ({memory.describe()})"
 
 
 def _largest_n(free):
@@ -453,9 +514,7 @@ def _two_list(half_a, half_b, cap, backend, block):
     """Run the three stages; returns (gap, mask_a, mask_b, stats dict)."""
     wa = [w for _, w in half_a]
     wb = [w for _, w in half_b]
-    e = block or (BLOCK_CUDA if backend == "cuda" else BLOCK_CPU)
-    if e < 1:
-        raise InputError("block", f"must be at least 1, got {e}")
+    e = _block(block) or (BLOCK_CUDA if backend == "cuda" else BLOCK_CPU)
     plan = plan_memory(wa, wb, cap, e)
     free, where = _free_memory(backend, plan["peak"])
     if plan["peak"] > free:
@@ -468,14 +527,21 @@ def _two_list(half_a, half_b, cap, backend, block):
     stages = {}
     if backend == "cpu":
         t0 = time.perf_counter()
-        a, am = _generate_cpu(wa, cap, plan["a_buffers"])
-        b, bm = _generate_cpu(wb, cap, plan["b_buffers"])
-        t1 = time.perf_counter()
-        ka = -(-len(a) // e)
-        out_g = np.empty(ka, np.int64)
-        out_i = np.empty(ka, np.int64)
-        out_q = np.empty(ka, np.int64)
-        out_cnt = np.empty(ka, np.int64)
+        try:
+            a, am = _generate_cpu(wa, cap, plan["a_buffers"])
+            b, bm = _generate_cpu(wb, cap, plan["b_buffers"])
+            t1 = time.perf_counter()
+            ka = -(-len(a) // e)
+            out_g = np.empty(ka, np.int64)
+            out_i = np.empty(ka, np.int64)
+            out_q = np.empty(ka, np.int64)
+            out_cnt = np.empty(ka, np.int64)
+        except MemoryError:  # the plan fitted, but the memory went elsewhere meanwhile
+            raise InputError(
+                "weights",
+                f"out of host memory building the lists ({plan['peak'] / 2**30:.2f} GiB planned; "
+                f"{memory.describe()})",
+            ) from None
         _cpu_funcs()[2](a, len(a), b, len(b), cap, e, out_g, out_i, out_q, out_cnt)
         best = int(np.argmin(out_g))
         gap, ia, q = int(out_g[best]), int(out_i[best]), int(out_q[best])
@@ -583,6 +649,7 @@ def solve(weights, target, backend: str = "auto", block: int | None = None) -> S
     t0 = time.perf_counter()
     ws = _int_list(weights, "weights")
     m = _int_scalar(target, "target")
+    block = _block(block)
     backend = resolve(backend)
     best, subset, info = _best_subset(ws, m, backend, block)
     feasible = best == m
@@ -615,6 +682,7 @@ def maximize(weights, capacity, backend: str = "auto", block: int | None = None)
     t0 = time.perf_counter()
     ws = _int_list(weights, "weights")
     cap = _int_scalar(capacity, "capacity")
+    block = _block(block)
     backend = resolve(backend)
     best, subset, info = _best_subset(ws, cap, backend, block)
 
@@ -672,20 +740,51 @@ def prune_pairs(a, b, cap, e, backend: str = "cpu"):
 # CLI
 
 
+#: the most numbers one instance file may hold (the solver uses at most 64 non-zero weights <= target)
+MAX_FILE_NUMBERS = 10_000_000
+_REAL = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|nan|inf|infinity)", re.I)
+
+
+def _parse_number(text, where):
+    """One non-negative integer written in ASCII digits (an optional '+'), parsed exactly."""
+    body = text[1:] if text[:1] in "+-" else text
+    if body.isascii() and body.isdigit():
+        digits = body.lstrip("0")
+        if text[0] == "-" and digits:
+            raise InputError(
+                "file", f"{where}: {_short(text)} is negative: the target and the weights are >= 0"
+            )
+        if len(digits) > 19 or int(digits or "0") > INT64_MAX:
+            raise InputError("file", f"{where}: {_short(text)} is above 2**63 - 1 (int64 sums)")
+        return int(digits or "0")
+    if _REAL.fullmatch(text):
+        raise InputError("file", f"{where}: {_short(text)} is not an integer (reals are not accepted)")
+    raise InputError("file", f"{where}: {_short(text)} is not an integer (one integer a line, # comments)")
+
+
 def read_instance(path):
-    """One integer a line (blank lines and # comments skipped): the target (or capacity) first."""
+    """One integer a line (blank lines and # comments skipped): the target (or capacity) first.
+
+    Integers are ASCII digits with an optional ``+``, parsed exactly (never through a float);
+    negative numbers, reals, NaN, numbers above 2**63 - 1, several numbers on a line, binary data
+    and undecodable text raise :class:`~gpudp.InputError` with the line. A UTF-8 byte-order mark and
+    LF, CRLF or CR line ends are accepted; at most ``MAX_FILE_NUMBERS`` numbers.
+    """
+    text = read_text(path, "file")
     nums = []
-    with open(path) as f:
-        for lineno, line in enumerate(f, 1):
-            text = line.split("#", 1)[0].strip()
-            if not text:
-                continue
-            try:
-                nums.append(int(text))
-            except ValueError:
-                raise InputError("file", f"{path}:{lineno}: {text!r} is not an integer") from None
+    for lineno, line in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), 1):
+        body = line.split("#", 1)[0].strip()
+        if not body:
+            continue
+        if len(nums) == MAX_FILE_NUMBERS:
+            raise InputError(
+                "file",
+                f"{path} holds more than {MAX_FILE_NUMBERS:,} numbers (the solver uses at most {MAX_ITEMS} "
+                "non-zero weights not above the target)",
+            )
+        nums.append(_parse_number(body, f"{path}:{lineno}"))
     if not nums:
-        raise InputError("file", f"{path} holds no target")
+        raise InputError("file", f"{path} holds no target (one integer a line: the target, then the weights)")
     return nums[0], nums[1:]
 
 

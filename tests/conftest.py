@@ -5,7 +5,16 @@ before numba.cuda is first imported, hence here, at collection time. On a machin
 same tests run on the real device. ``GPUDP_TEST_SIM=0`` / ``=1`` forces either way.
 """
 
+import atexit
 import os
+import shutil
+import tempfile
+
+# The persistent kernel cache: one per test session (shared with the subprocesses the tests start),
+# removed at the end, unless GPUDP_CACHE_DIR says where (or "off").
+if "GPUDP_CACHE_DIR" not in os.environ:
+    os.environ["GPUDP_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpudp-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["GPUDP_CACHE_DIR"], True)
 
 _force = os.environ.get("GPUDP_TEST_SIM")
 if _force == "1" or (_force is None and not os.path.exists("/dev/nvidiactl")):

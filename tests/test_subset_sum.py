@@ -281,3 +281,197 @@ def test_gpu_generation_matches_cpu():
     gs, gm = ss.generate_list(w, m, backend="cuda")
     cs, cm = ss.generate_list(w, m, backend="cpu")
     assert np.array_equal(gs, cs) and np.array_equal(gm, cm)
+
+
+# --- exact at every magnitude the solver accepts (issue 11) --------------------------------------
+
+INT64_MAX = 2**63 - 1
+MAGNITUDES = [0, 1, 2, 3, 2**31 - 1, 2**31, 2**53, 2**53 + 1, 2**61 + 3, 2**62 - 1, 2**62, INT64_MAX // 3]
+
+
+def python_best(ws, cap):
+    """Brute force over all subsets with Python ints (no int64, no float anywhere)."""
+    best = 0
+    for mask in range(1 << len(ws)):
+        s = sum(w for k, w in enumerate(ws) if mask >> k & 1)
+        if best < s <= cap:
+            best = s
+    return best
+
+
+@st.composite
+def big_instances(draw):
+    ws = draw(st.lists(st.sampled_from(MAGNITUDES).flatmap(lambda m: st.integers(m, m + 2)), max_size=10))
+    while sum(ws) > INT64_MAX:  # the accepted limit: the sum within int64
+        ws.pop()
+    pick = draw(st.lists(st.booleans(), min_size=len(ws), max_size=len(ws)))
+    hit = sum(w for w, p in zip(ws, pick, strict=True) if p)
+    target = draw(st.sampled_from([hit, hit + 1, max(hit - 1, 0), sum(ws), sum(ws) // 2, INT64_MAX]))
+    return ws, target, draw(st.sampled_from([1, 2, 5, None]))
+
+
+@settings(max_examples=80, deadline=None)
+@given(big_instances(), st.booleans())
+def test_cpu_exact_at_large_magnitudes(inst, maximize):
+    ws, target, block = inst
+    best = python_best(ws, target)
+    if maximize:
+        sol = ss.maximize(ws, target, backend="cpu", block=block)
+        assert sol.value == best and sum(ws[k] for k in sol.solution) == best
+    else:
+        sol = ss.solve(ws, target, backend="cpu", block=block)
+        assert sol.details["feasible"] == (best == target)
+        subset = sol.solution if best == target else sol.details["closest"]
+        assert sum(ws[k] for k in subset) == best
+    assert sol.checked
+
+
+@pytest.mark.parametrize(
+    "weights,target,field",
+    [
+        ([1, 2], 2**63, "target"),
+        ([2**63, 1], 1, "weights"),
+        ([INT64_MAX, 1], 1, "weights"),
+        (np.array([2**64 - 1], np.uint64), 1, "weights"),
+        (np.array([[1, 2], [3, 4]]), 3, "weights"),
+        (np.array([1, 2.5], dtype=object), 3, "weights"),
+        ({1, 2, 3}, 3, "weights"),
+        (b"\x01\x02", 3, "weights"),
+        ([1, 2], np.float64(3.0), "target"),
+    ],
+)
+def test_bad_input_at_the_limits(weights, target, field):
+    with pytest.raises(InputError) as err:
+        ss.solve(weights, target, backend="cpu")
+    assert err.value.field == field
+
+
+@pytest.mark.parametrize("block", [0, -3, 2**31, 2**80, 2.0, True])
+def test_bad_block(block):
+    with pytest.raises(InputError) as err:
+        ss.solve([5, 4, 3, 2], 6, backend="cpu", block=block)
+    assert err.value.field == "block"
+
+
+def test_accepted_array_forms():
+    assert ss.solve(np.array([2**62, 3, 2**61], np.uint64), 2**62 + 3, backend="cpu").solution == [0, 1]
+    assert ss.solve(np.array([7, 2**62, 4], dtype=object), 11, backend="cpu").solution == [0, 2]
+    assert ss.maximize((w for w in [5, 9, 13]), np.uint64(21), backend="cpu").value == 18
+
+
+# --- the file reader --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        (b"\xef\xbb\xbf# bom, crlf\r\n9\r\n3 # three\r\n\r\n4\r\n", (9, [3, 4])),
+        (b"10\r7\r5\r", (10, [7, 5])),
+        (b"+0012\n007\n-0\n", (12, [7, 0])),
+        (f"{2**53 + 1}\n{2**53}\n".encode(), (2**53 + 1, [2**53])),  # never through a float
+        (f"{INT64_MAX}\n{'0' * 5000}{INT64_MAX}\n".encode(), (INT64_MAX, [INT64_MAX])),
+        (b"5", (5, [])),
+    ],
+)
+def test_read_instance_accepts(tmp_path, raw, expected):
+    f = tmp_path / "inst.txt"
+    f.write_bytes(raw)
+    assert ss.read_instance(f) == expected
+
+
+@pytest.mark.parametrize(
+    "raw,piece",
+    [
+        (b"\xff\xfe9\x00\n\x004\x00", "binary data"),
+        (b"# caf\xe9\n9\n", "not UTF-8"),
+        (b"", "holds no target"),
+        (b"# only\n\n", "holds no target"),
+        (b"9\n-2\n", ":2: '-2' is negative"),
+        (b"-9\n2\n", ":1: '-9' is negative"),
+        (b"9\n3.5\n", ":2: '3.5' is not an integer (reals"),
+        (b"9\n1e3\n", ":2: '1e3' is not an integer (reals"),
+        (b"9\nNaN\n", ":2: 'NaN' is not an integer (reals"),
+        (b"-inf\n", ":1: '-inf' is not an integer (reals"),
+        (b"9\n3 4\n", ":2: '3 4' is not an integer"),
+        (b"9\n1_000\n", ":2: '1_000' is not an integer"),
+        ("9\n\uff11\n".encode(), ":2: '\uff11' is not an integer"),
+        (f"{2**63}\n".encode(), ":1: '9223372036854775808' is above 2**63 - 1"),
+        (b"9\n" + b"7" * 5000 + b"\n", ":2: '777"),
+    ],
+)
+def test_read_instance_refuses_with_the_line(tmp_path, raw, piece):
+    f = tmp_path / "inst.txt"
+    f.write_bytes(raw)
+    with pytest.raises(InputError) as err:
+        ss.read_instance(f)
+    assert err.value.field == "file" and piece in str(err.value)
+    assert len(str(err.value)) < 300
+
+
+def test_read_instance_bounds_the_count(tmp_path, monkeypatch):
+    monkeypatch.setattr(ss, "MAX_FILE_NUMBERS", 5)
+    f = tmp_path / "inst.txt"
+    f.write_text("9\n1\n2\n3\n4\n")
+    assert ss.read_instance(f) == (9, [1, 2, 3, 4])
+    f.write_text("9\n1\n2\n3\n4\n5\n")
+    with pytest.raises(InputError, match="more than 5 numbers"):
+        ss.read_instance(f)
+
+
+def test_read_instance_gzip_and_devices(tmp_path):
+    import gzip
+
+    g = tmp_path / "inst.txt.gz"
+    g.write_bytes(gzip.compress(b"9\n4\n5\n"))
+    assert ss.read_instance(g) == (9, [4, 5])
+    g.write_bytes(gzip.compress(b"9\n4\n5\n" * 1000)[:40])
+    with pytest.raises(InputError, match="corrupt or truncated gzip"):
+        ss.read_instance(g)
+    with pytest.raises(InputError, match="binary data"):
+        ss.read_instance("/dev/zero")
+    with pytest.raises(InputError, match="folder"):
+        ss.read_instance(tmp_path)
+
+
+# --- the memory pre-check counts what this process may use ------------------------------------------
+
+
+def test_memory_check_uses_the_process_limit(monkeypatch):
+    """A cgroup or ulimit -v below the OS's free memory: the pre-check must see it (it read only
+    /proc/meminfo's MemAvailable, and n = 58 under ulimit -v died with MemoryError)."""
+    from gpudp import memory
+
+    monkeypatch.setattr(memory, "available_memory", lambda: 8 << 20)
+    ws = [10**12 + 7919 * k for k in range(40)]  # 31 MB of lists: fits any test machine, not 8 MiB
+    with pytest.raises(InputError, match="limit here is about n = ") as err:
+        ss.solve(ws, sum(ws) // 2, backend="cpu")
+    assert err.value.field == "weights" and "host memory" in str(err.value)
+    ss.solve(ws[:12], sum(ws[:12]) // 2, backend="cpu")  # a small one still fits
+
+
+def test_ulimit_v_refuses_before_allocating():
+    """End to end in a child process under RLIMIT_AS (ulimit -v): one InputError, no MemoryError."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(
+        """
+        import resource
+        from gpudp import InputError, memory
+        from gpudp.problems import subset_sum as ss
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        resource.setrlimit(resource.RLIMIT_AS, (memory._status_bytes("VmSize") + (256 << 20), hard))
+        for n in (48, 58):  # 0.5 GB and 16 GB of lists, worst case
+            ws = [10**12 + 7919 * k for k in range(n)]
+            try:
+                ss.solve(ws, sum(ws) // 2, backend="cpu")
+            except InputError as e:
+                print("refused", n, e)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "refused 48 weights:" in out.stdout and "refused 58 weights:" in out.stdout, out.stdout
+    assert "RLIMIT_AS" in out.stdout

@@ -2,7 +2,7 @@
 # On the lent GPU machine (its own python3 3.12 with numba-cuda; no network): install gpudp with the
 # carried numpy<2.5 wheel, run the GPU tests and benchmarks, write logs under $OUT.
 # Here, first: ../shared/tools/device-wheels.sh rapidfuzz==3.14.6   (fills .whl/, carried)
-# There:       bash tools/device-run.sh [tests|bench|tune|ncu|ncu-knapsack|tsp|knapsack|all]...
+# There:       bash tools/device-run.sh [tests|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -52,6 +52,12 @@ for stage in "${@:-all}"; do
       python3 -m gpudp.cli bench tsp --backends cpu --no-peers ${TSP_CPU_ARGS:-} \
         --out "$OUT/bench_tsp_cpu.json" 2>&1 | tee -a "$OUT/bench_tsp.log"
       if [ -n "$peer" ]; then wait $peer; tee -a "$OUT/bench_tsp.log" </tmp/bench_tsp_peer.log; fi ;;
+    startup)
+      # issue 12: where a cold compile goes, then each command as a fresh process, cold and warm cache
+      GPUDP_CACHE_DIR=off python3 tools/compile_profile.py 2>&1 | tee "$OUT/compile_profile.txt" | head -60
+      python3 -m gpudp.cli bench startup --repeat ${STARTUP_REPEAT:-2} --backend ${STARTUP_BACKEND:-cuda} \
+        --commands ${STARTUP_COMMANDS:-demo,lcs,knapsack,subset-sum,tsp} --out "$OUT/bench_startup.json" \
+        2>&1 | tee "$OUT/bench_startup.log" ;;
     knapsack)
       # knapsack DP (issue 3): its GPU and simulator-marked tests on the GPU, then the benchmark
       python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" tests/test_knapsack_dp.py \

@@ -29,21 +29,37 @@ def device_name() -> str:
 
 
 def njit(fn=None, **kw):
-    """numba.njit with the project's defaults (no Python fallback, fastmath off: exact DP)."""
+    """numba.njit with the project's defaults (no Python fallback, fastmath off: exact DP).
+
+    ``cache=True`` is dropped when the kernel cache is off (``GPUDP_CACHE_DIR=off``) or numba finds
+    no writable place for it (a read-only installation): caching is a speed-up, never a failure."""
     kw.setdefault("nogil", True)
     if fn is None:
-        return lambda f: numba.njit(**kw)(f)
+        return lambda f: njit(f, **kw)
+    if kw.get("cache"):
+        from ..cache import enabled
+
+        if not enabled():
+            kw.pop("cache")
+        else:
+            try:
+                return numba.njit(**kw)(fn)
+            except RuntimeError:  # "cannot cache function ...: no locator available"
+                kw.pop("cache")
     return numba.njit(**kw)(fn)
 
 
 # ---------------------------------------------------------------------------------------------
-# Generated sweeps. Each is compiled once per (recurrence class, shape parameters) and cached.
+# Generated sweeps. Each is compiled once per recurrence class (and schedule), in memory for the
+# process and on disk for the machine (gpudp.cache).
 # ---------------------------------------------------------------------------------------------
 
 _CACHE: dict = {}
 
 _TILED = """
-def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off{da}):
+def run_tiles(d0, d1, NI, NJ, R, C, BH, TW, bottom, right, words, wtile0, diag_off{da}):
+    RPT = -(-BH // 32)
+    WPT = (TW // 32 + 1) * BITS * BH
     for d in range(d0, d1):
         imin = max(0, d - (NJ - 1))
         imax = min(d, NI - 1)
@@ -130,16 +146,17 @@ def _namespace(rec_cls):
     }
 
 
-def tiled_runner(rec_cls, n_data: int, bh: int, tw: int):
-    """The CPU tiled sweep: tiles of one tile anti-diagonal in parallel, each swept serially."""
-    key = ("tiled", rec_cls, n_data, bh, tw)
+def tiled_runner(rec_cls, n_data: int):
+    """The CPU tiled sweep: tiles of one tile anti-diagonal in parallel, each swept serially. The
+    tile (``BH`` rows, ``TW`` columns) is a runtime argument: one compile serves every grid shape."""
+    key = ("tiled", rec_cls, n_data)
     if key in _CACHE:
         return _CACHE[key]
+    from ..cache import jit_generated
     from ..codegen import compile_source, data_args, fn_args, indent, n_symbols, tile_cell_source, user_args
 
     bits = rec_cls.decision_bits
     ns = _namespace(rec_cls)
-    ns.update(BH=bh, TW=tw, RPT=-(-bh // 32), WPT=(tw // 32 + 1) * bits * bh)
     ns["tcell"] = njit(compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets), "tcell", dict(ns)))
     init = "".join(f"w{b} = 0\n" for b in range(bits))
     # the store's tile layout shifts lane (ii // RPT)'s columns by its lane number
@@ -158,7 +175,7 @@ def tiled_runner(rec_cls, n_data: int, bh: int, tw: int):
         planes_init=indent(init, 16),
         planes_acc=indent(acc, 20),
     ).replace("BITS", str(bits))
-    fn = njit(compile_source(src, "run_tiles", ns), parallel=True)
+    fn = jit_generated(src, "run_tiles", ns, njit, "cpu", parallel=True)
     _CACHE[key] = fn
     return fn
 
@@ -171,6 +188,7 @@ def layered_runner(rec_cls, n_data: int, schedule):
     key = ("layered", rec_cls, n_data, schedule and (schedule.offsets, schedule.a, schedule.b))
     if key in _CACHE:
         return _CACHE[key]
+    from ..cache import jit_generated
     from ..codegen import compile_source, data_args, indent, layer_cell_source
 
     bits = rec_cls.decision_bits
@@ -185,7 +203,7 @@ def layered_runner(rec_cls, n_data: int, schedule):
         planes_or=indent(orr, 24),
         planes_store=indent(store, 12),
     )
-    fn = njit(compile_source(src, "run_layers", ns), parallel=True)
+    fn = jit_generated(src, "run_layers", ns, njit, "cpu", parallel=True)
     _CACHE[key] = fn
     return fn
 
@@ -213,14 +231,15 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
     t0 = time.perf_counter()
     if plan.kind == "tiled":
         lay = plan.layout
-        fn = tiled_runner(cls, len(data), lay.bh, lay.tw)
+        fn = tiled_runner(cls, len(data))
         bottom = np.full(lay.nj * (lay.tw + 1), cls.fill, vt)
         right = np.full(max(rows, 1), cls.fill, vt)
-        fn(0, 0, lay.ni, lay.nj, rows, cols, bottom, right, words, 0, lay.diag_off, *data)  # compile
+        shape = (lay.ni, lay.nj, rows, cols, lay.bh, lay.tw)
+        fn(0, 0, *shape, bottom, right, words, 0, lay.diag_off, *data)  # compile
         stats.extra["compile_seconds"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         for d0, d1 in plan.chunks:
-            fn(d0, d1, lay.ni, lay.nj, rows, cols, bottom, right, words, 0, lay.diag_off, *data)
+            fn(d0, d1, *shape, bottom, right, words, 0, lay.diag_off, *data)
             if bar is not None:
                 bar.update(plan.unit_cells(d0, d1))
         out["last_row"] = tiled_last_row(bottom, lay)

@@ -86,6 +86,18 @@ def kernel_jit(fn, **kw):
     return cuda.jit(**kw)(fn)
 
 
+def generated_kernel(src: str, name: str, namespace: dict, **kw):
+    """A kernel from generated source: on a real GPU through the persistent cache
+    (:func:`gpudp.cache.jit_generated`: compiled once per machine and compute capability), in the
+    simulator compiled in memory."""
+    from ..cache import jit_generated
+    from ..codegen import compile_source
+
+    if is_simulator():
+        return kernel_jit(compile_source(src, name, namespace), **kw)
+    return jit_generated(src, name, namespace, kernel_jit, "cuda", **kw)
+
+
 def pinned_empty(shape, dtype) -> np.ndarray:
     """Page-locked host memory (fast, asynchronous DMA); plain memory under the simulator."""
     if is_simulator():
@@ -559,7 +571,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     large grid); the blocks at a tile's start and end, and tiles cut by the grid's last row, run a
     checked loop. Tiles of one tile anti-diagonal run as separate blocks; a grid sync separates the
     tile anti-diagonals of one launch."""
-    key = ("tiled", rec_cls, n_data, bh, tw, sym_dtype)
+    key = ("tiled", rec_cls, n_data, bh, tw, sym_dtype, steady_unroll())
     if key in _CACHE:
         return _CACHE[key]
     from ..codegen import compile_source, data_args, fn_args, indent, n_symbols, tile_cell_source, user_args
@@ -658,10 +670,18 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
 
     # the steady state: a whole tile height, and every lane on a column of the tile for all 32 steps
     # of the block (no edge or range tests; lane 31 owns the tile's last row)
-    steady = []
-    for st in range(32):
-        steady += exchange(st) + [f"j = j0 + {st}"] + fast
-        steady += acc(st) + ["uprev = upin"] + shift + ["if k == 31:", f"    bottom[b0 + {st}] = mine"]
+    # STEADY_UNROLL steps unrolled in the source, looping over the block's 32. Measured on the H100
+    # (tools/steady_unroll.py, n = 2^17): unrolling all 32 (constant shuffle lanes and bit positions)
+    # took 39 s to compile (numba's front end is superlinear in the function's size), 255 registers
+    # and 288 GCUPS; one step a loop trip compiles in 5.8 s, takes 96 registers and runs 324 GCUPS
+    u = steady_unroll()
+    steady = [f"for sb in range(0, 32, {u}):"] if u < 32 else []
+    body = []
+    for q in range(u):
+        st = f"(sb + {q})" if u < 32 else str(q)
+        body += exchange(st) + [f"j = j0 + {st}"] + fast
+        body += acc(st) + ["uprev = upin"] + shift + ["if k == 31:", f"    bottom[b0 + {st}] = mine"]
+    steady += [indent(j(body), 4)] if u < 32 else body
     prologue = ["xch = cuda.shared.array(32, VTD)", "sxch = cuda.shared.array(32, SYMD)"] if sim else ["pass"]
     src = _TILED.format(
         da=da,
@@ -682,9 +702,23 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         planes_flush=indent(j(flush) if bits else "pass", 16),
         store_right=indent(j(store_right), 12),
     )
-    fn = kernel_jit(compile_source(src, "run_tiles", ns))
+    fn = generated_kernel(src, "run_tiles", ns)
     _CACHE[key] = fn
     return fn
+
+
+#: steps of the tiled kernel's steady state unrolled in its source (a divisor of 32; see the figures in
+#: tiled_kernel); GPUDP_STEADY_UNROLL overrides it for tuning
+STEADY_UNROLL = 1
+
+
+def steady_unroll() -> int:
+    """How many of a block's 32 steady-state steps the tiled kernel unrolls: ``GPUDP_STEADY_UNROLL``
+    (tuning), else :data:`STEADY_UNROLL`."""
+    u = int(os.environ.get("GPUDP_STEADY_UNROLL", STEADY_UNROLL))
+    if u not in (1, 2, 4, 8, 16, 32):
+        raise ValueError(f"GPUDP_STEADY_UNROLL must divide 32, got {u}")
+    return u
 
 
 def _word_stores(u: int, bits: int, sim: bool, cond: str, index: str) -> list[str]:
@@ -749,7 +783,7 @@ def layered_kernel(rec_cls, n_data: int, schedule):
         prologue=indent(prologue, 4),
     )
     ns["UNROLL"] = LAYER_UNROLL
-    fn = kernel_jit(compile_source(src, "run_layers", ns))
+    fn = generated_kernel(src, "run_layers", ns)
     _CACHE[key] = fn
     return fn
 
@@ -819,7 +853,7 @@ def blocked_kernel(rec_cls, n_data: int):
     )
     ns.update(UNROLL=BLOCK_UNROLL, BITS=bits)
     kw = {} if sim or not BLOCK_MAX_REGISTERS else {"max_registers": BLOCK_MAX_REGISTERS}
-    fn = kernel_jit(compile_source(src, "run_blocked", ns), **kw)
+    fn = generated_kernel(src, "run_blocked", ns, **kw)
     _CACHE[key] = fn
     return fn
 
@@ -839,7 +873,7 @@ def encode_kernel(bits: int):
     ns = {"cuda": cuda, "np": np, "BITS": bits}
     ns["edge_word"] = device_jit(compile_source(_EDGE, "edge_word", dict(ns)))
     ns["differs"] = device_jit(compile_source(_DIFFERS, "differs", dict(ns)))
-    fn = kernel_jit(compile_source(_ENCODE, "encode", ns))
+    fn = generated_kernel(_ENCODE, "encode", ns)
     _CACHE[key] = fn
     return fn
 
@@ -856,8 +890,11 @@ def _coop_blocks(kernel, args, threads: int, want: int, smem: int = 0) -> tuple[
     (with ``smem`` bytes of dynamic shared memory per block, which the kernel is allowed to use)."""
     if is_simulator():
         return kernel, 1  # the simulator runs cooperative grids of one block only
-    spec = kernel.specialize(*args)
-    (overload,) = spec.overloads.values()
+    # compile through the dispatcher itself: ``specialize`` makes a new one without the disk cache
+    argtypes = tuple(kernel.typeof_pyval(a) for a in args)
+    kernel.compile(argtypes)
+    overload = kernel.overloads[argtypes]
+    spec = kernel
     if smem > 48 * 1024:  # beyond 48 KiB a kernel must opt in
         from numba.cuda.cudadrv.driver import binding, driver
 

@@ -1,0 +1,405 @@
+"""The persistent kernel cache: compile a generated sweep once per machine, not once per process.
+
+A generated kernel is Python source that names the recurrence's functions and the engine's
+compile-time constants. :func:`jit_generated` writes that source to a file whose name is a hash of
+everything that changes the machine code, and hands the function defined there to numba (``njit``
+or ``cuda.jit``) with ``cache=True``; numba then keeps the compiled code beside the file and loads it
+in the next process instead of compiling. The hash covers:
+
+- the kernel's own source (the engine's templates filled in: tile, window, offsets, decision bits);
+- every value the source refers to, followed recursively (:func:`fingerprint`): the byte code and
+  constants of the recurrence's static methods and of every function they call, the values of the
+  globals they read (numba freezes those into the machine code), dtypes and numba types;
+- the versions of gpudp, numba, numba-cuda, llvmlite and Python (numba adds the target: CPU model
+  and features, or the GPU's compute capability).
+
+So an edited cell function, or a helper it calls, gets a new file and a new compile; stale code is
+never served. Files are written atomically (a temporary name, then ``os.replace``), so processes
+may share the cache; numba writes its own entries the same way. An entry numba cannot read is
+compiled again (numba treats an unreadable index as a miss; :func:`_guarded` covers the rest).
+
+The cache lives in ``GPUDP_CACHE_DIR``, by default the user's cache folder (``$XDG_CACHE_HOME/gpudp``
+or ``~/.cache/gpudp``); ``GPUDP_CACHE_DIR=off`` (or ``0``/``none``) switches it off (generated
+source is then compiled in memory as before). ``gpudp cache info|clear`` shows or empties it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import marshal
+import os
+import shutil
+import sys
+import tempfile
+import types
+
+import numpy as np
+
+__all__ = ["cache_dir", "fingerprint", "jit_generated", "info", "clear", "enabled"]
+
+_OFF = ("off", "0", "none", "false", "no")
+
+
+def enabled() -> bool:
+    return os.environ.get("GPUDP_CACHE_DIR", "").strip().lower() not in _OFF
+
+
+def root_dir() -> str:
+    """The cache folder (every version's entries below it)."""
+    env = os.environ.get("GPUDP_CACHE_DIR", "").strip()
+    if env and env.lower() not in _OFF:
+        return os.path.abspath(os.path.expanduser(env))
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "gpudp")
+
+
+def _versions() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    import llvmlite
+    import numba
+
+    from . import __version__
+
+    try:
+        ncuda = version("numba-cuda")
+    except PackageNotFoundError:
+        ncuda = "none"
+    py = "".join(map(str, sys.version_info[:2]))
+    return f"gpudp{__version__}-numba{numba.__version__}-cuda{ncuda}-llvmlite{llvmlite.__version__}-py{py}"
+
+
+_VERSION_TAG: list[str] = []
+
+
+def cache_dir() -> str:
+    """This installation's folder in the cache: one per set of versions, so an upgrade starts clean."""
+    if not _VERSION_TAG:
+        _VERSION_TAG.append(_versions())
+    return os.path.join(root_dir(), _VERSION_TAG[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# Fingerprints: what a compiled kernel depends on
+# ---------------------------------------------------------------------------------------------
+
+
+def _code_bytes(co: types.CodeType) -> bytes:
+    """A code object's byte code, constants and names, without its file name and line numbers (so
+    that the same function read from two places, or generated twice, hashes the same)."""
+    consts = tuple(_CodeKey(c) if isinstance(c, types.CodeType) else c for c in co.co_consts)
+    parts = [co.co_code, repr(co.co_names).encode(), repr(co.co_varnames).encode()]
+    parts.append(repr(co.co_freevars).encode() + repr(co.co_cellvars).encode())
+    parts.append(repr((co.co_argcount, co.co_kwonlyargcount, co.co_flags)).encode())
+    for c in consts:
+        parts.append(
+            c.data if isinstance(c, _CodeKey) else marshal.dumps(c) if _marshalable(c) else repr(c).encode()
+        )
+    return b"\0".join(parts)
+
+
+class _CodeKey:
+    def __init__(self, co):
+        self.data = _code_bytes(co)
+
+
+def _marshalable(x) -> bool:
+    try:
+        marshal.dumps(x)
+        return True
+    except ValueError:
+        return False
+
+
+def fingerprint(obj, _h=None, _seen=None) -> str:
+    """A hash of what ``obj`` (a function, a numba dispatcher, a value) contributes to machine code
+    that calls or reads it: functions by their code and, recursively, the globals and closure values
+    they use; arrays by dtype, shape and bytes; scalars, strings, types by value."""
+    top = _h is None
+    h = hashlib.sha256() if top else _h
+    seen = set() if _seen is None else _seen
+    _feed(obj, h, seen)
+    return h.hexdigest() if top else ""
+
+
+def _feed(obj, h, seen):
+    key = id(obj)
+    if key in seen:
+        h.update(b"<seen>")
+        return
+    if isinstance(obj, bool | int | float | complex | str | bytes | type(None)):
+        h.update(repr((type(obj).__name__, obj)).encode())
+        return
+    seen.add(key)
+    if isinstance(obj, np.ndarray):
+        h.update(repr((obj.dtype.str, obj.shape)).encode())
+        h.update(np.ascontiguousarray(obj).tobytes())
+        return
+    if isinstance(obj, np.generic | np.dtype):
+        h.update(repr((type(obj).__name__, str(obj), getattr(obj, "dtype", None))).encode())
+        return
+    if isinstance(obj, tuple | list | frozenset | set):
+        h.update(type(obj).__name__.encode())
+        items = sorted(obj, key=repr) if isinstance(obj, set | frozenset) else obj
+        for x in items:
+            _feed(x, h, seen)
+        return
+    if isinstance(obj, dict):
+        for k in sorted(obj, key=repr):
+            _feed(k, h, seen)
+            _feed(obj[k], h, seen)
+        return
+    py_func = getattr(obj, "py_func", None)  # numba dispatchers (CPU and CUDA)
+    if isinstance(py_func, types.FunctionType):
+        h.update(b"dispatcher:" + type(obj).__name__.encode())
+        h.update(repr(sorted(getattr(obj, "targetoptions", {}).items(), key=repr)).encode())
+        _feed(py_func, h, seen)
+        return
+    defn = getattr(obj, "_defn", None)  # numba intrinsics
+    if isinstance(defn, types.FunctionType):
+        h.update(b"intrinsic:")
+        _feed(defn, h, seen)
+        return
+    if isinstance(obj, staticmethod | classmethod):
+        _feed(obj.__func__, h, seen)
+        return
+    if isinstance(obj, types.FunctionType):
+        _feed_function(obj, h, seen)
+        return
+    if isinstance(obj, types.ModuleType):
+        h.update(b"module:" + obj.__name__.encode())
+        return
+    if isinstance(obj, type):
+        h.update(b"class:" + f"{obj.__module__}.{obj.__qualname__}".encode())
+        return
+    # numba types, builtins, anything else: its kind and text (stable for what kernels read)
+    h.update(f"{type(obj).__module__}.{type(obj).__qualname__}:{obj!r}".encode())
+
+
+def _feed_function(fn: types.FunctionType, h, seen):
+    co = fn.__code__
+    h.update(b"function:" + fn.__name__.encode())
+    h.update(_code_bytes(co))
+    g = fn.__globals__
+    names = _all_names(co)
+    for name in sorted(names):
+        if name in g:
+            val = g[name]
+            h.update(b"global:" + name.encode())
+            _feed(val, h, seen)
+            if isinstance(val, types.ModuleType):  # helpers called as module.attr
+                for attr in sorted(names):
+                    sub = getattr(val, attr, None)
+                    if isinstance(sub, types.FunctionType) or hasattr(sub, "py_func"):
+                        if getattr(sub, "__module__", "") and not _is_library(sub):
+                            h.update(b"attr:" + attr.encode())
+                            _feed(sub, h, seen)
+    if fn.__closure__:
+        for cell in fn.__closure__:
+            try:
+                _feed(cell.cell_contents, h, seen)
+            except ValueError:  # an empty cell
+                h.update(b"<empty>")
+    if fn.__defaults__:
+        _feed(fn.__defaults__, h, seen)
+
+
+def _all_names(co) -> set:
+    names = set(co.co_names)
+    for c in co.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _all_names(c)
+    return names
+
+
+_LIBRARIES = ("numpy", "numba", "math", "cmath", "builtins", "llvmlite", "operator")
+
+
+def _is_library(fn) -> bool:
+    mod = getattr(fn, "__module__", "") or ""
+    return mod.split(".")[0] in _LIBRARIES
+
+
+# ---------------------------------------------------------------------------------------------
+# Generated source on disk, compiled with numba's cache
+# ---------------------------------------------------------------------------------------------
+
+
+def _write_atomic(path: str, text: str):
+    d = os.path.dirname(path)
+    os.makedirs(d, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".py")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _load_module(path: str, modname: str, namespace: dict):
+    """Import the generated file as module ``modname`` (registered in ``sys.modules``: numba finds a
+    function's module there, and a cached kernel's environment by that name in later processes)."""
+    mod = sys.modules.get(modname)
+    if mod is not None and getattr(mod, "__file__", None) == path:
+        return mod
+    spec = importlib.util.spec_from_file_location(modname, path)
+    mod = importlib.util.module_from_spec(spec)
+    mod.__dict__.update(namespace)
+    spec.loader.exec_module(mod)
+    sys.modules[modname] = mod
+    return mod
+
+
+def generated_function(src: str, name: str, namespace: dict, kind: str):
+    """The function ``name`` defined by ``src`` in ``namespace``, from a file in the cache whose name
+    hashes the source, the namespace's fingerprints and the versions (see the module doc); None when
+    the cache is off or its folder cannot be written."""
+    if not enabled():
+        return None
+    h = hashlib.sha256()
+    h.update(kind.encode() + b"\0" + src.encode())
+    for k in sorted(namespace):
+        if k.startswith("__"):
+            continue
+        h.update(b"\0" + k.encode() + b"=")
+        fingerprint(namespace[k], h, set())
+    digest = h.hexdigest()[:24]
+    folder = os.path.join(cache_dir(), kind)
+    path = os.path.join(folder, f"{name}_{digest}.py")
+    text = f"# gpudp generated kernel ({kind}); the file name hashes all it depends on\n" + src
+    try:
+        try:
+            with open(path) as f:
+                intact = f.read() == text
+        except (OSError, UnicodeDecodeError):
+            intact = False
+        if not intact:  # new, or damaged: (re)write it whole
+            _write_atomic(path, text)
+        mod = _load_module(path, f"gpudp_cache_{kind}_{name}_{digest}", namespace)
+        return getattr(mod, name)
+    except (OSError, SyntaxError, ValueError, AttributeError):
+        return None
+
+
+def jit_generated(src: str, name: str, namespace: dict, jit, kind: str = "cpu", **options):
+    """Compile generated source with ``jit`` (``numba.njit``-like or ``cuda.jit``-like), cached on
+    disk when the cache is on and everything the kernel inlines can be found again by a later process
+    (:func:`_reloadable`); compiled in memory (as :func:`gpudp.codegen.compile_source` does)
+    otherwise."""
+    from .codegen import compile_source
+
+    fn = generated_function(src, name, dict(namespace), kind) if _reloadable(namespace) else None
+    if fn is None:
+        return jit(compile_source(src, name, dict(namespace)), **options)
+    try:
+        disp = jit(fn, cache=True, **options)
+    except Exception:  # numba found no way to cache it: compile without
+        return jit(fn, **options)
+    _guarded(disp)
+    return disp
+
+
+def _reloadable(namespace: dict) -> bool:
+    """Whether numba can rebuild, in a new process, the environment of every function the kernel
+    calls: each must live in a module that is importable by name (not code exec'd in a bare dict,
+    which numba calls ``<dynamic>``)."""
+    seen = set()
+
+    def ok(obj) -> bool:
+        if id(obj) in seen:
+            return True
+        seen.add(id(obj))
+        fn = getattr(obj, "py_func", None)
+        if fn is None:
+            fn = getattr(obj, "_defn", None)
+        if not isinstance(fn, types.FunctionType):
+            return True
+        modname = fn.__globals__.get("__name__")
+        if not modname or modname not in sys.modules:
+            return False
+        g = fn.__globals__
+        return all(ok(g[n]) for n in _all_names(fn.__code__) if n in g)
+
+    return all(ok(v) for k, v in namespace.items() if not k.startswith("__"))
+
+
+def _guarded(disp):
+    """Make a corrupt, truncated or unreadable cache entry a miss (the kernel is compiled again and
+    the entry rewritten), never an error; a save that fails leaves the kernel uncached."""
+    cache = getattr(disp, "_cache", None)
+    load = getattr(cache, "load_overload", None)
+    save = getattr(cache, "save_overload", None)
+    if load is None or save is None:
+        return
+
+    def drop_index():
+        cf = getattr(cache, "_cache_file", None)
+        path = getattr(cf, "_index_path", None)
+        if path:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+    def load_overload(sig, target_context):
+        try:
+            return load(sig, target_context)
+        except Exception:
+            drop_index()
+            return None
+
+    def save_overload(sig, data):
+        try:
+            save(sig, data)
+        except Exception:
+            drop_index()
+            try:
+                save(sig, data)
+            except Exception:
+                pass
+
+    cache.load_overload = load_overload
+    cache.save_overload = save_overload
+
+
+# ---------------------------------------------------------------------------------------------
+# gpudp cache info | clear
+# ---------------------------------------------------------------------------------------------
+
+
+def info() -> dict:
+    """Where the cache is, how big, and how many kernels it holds, per version folder."""
+    root = root_dir()
+    out = {"path": root, "enabled": enabled(), "current": cache_dir(), "folders": []}
+    if not os.path.isdir(root):
+        return out
+    for d in sorted(os.listdir(root)):
+        full = os.path.join(root, d)
+        if not os.path.isdir(full):
+            continue
+        size = sources = entries = 0
+        for base, _, files in os.walk(full):
+            for f in files:
+                try:
+                    size += os.path.getsize(os.path.join(base, f))
+                except OSError:
+                    continue
+                sources += f.endswith(".py") and not f.startswith(".tmp-")
+                entries += f.endswith((".nbc", ".nbi"))
+        out["folders"].append({"name": d, "bytes": size, "kernels": sources, "numba_files": entries})
+    return out
+
+
+def clear() -> int:
+    """Remove the whole cache (every version's folder); returns the bytes freed."""
+    root = root_dir()
+    freed = sum(f["bytes"] for f in info()["folders"])
+    if os.path.isdir(root):
+        shutil.rmtree(root, ignore_errors=True)
+    return freed

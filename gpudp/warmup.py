@@ -1,0 +1,84 @@
+"""``gpudp warmup [PROBLEM ...]``: compile the bundled plug-ins' kernels ahead of time.
+
+Each bundled solver is run on small instances shaped to reach the kernels real instances use (the
+CUDA backend's full-size tiles, both integer cell types where a solver picks one by magnitude),
+on every backend that can run here. The compiled code lands in the persistent cache
+(:mod:`gpudp.cache`), so that the first real solve of a process, or of a container built with
+``RUN gpudp warmup``, starts at once.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+__all__ = ["PROBLEMS", "warmup"]
+
+
+def _lcs(backend):
+    from .problems import lcs
+
+    rng = np.random.default_rng(0)
+    a, b = ("".join(rng.choice(list("ACGT"), n)) for n in (300, 280))
+    lcs.solve(a, b, backend=backend, progress=False)
+
+
+def _knapsack(backend):
+    from .problems import knapsack
+    from .problems.knapsack_io import validate
+
+    rng = np.random.default_rng(0)
+    w = rng.integers(1, 60, 24)
+    for p in (w + 10, (w + 10) * (1 << 40)):  # int32 and int64 cells
+        inst = validate(p, w, int(w.sum() // 2))
+        knapsack.solve_instance(inst, method="dp", backend=backend)
+        knapsack.solve_instance(inst, method="bb", backend=backend, cpu_threshold=0)  # the GPU frontier too
+    real = validate(w + 0.5, w + 0.25, float(w.sum() / 2))
+    knapsack.solve_instance(real, method="bb", backend=backend, cpu_threshold=0)
+
+
+def _subset_sum(backend):
+    from .problems import subset_sum
+
+    rng = np.random.default_rng(0)
+    w = rng.integers(1, 1000, 20)
+    subset_sum.solve(w, int(w[::3].sum()), backend=backend)
+
+
+def _tsp(backend):
+    from .problems import tsp_held_karp as hk
+
+    rng = np.random.default_rng(0)
+    d = rng.integers(1, 100, (7, 7))
+    hk.solve(d, backend=backend)
+    hk.solve(d * (1 << 33), backend=backend)  # int64 cells
+    hk.solve(d + 0.5, backend=backend)
+
+
+PROBLEMS = {"lcs": _lcs, "knapsack": _knapsack, "subset-sum": _subset_sum, "tsp": _tsp}
+
+
+def warmup(problems=None, backends=None, log=None) -> list[dict]:
+    """Compile the named bundled plug-ins (all by default) for the named backends (cpu, and cuda
+    when a GPU is usable, by default). Returns one row per (problem, backend) with the seconds it
+    took; ``log`` (a callable) is told of each row as it finishes."""
+    from .backends import cuda_usable
+
+    problems = list(problems or PROBLEMS)
+    unknown = [p for p in problems if p not in PROBLEMS]
+    if unknown:
+        from .errors import InputError
+
+        raise InputError("problem", f"unknown {', '.join(unknown)}; choose from {', '.join(PROBLEMS)}")
+    backends = list(backends or (["cpu", "cuda"] if cuda_usable() else ["cpu"]))
+    rows = []
+    for p in problems:
+        for be in backends:
+            t = time.perf_counter()
+            PROBLEMS[p](be)
+            row = {"problem": p, "backend": be, "seconds": round(time.perf_counter() - t, 3)}
+            rows.append(row)
+            if log:
+                log(row)
+    return rows

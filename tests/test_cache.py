@@ -1,0 +1,247 @@
+"""The persistent kernel cache: a second process loads instead of compiling, never serves stale code
+(an edited cell, helper or constant gets a new answer), survives corrupt entries and concurrent
+writers; one compiled sweep serves every grid shape."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpudp import cache
+
+RECURRENCE = """
+import numpy as np
+from gpudp import GridRecurrence
+from helper import bonus
+
+STEP = {step}
+
+
+class Walk(GridRecurrence):
+    value_dtype = np.int64
+    decision_bits = 1
+    offsets = ((-1, 0), (0, -1))
+
+    def __init__(self, h):
+        self.h = h
+
+    def shape(self):
+        return self.h.shape
+
+    def data(self):
+        return (self.h,)
+
+    @staticmethod
+    def cell(i, j, up, left, h):
+        if up >= left:
+            return up + h[i, j] * STEP + bonus(i, j), 1
+        return left + h[i, j] * STEP + bonus(i, j), 0
+
+    @staticmethod
+    def back(i, j, d, h):
+        if d:
+            return i - 1, j
+        return i, j - 1
+"""
+
+HELPER = """
+import numba
+
+
+@numba.njit
+def bonus(i, j):
+    return {bonus}
+"""
+
+RUN = """
+import json, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from walk import Walk
+from gpudp.engine import sweep
+from gpudp.backends import cpu
+h = np.arange(12 * 40, dtype=np.int64).reshape(12, 40) % 7
+r = sweep(Walk(h), backend="cpu", progress=False)
+path = r.traceback((11, 39))
+fn = cpu._CACHE[("tiled", Walk, 2)]
+print(json.dumps({"value": int(r.last_row[-1]), "path": len(path), "hits": sum(fn.stats.cache_hits.values()),
+                  "misses": sum(fn.stats.cache_misses.values())}))
+"""
+
+
+def _write(folder: Path, step=1, bonus="0"):
+    (folder / "walk.py").write_text(RECURRENCE.format(step=step))
+    (folder / "helper.py").write_text(HELPER.format(bonus=bonus))
+    for p in folder.glob("__pycache__"):  # python's own bytecode cache keys on mtime: drop it
+        for f in p.iterdir():
+            f.unlink()
+
+
+def _run(folder: Path, cache_dir: Path) -> dict:
+    env = dict(os.environ, GPUDP_CACHE_DIR=str(cache_dir))
+    r = subprocess.run(
+        [sys.executable, "-c", RUN, str(folder)], capture_output=True, text=True, timeout=600, env=env
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _reference(step, bonus):
+    h = np.arange(12 * 40, dtype=np.int64).reshape(12, 40) % 7
+    v = np.zeros((13, 41), np.int64)
+    for i in range(12):
+        for j in range(40):
+            v[i + 1, j + 1] = max(v[i, j + 1], v[i + 1, j]) + h[i, j] * step + bonus(i, j)
+    return int(v[12, 40])
+
+
+def test_second_process_loads_and_edits_are_never_stale(tmp_path):
+    code, store = tmp_path / "code", tmp_path / "cache"
+    code.mkdir()
+    _write(code)
+    first = _run(code, store)
+    assert first["value"] == _reference(1, lambda i, j: 0) and first["misses"] == 1
+    again = _run(code, store)
+    assert again == dict(first, hits=1, misses=0)  # loaded from disk, not compiled
+    _write(code, step=3)  # the cell's global constant changes
+    assert _run(code, store)["value"] == _reference(3, lambda i, j: 0)
+    _write(code, step=3, bonus="i * j % 3")  # a helper the cell calls changes
+    got = _run(code, store)
+    assert got["value"] == _reference(3, lambda i, j: i * j % 3) and got["misses"] == 1
+
+
+def test_corrupt_entries_are_recompiled(tmp_path):
+    code, store = tmp_path / "code", tmp_path / "cache"
+    code.mkdir()
+    _write(code, bonus="1")
+    want = _run(code, store)
+    entries = [p for p in store.rglob("*") if p.suffix in (".nbi", ".nbc")]
+    assert entries
+    for p in entries:
+        p.write_bytes(b"\x80\x04garbage" + os.urandom(64))
+    assert _run(code, store)["value"] == want["value"]
+    for p in store.rglob("*.py"):  # a truncated generated source
+        p.write_text(p.read_text()[:40])
+    assert _run(code, store)["value"] == want["value"]
+
+
+def test_concurrent_processes_share_an_empty_cache(tmp_path):
+    code, store = tmp_path / "code", tmp_path / "cache"
+    code.mkdir()
+    _write(code, bonus="j % 2")
+    env = dict(os.environ, GPUDP_CACHE_DIR=str(store))
+    procs = [
+        subprocess.Popen([sys.executable, "-c", RUN, str(code)], stdout=subprocess.PIPE, text=True, env=env)
+        for _ in range(3)
+    ]
+    outs = [json.loads(p.communicate(timeout=600)[0].strip().splitlines()[-1]) for p in procs]
+    assert {o["value"] for o in outs} == {_reference(1, lambda i, j: j % 2)}
+    assert _run(code, store)["hits"] == 1
+
+
+def test_one_compile_serves_every_shape():
+    from gpudp.backends import cpu
+    from gpudp.problems import lcs
+
+    rng = np.random.default_rng(0)
+    for n, m in [(5, 7), (40, 33), (300, 129), (1, 600)]:
+        a, b = rng.integers(0, 4, n), rng.integers(0, 4, m)
+        lcs.solve(a, b, backend="cpu")
+    fn = cpu._CACHE[("tiled", lcs.LCSRecurrence, 5)]
+    assert len(fn.signatures) == 1
+
+
+def test_fingerprints_follow_code_and_values():
+    def f(x):
+        return x + 1
+
+    def g(x):
+        return x + 2
+
+    assert cache.fingerprint(f) != cache.fingerprint(g)
+    assert cache.fingerprint(np.arange(3)) != cache.fingerprint(np.arange(3) + 1)
+    src = "def h(x):\n    return x * K\n"
+    ns1, ns2 = {"K": 2}, {"K": 3}
+    exec(src, ns1)
+    exec(src, ns2)
+    assert cache.fingerprint(ns1["h"]) != cache.fingerprint(ns2["h"])
+    ns3 = {"K": 2}
+    exec(compile(src, "<elsewhere>", "exec"), ns3)
+    assert cache.fingerprint(ns1["h"]) == cache.fingerprint(ns3["h"])  # file names do not matter
+
+
+def test_cache_off_and_cli(tmp_path, monkeypatch, capsys):
+    from gpudp.cli import main
+
+    monkeypatch.setenv("GPUDP_CACHE_DIR", "off")
+    assert (
+        not cache.enabled() and cache.generated_function("def f():\n    return 1\n", "f", {}, "cpu") is None
+    )
+    monkeypatch.setenv("GPUDP_CACHE_DIR", str(tmp_path / "c"))
+    f = cache.generated_function("def f():\n    return K\n", "f", {"K": 4}, "cpu")
+    assert f() == 4 and cache.info()["folders"][0]["kernels"] == 1
+    assert main(["cache", "info"]) == 0
+    assert "1 kernels" in capsys.readouterr().out
+    assert main(["cache", "clear"]) == 0
+    assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize("problem", ["lcs", "tsp"])
+def test_warmup_runs(problem, capsys):
+    from gpudp.cli import main
+
+    assert main(["warmup", problem, "--backend", "cpu"]) == 0
+    assert capsys.readouterr().out.startswith(problem)
+
+
+RUN_PLUGINS = """
+import json
+from gpudp import frontier, primitives as pr
+from gpudp.problems import knapsack_bb, subset_sum
+p, w, c = knapsack_bb.shen_instance(60, 1)
+kb = knapsack_bb.solve(p, w, c, backend="cpu", cpu_threshold=1 << 30)
+st = kb.stats.extra
+w2, m2 = subset_sum.bench_instance(36, 0)
+ss = subset_sum.solve(w2, m2, backend="cpu")
+kernels = {"ss_" + k: f for k, f in zip(("ips", "narrow", "search", "prune"), subset_sum._cpu_funcs())}
+for child, fns in frontier._CPU_CACHE.items():
+    kernels.update({child.__name__ + "_expand": fns[0], child.__name__ + "_host": fns[1]})
+kernels.update(key=frontier._key_c, hash=frontier._hash_c, ub=pr.upper_bound_cpu, merge=pr._merge_range,
+               merge_par=pr._merge_shifted_par)
+print(json.dumps({
+    "knapsack": [kb.value, kb.solution.tolist(), st["cpu_levels"], st["nodes_explored"]],
+    "subset_sum": [ss.value, ss.solution],
+    "compiled": {k: sum(f.stats.cache_misses.values()) for k, f in kernels.items()},
+    "loaded": {k: sum(f.stats.cache_hits.values()) for k, f in kernels.items()},
+}))
+"""
+
+
+def test_second_process_loads_the_plugins_kernels(tmp_path):
+    """The knapsack B&B frontier (cpu) and subset sum (cpu): their kernels are closures no more, so a
+    second process compiles nothing (the module-level helpers are cached by numba beside gpudp's
+    source, the generated kernels in GPUDP_CACHE_DIR)."""
+    env = dict(os.environ, GPUDP_CACHE_DIR=str(tmp_path / "cache"))
+
+    def run():
+        r = subprocess.run(
+            [sys.executable, "-c", RUN_PLUGINS], capture_output=True, text=True, timeout=600, env=env
+        )
+        assert r.returncode == 0, r.stderr[-3000:]
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    first = run()
+    assert first["knapsack"][2] > 0 and first["knapsack"][3] > 0  # the CPU frontier ran
+    for k in ("_child_int_expand", "_child_int_host", "ss_search"):
+        assert first["compiled"][k] == 1, k  # a fresh cache folder: compiled once
+    second = run()
+    assert second["knapsack"] == first["knapsack"] and second["subset_sum"] == first["subset_sum"]
+    assert not any(second["compiled"].values()), second["compiled"]
+    for k in ("_child_int_expand", "_child_int_host", "ss_search", "ub", "merge", "merge_par"):
+        assert second["loaded"][k] >= 1, k
