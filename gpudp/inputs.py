@@ -14,7 +14,10 @@ import zlib
 
 from .errors import InputError
 
-__all__ = ["read_bytes", "read_text", "max_input_bytes"]
+__all__ = ["read_bytes", "read_text", "decode_text", "strip_bom", "is_gzip", "max_input_bytes"]
+
+#: the UTF-8 byte-order mark some editors put at the start of a text file
+BOM = b"\xef\xbb\xbf"
 
 #: default ceiling on the bytes of one input file (after decompression); GPUDP_MAX_INPUT_BYTES
 #: overrides it. The reader also stops at a quarter of the memory this process may still use.
@@ -80,11 +83,30 @@ def read_bytes(path, what: str, *, gz: bool | None = None, allow_nul: bool = Fal
     return b"".join(parts)
 
 
+def strip_bom(raw: bytes) -> bytes:
+    """``raw`` without a leading UTF-8 byte-order mark."""
+    return raw[len(BOM) :] if raw.startswith(BOM) else raw
+
+
+def is_gzip(path) -> bool:
+    """Whether ``path`` is gzip-compressed: named ``.gz``, or a regular file that starts with gzip's
+    magic bytes whatever its name (an unreadable file is left to :func:`read_bytes` to report)."""
+    name = str(path)
+    if name.endswith(".gz"):
+        return True
+    try:
+        if not os.path.isfile(name):
+            return False
+        with open(name, "rb") as f:
+            return f.read(2) == b"\x1f\x8b"
+    except OSError:
+        return False
+
+
 def decode_text(raw: bytes, what: str, name: str = "", encoding: str = "utf-8") -> str:
     """Text from bytes: a UTF-8 byte-order mark is dropped; bytes that are not valid in ``encoding``
     raise :class:`~gpudp.InputError` with the offset of the first one."""
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
+    raw = strip_bom(raw)
     try:
         return raw.decode(encoding)
     except UnicodeDecodeError as e:

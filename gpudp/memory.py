@@ -141,7 +141,7 @@ def available_memory() -> int:
     return min(known) if known else 2 << 30
 
 
-def describe(nbytes: int | None = None) -> str:
+def describe() -> str:
     """``available 12.3 GiB (the least of: OS 20.1 GiB, cgroup 12.3 GiB)`` for error messages."""
     lim = limits()
     parts = []

@@ -15,7 +15,7 @@ import numpy as np
 
 from gpudp.engine import sweep
 from gpudp.errors import InputError
-from gpudp.inputs import read_bytes
+from gpudp.inputs import is_gzip, read_bytes, strip_bom
 from gpudp.memory import parse_bytes
 from gpudp.recurrence import GridRecurrence
 from gpudp.solution import Solution
@@ -269,7 +269,6 @@ def _checker(kind_a: str, xa: np.ndarray, xb: np.ndarray, ea: np.ndarray, eb: np
 SEQUENCE_SYMBOLS = bytes(range(ord("A"), ord("Z") + 1)) + bytes(range(ord("a"), ord("z") + 1)) + b"*-."
 #: bytes dropped from sequence lines: spaces, tabs and digits (GenBank-style position numbers)
 IGNORED = b" \t0123456789"
-_GZIP_MAGIC = b"\x1f\x8b"
 
 
 def _describe_byte(b: int) -> str:
@@ -305,17 +304,6 @@ def _sequence(block: bytes, first_line: int, where: str, field: str) -> bytes:
     return seq
 
 
-def _is_gzip(path: str) -> bool:
-    """A regular file that starts with gzip's magic bytes (whatever its name)."""
-    try:
-        if not os.path.isfile(path):
-            return False
-        with open(path, "rb") as f:
-            return f.read(2) == _GZIP_MAGIC
-    except OSError:
-        return False  # read_bytes says why
-
-
 def _header_name(line: bytes, default: str) -> str:
     text = line[1:].decode("utf-8", errors="replace").strip()
     text = "".join(ch if ch.isprintable() else " " if ch == "\t" else "?" for ch in text)
@@ -337,9 +325,7 @@ def read_fasta(path, case_sensitive: bool = False, field: str = "file") -> tuple
     ``case_sensitive``.
     """
     where = str(path)
-    raw = read_bytes(path, field, gz=where.endswith(".gz") or _is_gzip(where))
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
+    raw = strip_bom(read_bytes(path, field, gz=is_gzip(where)))
     if b"\r" in raw:
         raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     name = os.path.basename(where)

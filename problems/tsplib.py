@@ -39,7 +39,7 @@ from decimal import Decimal
 import numpy as np
 
 from gpudp.errors import InputError
-from gpudp.inputs import read_text
+from gpudp.inputs import read_text, strip_bom
 
 FIELD = "tsplib"
 
@@ -321,7 +321,7 @@ def _header_lines(path) -> list[str] | None:
                 if b"\x00" in chunk:
                     return None
                 buf += chunk
-                text = buf[3:] if buf.startswith(b"\xef\xbb\xbf") else buf
+                text = strip_bom(buf)
                 lines = _split_lines(text.decode("latin-1"))
                 if chunk and not text.endswith((b"\n", b"\r")):
                     lines.pop()  # a line still being read
