@@ -175,11 +175,14 @@ time.sleep(60)
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_signals_remove_the_spill_folder(tmp_path, sig):
+    # The child starts with default dispositions: under ``nohup`` SIGHUP is inherited as ignored,
+    # and a process that ignores a signal rightly neither dies of it nor cleans up.
     p = subprocess.Popen(
         [sys.executable, "-c", _SPILLER, str(tmp_path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL),
     )
     folder = p.stdout.readline().strip()
     assert os.path.isdir(folder)
