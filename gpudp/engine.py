@@ -61,6 +61,9 @@ class Plan:
     #: layered: "plain" (``layout`` is the store's) or "bands" (``layout`` is the device slab's:
     #: the computed groups of each layer; the store keeps bands, see :class:`gpudp.store.BandStore`)
     codec: str = "plain"
+    #: the backend that runs the plan, and why (``auto`` decides once the cells are known)
+    backend: str = "cpu"
+    choice: str = ""
     #: layered, window 1: per layer, how far back a cell reads the previous layer (or None)
     reach: np.ndarray | None = None
 
@@ -155,7 +158,7 @@ class SweepResult:
 
     def _need_store(self):
         if self.store is None:
-            raise ValueError(
+            raise ContractError(
                 f"{type(self.recurrence).__name__} declares decision_bits = 0: there is nothing to trace back"
             )
 
@@ -164,25 +167,29 @@ class SweepResult:
             self.store.close()
 
 
-def plan_sweep(rec: Recurrence, backend: str, tile=None) -> Plan:
+def plan_sweep(rec: Recurrence, backend: str = "auto", tile=None) -> Plan:
+    """The plan of a sweep: layout, chunks, cells, and the backend (``auto`` picks one from the
+    cells, see :func:`gpudp.backends.choose`)."""
     cls = type(rec)
     cls._validate_class()
     bits = cls.decision_bits
     if isinstance(rec, GridRecurrence):
         rows, cols = rec._checked_shape()
         sched = derive(cls.offsets, rows, cols)
+        backend, why = backends.choose(backend, rows * cols)
         if sched.tiled:
             bh, tw = tile or _fit_tile(DEFAULT_TILE[backend], rows, cols, backend)
             if tw % 32 or bh < 1 or (backend == "cuda" and bh % 32):
                 raise InputError("tile", f"tile {tile}: columns must be a multiple of 32 (rows too on cuda)")
             lay = TileLayout(rows, cols, bh, tw, bits, rpt=-(-bh // 32))
-            return Plan("tiled", rows, cols, sched, lay, None, lay.num_diagonals, rows * cols)
-        n = sched.num_wavefronts
-        sizes = np.full(n, sched.positions, dtype=np.int64)
-        return _layered_plan(
-            rows, cols, sched, sizes, np.zeros(n, np.int64), sizes, bits, "plain", rows * cols
-        )
-    if isinstance(rec, LayeredRecurrence):
+            plan = Plan("tiled", rows, cols, sched, lay, None, lay.num_diagonals, rows * cols)
+        else:
+            n = sched.num_wavefronts
+            sizes = np.full(n, sched.positions, dtype=np.int64)
+            plan = _layered_plan(
+                rows, cols, sched, sizes, np.zeros(n, np.int64), sizes, bits, "plain", rows * cols
+            )
+    elif isinstance(rec, LayeredRecurrence):
         n = int(rec.num_layers())
         if n < 0:
             raise InputError("num_layers", f"must be >= 0, got {n}")
@@ -193,8 +200,11 @@ def plan_sweep(rec: Recurrence, backend: str, tile=None) -> Plan:
         codec = cls.decision_codec if bits else "plain"
         plan = _layered_plan(0, 0, None, sizes, lo, hi, bits, codec, int((hi - lo).sum()))
         plan.reach = rec._checked_reach(n)
-        return plan
-    raise TypeError(f"{type(rec).__name__} is neither a GridRecurrence nor a LayeredRecurrence")
+        backend, why = backends.choose(backend, plan.cells)
+    else:
+        raise ContractError(f"{type(rec).__name__} is neither a GridRecurrence nor a LayeredRecurrence")
+    plan.backend, plan.choice = backend, why
+    return plan
 
 
 def _layered_plan(rows, cols, sched, sizes, lo, hi, bits, codec, cells) -> Plan:
@@ -237,17 +247,18 @@ def sweep(
 ) -> SweepResult:
     """Run the recurrence to the end; keep its decisions (if any) for the traceback.
 
-    backend:       ``auto`` (cuda when a GPU is usable), ``cpu`` or ``cuda``.
+    backend:       ``auto`` (the CPU for sweeps it finishes before the GPU could start, else cuda
+                   when a GPU is usable), ``cpu`` or ``cuda``.
     memory_budget: host bytes the decision store may take before it spills to a disk memmap
                    (int or text like ``"8G"``; default: GPUDP_MEMORY_BUDGET or half of free RAM).
     progress:      a progress bar on stderr for sweeps longer than about a second; None = only
                    when stderr is a terminal.
     tile:          ``(rows, cols)`` of the tiles of a tiled grid sweep (tuning; see docs).
     """
-    backend = backends.resolve(backend)
     t_start = time.perf_counter()
     plan = plan_sweep(rec, backend, tile)
-    data = tuple(_as_data(x) for x in rec.data())
+    backend = plan.backend
+    data = tuple(_as_data(x) for x in rec._validate_instance())
     if isinstance(rec, GridRecurrence) and type(rec).symbols:
         data = (*_symbols(rec, plan), *data)
     bits = type(rec).decision_bits
@@ -269,6 +280,7 @@ def sweep(
     stats.extra["schedule"] = plan.schedule.kind() if plan.schedule else "layers"
     stats.extra["decision_store_bytes"] = store.nbytes if store else 0
     stats.extra["decision_codec"] = plan.codec
+    stats.extra["backend_choice"] = plan.choice
     if backend == "cuda":
         from .backends import cuda as runner
     else:
@@ -311,7 +323,7 @@ def _symbols(rec, plan) -> tuple[np.ndarray, np.ndarray]:
     for name, want in (("row_symbols", plan.rows), ("col_symbols", plan.cols)):
         arr = np.ascontiguousarray(getattr(rec, name)())
         if arr.ndim != 1 or len(arr) != want:
-            raise ValueError(
+            raise ContractError(
                 f"{type(rec).__name__}.{name}() must be 1-D of length {want}, got shape {arr.shape}"
             )
         if want == 0:  # kernels index symbols even for empty grids' padding: give them one value
@@ -376,7 +388,7 @@ def walk(i, j, R, C, maxlen, words{lp}{da}):
     n = 0
     while i >= 0 and i < R and j >= 0 and j < C:
         if n >= maxlen:
-            raise ValueError("traceback did not leave the grid: back() must step to a dependency")
+            raise ContractError("{cls}.back() walked in a loop: it must step to one of the dependencies")
         d = {decode}
         path[n, 0] = i
         path[n, 1] = j
@@ -384,7 +396,7 @@ def walk(i, j, R, C, maxlen, words{lp}{da}):
         n += 1
         i2, j2 = back(i, j, d{da})
         if A * i2 + B * j2 >= A * i + B * j:
-            raise ValueError("back() returned a cell that is not on an earlier wavefront")
+            raise ContractError("{cls}.back() returned a cell that is not on an earlier wavefront")
         i = i2
         j = j2
     return path[:n]
@@ -403,7 +415,7 @@ def walk(t, k, R, C, maxlen, words{lp}{da}):
         n += 1
         t2, k2 = back(t, k, d{da})
         if t2 >= t:
-            raise ValueError("back() must return a cell of an earlier layer")
+            raise ContractError("{cls}.back() must return a cell (t2, k2) of an earlier layer, t2 < t")
         t = t2
         k = k2
     return path[:n]
@@ -420,10 +432,14 @@ def _walker(rec_cls, n_data: int, plan: Plan):
     if key in _WALKERS:
         return _WALKERS[key]
     if not hasattr(rec_cls, "back"):
-        raise TypeError(f"{rec_cls.__name__} defines no back(...): its decisions cannot be traced back")
+        raise ContractError(
+            f"{rec_cls.__name__} defines no back(...): its decisions cannot be traced back; define "
+            f"{rec_cls._form('back', n_data)} as a @staticmethod"
+        )
     ns = {
         "np": np,
         "numba": numba,
+        "ContractError": ContractError,
         "back": njit(rec_cls.back),
         "tile_decision": tile_decision,
         "layer_decision": layer_decision,
@@ -432,11 +448,14 @@ def _walker(rec_cls, n_data: int, plan: Plan):
     da = data_args(n_data)
     if s is None and plan.codec == "bands":
         lp = ", lo, hi, lead_n, band_n, band_off, lead_w, trail_w, bits"
-        src = _LAYER_WALK.format(lp=lp, da=da, decode=f"band_decision(words, t, k{lp})")
+        src = _LAYER_WALK.format(cls=rec_cls.__name__, lp=lp, da=da, decode=f"band_decision(words, t, k{lp})")
     elif s is None:
-        src = _LAYER_WALK.format(lp=", woff, bits", da=da, decode="layer_decision(words, t, k, woff, bits)")
+        src = _LAYER_WALK.format(
+            cls=rec_cls.__name__, lp=", woff, bits", da=da, decode="layer_decision(words, t, k, woff, bits)"
+        )
     elif plan.kind == "tiled":
         src = _GRID_WALK.format(
+            cls=rec_cls.__name__,
             lp=", bh, tw, ni, nj, bits, diag_off, rpt",
             da=da,
             decode="tile_decision(words, i, j, bh, tw, ni, nj, bits, diag_off, rpt)",
@@ -444,6 +463,7 @@ def _walker(rec_cls, n_data: int, plan: Plan):
     else:
         slot = "i" if s.by_row_index else "j"
         src = _GRID_WALK.format(
+            cls=rec_cls.__name__,
             lp=", woff, bits",
             da=da,
             decode="layer_decision(words, A * i + B * j - min(0, A * (R - 1)) - min(0, B * (C - 1)), "

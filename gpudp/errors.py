@@ -22,8 +22,8 @@ class ContractError(GpudpError, TypeError, ValueError):
     ``decision_bits``). It is a ``TypeError`` and a ``ValueError`` too, for code that caught those."""
 
 
-class ScheduleError(GpudpError, ValueError):
-    """A recurrence's declared dependency window admits no valid evaluation order."""
+class ScheduleError(ContractError):
+    """A recurrence's declared dependency window (``offsets``) admits no valid evaluation order."""
 
 
 class BackendError(GpudpError, RuntimeError):

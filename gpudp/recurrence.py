@@ -23,9 +23,11 @@ Both return ``value`` or ``(value, decision)`` from ``cell``; ``decision`` (``de
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
-from .errors import InputError
+from .errors import ContractError, InputError
 
 _DTYPES = (np.int32, np.int64, np.float32, np.float64)
 #: decision-store codecs a LayeredRecurrence may declare
@@ -49,14 +51,95 @@ class Recurrence:
         """
         return ()
 
+    #: the arguments every static method takes before the dependencies or the decision
+    _INDEX = ("i", "j")
+    #: methods a subclass must define (instance methods giving the sizes)
+    _SIZES: tuple[str, ...] = ()
+
     @classmethod
     def _validate_class(cls):
-        if np.dtype(cls.value_dtype) not in [np.dtype(t) for t in _DTYPES]:
-            raise TypeError(f"{cls.__name__}.value_dtype must be one of int32, int64, float32, float64")
-        if not (isinstance(cls.decision_bits, int) and 0 <= cls.decision_bits <= 8):
-            raise TypeError(f"{cls.__name__}.decision_bits must be an int in 0..8")
-        if "cell" not in dir(cls) or cls.cell is Recurrence.cell:
-            raise TypeError(f"{cls.__name__} must define a static method cell(...)")
+        """Check the declaration before anything compiles; :class:`ContractError` names the
+        attribute or method at fault and the fix."""
+        name = cls.__name__
+        try:
+            ok = np.dtype(cls.value_dtype) in [np.dtype(t) for t in _DTYPES]
+        except TypeError:
+            ok = False
+        if not ok:
+            raise ContractError(
+                f"{name}.value_dtype = {cls.value_dtype!r}: must be one of np.int32, np.int64, "
+                "np.float32, np.float64"
+            )
+        bits = cls.decision_bits
+        if isinstance(bits, bool) or not (isinstance(bits, int | np.integer) and 0 <= bits <= 8):
+            raise ContractError(f"{name}.decision_bits = {bits!r}: must be an int in 0..8 (0: value only)")
+        if cls.cell is Recurrence.cell:
+            raise ContractError(f"{name} must define cell(...) as a @staticmethod: {cls._cell_form()}")
+        for meth in ("cell", "back", "boundary"):
+            for klass in cls.__mro__:
+                if meth in vars(klass):
+                    if not isinstance(vars(klass)[meth], staticmethod):
+                        raise ContractError(
+                            f"{klass.__name__}.{meth} must be a @staticmethod (it is compiled as a plain "
+                            "function of its arguments; the instance's data reaches it through data())"
+                        )
+                    break
+        for meth in cls._SIZES:
+            owner = next(k for k in cls.__mro__ if meth in vars(k))
+            if owner in (GridRecurrence, LayeredRecurrence):
+                raise ContractError(f"{name} must define {meth}(self)")
+
+    @classmethod
+    def _cell_form(cls) -> str:
+        raise NotImplementedError
+
+    @classmethod
+    def _n_deps(cls) -> int:
+        raise NotImplementedError
+
+    def _validate_instance(self) -> tuple:
+        """``data()`` checked, and the static methods' arities against it; returns the data."""
+        cls = type(self)
+        name = cls.__name__
+        data = self.data()
+        if not isinstance(data, tuple):
+            raise ContractError(
+                f"{name}.data() must return a tuple of numpy arrays and scalars, got {type(data).__name__}"
+                + (" (a one-item tuple needs a trailing comma: (x,))" if data is not None else "")
+            )
+        n_data = len(data)
+        n_sym = 2 if getattr(cls, "symbols", False) else 0
+        want = {"cell": len(cls._INDEX) + cls._n_deps() + n_sym + n_data}
+        if getattr(cls, "back", None) is not None:
+            want["back"] = len(cls._INDEX) + 1 + n_data
+        if hasattr(cls, "boundary"):
+            want["boundary"] = len(cls._INDEX) + n_data
+        for meth, n in want.items():
+            fn = getattr(cls, meth)
+            try:
+                params = inspect.signature(fn).parameters.values()
+            except (TypeError, ValueError):  # a compiled or builtin function: numba will say
+                continue
+            if any(p.kind == p.VAR_POSITIONAL for p in params):
+                continue
+            got = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+            if got != n:
+                raise ContractError(
+                    f"{name}.{meth} takes {got} arguments, but the engine passes {n}: "
+                    f"{cls._form(meth, n_data)}"
+                )
+        return data
+
+    @classmethod
+    def _form(cls, meth: str, n_data: int) -> str:
+        idx = ", ".join(cls._INDEX)
+        data = ", ".join(f"data_{k}" for k in range(n_data))
+        data = f", {data}" if data else ""
+        if meth == "cell":
+            return cls._cell_form() + f" with data() giving {n_data} items{data and ':'}{data[1:]}"
+        if meth == "back":
+            return f"back({idx}, decision{data})"
+        return f"{meth}({idx}{data})"
 
     @staticmethod
     def cell(*args):  # pragma: no cover - the contract's placeholder
@@ -89,6 +172,8 @@ class GridRecurrence(Recurrence):
     #: 32 bits reach the cell widened to int32 (uint32 to int64), on every backend alike.
     symbols = False
 
+    _SIZES = ("shape",)
+
     def shape(self) -> tuple[int, int]:
         raise NotImplementedError
 
@@ -108,6 +193,20 @@ class GridRecurrence(Recurrence):
         from .schedule import check_offsets
 
         check_offsets(cls.offsets)
+        if cls.symbols:
+            for meth in ("row_symbols", "col_symbols"):
+                if getattr(cls, meth) is getattr(GridRecurrence, meth):
+                    raise ContractError(f"{cls.__name__}.symbols is True: define {meth}(self) -> 1-D array")
+
+    @classmethod
+    def _n_deps(cls) -> int:
+        return len(cls.offsets)
+
+    @classmethod
+    def _cell_form(cls) -> str:
+        deps = ", ".join(f"dep_{k}" for k in range(len(cls.offsets)))
+        sym = ", ri, cj" if cls.symbols else ""
+        return f"cell(i, j, {deps}{sym}, *data), one dep per offset of {tuple(cls.offsets)}"
 
     def _checked_shape(self) -> tuple[int, int]:
         rows, cols = self.shape()
@@ -153,6 +252,8 @@ class LayeredRecurrence(Recurrence):
 
     window = 1
     decision_codec = "plain"
+    _INDEX = ("t", "k")
+    _SIZES = ("num_layers", "layer_size")
 
     def num_layers(self) -> int:
         raise NotImplementedError
@@ -168,50 +269,75 @@ class LayeredRecurrence(Recurrence):
 
     @classmethod
     def _validate_class(cls):
+        if isinstance(cls.window, bool) or not (isinstance(cls.window, int) and cls.window >= 1):
+            raise ContractError(f"{cls.__name__}.window = {cls.window!r}: must be an int >= 1")
         super()._validate_class()
-        if not (isinstance(cls.window, int) and cls.window >= 1):
-            raise TypeError(f"{cls.__name__}.window must be an int >= 1")
         if cls.decision_codec not in CODECS:
-            raise TypeError(f"{cls.__name__}.decision_codec must be one of {', '.join(CODECS)}")
+            raise ContractError(
+                f"{cls.__name__}.decision_codec = {cls.decision_codec!r}: must be one of {', '.join(CODECS)}"
+            )
+
+    @classmethod
+    def _n_deps(cls) -> int:
+        return cls.window
+
+    @classmethod
+    def _cell_form(cls) -> str:
+        prev = ", ".join(f"prev_{w}" for w in range(1, cls.window + 1))
+        return f"cell(t, k, {prev}, *data), one previous layer per window = {cls.window}"
 
     def _checked_reach(self, n: int) -> np.ndarray | None:
-        """``reach()`` as an int64 array (InputError when malformed), or None."""
+        """``reach()`` as an int64 array (ContractError when malformed), or None."""
         got = self.reach()
         if got is None:
             return None
         if type(self).window != 1:
-            raise InputError("reach", f"reach needs window = 1, the class has {type(self).window}")
+            raise ContractError(
+                f"{type(self).__name__}.reach() needs window = 1, the class has {type(self).window}"
+            )
         a = np.asarray(got)
         if a.shape != (n,) or (a.size and a.dtype.kind not in "iu"):
-            raise InputError("reach", f"must be {n} integers, one per layer, got shape {a.shape} {a.dtype}")
+            raise ContractError(
+                f"{type(self).__name__}.reach() must give {n} integers, one per layer, "
+                f"got shape {a.shape} {a.dtype}"
+            )
         a = a.astype(np.int64)
         if a.size and a.min() < 0:
-            raise InputError("reach", f"layer {int(a.argmin())}: reach must be >= 0, got {a.min()}")
+            raise ContractError(
+                f"{type(self).__name__}.reach(), layer {int(a.argmin())}: reach must be >= 0, got {a.min()}"
+            )
         return a
 
     def _checked_active_range(self, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(lo, hi)`` as int64 arrays, checked against the layer sizes (InputError otherwise)."""
+        """``(lo, hi)`` as int64 arrays, checked against the layer sizes (ContractError otherwise)."""
         got = self.active_range()
         if got is None:
             return np.zeros(len(sizes), np.int64), sizes.copy()
         try:
             lo, hi = got
         except (TypeError, ValueError):
-            raise InputError("active_range", "must return a pair (lo, hi) of arrays, or None") from None
+            raise ContractError(
+                f"{type(self).__name__}.active_range() must return a pair (lo, hi) of arrays, or None"
+            ) from None
         out = []
         for name, a in (("lo", lo), ("hi", hi)):
             a = np.asarray(a)
             if a.shape != sizes.shape:
-                raise InputError("active_range", f"{name} must hold one value per layer ({len(sizes)})")
+                raise ContractError(
+                    f"{type(self).__name__}.active_range(): {name} must hold one value per layer "
+                    f"({len(sizes)})"
+                )
             if a.size and a.dtype.kind not in "iu":
-                raise InputError("active_range", f"{name} must be integers, got {a.dtype}")
+                raise ContractError(
+                    f"{type(self).__name__}.active_range(): {name} must be integers, got {a.dtype}"
+                )
             out.append(a.astype(np.int64))
         lo, hi = out
         bad = np.flatnonzero((lo < 0) | (lo > hi) | (hi > sizes))
         if bad.size:
             t = int(bad[0])
-            raise InputError(
-                "active_range",
-                f"layer {t}: need 0 <= lo <= hi <= layer_size, got lo={lo[t]}, hi={hi[t]}, size={sizes[t]}",
+            raise ContractError(
+                f"{type(self).__name__}.active_range(), layer {t}: need 0 <= lo <= hi <= layer_size, "
+                f"got lo={lo[t]}, hi={hi[t]}, size={sizes[t]}"
             )
         return lo, hi

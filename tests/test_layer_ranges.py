@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpudp import InputError, LayeredRecurrence
+from gpudp import ContractError, LayeredRecurrence
 from gpudp.engine import sweep
 from gpudp.store import BandStore, LayerLayout, band_decision, encode_bands, layer_decision
 
@@ -172,14 +172,14 @@ def test_active_range_is_validated():
         ([0, 0], [10, 10], "one value per layer"),
         ([0.5, 0, 0], [10, 10, 10], "integers"),
     ):
-        with pytest.raises(InputError, match=what):
+        with pytest.raises(ContractError, match=what):
             sweep(Ranged(h, np.asarray(lo), np.asarray(hi)), backend="cpu")
 
     class Single(Ranged):
         def active_range(self):
             return 3
 
-    with pytest.raises(InputError, match="pair"):
+    with pytest.raises(ContractError, match="pair"):
         sweep(Single(h, [0] * 3, [10] * 3), backend="cpu")
 
     class BadCodec(Ranged):

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_layer_ranges import P, Ranged, check_values, reference
 
-from gpudp import InputError
+from gpudp import ContractError
 from gpudp.engine import sweep
 
 
@@ -128,7 +128,7 @@ def test_reach_is_validated():
     h = np.zeros((3, 10), np.int64)
     lo, hi = np.zeros(3, np.int64), np.full(3, 10)
     for r, what in (([1, -1, 0], "layer 1"), ([1, 2], "one per layer"), ([0.5, 1, 1], "integers")):
-        with pytest.raises(InputError, match=what):
+        with pytest.raises(ContractError, match=what):
             sweep(Reaching(h, np.asarray(r), lo, hi), backend="cpu")
 
     class Wide(Reaching):
@@ -138,5 +138,5 @@ def test_reach_is_validated():
         def cell(t, k, p1, p2, h, r, lo, hi):
             return 0, 0
 
-    with pytest.raises(InputError, match="window = 1"):
+    with pytest.raises(ContractError, match="window = 1"):
         sweep(Wide(h, np.ones(3, np.int64), lo, hi), backend="cpu")

@@ -7,10 +7,26 @@ move to another CUDA compiler touches one file.
 from __future__ import annotations
 
 import os
+import sys
 
 from ..errors import BackendError
 
 BACKENDS = ("auto", "cpu", "cuda")
+
+#: Seconds a process pays before its first CUDA kernel and the CPU does not: importing numba-cuda,
+#: creating the context, loading the cached kernels, the first copies. Measured on the H100 machine
+#: (2026-11-23, warm kernel cache, fresh processes): see "Start-up" in docs/benchmarks.md.
+#: Override with GPUDP_GPU_START_S (seconds).
+GPU_START_S = 1.5
+#: Seconds a process that has already started CUDA pays for one more solve on the GPU (launches,
+#: copies, synchronisation) beyond the kernels themselves.
+GPU_LAUNCH_S = 0.02
+#: Cell updates a second of one CPU thread runs (a cell of three reads, like LCS or edit distance;
+#: measured on the H100 machine's CPU cores and on this project's CI machine, see docs/benchmarks.md).
+#: Solvers give their work in these units. Override with GPUDP_CPU_CELL_RATE (per thread).
+CPU_CELLS_PER_THREAD_S = 2.0e8
+#: The same for the GPU, conservatively (bundled kernels run 50-700 G cells/s on an H100).
+GPU_CELLS_PER_S = 5.0e10
 
 
 def cuda_usable() -> bool:
@@ -22,12 +38,72 @@ def cuda_usable() -> bool:
     return _cuda.available()
 
 
-def resolve(backend: str = "auto") -> str:
-    """Turn ``auto|cpu|cuda`` into the backend that will run, or raise BackendError."""
+def resolve(backend: str = "auto", work: float | None = None) -> str:
+    """Turn ``auto|cpu|cuda`` into the backend that will run, or raise BackendError.
+
+    work: the solve's size in cell updates (see :data:`CPU_CELLS_PER_THREAD_S`), when the caller
+    knows it; ``auto`` then keeps on the CPU what the CPU finishes before the GPU could (see
+    :func:`choose`).
+    """
+    return choose(backend, work)[0]
+
+
+def _env_float(name: str, default: float) -> float:
+    text = os.environ.get(name)
+    if not text:
+        return default
+    try:
+        x = float(text)
+    except ValueError:
+        raise BackendError(f"{name}={text!r} is not a number") from None
+    if not x >= 0:
+        raise BackendError(f"{name}={text!r} must be >= 0")
+    return x
+
+
+def cuda_started() -> bool:
+    """True when this process has already paid CUDA's start-up (the backend is imported and a GPU
+    answered), so one more GPU solve costs launches, not seconds."""
+    mod = sys.modules.get(f"{__name__}.cuda")
+    return bool(mod is not None and getattr(mod, "STARTED", False))
+
+
+def cpu_threads() -> int:
+    import numba
+
+    return max(1, int(numba.get_num_threads()))
+
+
+def choose(backend: str = "auto", work: float | None = None) -> tuple[str, str]:
+    """``(backend, why)``: the backend that will run and, for ``auto``, the reason in words.
+
+    ``auto`` runs on the CPU when the predicted CPU time, ``work / (rate x threads)``, is below the
+    GPU's predicted time, its start-up (:data:`GPU_START_S`, or :data:`GPU_LAUNCH_S` once CUDA is
+    started in this process) plus ``work / GPU_CELLS_PER_S``. A solve whose work is not known, or
+    large, goes to the GPU when one is usable. Deciding for the CPU does not import the CUDA
+    compiler at all: that import is most of the start-up being saved.
+    """
     if backend not in BACKENDS:
         raise BackendError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     if backend == "auto":
-        return "cuda" if cuda_usable() else "cpu"
+        if work is not None:
+            threads = cpu_threads()
+            t_cpu = work / (_env_float("GPUDP_CPU_CELL_RATE", CPU_CELLS_PER_THREAD_S) * threads)
+            start = GPU_LAUNCH_S if cuda_started() else _env_float("GPUDP_GPU_START_S", GPU_START_S)
+            t_gpu = start + work / GPU_CELLS_PER_S
+            if t_cpu < t_gpu:
+                return "cpu", (
+                    f"auto: cpu, {work:.3g} cell updates predicted {t_cpu:.3g} s on {threads} threads, "
+                    f"the GPU {t_gpu:.3g} s with its start-up"
+                )
+            if cuda_usable():
+                return "cuda", (
+                    f"auto: cuda, {work:.3g} cell updates predicted {t_gpu:.3g} s, the cpu {t_cpu:.3g} s"
+                )
+            return "cpu", f"auto: cpu, no usable GPU ({unavailable_reason()})"
+        if cuda_usable():
+            return "cuda", "auto: cuda, a GPU is usable"
+        return "cpu", f"auto: cpu, no usable GPU ({unavailable_reason()})"
     if backend == "cuda":
         from . import cuda as _cuda
 
@@ -36,7 +112,15 @@ def resolve(backend: str = "auto") -> str:
                 "backend 'cuda' asked for, but no CUDA GPU is usable here "
                 f"({_cuda.unavailable_reason()}); use backend='cpu' or 'auto'"
             )
-    return backend
+    return backend, f"{backend}: asked for"
+
+
+def unavailable_reason() -> str:
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        return "the CUDA simulator is on; it runs only when asked for by backend='cuda'"
+    from . import cuda as _cuda
+
+    return _cuda.unavailable_reason()
 
 
 def device_name(backend: str) -> str:

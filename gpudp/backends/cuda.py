@@ -37,10 +37,13 @@ def is_simulator() -> bool:
 
 
 _REASON: list[str] = []
+#: set once a GPU (or the simulator) answered in this process: CUDA's start-up is paid
+STARTED = False
 
 
 def available() -> bool:
     """True when kernels can run: a real GPU, or the CUDA simulator when it is switched on."""
+    global STARTED
     try:
         ok = bool(cuda.is_available())
     except Exception as e:  # a broken driver raises rather than answering False
@@ -48,6 +51,7 @@ def available() -> bool:
         return False
     if not ok and not _REASON:
         _REASON.append("numba.cuda.is_available() is False: no GPU or no CUDA driver")
+    STARTED = STARTED or ok
     return ok
 
 

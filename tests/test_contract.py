@@ -1,0 +1,201 @@
+"""Mistakes in declaring a recurrence: one ContractError, raised before anything compiles, naming
+the attribute or method at fault and the form the engine expects."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpudp import ContractError, GridRecurrence, LayeredRecurrence, ScheduleError
+from gpudp.engine import sweep
+
+
+class Grid(GridRecurrence):
+    """A valid 3 x 4 LCS-like grid: the base of the broken variants below."""
+
+    decision_bits = 2
+
+    def __init__(self, h=None):
+        self.h = np.ones((3, 4), np.int64) if h is None else h
+
+    def shape(self):
+        return self.h.shape
+
+    def data(self):
+        return (self.h,)
+
+    @staticmethod
+    def cell(i, j, up, left, diag, h):
+        return max(up, left, diag + h[i, j]), 1
+
+    @staticmethod
+    def back(i, j, d, h):
+        return i - 1, j - 1
+
+
+class Layers(LayeredRecurrence):
+    window = 2
+
+    def num_layers(self):
+        return 3
+
+    def layer_size(self, t):
+        return 4
+
+    @staticmethod
+    def cell(t, k, prev_1, prev_2):
+        return prev_1[k] + prev_2[k] + 1
+
+
+def _raises(rec, *pieces):
+    with pytest.raises(ContractError) as e:
+        sweep(rec, backend="cpu", progress=False)
+    for p in pieces:
+        assert p in str(e.value), (p, str(e.value))
+    return e.value
+
+
+def test_the_valid_declarations_run():
+    assert sweep(Grid(), backend="cpu").last_row[-1] == 3
+    assert list(sweep(Layers(), backend="cpu").last_layer) == [4, 4, 4, 4]
+
+
+def test_cell_arity_against_offsets_and_data():
+    class TooFew(Grid):
+        @staticmethod
+        def cell(i, j, up, left, h):
+            return up, 0
+
+    _raises(TooFew(), "TooFew.cell takes 5 arguments, but the engine passes 6", "dep_2", "data_0")
+
+    class NoData(Grid):
+        def data(self):
+            return ()
+
+    _raises(NoData(), "NoData.cell takes 6 arguments, but the engine passes 5")
+
+    class Window(Layers):
+        @staticmethod
+        def cell(t, k, prev_1):
+            return prev_1[k]
+
+    _raises(Window(), "Window.cell takes 3 arguments, but the engine passes 4", "window = 2")
+
+
+def test_back_and_boundary_arity():
+    class Back(Grid):
+        @staticmethod
+        def back(i, j, h):
+            return i - 1, j
+
+    _raises(Back(), "Back.back takes 3 arguments, but the engine passes 4", "back(i, j, decision, data_0)")
+
+    class Boundary(Grid):
+        @staticmethod
+        def boundary(i, j):
+            return 0
+
+    _raises(Boundary(), "Boundary.boundary takes 2 arguments, but the engine passes 3")
+
+
+def test_star_args_are_accepted():
+    class Star(Grid):
+        @staticmethod
+        def boundary(i, j, *data):
+            return 0
+
+    sweep(Star(), backend="cpu")
+
+
+def test_methods_must_be_static():
+    class Method(Grid):
+        def cell(self, i, j, up, left, diag, h):
+            return 0, 0
+
+    _raises(Method(), "Method.cell must be a @staticmethod")
+
+
+def test_missing_pieces():
+    class NoShape(GridRecurrence):
+        @staticmethod
+        def cell(i, j, up, left, diag):
+            return 0
+
+    _raises(NoShape(), "NoShape must define shape(self)")
+
+    class NoSize(LayeredRecurrence):
+        def num_layers(self):
+            return 1
+
+        @staticmethod
+        def cell(t, k, prev_1):
+            return 0
+
+    _raises(NoSize(), "NoSize must define layer_size(self)")
+
+    class NoCell(GridRecurrence):
+        def shape(self):
+            return (1, 1)
+
+    _raises(NoCell(), "NoCell must define cell(...) as a @staticmethod", "cell(i, j, dep_0, dep_1, dep_2")
+
+    class Symbols(Grid):
+        symbols = True
+
+    _raises(Symbols(), "Symbols.symbols is True: define row_symbols(self)")
+
+
+@pytest.mark.parametrize(
+    "attr, value, piece",
+    [
+        ("value_dtype", np.int8, "value_dtype"),
+        ("value_dtype", "banana", "value_dtype"),
+        ("decision_bits", 9, "decision_bits = 9"),
+        ("decision_bits", True, "decision_bits = True"),
+        ("decision_bits", 2.0, "decision_bits = 2.0"),
+    ],
+)
+def test_bad_attributes(attr, value, piece):
+    bad = type("Bad", (Grid,), {attr: value})
+    _raises(bad(), piece)
+
+
+def test_bad_window_and_codec():
+    _raises(type("W", (Layers,), {"window": 0})(), "W.window = 0")
+    _raises(type("C", (Layers,), {"decision_codec": "zip"})(), "C.decision_codec = 'zip'")
+
+
+def test_data_must_be_a_tuple():
+    class Listed(Grid):
+        def data(self):
+            return [self.h]
+
+    _raises(Listed(), "Listed.data() must return a tuple", "got list")
+
+    class Bare(Grid):
+        def data(self):
+            return self.h
+
+    _raises(Bare(), "got ndarray", "trailing comma")
+
+
+def test_offsets_mistakes_are_contract_errors():
+    cls = type("Self", (Grid,), {"offsets": ((0, 0), (-1, 0), (0, -1))})
+    e = _raises(cls(), "itself")
+    assert isinstance(e, ScheduleError)
+
+
+def test_back_that_does_not_step_back():
+    class Stuck(Grid):
+        @staticmethod
+        def back(i, j, d, h):
+            return i, j
+
+    res = sweep(Stuck(), backend="cpu")
+    with pytest.raises(ContractError, match="Stuck.back"):
+        res.traceback((2, 3))
+
+
+def test_contract_errors_are_still_type_and_value_errors():
+    """Code written against the older TypeError / ValueError keeps catching them."""
+    assert issubclass(ContractError, TypeError) and issubclass(ContractError, ValueError)
