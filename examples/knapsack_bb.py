@@ -15,8 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from gpudp.problems import knapsack_bb
-from gpudp.problems.knapsack_io import read_knapsack
+from gpudp.bench.instances import shen_instance
+from gpudp.problems.knapsack import bb as knapsack_bb
+from gpudp.problems.knapsack.io import read_knapsack
 
 HERE = Path(__file__).resolve().parent
 F5 = HERE.parent / "tests" / "data" / "knapsack" / "f5_l-d_kp_15_375"
@@ -36,7 +37,7 @@ def main(argv=None):
     weight = sol.details["weight"]
     print(f"{inst.name}: optimum {sol.value:.4f} with items {taken.tolist()} (weight {weight:.4f})")
 
-    p, w, c = knapsack_bb.shen_instance(args.n, args.seed)
+    p, w, c = shen_instance(args.n, args.seed)
     sol = knapsack_bb.solve(p, w, c, backend=args.backend, host_budget_bytes=int(args.host_budget))
     st = sol.stats.extra
     state = "optimal" if sol.optimal else f"NOT proven optimal ({sol.details['message']})"

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from gpudp.problems import knapsack_dp
-from gpudp.problems.knapsack_dp_bench import boyer_instance
-from gpudp.problems.knapsack_io import read_knapsack
+from gpudp.bench.instances import boyer_instance
+from gpudp.problems.knapsack import dp as knapsack_dp
+from gpudp.problems.knapsack.io import read_knapsack
 
 HERE = Path(__file__).resolve().parent
 F8 = HERE.parent / "tests" / "data" / "knapsack" / "f8_l-d_kp_23_10000"

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import networkx as nx
 
-from gpudp.problems import tsp_held_karp, tsplib
+from gpudp.problems.tsp import held_karp as tsp_held_karp
+from gpudp.problems.tsp import tsplib
 
 HERE = Path(__file__).resolve().parent
 ULYSSES = HERE.parent / "tests" / "data" / "tsplib" / "ulysses16.tsp"

@@ -23,15 +23,15 @@ SOLVERS = {
     "lcs": "gpudp.problems.lcs",
     "subset-sum": "gpudp.problems.subset_sum",
     "knapsack": "gpudp.problems.knapsack",
-    "tsp": "gpudp.problems.tsp_held_karp",
+    "tsp": "gpudp.problems.tsp",
 }
 BENCHES = {
-    "lcs": "gpudp.problems.lcs_bench",
-    "subset-sum": "gpudp.problems.subset_sum",
-    "knapsack-bb": "gpudp.problems.knapsack_bb",
-    "tsp": "gpudp.problems.tsp_bench",
-    "knapsack": "gpudp.problems.knapsack_dp_bench",
-    "startup": "gpudp.startup_bench",
+    "lcs": "gpudp.bench.lcs",
+    "subset-sum": "gpudp.bench.subset_sum",
+    "knapsack-bb": "gpudp.bench.knapsack_bb",
+    "tsp": "gpudp.bench.tsp",
+    "knapsack": "gpudp.bench.knapsack_dp",
+    "startup": "gpudp.bench.startup",
 }
 
 

@@ -31,4 +31,5 @@ class BackendError(GpudpError, RuntimeError):
 
 
 class CheckError(GpudpError, AssertionError):
-    """A solution failed its certificate check against the instance."""
+    """A check gpudp makes on itself failed: a solution against its certificate (the instance), or
+    an internal invariant. Either is a bug in gpudp, never an answer; please report it."""

@@ -34,7 +34,7 @@ import numba
 import numpy as np
 
 from .backends.cpu import njit
-from .errors import InputError
+from .errors import CheckError, InputError
 from .memory import available_memory, default_budget, describe, parse_bytes  # noqa: F401  (re-exported)
 
 WORD = np.uint32
@@ -159,9 +159,11 @@ class TileLayout:
     rpt: int = 0
 
     def __post_init__(self):
-        assert self.tw % 32 == 0
         self.rpt = self.rpt or -(-self.bh // 32)
-        assert self.bh <= 32 * self.rpt
+        if self.tw % 32 or self.bh > 32 * self.rpt:
+            raise CheckError(
+                f"tile layout {self.bh} x {self.tw} (rpt {self.rpt}): columns must be a multiple of 32"
+            )
         self.ni = -(-self.rows // self.bh) if self.rows else 0
         self.nj = -(-self.cols // self.tw) if self.cols else 0
         self.num_diagonals = self.ni + self.nj - 1 if self.ni and self.nj else 0

@@ -26,7 +26,7 @@ def _lcs(backend):
 
 def _knapsack(backend):
     from .problems import knapsack
-    from .problems.knapsack_io import validate
+    from .problems.knapsack.io import validate
 
     rng = np.random.default_rng(0)
     w = rng.integers(1, 60, 24)
@@ -47,7 +47,7 @@ def _subset_sum(backend):
 
 
 def _tsp(backend):
-    from .problems import tsp_held_karp as hk
+    from .problems.tsp import held_karp as hk
 
     rng = np.random.default_rng(0)
     d = rng.integers(1, 100, (7, 7))

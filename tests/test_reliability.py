@@ -341,7 +341,7 @@ def test_interrupt_latency_between_chunks():
         """
         import os, signal, threading, time, sys
         import numpy as np
-        from gpudp.problems import tsp_held_karp as hk
+        from gpudp.problems.tsp import held_karp as hk
         rng = np.random.default_rng(0)
         d = rng.integers(1, 100, (23, 23))  # about 5 s on one core of a 2026 laptop
         hk.solve(d[:6, :6], backend="cpu")  # compile

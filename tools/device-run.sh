@@ -2,7 +2,7 @@
 # On the lent GPU machine (its own python3 3.12 with numba-cuda; no network): install gpudp with the
 # carried numpy<2.5 wheel, run the GPU tests and benchmarks, write logs under $OUT.
 # Here, first: ../shared/tools/device-wheels.sh rapidfuzz==3.14.6   (fills .whl/, carried)
-# There:       bash tools/device-run.sh [tests|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|all]...
+# There:       bash tools/device-run.sh [tests|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -19,6 +19,9 @@ for stage in "${@:-all}"; do
   case $stage in
     tests|all)
       python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" ${TESTS:-tests} 2>&1 | tee "$OUT/tests.log" ;;&
+    crossover)
+      python3 tools/crossover.py "$OUT/crossover.jsonl" --repeat "${REPEAT:-1}" ${CROSSOVER_ARGS:-} 2>&1 \
+        | tee "$OUT/crossover.log" ;;
     tune|all)
       python3 tools/lcs_tune.py 2>&1 | tee "$OUT/tune.log" ;;&
     ncu)
@@ -45,7 +48,7 @@ for stage in "${@:-all}"; do
           --out "$OUT/bench_tsp_peer.json" >/tmp/bench_tsp_peer.log 2>&1 &
         peer=$!
       fi
-      python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" ${TSP_TESTS:-tests/test_tsp.py tests/test_tsplib.py} \
+      python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" ${TSP_TESTS:-tests/tsp/test_tsp.py tests/tsp/test_tsplib.py} \
         2>&1 | tee "$OUT/tsp_tests.log"
       python3 -m gpudp.cli bench tsp --backends cuda --no-peers ${TSP_CUDA_ARGS:-} \
         --out "$OUT/bench_tsp_cuda.json" 2>&1 | tee -a "$OUT/bench_tsp.log"
@@ -60,7 +63,7 @@ for stage in "${@:-all}"; do
         2>&1 | tee "$OUT/bench_startup.log" ;;
     knapsack)
       # knapsack DP (issue 3): its GPU and simulator-marked tests on the GPU, then the benchmark
-      python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" tests/test_knapsack_dp.py \
+      python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" tests/knapsack/test_knapsack_dp.py \
         tests/test_layer_ranges.py ${KNAPSACK_TESTS:-} 2>&1 | tee "$OUT/knapsack_tests.log"
       [ -n "${KNAPSACK_TUNE:-}" ] && python3 tools/knapsack_tune.py $KNAPSACK_TUNE 2>&1 | tee "$OUT/knapsack_tune.log"
       timeout ${KNAPSACK_TIMEOUT:-240} python3 -m gpudp.cli bench knapsack ${KNAPSACK_ARGS:-} \

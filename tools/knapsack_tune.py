@@ -8,8 +8,8 @@ import json
 import sys
 
 from gpudp.backends import cuda as cb
-from gpudp.problems import knapsack_dp as kd
-from gpudp.problems.knapsack_dp_bench import boyer_instance
+from gpudp.bench.instances import boyer_instance
+from gpudp.problems.knapsack import dp as kd
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 50_000
 p, w, c = boyer_instance(n, 0)

@@ -4,8 +4,8 @@ Compute (tools/device-run.sh ncu-knapsack); also writes the kernel's PTX and SAS
 import sys
 
 from gpudp.backends import cuda as cb
-from gpudp.problems import knapsack_dp as kd
-from gpudp.problems.knapsack_dp_bench import boyer_instance
+from gpudp.bench.instances import boyer_instance
+from gpudp.problems.knapsack import dp as kd
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 20_000
 kd.solve(*boyer_instance(200, 99), backend="cuda", progress=False)  # compiles

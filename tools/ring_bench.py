@@ -27,7 +27,8 @@ import numpy as np
 
 from gpudp import frontier
 from gpudp.backends import cuda as cb
-from gpudp.problems import knapsack_bb as kb
+from gpudp.bench.instances import shen_instance
+from gpudp.problems.knapsack import bb as kb
 
 N_VARS = 1024  # 32 bit words per node
 
@@ -94,9 +95,9 @@ def main(argv=None):
         st = synthetic(args.nodes_log2, args.batch, budget)
         print(json.dumps(_row(name, st, {"nodes": 1 << args.nodes_log2, "batch": args.batch})), flush=True)
     if args.shen_limit > 0:
-        kb.solve(*kb.shen_instance(100, 0), backend="cuda", cpu_threshold=0)  # compile its kernels
+        kb.solve(*shen_instance(100, 0), backend="cuda", cpu_threshold=0)  # compile its kernels
         sol = kb.solve(
-            *kb.shen_instance(700, 4), backend="cuda", time_limit=args.shen_limit, host_budget_bytes=budget
+            *shen_instance(700, 4), backend="cuda", time_limit=args.shen_limit, host_budget_bytes=budget
         )
         extra = {"optimal": sol.optimal, "value": sol.value, "time_limit": args.shen_limit}
         print(json.dumps(_row("shen n=700 seed 4", sol.stats.extra, extra)), flush=True)

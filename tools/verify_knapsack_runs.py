@@ -8,14 +8,15 @@ import argparse
 import json
 import sys
 
-from gpudp.problems import knapsack_bb as kb
-from gpudp.problems import knapsack_dp as kd
+from gpudp.bench.instances import lalami_instance, shen_instance
+from gpudp.problems.knapsack import bb as kb
+from gpudp.problems.knapsack import dp as kd
 
 parser = argparse.ArgumentParser()
 parser.add_argument("runs")
 parser.add_argument("--bb-max-n", type=int, default=200)
 args = parser.parse_args()
-gen = {"lalami": kb.lalami_instance, "shen": kb.shen_instance}
+gen = {"lalami": lalami_instance, "shen": shen_instance}
 bad = checked = 0
 for r in json.load(open(args.runs))["runs"]:
     if not r.get("solved"):

@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpudp import InputError
-from gpudp.problems.knapsack_io import parse_knapsack, read_knapsack, validate
+from gpudp.problems.knapsack.io import parse_knapsack, read_knapsack, validate
 
-DATA = Path(__file__).parent / "data" / "knapsack"
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "knapsack"
+DATA = Path(__file__).resolve().parents[1] / "data" / "knapsack"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "knapsack"
 
 
 @pytest.mark.parametrize("eol", ["\n", "\r\n", "\r"])
@@ -241,7 +241,7 @@ def test_files_binary_bom_and_gz(tmp_path):
 
 
 def test_checker_is_exact_for_integers_and_uses_the_tolerance_for_reals():
-    from gpudp.problems.knapsack_io import solution_checker, weight_tolerance
+    from gpudp.problems.knapsack.io import solution_checker, weight_tolerance
 
     class Sol:
         def __init__(self, x, value):

@@ -14,11 +14,11 @@ from gpudp import InputError
 from gpudp.cli import main
 from gpudp.engine import sweep
 from gpudp.problems import knapsack as front
-from gpudp.problems import knapsack_dp as kd
-from gpudp.problems.knapsack_io import read_knapsack, validate
+from gpudp.problems.knapsack import dp as kd
+from gpudp.problems.knapsack.io import read_knapsack, validate
 
-DATA = Path(__file__).parent / "data" / "knapsack"
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "knapsack"
+DATA = Path(__file__).resolve().parents[1] / "data" / "knapsack"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "knapsack"
 
 
 def ref_dp(p, w, c):
@@ -226,7 +226,7 @@ def test_cuda_tiny(seed):
 
 @pytest.mark.gpu
 def test_gpu_matches_cpu_boyer_class():
-    from gpudp.problems.knapsack_dp_bench import boyer_instance
+    from gpudp.bench.instances import boyer_instance
 
     p, w, c = boyer_instance(300, 1)
     cpu = kd.solve(p, w, c, backend="cpu", progress=False)
@@ -238,7 +238,7 @@ def test_gpu_matches_cpu_boyer_class():
 def test_example_runs(capsys):
     import runpy
 
-    example = runpy.run_path(str(Path(__file__).resolve().parents[1] / "examples" / "knapsack_dp.py"))
+    example = runpy.run_path(str(Path(__file__).resolve().parents[2] / "examples" / "knapsack_dp.py"))
     sol = example["main"](["--n", "300", "--backend", "cpu"])
     out = capsys.readouterr().out
     assert "optimum 9767" in out and f"optimum {sol.value}" in out

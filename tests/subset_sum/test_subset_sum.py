@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 
 from gpudp import InputError
 from gpudp.backends import cuda_usable
+from gpudp.bench.instances import wan_instance
+from gpudp.bench.subset_sum import numpy_two_list
 from gpudp.problems import subset_sum as ss
 
 
@@ -205,7 +207,8 @@ def test_bad_input(weights, target, field):
 
 
 def test_memory_checked_before_starting(monkeypatch):
-    monkeypatch.setattr(ss, "_free_memory", lambda backend, need=0: (10**6, "on the test's pretend device"))
+    fake = lambda backend, need=0: (10**6, "on the test's pretend device")  # noqa: E731
+    monkeypatch.setattr(ss.solver, "_free_memory", fake)
     ws = [10**6 + 3 * k for k in range(40)]
     with pytest.raises(InputError, match="limit here is about n = ") as err:
         ss.solve(ws, sum(ws) // 2, backend="cpu")
@@ -237,7 +240,7 @@ def test_example_runs_and_splits_fairly(capsys):
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parent.parent / "examples" / "subset_sum.py"
+    path = Path(__file__).resolve().parents[2] / "examples" / "subset_sum.py"
     spec = importlib.util.spec_from_file_location("gpudp_example_subset_sum", path)
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
@@ -249,8 +252,8 @@ def test_example_runs_and_splits_fairly(capsys):
 
 def test_numpy_peer_matches():
     for seed in range(3):
-        w, m = ss.bench_instance(18, seed)
-        assert ss.numpy_two_list(w, m) == brute_best(w, m)
+        w, m = wan_instance(18, seed)
+        assert numpy_two_list(w, m) == brute_best(w, m)
 
 
 # --- the real GPU -----------------------------------------------------------------------------------
@@ -260,10 +263,10 @@ def test_numpy_peer_matches():
 @pytest.mark.skipif(not cuda_usable(), reason="needs a real CUDA GPU")
 def test_gpu_against_peer_and_brute():
     for n, seed, pct in [(20, 1, 50), (22, 2, 30), (36, 3, 50), (40, 4, 45), (44, 5, 50)]:
-        w, m = ss.bench_instance(n, seed, pct)
+        w, m = wan_instance(n, seed, pct)
         sol = ss.solve(w, m, backend="cuda")
         best = m if sol.details["feasible"] else sol.details["closest_sum"]
-        assert best == ss.numpy_two_list(w, m) == (brute_best(w, m) if n <= 22 else best)
+        assert best == numpy_two_list(w, m) == (brute_best(w, m) if n <= 22 else best)
         assert best == ss.maximize(w, m, backend="cpu").value
     rng = np.random.default_rng(9)
     for _ in range(5):  # small weights: many equal sums, ties across blocks
@@ -276,7 +279,7 @@ def test_gpu_against_peer_and_brute():
 @pytest.mark.gpu
 @pytest.mark.skipif(not cuda_usable(), reason="needs a real CUDA GPU")
 def test_gpu_generation_matches_cpu():
-    w, m = ss.bench_instance(24, 7)
+    w, m = wan_instance(24, 7)
     w = sorted(w, reverse=True)
     gs, gm = ss.generate_list(w, m, backend="cuda")
     cs, cm = ss.generate_list(w, m, backend="cpu")
@@ -409,7 +412,7 @@ def test_read_instance_refuses_with_the_line(tmp_path, raw, piece):
 
 
 def test_read_instance_bounds_the_count(tmp_path, monkeypatch):
-    monkeypatch.setattr(ss, "MAX_FILE_NUMBERS", 5)
+    monkeypatch.setattr(ss.io, "MAX_FILE_NUMBERS", 5)
     f = tmp_path / "inst.txt"
     f.write_text("9\n1\n2\n3\n4\n")
     assert ss.read_instance(f) == (9, [1, 2, 3, 4])

@@ -37,13 +37,13 @@ import time
 
 import numpy as np
 
-from gpudp.backends import resolve
+from gpudp.backends import choose
 from gpudp.engine import sweep
 from gpudp.errors import InputError
 from gpudp.recurrence import LayeredRecurrence
 from gpudp.solution import Solution
 
-from .knapsack_io import KnapsackInstance, solution_checker
+from .io import KnapsackInstance, solution_checker
 
 __all__ = ["solve", "solve_instance", "recurrence_class", "estimate_memory", "KnapsackDP"]
 
@@ -239,7 +239,8 @@ class _Prepared:
             raise InputError("capacity", f"must be >= 0, got {capacity!r}")
         if cap > I64_MAX:
             raise InputError("capacity", f"{capacity!r} is beyond the int64 range (2^63 - 1)")
-        self.backend = be = resolve(backend)
+        # a knapsack cell costs the CPU about twice an LCS cell (measured: docs/benchmarks.md, "Start-up")
+        self.backend, self.backend_choice = be, _ = choose(backend, work=2.0 * len(p) * (cap + 1))
         integral = p.dtype.kind in "iu" or bool(
             p.size and np.all(p == np.round(p)) and np.abs(p).max() < 2.0**62
         )
@@ -324,6 +325,7 @@ def solve(
     value = sum(int(v) for v in p[sel]) if integral else math.fsum(p[sel].tolist())
     details["weight"] = wsum
     stats.seconds = time.perf_counter() - t0
+    stats.extra["backend_choice"] = pre.backend_choice
     sol = Solution(
         "knapsack",
         value,

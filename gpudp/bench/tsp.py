@@ -4,7 +4,7 @@ For each size n: n points with integer coordinates uniform in [0, 1000)^2, TSPLI
 (rounded to the nearest integer, so int32 cells). For each backend: a warm-up solve (compilation)
 first, then ``--repeat`` solves of each size; each time is the wall time of ``solve()``: the sweep,
 the eviction of the decisions, the tour's traceback and its check. Rates are in transitions per
-second (states times predecessors summed over the layers, :func:`tsp_held_karp.transitions`).
+second (states times predecessors summed over the layers, :func:`gpudp.problems.tsp.held_karp.transitions`).
 Peers on the same machine and instances: the cpu backend, and python-tsp's
 ``solve_tsp_dynamic_programming`` in a subprocess with a time limit (``--backends none`` runs the
 peer alone, ``--no-peers`` leaves it out; the same seed gives the same instances, so separate runs
@@ -27,9 +27,10 @@ import time
 import numpy as np
 
 from gpudp.backends import cuda_usable, device_name
+from gpudp.problems.tsp import held_karp as hk
 
-from . import tsp_held_karp as hk
-from .tsplib import coord_matrix
+from .instances import random_euclidean
+from .instances import tsp_instance as instance
 
 #: the issue's goals on the H100, seconds per solve (tour included)
 GOALS = {25: 2.0, 28: 10.0, 30: 60.0}
@@ -69,17 +70,6 @@ def bench_arguments(p):
     )
     p.add_argument("--peer-sizes", default=None, help="sizes for python-tsp (default: --sizes)")
     p.add_argument("--no-peers", action="store_true", help="do not run python-tsp")
-
-
-def random_euclidean(n: int, rng) -> tuple[np.ndarray, np.ndarray]:
-    """n random points in [0, 1000)^2 with integer coordinates and their EUC_2D distance matrix."""
-    xy = rng.integers(0, 1000, size=(n, 2)).astype(np.float64)
-    return xy, coord_matrix(xy, "EUC_2D")
-
-
-def instance(n: int, seed: int) -> np.ndarray:
-    """The benchmark's distance matrix for n cities (the same for every run with this seed)."""
-    return random_euclidean(n, np.random.default_rng([seed, n]))[1]
 
 
 def _backends(text: str) -> list[str]:

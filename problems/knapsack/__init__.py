@@ -2,9 +2,9 @@
 
 Methods:
 
-- ``bb``: branch and bound on the frontier engine (:mod:`gpudp.problems.knapsack_bb`); any
+- ``bb``: branch and bound on the frontier engine (:mod:`gpudp.problems.knapsack.bb`); any
   non-negative integer or real data.
-- ``dp``: dense dynamic programming on the wavefront engine (:mod:`gpudp.problems.knapsack_dp`,
+- ``dp``: dense dynamic programming on the wavefront engine (:mod:`gpudp.problems.knapsack.dp`,
   Boyer et al.); integer weights and capacity, integer or real profits.
 - ``auto`` (default): the rule is DP when the weights and the capacity are integers and the DP table
   is small, ``n * (C + 1) <= DP_CELL_LIMIT`` (1e10 cells: seconds on the H100 at the DP engine's
@@ -14,7 +14,7 @@ Methods:
   which method ran and why.
 
 Numbers are read exactly and every limit is a clear :class:`gpudp.InputError`, never a rounded
-value (see :mod:`gpudp.problems.knapsack_io`).
+value (see :mod:`gpudp.problems.knapsack.io`).
 """
 
 from __future__ import annotations
@@ -28,14 +28,24 @@ import numpy as np
 from gpudp.errors import InputError
 from gpudp.memory import parse_bytes
 
-from . import knapsack_bb
-from .knapsack_io import KnapsackInstance, read_knapsack
+from . import bb as knapsack_bb
+from .io import KnapsackInstance, read_knapsack, validate
+
+__all__ = [
+    "solve",
+    "solve_instance",
+    "rule",
+    "read_knapsack",
+    "validate",
+    "KnapsackInstance",
+    "DP_CELL_LIMIT",
+]
 
 DP_CELL_LIMIT = 10**10
 
 
 def dp_available() -> bool:
-    return importlib.util.find_spec("gpudp.problems.knapsack_dp") is not None
+    return importlib.util.find_spec("gpudp.problems.knapsack.dp") is not None
 
 
 def _integer_capacity(inst: KnapsackInstance) -> int | None:
@@ -107,6 +117,36 @@ def cli_solve(args):
     )
 
 
+def solve(profits, weights, capacity, method: str = "auto", backend: str = "auto", memory_budget=None, **bb):
+    """The 0/1 knapsack: the best set of items of total weight at most ``capacity``, checked.
+
+    Parameters
+    ----------
+    profits, weights : sequences of non-negative numbers (integers stay exact at every magnitude)
+    capacity : non-negative number
+    method : ``"auto"`` (the documented :func:`rule`), ``"dp"`` or ``"bb"``
+    backend : ``"auto"``, ``"cpu"`` or ``"cuda"``
+    memory_budget : host bytes for the DP's decisions before they spill to disk
+    **bb : options of the branch and bound (``host_budget_bytes``, ``batch``, ``time_limit``, ...)
+
+    Returns
+    -------
+    Solution : ``value``, ``solution`` (0/1 per item, the caller's order), ``details["method_note"]``
+
+    Raises
+    ------
+    InputError : data that are not a knapsack, or beyond what the method can keep exact
+
+    Example
+    -------
+    >>> from gpudp.problems import knapsack
+    >>> knapsack.solve([10, 7, 8], [5, 4, 3], 8, backend="cpu").value
+    18
+    """
+    inst = validate(profits, weights, capacity)
+    return solve_instance(inst, method=method, backend=backend, memory_budget=memory_budget, **bb)
+
+
 def solve_instance(
     inst: KnapsackInstance, method: str = "auto", backend: str = "auto", memory_budget=None, **bb
 ):
@@ -118,7 +158,7 @@ def solve_instance(
         method = rule(inst)
         note = f"the rule picks {method}"
         if method == "dp":
-            from . import knapsack_dp
+            from . import dp as knapsack_dp
 
             try:
                 knapsack_dp.check(inst.profits, inst.weights, inst.capacity, backend=backend)
@@ -126,7 +166,7 @@ def solve_instance(
                 method = "bb"
                 note = f"the rule picks dp, but the DP refuses ({e}): bb instead"
     if method == "dp":
-        from . import knapsack_dp
+        from . import dp as knapsack_dp
 
         sol = knapsack_dp.solve_instance(inst, backend=backend, memory_budget=memory_budget)
     elif method == "bb":

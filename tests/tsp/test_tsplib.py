@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpudp import InputError
-from gpudp.problems import tsplib
+from gpudp.problems.tsp import tsplib
 
-DATA = Path(__file__).resolve().parent / "data" / "tsplib"
+DATA = Path(__file__).resolve().parents[1] / "data" / "tsplib"
 
 # an asymmetric 4 x 4 matrix and its symmetric part, for the explicit formats
 FULL = np.array([[0, 3, 5, 9], [4, 0, 7, 2], [6, 8, 0, 1], [9, 3, 2, 0]])

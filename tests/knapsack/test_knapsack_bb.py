@@ -11,11 +11,12 @@ from hypothesis import strategies as st
 
 from gpudp import CheckError, InputError
 from gpudp.backends import cuda_usable
-from gpudp.problems import knapsack_bb as kb
-from gpudp.problems.knapsack_io import read_knapsack
+from gpudp.bench.instances import lalami_instance, shen_instance
+from gpudp.problems.knapsack import bb as kb
+from gpudp.problems.knapsack.io import read_knapsack
 
-DATA = Path(__file__).parent / "data" / "knapsack"
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "knapsack"
+DATA = Path(__file__).resolve().parents[1] / "data" / "knapsack"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "knapsack"
 
 
 def ref_dp(p, w, c):
@@ -106,7 +107,7 @@ def test_identical_items_symmetry_break(backend):
 
 @pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.sim)])
 def test_duplicate_elimination_keeps_the_optimum(backend):
-    p, w, c = kb.lalami_instance(10, 2) if backend == "cuda" else kb.lalami_instance(40, 3)
+    p, w, c = lalami_instance(10, 2) if backend == "cuda" else lalami_instance(40, 3)
     kw = dict(backend=backend, cpu_threshold=0, batch=64, threads=32)
     on, off = kb.solve(p, w, c, **kw), kb.solve(p, w, c, dedupe=False, **kw)
     assert on.details["dedupe"] and not off.details["dedupe"]
@@ -283,7 +284,7 @@ gpu = pytest.mark.skipif(not cuda_usable(), reason="needs a real CUDA GPU")
 @pytest.mark.parametrize("threshold, batch", [(0, 1 << 20), (0, 20000), (8192, 1 << 20)])
 def test_gpu_matches_cpu(threshold, batch):
     for cls, n, seed in [("lalami", 200, 0), ("lalami", 300, 8), ("shen", 200, 2), ("shen", 300, 1)]:
-        p, w, c = (kb.lalami_instance if cls == "lalami" else kb.shen_instance)(n, seed)
+        p, w, c = (lalami_instance if cls == "lalami" else shen_instance)(n, seed)
         ref = kb.solve(p, w, c, backend="cpu")
         sol = kb.solve(p, w, c, backend="cuda", cpu_threshold=threshold, batch=batch)
         assert sol.value == ref.value and sol.optimal, (cls, n, seed)
@@ -303,7 +304,7 @@ def test_gpu_shared_files_and_budget_stop():
     ]:
         sol = kb.solve_instance(read_knapsack(DATA / name), backend="cuda", cpu_threshold=0, batch=256)
         assert round(sol.value, 4) == opt and sol.optimal
-    p, w, c = kb.shen_instance(400, 1)  # a frontier of tens of millions of nodes: 20 MB cannot hold it
+    p, w, c = shen_instance(400, 1)  # a frontier of tens of millions of nodes: 20 MB cannot hold it
     sol = kb.solve(p, w, c, backend="cuda", cpu_threshold=0, batch=1 << 16, host_budget_bytes=20 << 20)
     assert not sol.optimal and "host budget" in sol.details["message"] and sol.checked
 

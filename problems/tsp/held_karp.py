@@ -452,7 +452,7 @@ def from_tsplib(path) -> Instance:
 
 def load(x, weight: str = "weight", allow_infinite: bool = False) -> Instance:
     """An :class:`Instance` from a path to a TSPLIB file, a networkx graph, a
-    :class:`~gpudp.problems.tsplib.TSPLIBInstance`, an :class:`Instance` or a matrix."""
+    :class:`~gpudp.problems.tsp.tsplib.TSPLIBInstance`, an :class:`Instance` or a matrix."""
     if isinstance(x, Instance):
         return x
     if isinstance(x, str | os.PathLike):
@@ -773,9 +773,9 @@ def solve(
     t_start = time.perf_counter()
     if memory_budget is not None:
         memory_budget = parse_bytes(memory_budget, "memory_budget")
-    backend = backends.resolve(backend)
     inst = load(instance, weight=weight, allow_infinite=allow_infinite)
     n, d = inst.n, inst.matrix
+    backend, why = backends.choose(backend, work=transitions(n) if n <= EXACT_FIGURES else None)
     dtype = value_dtype(d)
     need = check_memory(n, dtype, backend, memory_budget, inst.name)
     if n <= 1:
@@ -801,6 +801,7 @@ def solve(
         tour = [0] + [e + 1 for e in reversed(ends)]
     value = length.item()
     stats.extra["transitions"] = need["transitions"]
+    stats.extra["backend_choice"] = why
     stats.extra["layout"] = layout
     stats.extra["solve_seconds"] = time.perf_counter() - t_start
     run_s = stats.seconds - stats.extra.get("compile_seconds", 0.0)

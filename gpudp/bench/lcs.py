@@ -18,8 +18,9 @@ import numba
 import numpy as np
 
 from gpudp.backends import cuda_usable, device_name
+from gpudp.problems.lcs import solve
 
-from .lcs import solve
+from .instances import random_dna
 
 
 def bench_arguments(p):
@@ -36,10 +37,6 @@ def bench_arguments(p):
     )
     p.add_argument("--cpu-max-size", type=int, default=1 << 17, help="largest size for the cpu backend")
     p.add_argument("--tile", default=None, help="tile ROWS,COLS for the tiled sweep (tuning)")
-
-
-def random_dna(n: int, rng) -> np.ndarray:
-    return np.frombuffer(b"ACGT", dtype=np.uint8)[rng.integers(0, 4, n)]
 
 
 @numba.njit(cache=True, nogil=True)

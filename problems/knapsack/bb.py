@@ -12,7 +12,7 @@ taken without a search. Level ``k`` decides item ``k``; a node is its weight and
 - a greedy lower bound: the prefix before s, then up to ``GREEDY_SCAN`` more items after s that fit.
 
 The incumbent's solution vector is its node's decisions followed by the same greedy completion,
-rebuilt on the host, and checked (:func:`gpudp.problems.knapsack_io.solution_checker`).
+rebuilt on the host, and checked (:func:`gpudp.problems.knapsack.io.solution_checker`).
 
 Arithmetic, exact for every instance the reader accepts or refused with an InputError:
 
@@ -24,7 +24,7 @@ Arithmetic, exact for every instance the reader accepts or refused with an Input
   bound may be loosened, never tightened), while node weights, profits and lower bounds stay exact.
   The capacity test is ``w_k > C − w`` (no overflow).
 - Real-valued data (some weight or profit not an integer) use float64. Real weights use the one
-  feasibility tolerance of :mod:`~gpudp.problems.knapsack_io`: the capacity is C + τ_w everywhere
+  feasibility tolerance of :mod:`~gpudp.problems.knapsack.io`: the capacity is C + τ_w everywhere
   (which items can be packed, the nodes, the bounds), τ_w = 1e-9·max(1, Σw), the same limit the
   checker accepts. A node is kept unless its bound is below the incumbent by more than
   τ_p = 1e-9·max(1, Σ|p|), so rounding can never prune the optimum away and the value returned is
@@ -50,7 +50,7 @@ from gpudp.errors import InputError
 from gpudp.memory import parse_bytes
 from gpudp.solution import Solution, Stats
 
-from .knapsack_io import (
+from .io import (
     FLOAT_EXACT,
     INT64_MAX,
     REL_TOL,
@@ -60,7 +60,7 @@ from .knapsack_io import (
     weight_tolerance,
 )
 
-__all__ = ["solve", "solve_instance", "lalami_instance", "shen_instance", "GREEDY_SCAN"]
+__all__ = ["solve", "solve_instance", "GREEDY_SCAN"]
 
 GREEDY_SCAN = 32
 
@@ -390,165 +390,3 @@ def solve(
     ):
         raise AssertionError("internal: rebuilt solution does not attain the incumbent's value")
     return sol
-
-
-# --------------------------------------------------------------------------------------------
-# Instance classes of the two papers
-
-
-def lalami_instance(n: int, seed: int):
-    """Lalami & El Baz: strongly correlated, w in [1, 100], p = w + 10, C = sum(w) / 2."""
-    rng = np.random.default_rng(seed)
-    w = rng.integers(1, 101, n)
-    return w + 10, w, int(w.sum() // 2)
-
-
-def shen_instance(n: int, seed: int):
-    """Shen et al.: w in [1, 10000], p = w + 1000 + uniform[-20, 20], C = sum(w) * 100 / 1001."""
-    rng = np.random.default_rng(seed)
-    w = rng.integers(1, 10001, n)
-    p = w + 1000 + rng.integers(-20, 21, n)
-    return p, w, int(w.sum() * 100 // 1001)
-
-
-# --------------------------------------------------------------------------------------------
-# Benchmark (gpudp bench knapsack-bb)
-
-
-def bench_arguments(parser):
-    parser.add_argument("--classes", default="lalami,shen", help="comma list of lalami, shen")
-    parser.add_argument("--lalami-sizes", default="100,200,300,400,500")
-    parser.add_argument("--shen-sizes", default="100,200,300,400,500,600,700,800,900,1000")
-    parser.add_argument("--lalami-seeds", type=int, default=10)
-    parser.add_argument("--shen-seeds", type=int, default=20)
-    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per instance")
-    parser.add_argument("--host-budget", default="20e9", help="bytes of host buffer (e.g. 20e9, 16G)")
-    parser.add_argument("--cpu-threshold", type=int, default=frontier.DEFAULT_CPU_THRESHOLD)
-    parser.add_argument("--batch", type=int, default=frontier.DEFAULT_BATCH)
-    parser.add_argument("--ortools", action="store_true", help="also time OR-Tools' B&B solver")
-    parser.add_argument("--ortools-time-limit", type=float, default=None, help="default: --time-limit")
-    parser.add_argument("--deadline", type=float, default=None, help="stop the whole bench after this")
-    parser.add_argument(
-        "--method",
-        default="bb",
-        choices=["bb", "auto"],
-        help="auto: the knapsack front's rule (dense DP for integer data with n*(C+1) <= 1e10)",
-    )
-
-
-def _ortools_time(p, w, c, limit):
-    from ortools.algorithms.python import knapsack_solver as ks
-
-    s = ks.KnapsackSolver(ks.SolverType.KNAPSACK_MULTIDIMENSION_BRANCH_AND_BOUND_SOLVER, "bb")
-    s.set_time_limit(limit)
-    t = time.perf_counter()
-    s.init([int(v) for v in p], [[int(v) for v in w]], [int(c)])
-    val = s.solve()
-    return time.perf_counter() - t, int(val), bool(s.is_solution_optimal())
-
-
-def cli_bench(args) -> dict:
-    host_budget = parse_bytes(args.host_budget, "--host-budget")
-    backends = ["cuda", "cpu"] if args.backends == "auto" else args.backends.split(",")
-    backends = [b for b in backends if b == "cpu" or resolve("auto") == "cuda"]
-    solve(*lalami_instance(60, 0), backend=backends[0], cpu_threshold=0)  # compile before timing
-    solve(*lalami_instance(60, 0), backend="cpu")
-    if args.method == "auto":
-        from . import knapsack
-
-        for be in backends:  # compile the DP kernels too
-            knapsack.solve_instance(KnapsackInstance(*lalami_instance(60, 0)), method="dp", backend=be)
-    t_start = time.perf_counter()
-    out = {"device": {b: device_name(b) for b in backends}, "bound": "Martello-Toth U2", "runs": []}
-    plan = []
-    classes = args.classes.split(",")
-    if "lalami" in classes:
-        plan += [
-            ("lalami", int(n), s) for n in args.lalami_sizes.split(",") for s in range(args.lalami_seeds)
-        ]
-    if "shen" in classes:
-        plan += [("shen", int(n), s) for n in args.shen_sizes.split(",") for s in range(args.shen_seeds)]
-    gen = {"lalami": lalami_instance, "shen": shen_instance}
-    for cls, n, seed in plan:
-        if args.deadline and time.perf_counter() - t_start > args.deadline:
-            out["stopped_early"] = f"deadline {args.deadline} s reached before {cls} n={n} seed={seed}"
-            break
-        p, w, c = gen[cls](n, seed)
-        for be in backends:
-            options = dict(
-                backend=be,
-                host_budget_bytes=host_budget,
-                batch=args.batch,
-                cpu_threshold=args.cpu_threshold,
-                time_limit=args.time_limit,
-            )
-            if args.method == "auto":
-                from . import knapsack
-
-                sol = knapsack.solve_instance(KnapsackInstance(p, w, c), method="auto", **options)
-            else:
-                sol = solve(p, w, c, **options)
-            st = sol.stats.extra
-            out["runs"].append(
-                {
-                    "class": cls,
-                    "n": n,
-                    "seed": seed,
-                    "backend": be,
-                    "method": sol.details.get("method", "bb"),
-                    "solved": sol.optimal,
-                    "value": sol.value,
-                    "seconds": sol.stats.seconds,
-                    "nodes": st.get("nodes_explored", 0),
-                    "largest_frontier": st.get("largest_frontier", 0),
-                    "bytes_swapped": st.get("bytes_h2d", 0) + st.get("bytes_d2h", 0),
-                    "gpu_levels": st.get("gpu_levels", 0),
-                    "cpu_levels": st.get("cpu_levels", 0),
-                    "streamed_levels": st.get("streamed_levels", 0),
-                    "seconds_gpu": st.get("seconds_gpu", 0.0),
-                    "seconds_cpu": st.get("seconds_cpu", 0.0),
-                    "seconds_swap": st.get("seconds_swap", 0.0),
-                    "seconds_streamed": st.get("seconds_streamed", 0.0),
-                    "seconds_host_alloc": st.get("seconds_host_alloc", 0.0),
-                }
-            )
-        if args.ortools:
-            try:
-                secs, val, opt = _ortools_time(p, w, c, args.ortools_time_limit or args.time_limit)
-                out["runs"].append(
-                    {
-                        "class": cls,
-                        "n": n,
-                        "seed": seed,
-                        "backend": "ortools-bb",
-                        "solved": opt,
-                        "value": val,
-                        "seconds": secs,
-                    }
-                )
-            except (ImportError, AttributeError) as e:
-                out["ortools"] = f"not available: {type(e).__name__}: {e}"
-                args.ortools = False
-    out["summary"] = _summary(out["runs"])
-    return out
-
-
-def _summary(runs):
-    groups = {}
-    for r in runs:
-        groups.setdefault((r["class"], r["n"], r["backend"]), []).append(r)
-    rows = []
-    for (cls, n, be), rs in sorted(groups.items()):
-        secs = sorted(r["seconds"] for r in rs if r["solved"])
-        rows.append(
-            {
-                "class": cls,
-                "n": n,
-                "backend": be,
-                "instances": len(rs),
-                "solved": sum(r["solved"] for r in rs),
-                "median_seconds_solved": secs[len(secs) // 2] if secs else None,
-                "max_seconds_solved": secs[-1] if secs else None,
-            }
-        )
-    return rows

@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-__all__ = ["bench_arguments", "cli_bench", "instances"]
+__all__ = ["bench_arguments", "cli_bench", "instances", "run_fresh"]
 
 
 def bench_arguments(parser):
@@ -72,7 +72,9 @@ def instances(folder: str) -> dict:
     }
 
 
-def _run(argv, backend, cache_dir, timeout):
+def run_fresh(argv, backend, cache_dir, timeout):
+    """``gpudp ARGV --backend B --json`` in a fresh process with this kernel cache: wall time and the
+    solver's own figures."""
     env = dict(os.environ, GPUDP_CACHE_DIR=cache_dir)
     t = time.perf_counter()
     r = subprocess.run(
@@ -93,6 +95,7 @@ def _run(argv, backend, cache_dir, timeout):
             solve_seconds=st.get("seconds"),
             kernel_seconds=st.get("kernel_seconds"),
             compile_seconds=st.get("compile_seconds"),
+            backend_choice=st.get("backend_choice"),
         )
     else:
         row["stderr"] = r.stderr[-500:]
@@ -100,7 +103,7 @@ def _run(argv, backend, cache_dir, timeout):
 
 
 def cli_bench(args) -> dict:
-    from .cli import info
+    from gpudp.cli import info
 
     out = {"benchmark": "startup", "info": info(), "backend": args.backend, "repeat": args.repeat, "runs": []}
     with tempfile.TemporaryDirectory(prefix="gpudp-startup-") as folder:
@@ -113,7 +116,7 @@ def cli_bench(args) -> dict:
                     cache_dir = os.path.join(folder, f"cache-{name}")
                     if state == "cold":
                         shutil.rmtree(cache_dir, ignore_errors=True)
-                    rows.append(_run(argv, args.backend, cache_dir, args.timeout))
+                    rows.append(run_fresh(argv, args.backend, cache_dir, args.timeout))
                 walls = [r["wall_seconds"] for r in rows]
                 kern = [r.get("kernel_seconds") or 0.0 for r in rows]
                 out["runs"].append(

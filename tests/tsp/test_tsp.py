@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 
 from gpudp import CheckError, InputError
 from gpudp.cli import main
-from gpudp.problems import tsp_held_karp as hk
-from gpudp.problems import tsplib
+from gpudp.problems.tsp import held_karp as hk
+from gpudp.problems.tsp import tsplib
 
-DATA = Path(__file__).resolve().parent / "data" / "tsplib"
-SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "tsplib"
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tsp.py"
+DATA = Path(__file__).resolve().parents[1] / "data" / "tsplib"
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "tsplib"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tsp.py"
 
 
 def optima() -> dict:
@@ -398,7 +398,7 @@ def test_example_runs_without_matplotlib_or_with_it(tmp_path, capsys):
 # ------------------------------------------------------------------------------------------------
 # Hostile inputs (issue 11): exact value types, non-finite numbers, huge sizes, memory limits
 
-HOSTILE = Path(__file__).resolve().parent / "data" / "hostile" / "tsp"
+HOSTILE = Path(__file__).resolve().parents[1] / "data" / "hostile" / "tsp"
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 
 

@@ -25,8 +25,9 @@ import numpy as np
 
 from gpudp.backends import device_name, resolve
 from gpudp.backends.cpu import njit
+from gpudp.problems.knapsack import dp as kd
 
-from . import knapsack_dp as kd
+from .instances import boyer_instance, oconnell_instance
 
 SEED_FIGURE = {
     "paper": "Boyer, El Baz & Elkihel 2012, Table 2",
@@ -37,18 +38,6 @@ SEED_FIGURE = {
 #: DRAM bytes per computed cell of the row kernel, int32 values: prev[c] read, cur[c] written, one
 #: decision bit (prev[c - w] is a cache hit: the block read it a few KB earlier)
 BYTES_PER_CELL_INT32 = 4 + 4 + 1 / 8
-
-
-def boyer_instance(n: int, seed: int = 0):
-    rng = np.random.default_rng(seed)
-    w = rng.integers(1, 1001, n)
-    return w + 50, w, int(w.sum() // 2)
-
-
-def oconnell_instance(n: int, capacity: int, seed: int = 0):
-    rng = np.random.default_rng(seed)
-    w = rng.integers(1, 1001, n)
-    return w + 50, w, int(capacity)
 
 
 @njit(parallel=True)

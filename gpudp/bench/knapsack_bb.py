@@ -1,0 +1,149 @@
+"""``gpudp bench knapsack-bb``: branch and bound on the instance classes of Lalami & El Baz and of
+Shen et al., with OR-Tools' B&B beside it when installed."""
+
+from __future__ import annotations
+
+import time
+
+from gpudp import frontier
+from gpudp.backends import device_name, resolve
+from gpudp.memory import parse_bytes
+from gpudp.problems.knapsack import KnapsackInstance, solve_instance
+from gpudp.problems.knapsack.bb import solve
+
+from .instances import lalami_instance, shen_instance
+
+
+def bench_arguments(parser):
+    parser.add_argument("--classes", default="lalami,shen", help="comma list of lalami, shen")
+    parser.add_argument("--lalami-sizes", default="100,200,300,400,500")
+    parser.add_argument("--shen-sizes", default="100,200,300,400,500,600,700,800,900,1000")
+    parser.add_argument("--lalami-seeds", type=int, default=10)
+    parser.add_argument("--shen-seeds", type=int, default=20)
+    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per instance")
+    parser.add_argument("--host-budget", default="20e9", help="bytes of host buffer (e.g. 20e9, 16G)")
+    parser.add_argument("--cpu-threshold", type=int, default=frontier.DEFAULT_CPU_THRESHOLD)
+    parser.add_argument("--batch", type=int, default=frontier.DEFAULT_BATCH)
+    parser.add_argument("--ortools", action="store_true", help="also time OR-Tools' B&B solver")
+    parser.add_argument("--ortools-time-limit", type=float, default=None, help="default: --time-limit")
+    parser.add_argument("--deadline", type=float, default=None, help="stop the whole bench after this")
+    parser.add_argument(
+        "--method",
+        default="bb",
+        choices=["bb", "auto"],
+        help="auto: the knapsack front's rule (dense DP for integer data with n*(C+1) <= 1e10)",
+    )
+
+
+def _ortools_time(p, w, c, limit):
+    from ortools.algorithms.python import knapsack_solver as ks
+
+    s = ks.KnapsackSolver(ks.SolverType.KNAPSACK_MULTIDIMENSION_BRANCH_AND_BOUND_SOLVER, "bb")
+    s.set_time_limit(limit)
+    t = time.perf_counter()
+    s.init([int(v) for v in p], [[int(v) for v in w]], [int(c)])
+    val = s.solve()
+    return time.perf_counter() - t, int(val), bool(s.is_solution_optimal())
+
+
+def cli_bench(args) -> dict:
+    host_budget = parse_bytes(args.host_budget, "--host-budget")
+    backends = ["cuda", "cpu"] if args.backends == "auto" else args.backends.split(",")
+    backends = [b for b in backends if b == "cpu" or resolve("auto") == "cuda"]
+    solve(*lalami_instance(60, 0), backend=backends[0], cpu_threshold=0)  # compile before timing
+    solve(*lalami_instance(60, 0), backend="cpu")
+    if args.method == "auto":
+        for be in backends:  # compile the DP kernels too
+            solve_instance(KnapsackInstance(*lalami_instance(60, 0)), method="dp", backend=be)
+    t_start = time.perf_counter()
+    out = {"device": {b: device_name(b) for b in backends}, "bound": "Martello-Toth U2", "runs": []}
+    plan = []
+    classes = args.classes.split(",")
+    if "lalami" in classes:
+        plan += [
+            ("lalami", int(n), s) for n in args.lalami_sizes.split(",") for s in range(args.lalami_seeds)
+        ]
+    if "shen" in classes:
+        plan += [("shen", int(n), s) for n in args.shen_sizes.split(",") for s in range(args.shen_seeds)]
+    gen = {"lalami": lalami_instance, "shen": shen_instance}
+    for cls, n, seed in plan:
+        if args.deadline and time.perf_counter() - t_start > args.deadline:
+            out["stopped_early"] = f"deadline {args.deadline} s reached before {cls} n={n} seed={seed}"
+            break
+        p, w, c = gen[cls](n, seed)
+        for be in backends:
+            options = dict(
+                backend=be,
+                host_budget_bytes=host_budget,
+                batch=args.batch,
+                cpu_threshold=args.cpu_threshold,
+                time_limit=args.time_limit,
+            )
+            if args.method == "auto":
+                sol = solve_instance(KnapsackInstance(p, w, c), method="auto", **options)
+            else:
+                sol = solve(p, w, c, **options)
+            st = sol.stats.extra
+            out["runs"].append(
+                {
+                    "class": cls,
+                    "n": n,
+                    "seed": seed,
+                    "backend": be,
+                    "method": sol.details.get("method", "bb"),
+                    "solved": sol.optimal,
+                    "value": sol.value,
+                    "seconds": sol.stats.seconds,
+                    "nodes": st.get("nodes_explored", 0),
+                    "largest_frontier": st.get("largest_frontier", 0),
+                    "bytes_swapped": st.get("bytes_h2d", 0) + st.get("bytes_d2h", 0),
+                    "gpu_levels": st.get("gpu_levels", 0),
+                    "cpu_levels": st.get("cpu_levels", 0),
+                    "streamed_levels": st.get("streamed_levels", 0),
+                    "seconds_gpu": st.get("seconds_gpu", 0.0),
+                    "seconds_cpu": st.get("seconds_cpu", 0.0),
+                    "seconds_swap": st.get("seconds_swap", 0.0),
+                    "seconds_streamed": st.get("seconds_streamed", 0.0),
+                    "seconds_host_alloc": st.get("seconds_host_alloc", 0.0),
+                }
+            )
+        if args.ortools:
+            try:
+                secs, val, opt = _ortools_time(p, w, c, args.ortools_time_limit or args.time_limit)
+                out["runs"].append(
+                    {
+                        "class": cls,
+                        "n": n,
+                        "seed": seed,
+                        "backend": "ortools-bb",
+                        "solved": opt,
+                        "value": val,
+                        "seconds": secs,
+                    }
+                )
+            except (ImportError, AttributeError) as e:
+                out["ortools"] = f"not available: {type(e).__name__}: {e}"
+                args.ortools = False
+    out["summary"] = _summary(out["runs"])
+    return out
+
+
+def _summary(runs):
+    groups = {}
+    for r in runs:
+        groups.setdefault((r["class"], r["n"], r["backend"]), []).append(r)
+    rows = []
+    for (cls, n, be), rs in sorted(groups.items()):
+        secs = sorted(r["seconds"] for r in rs if r["solved"])
+        rows.append(
+            {
+                "class": cls,
+                "n": n,
+                "backend": be,
+                "instances": len(rs),
+                "solved": sum(r["solved"] for r in rs),
+                "median_seconds_solved": secs[len(secs) // 2] if secs else None,
+                "max_seconds_solved": secs[-1] if secs else None,
+            }
+        )
+    return rows

@@ -1,0 +1,117 @@
+"""The two-list stages on the CPU (numba, parallel over the A-blocks)."""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import numpy as np
+from numba import prange
+
+from gpudp import memory
+from gpudp import primitives as pr
+from gpudp.backends.cpu import njit
+from gpudp.cache import jit_generated
+from gpudp.errors import InputError
+
+from .kernels import INT64_MAX, build
+
+_SEARCH_CPU = """
+def search(a, na, b, nb, cap, e, out_g, out_i, out_q, out_cnt):
+    ka = (na + e - 1) // e
+    for i in prange(ka):
+        jlo, cnt = ips(a, na, b, nb, cap, e, i)
+        best = INT64_MAX
+        bi = -1
+        bq = -1
+        for j in range(jlo, jlo + cnt):
+            g, gi, gq = pair_search(a, na, b, nb, cap, e, i, j)
+            if g < best:
+                best = g
+                bi = gi
+                bq = gq
+        out_g[i] = best
+        out_i[i] = bi
+        out_q[i] = bq
+        out_cnt[i] = cnt
+"""
+
+_PRUNE_CPU = """
+def prune(a, na, b, nb, cap, e, out_jlo, out_cnt):
+    for i in prange((na + e - 1) // e):
+        out_jlo[i], out_cnt[i] = ips(a, na, b, nb, cap, e, i)
+"""
+
+_NARROW_HOST = """
+def narrow_host(a, na, b, nb, cap, e, i, j):
+    return narrow(a, na, b, nb, cap, e, i, j)
+"""
+
+
+@functools.cache
+def _cpu_funcs():
+    ns = build(njit, pr.upper_bound_cpu)
+    ns["prange"] = prange
+    search = jit_generated(_SEARCH_CPU, "search", ns, njit, "cpu", parallel=True)
+    prune = jit_generated(_PRUNE_CPU, "prune", ns, njit, "cpu", parallel=True)
+    narrow = jit_generated(_NARROW_HOST, "narrow_host", ns, njit, "cpu")
+    return ns["ips"], narrow, search, prune
+
+
+def narrow_cpu(a, b, cap, e, i, j):
+    """ISS narrowing of block pair (i, j) on the CPU: (q0, q1, a0, a1); see the module docstring."""
+    return _cpu_funcs()[1](a, np.int64(len(a)), b, np.int64(len(b)), np.int64(cap), np.int64(e), i, j)
+
+
+def generate(ws, cap, sizes):
+    final, other = sizes
+    bufs = [(np.empty(final, np.int64), np.empty(final, np.uint32))]
+    bufs.append((np.empty(max(other, 1), np.int64), np.empty(max(other, 1), np.uint32)))
+    h = len(ws)
+    src = bufs[h % 2]
+    src[0][0] = 0
+    src[1][0] = 0
+    n = 1
+    for s, w in enumerate(ws):
+        dst = bufs[(h - s - 1) % 2]
+        k = pr.upper_bound_cpu(src[0], 0, n, cap - w)
+        pr.merge_shifted_cpu(src[0], src[1], n, src[0], src[1], k, w, np.uint32(1 << s), dst[0], dst[1])
+        n += k
+        src = dst
+    return src[0][:n], src[1][:n]
+
+
+def prune_pairs(a, b, cap, e):
+    ka = -(-len(a) // e)
+    jlo = np.empty(ka, np.int64)
+    cnt = np.empty(ka, np.int64)
+    _cpu_funcs()[3](a, len(a), b, len(b), cap, e, jlo, cnt)
+    return jlo, cnt
+
+
+def two_list(wa, wb, cap, e, plan):
+    """Generate both lists, prune and search: ``(gap, mask_a, mask_b, pairs, (na, nb), stages)``."""
+    t0 = time.perf_counter()
+    try:
+        a, am = generate(wa, cap, plan["a_buffers"])
+        b, bm = generate(wb, cap, plan["b_buffers"])
+        t1 = time.perf_counter()
+        ka = -(-len(a) // e)
+        out_g = np.empty(ka, np.int64)
+        out_i = np.empty(ka, np.int64)
+        out_q = np.empty(ka, np.int64)
+        out_cnt = np.empty(ka, np.int64)
+    except MemoryError:  # the plan fitted, but the memory went elsewhere meanwhile
+        raise InputError(
+            "weights",
+            f"out of host memory building the lists ({plan['peak'] / 2**30:.2f} GiB planned; "
+            f"{memory.describe()})",
+        ) from None
+    _cpu_funcs()[2](a, len(a), b, len(b), cap, e, out_g, out_i, out_q, out_cnt)
+    best = int(np.argmin(out_g))
+    gap, ia, q = int(out_g[best]), int(out_i[best]), int(out_q[best])
+    pairs = int(out_cnt.sum())
+    stages = {"generate_s": t1 - t0, "prune_search_s": time.perf_counter() - t1}
+    if q < 0:  # no pair at all: the caller reports it
+        return INT64_MAX, 0, 0, pairs, (len(a), len(b)), stages
+    return gap, int(am[ia]), int(bm[len(b) - 1 - q]), pairs, (len(a), len(b)), stages

@@ -1,0 +1,341 @@
+"""The two-list solver: input checks, memory plan, the halves, and the public API (see the package)."""
+
+from __future__ import annotations
+
+import time
+from math import comb
+
+import numpy as np
+
+from gpudp import memory
+from gpudp.backends import choose, device_name, resolve
+from gpudp.errors import CheckError, InputError
+from gpudp.solution import Solution, Stats
+
+from .kernels import INT64_MAX
+
+MAX_ITEMS = 64  # two halves of at most 32 items: one uint32 mask per sum
+BYTES_PER_SUM = 12  # int64 sum + uint32 mask
+BLOCK_CUDA = 256
+BLOCK_CPU = 2048
+
+
+# ----------------------------------------------------------------------------------------------------
+# Input checking and memory planning
+
+
+def _int_list(values, field):
+    """The weights as a list of Python ints (exact), each >= 0 and their sum within int64; anything
+    else raises InputError naming ``field``."""
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1:
+            raise InputError(
+                field, f"must be a 1-D sequence of integers, got an array of shape {values.shape}"
+            )
+        if values.dtype.kind not in "iuO":
+            raise InputError(field, f"must be integers, got an array of dtype {values.dtype}")
+        values = values.tolist()
+    if isinstance(values, str | bytes | bytearray | memoryview | set | frozenset | dict):
+        raise InputError(
+            field, f"must be a sequence (list, tuple or 1-D array) of integers, got {type(values).__name__}"
+        )
+    try:
+        values = list(values)
+    except TypeError:
+        raise InputError(field, f"must be a sequence of integers, got {type(values).__name__}") from None
+    out = []
+    for k, v in enumerate(values):
+        if isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer):
+            raise InputError(field, f"item {k} is {_short(v)}: weights must be integers")
+        v = int(v)
+        if v < 0:
+            raise InputError(field, f"item {k} is {v}: weights must be non-negative")
+        out.append(v)
+    if sum(out) > INT64_MAX:
+        raise InputError(field, "the weights sum past 2**63 - 1 (int64 sums)")
+    return out
+
+
+def _short(v, width=40):
+    text = repr(v)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _int_scalar(v, field):
+    if isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer):
+        raise InputError(field, f"must be an integer, got {_short(v)}")
+    v = int(v)
+    if v < 0:
+        raise InputError(field, f"must be non-negative, got {_short(v)}")
+    if v > INT64_MAX:
+        raise InputError(field, "must be below 2**63")
+    return v
+
+
+MAX_BLOCK = 2**31 - 1
+
+
+def _block(block):
+    """The pruning block size: None (the backend's default) or an integer 1 .. 2**31 - 1."""
+    if block is None:
+        return None
+    if isinstance(block, bool | np.bool_) or not isinstance(block, int | np.integer):
+        raise InputError("block", f"must be an integer, got {_short(block)}")
+    if not 1 <= int(block) <= MAX_BLOCK:
+        raise InputError("block", f"must be 1 .. {MAX_BLOCK}, got {_short(int(block))}")
+    return int(block)
+
+
+def _list_bound(ws, cap):
+    """Upper bound on the list length of one half (sums <= cap): no more subsets than those of at most
+    r items, r the most of the smallest weights that fit; 2**h when all fit."""
+    r = 0
+    total = 0
+    for w in sorted(ws):
+        if total + w > cap:
+            break
+        total += w
+        r += 1
+    return sum(comb(len(ws), k) for k in range(r + 1))
+
+
+def plan_memory(wa, wb, cap, e):
+    """Bytes the two-list run needs at its peak: list A kept, list B double-buffered while it grows
+    (ping-pong buffers of the last two steps' bounds), and the per-block pruning arrays."""
+
+    def buffers(ws):
+        if not ws:
+            return 1, 0
+        return _list_bound(ws, cap), min(_list_bound(ws[:-1], cap), 2 ** (len(ws) - 1))
+
+    fa, oa = buffers(wa)
+    fb, ob = buffers(wb)
+    ka = -(-fa // e)
+    gen_a = BYTES_PER_SUM * (fa + oa)
+    peak = BYTES_PER_SUM * fa + max(BYTES_PER_SUM * (fb + ob), BYTES_PER_SUM * fb + 3 * 8 * ka)
+    return {"peak": max(gen_a, peak), "a_buffers": (fa, oa), "b_buffers": (fb, ob)}
+
+
+def _free_memory(backend, need=0):
+    """(free bytes, where) for the backend's memory: the GPU's free memory, or what this process may
+    still allocate on the host (:func:`gpudp.memory.available_memory`: the OS's figure, the cgroup's
+    memory.max and ulimit -v / -d, the least of them)."""
+    if backend == "cuda":
+        from . import cuda
+
+        free = cuda.free_memory(need)
+        if free is not None:
+            return free, "on the GPU"
+    return memory.available_memory(), f"in host memory for this process ({memory.describe()})"
+
+
+def _largest_n(free):
+    """The largest n whose worst case (no sum pruned) fits in ``free`` bytes, as plan_memory counts."""
+
+    def peak(n):
+        ha, hb = (n + 1) // 2, n // 2
+        return BYTES_PER_SUM * (2**ha + max(2 ** (ha - 1), 2**hb + 2 ** max(hb - 1, 0)))
+
+    n = 1
+    while n < MAX_ITEMS and peak(n + 1) <= free:
+        n += 1
+    return n
+
+
+# ----------------------------------------------------------------------------------------------------
+# The two stages on each backend
+
+
+def _halves(weights, cap):
+    """Usable items (0 < w <= cap), non-increasing, dealt alternately into two halves of (index, w)."""
+    items = sorted(((w, k) for k, w in enumerate(weights) if 0 < w <= cap), key=lambda t: (-t[0], t[1]))
+    if len(items) > MAX_ITEMS:
+        raise InputError(
+            "weights",
+            f"{len(items)} non-zero weights <= {cap}; at most {MAX_ITEMS} are supported (a uint32 mask "
+            "per sum in each half)",
+        )
+    half_a = [(k, w) for w, k in items[0::2]]
+    half_b = [(k, w) for w, k in items[1::2]]
+    return half_a, half_b
+
+
+def _backend_module(backend):
+    if backend == "cuda":
+        from . import cuda as mod
+    else:
+        from . import cpu as mod
+    return mod
+
+
+def _two_list(half_a, half_b, cap, backend, block):
+    """Run the three stages; returns (gap, mask_a, mask_b, stats dict)."""
+    wa = [w for _, w in half_a]
+    wb = [w for _, w in half_b]
+    e = _block(block) or (BLOCK_CUDA if backend == "cuda" else BLOCK_CPU)
+    plan = plan_memory(wa, wb, cap, e)
+    free, where = _free_memory(backend, plan["peak"])
+    if plan["peak"] > free:
+        raise InputError(
+            "weights",
+            f"{len(wa) + len(wb)} usable items need up to {plan['peak'] / 2**30:.2f} GiB for the two lists "
+            f"but {free / 2**30:.2f} GiB are free {where}; the limit here is about n = {_largest_n(free)} "
+            "(fewer when the capacity prunes little)",
+        )
+    gap, mask_a, mask_b, pairs, (na, nb), stages = _backend_module(backend).two_list(wa, wb, cap, e, plan)
+    if gap == INT64_MAX:
+        raise CheckError("two-list search found no pair: the empty subset should always be one")
+    info = {
+        "list_sizes": [int(na), int(nb)],
+        "halves": [len(wa), len(wb)],
+        "block": e,
+        "pairs": int(pairs),
+        "memory_bytes": int(plan["peak"]),
+        "stages": stages,
+    }
+    return gap, mask_a, mask_b, info
+
+
+def _unmask(half, mask):
+    return [half[s][0] for s in range(len(half)) if mask >> s & 1]
+
+
+# ----------------------------------------------------------------------------------------------------
+# Public API
+
+
+def _best_subset(weights, cap, backend, block):
+    """Largest subset sum <= cap: (sum, indices, info or None when settled without lists)."""
+    usable = [k for k, w in enumerate(weights) if 0 < w <= cap]
+    total = sum(weights[k] for k in usable)
+    if total <= cap:
+        return total, usable, None
+    hit = next((k for k in usable if weights[k] == cap), None)
+    if hit is not None:
+        return cap, [hit], None
+    half_a, half_b = _halves(weights, cap)
+    gap, mask_a, mask_b, info = _two_list(half_a, half_b, cap, backend, block)
+    return cap - gap, sorted(_unmask(half_a, mask_a) + _unmask(half_b, mask_b)), info
+
+
+def _subset_fault(weights, subset, expected, limit):
+    if subset is None:
+        return "no subset given"
+    if any(not isinstance(k, int) or k < 0 or k >= len(weights) for k in subset):
+        return f"subset {subset} has indices outside 0..{len(weights) - 1}"
+    if len(set(subset)) != len(subset):
+        return f"subset {subset} repeats an index"
+    s = sum(weights[k] for k in subset)
+    if s != expected:
+        return f"subset sums to {s}, not {expected}"
+    if s > limit:
+        return f"subset sum {s} exceeds {limit}"
+    return None
+
+
+def _run(weights, limit, field, backend, block):
+    """Check the inputs, choose the backend, solve: ``(weights, limit, (best, subset, info), backend,
+    why)``."""
+    ws = _int_list(weights, "weights")
+    cap = _int_scalar(limit, field)
+    block = _block(block)
+    backend, why = choose(backend, work=_work(ws, cap))
+    return ws, cap, _best_subset(ws, cap, backend, block), backend, why
+
+
+def _work(ws, cap) -> float:
+    """The solve's size for the backend choice, in cell updates: the two lists' merges touch about
+    ``4 x 2^(n/2)`` sums, the pruning and the search about as many again (n: the usable items)."""
+    n = sum(1 for w in ws if 0 < w <= cap)
+    return 8.0 * 2.0 ** ((n + 1) // 2)
+
+
+def _stats(backend, info, t0, why):
+    stats = Stats(backend=backend, device=device_name(backend), seconds=time.perf_counter() - t0)
+    stats.extra["backend_choice"] = why
+    if info:
+        stats.cells = sum(info["list_sizes"])
+        stats.kernel_seconds = sum(info["stages"].values())
+        stats.extra.update(info)
+    return stats
+
+
+def solve(weights, target, backend: str = "auto", block: int | None = None) -> Solution:
+    """A subset of ``weights`` summing exactly to ``target``, or proof that none exists.
+
+    ``solution`` is the sorted list of indices (zero weights are never included) and ``value`` the
+    target; when no subset exists, ``value`` and ``solution`` are None and ``details`` holds the
+    closest sum below the target (``closest_sum``) with its subset (``closest``), the witness that the
+    whole search ran. ``block`` is the pruning block size ``e`` (default 256 on the GPU).
+    """
+    t0 = time.perf_counter()
+    ws, m, (best, subset, info), backend, why = _run(weights, target, "target", backend, block)
+    feasible = best == m
+    details = {"feasible": feasible, "target": m}
+    if not feasible:
+        details.update(closest_sum=best, closest=subset)
+
+    def check(sol):
+        if sol.details["feasible"]:
+            return _subset_fault(ws, sol.solution, m, m)
+        if sol.solution is not None or sol.value is not None:
+            return "an infeasible answer carries a subset"
+        cs = sol.details["closest_sum"]
+        return _subset_fault(ws, sol.details["closest"], cs, m - 1)
+
+    sol = Solution(
+        problem="subset-sum",
+        value=m if feasible else None,
+        solution=subset if feasible else None,
+        stats=_stats(backend, info, t0, why),
+        details=details,
+        _checker=check,
+    )
+    sol.check()
+    return sol
+
+
+def maximize(weights, capacity, backend: str = "auto", block: int | None = None) -> Solution:
+    """The largest subset sum not above ``capacity`` (``value``) with its subset (``solution``)."""
+    t0 = time.perf_counter()
+    ws, cap, (best, subset, info), backend, why = _run(weights, capacity, "capacity", backend, block)
+
+    def check(sol):
+        return _subset_fault(ws, sol.solution, sol.value, cap)
+
+    sol = Solution(
+        problem="subset-sum-max",
+        value=best,
+        solution=subset,
+        stats=_stats(backend, info, t0, why),
+        details={"capacity": cap},
+        _checker=check,
+    )
+    sol.check()
+    return sol
+
+
+def generate_list(weights, cap, backend: str = "cpu"):
+    """The sorted subset sums <= cap of ``weights`` (taken in the given order) with their bit masks,
+    as the generation stage builds them (host numpy arrays); for tests and inspection."""
+    ws = _int_list(weights, "weights")
+    cap = _int_scalar(cap, "capacity")
+    if any(w == 0 or w > cap for w in ws) or len(ws) > MAX_ITEMS // 2:
+        raise InputError("weights", f"must be 1..{cap}, at most {MAX_ITEMS // 2} of them")
+    backend = resolve(backend)
+    sizes = (_list_bound(ws, cap), min(_list_bound(ws[:-1], cap), 2 ** max(len(ws) - 1, 0)))
+    if backend == "cpu":
+        from . import cpu
+
+        a, m = cpu.generate(ws, cap, sizes)
+        return a.copy(), m.copy()
+    from . import cuda
+
+    return cuda.generate_host(ws, cap, sizes)
+
+
+def prune_pairs(a, b, cap, e, backend: str = "cpu"):
+    """IPS on sorted lists a and b (ascending, values <= cap): per A-block, (first C-block, count)."""
+    a = np.ascontiguousarray(a, np.int64)
+    b = np.ascontiguousarray(b, np.int64)
+    return _backend_module(resolve(backend)).prune_pairs(a, b, cap, e)
