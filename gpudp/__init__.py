@@ -7,10 +7,9 @@ engine derives the wavefront schedule, compiles the cell function for the CPU (n
 :mod:`gpudp.problems`.
 """
 
+from ._version import __version__
 from .errors import BackendError, CheckError, ContractError, GpudpError, InputError, ScheduleError
 from .solution import Solution, Stats
-
-__version__ = "0.1.0"
 
 __all__ = [
     "BackendError",

@@ -18,6 +18,7 @@ import threading
 import traceback
 
 from .errors import GpudpError
+from .info import info
 
 SOLVERS = {
     "lcs": "gpudp.problems.lcs",
@@ -110,38 +111,6 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
     _add_backend(demo)
     demo.add_argument("--json", action="store_true")
     return parser
-
-
-def info() -> dict:
-    import numba
-    import numpy
-
-    from . import __version__
-    from .backends import cpu, cuda_usable
-
-    out = {
-        "gpudp": __version__,
-        "python": sys.version.split()[0],
-        "numpy": numpy.__version__,
-        "numba": numba.__version__,
-        "cpu": cpu.device_name(),
-    }
-    try:
-        from importlib.metadata import version
-
-        out["numba-cuda"] = version("numba-cuda")
-    except Exception:
-        out["numba-cuda"] = None
-    from .backends import cuda as cuda_mod
-
-    out["cuda_usable"] = cuda_usable()
-    out["cuda_device"] = cuda_mod.device_name() if out["cuda_usable"] else cuda_mod.unavailable_reason()
-    out["default_backend"] = "cuda" if out["cuda_usable"] else "cpu"
-    from . import cache, memory
-
-    out["memory"] = memory.describe()
-    out["kernel_cache"] = cache.cache_dir() if cache.enabled() else "off (GPUDP_CACHE_DIR)"
-    return out
 
 
 def _print_solution(sol, module, as_json: bool):

@@ -17,6 +17,7 @@ import types
 
 import numpy as np
 
+from .fingerprint import fingerprint
 from .schedule import Schedule
 
 _COUNTER = [0]
@@ -90,8 +91,6 @@ def compile_source(src: str, name: str, namespace: dict):
     source and the namespace (:func:`gpudp.cache.fingerprint`): numba's on-disk cache rebuilds a
     compiled function's environment by importing its module by name, so a kernel that inlines this
     function can be loaded in a later process as soon as the same source is generated again."""
-    from .cache import fingerprint
-
     _COUNTER[0] += 1
     filename = f"<gpudp-generated-{name}-{_COUNTER[0]}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)

@@ -119,7 +119,7 @@ def cli_bench(args) -> dict:
             _log(peers[-1])
         except ImportError:
             peers.append({"peer": "rapidfuzz", "size": n, "error": "rapidfuzz is not installed"})
-    from gpudp.cli import info
+    from gpudp.info import info
 
     return {
         "benchmark": "lcs",

@@ -103,7 +103,7 @@ def run_fresh(argv, backend, cache_dir, timeout):
 
 
 def cli_bench(args) -> dict:
-    from gpudp.cli import info
+    from gpudp.info import info
 
     out = {"benchmark": "startup", "info": info(), "backend": args.backend, "repeat": args.repeat, "runs": []}
     with tempfile.TemporaryDirectory(prefix="gpudp-startup-") as folder:

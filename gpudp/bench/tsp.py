@@ -213,7 +213,7 @@ def cli_bench(args) -> dict:
         if "length" in p:
             lengths.setdefault(p["cities"], set()).update({int(p["length"]), p["length_check"]})
     disagree = {n: sorted(v) for n, v in lengths.items() if len(v) > 1}
-    from gpudp.cli import info
+    from gpudp.info import info
 
     return {
         "benchmark": "tsp",
