@@ -89,7 +89,8 @@ def choose(backend: str = "auto", work: float | None = None) -> tuple[str, str]:
         if work is not None:
             threads = cpu_threads()
             t_cpu = work / (_env_float("GPUDP_CPU_CELL_RATE", CPU_CELLS_PER_THREAD_S) * threads)
-            start = GPU_LAUNCH_S if cuda_started() else _env_float("GPUDP_GPU_START_S", GPU_START_S)
+            start = _env_float("GPUDP_GPU_START_S", GPU_START_S)  # read (and checked) always
+            start = GPU_LAUNCH_S if cuda_started() else start
             t_gpu = start + work / GPU_CELLS_PER_S
             if t_cpu < t_gpu:
                 return "cpu", (
