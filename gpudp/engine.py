@@ -19,23 +19,138 @@ from . import backends
 from .cache import jit_generated
 from .codegen import data_args
 from .errors import ContractError, InputError
+from .memory import available_memory, default_budget, describe, parse_bytes
 from .recurrence import GridRecurrence, LayeredRecurrence, Recurrence
 from .schedule import Schedule, derive
 from .solution import Stats
 from .store import (
+    WORD_BYTES,
     BandStore,
     DecisionStore,
     LayerLayout,
     TileLayout,
     band_decision,
     layer_decision,
+    spills,
     tile_decision,
 )
 
-#: default tile (rows, columns) per backend for unit-window grids
-DEFAULT_TILE = {"cpu": (256, 512), "cuda": (256, 256)}
-#: a chunk (unit of eviction and progress) is about this many cells on the CPU
-CPU_CHUNK_CELLS = 1 << 22
+
+@dataclass
+class MemoryNeed:
+    """The bytes a sweep needs, planned before anything is allocated (:meth:`Plan.memory`,
+    :func:`layered_memory`), from the arithmetic of the code that allocates: the layouts' words
+    (:mod:`gpudp.store`), the store's spill rule (:func:`gpudp.store.spills`), and the backend's
+    slabs and staging (:meth:`Backend.slab_words <gpudp.backends.Backend.slab_words>`,
+    :meth:`~gpudp.backends.Backend.sweep_memory`).
+
+    ``values``: the dependency window's values (in the device's memory when the backend keeps them
+    there, cuda; else in host memory);
+    ``decisions``: the decision store (with the bands codec an upper bound: every computed word);
+    ``slab_words``: words of one decision slab (the largest chunk's, at most);
+    ``device``: device bytes in all (the values, the decision slabs), 0 on the cpu;
+    ``host``: host bytes besides the decision store (the values on the cpu, slabs or page-locked
+    staging, the result's copy);
+    ``spill``: the decision store goes to a disk file under the memory budget (:attr:`disk` bytes).
+    """
+
+    backend: str
+    values: int
+    decisions: int
+    slab_words: int
+    device: int
+    host: int
+    spill: bool
+
+    @property
+    def store_ram(self) -> int:
+        """Bytes of the decision store in host memory (0 when it spills)."""
+        return 0 if self.spill else self.decisions
+
+    @property
+    def disk(self) -> int:
+        """Bytes of the decision store on disk (0 when it stays in memory)."""
+        return self.decisions if self.spill else 0
+
+    @property
+    def host_total(self) -> int:
+        """Host bytes with the decision store, when it stays in memory."""
+        return self.host + self.store_ram
+
+
+def _need(be, budget, values, words, unit_words, bits, codec, result) -> MemoryNeed:
+    """``values``, ``result``: bytes; ``words``: the store's decision words (``unit_words`` those of
+    its largest unit, a layer or a tile anti-diagonal)."""
+    decisions = words * WORD_BYTES if bits else 0
+    spill = bool(bits) and spills(words, budget)
+    slab = be.slab_words(words, unit_words) if bits else 0
+    slabs, staging = be.sweep_memory(slab, bits, codec, spill)
+    on_device = values if be.values_on_device else 0
+    host = values - on_device + staging + result
+    return MemoryNeed(be.name, values, decisions, slab, on_device + slabs, host, spill)
+
+
+def _ints(x) -> np.ndarray:
+    """int64 as given, or exact Python integers (an object array) for figures past int64."""
+    if isinstance(x, np.ndarray) and x.dtype.kind in "iu":
+        return x.astype(np.int64, copy=False)
+    return np.array([int(v) for v in x], dtype=object)
+
+
+def layered_memory(
+    sizes,
+    bits: int,
+    itemsize: int,
+    window: int,
+    backend: str,
+    codec: str = "plain",
+    memory_budget=None,
+    groups=None,
+    edges: int = 0,
+    result: int | None = None,
+) -> MemoryNeed:
+    """The memory of a layered sweep of layers of ``sizes`` cells (the plan's arithmetic, from the
+    sizes alone): :meth:`Plan.memory` of every layered plan, and for solvers the figures before an
+    instance exists, or of instances no machine could run (exact Python integers at any size when
+    ``sizes`` is not an int64 array). ``groups``: with the bands codec, the computed groups of 32
+    cells per layer (default: whole layers); ``edges``: values kept besides the window (a grid's
+    last row and column); ``result``: values copied back at the end (default: the last layer)."""
+    be = backends.get(backend)
+    budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
+    sizes = _ints(sizes)
+    widest = int(sizes.max(initial=0))
+    per = LayerLayout.layer_words(sizes if groups is None else 32 * _ints(groups), bits)
+    values = ((window + 1) * max(widest, 1) + edges) * itemsize
+    result = widest if result is None else result
+    return _need(be, budget, values, int(per.sum()), int(per.max(initial=0)), bits, codec, result * itemsize)
+
+
+#: the backend choice and the device's name and memory, for solvers: plug-ins use the engine and
+#: never import gpudp.backends (tests/test_imports.py)
+choose_backend = backends.choose
+resolve_backend = backends.resolve
+device_name = backends.device_name
+
+
+def device_memory(backend: str) -> tuple[int, int] | None:
+    """(free, total) bytes of the memory ``backend``'s kernels compute in; None for host memory."""
+    return backends.get(backend).memory()
+
+
+def check_memory(need: MemoryNeed, what: str = "the sweep") -> None:
+    """Refuse, with an :class:`InputError` naming the bytes needed and those free, a sweep whose
+    device or host memory cannot fit here (the decision store is not counted: past the budget or the
+    memory it spills to disk)."""
+    info = device_memory(need.backend)
+    if info is not None and need.device > info[0]:
+        raise InputError(
+            "memory",
+            f"{what} needs {need.device / 2**30:.2f} GiB of device memory ({need.values / 2**30:.2f} GiB of "
+            f"values); {info[0] / 2**30:.2f} of {info[1] / 2**30:.2f} GiB are free",
+        )
+    avail = available_memory()
+    if need.host > avail:
+        raise InputError("memory", f"{what} needs {need.host / 2**30:.2f} GiB of host memory; {describe()}")
 
 
 @dataclass
@@ -66,6 +181,42 @@ class Plan:
     choice: str = ""
     #: layered, window 1: per layer, how far back a cell reads the previous layer (or None)
     reach: np.ndarray | None = None
+    #: the cell type's bytes, the decision bits, and the layers of values a layered sweep keeps
+    itemsize: int = 8
+    bits: int = 0
+    window: int = 1
+
+    def memory(self, memory_budget=None) -> MemoryNeed:
+        """The bytes this sweep needs under ``memory_budget`` (as :func:`sweep` takes it), before
+        anything is allocated (see :class:`MemoryNeed`)."""
+        if self.kind == "tiled":
+            be = backends.get(self.backend)
+            budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
+            lay = self.layout
+            values = lay.nj * (lay.tw + 1) + max(self.rows, 1)  # the bottom and right edges
+            widest = min(lay.ni, lay.nj) * lay.words_per_tile  # the longest tile anti-diagonal
+            result = (self.rows + self.cols) * self.itemsize
+            return _need(be, budget, values * self.itemsize, lay.n_words, widest, self.bits, "plain", result)
+        grid = self.schedule is not None  # a grid's last row and column are kept besides the ring
+        edges = max(self.rows, 1) + max(self.cols, 1) if grid else 0
+        return layered_memory(
+            self.sizes,
+            self.bits,
+            self.itemsize,
+            self.window,
+            self.backend,
+            self.codec,
+            memory_budget,
+            groups=self.gn,  # the groups each layer's words cover: the store's, or the bands' slab's
+            edges=edges,
+            result=self.rows + self.cols if grid else None,
+        )
+
+    def max_chunk_words(self) -> int:
+        """Decision words of the largest chunk (at least 1): the slab a backend computes a chunk into,
+        once :meth:`make_chunks` has cut them."""
+        spans = (self.layout.words_of(u0, u1) for u0, u1 in self.chunks)
+        return max([1, *(w1 - w0 for w0, w1 in spans)])
 
     def unit_cells(self, u0: int, u1: int) -> int:
         if self.kind == "layered":
@@ -178,9 +329,12 @@ def plan_sweep(rec: Recurrence, backend: str = "auto", tile=None) -> Plan:
         sched = derive(cls.offsets, rows, cols)
         backend, why = backends.choose(backend, rows * cols)
         if sched.tiled:
-            bh, tw = tile or _fit_tile(DEFAULT_TILE[backend], rows, cols, backend)
-            if tw % 32 or bh < 1 or (backend == "cuda" and bh % 32):
-                raise InputError("tile", f"tile {tile}: columns must be a multiple of 32 (rows too on cuda)")
+            be = backends.get(backend)
+            bh, tw = tile or be.fit_tile(be.default_tile, rows, cols)
+            m = be.tile_rows_multiple
+            if tw % 32 or bh < 1 or bh % m:
+                rows_rule = f", rows of {m} on {be.name}" if m > 1 else ""
+                raise InputError("tile", f"tile {tile}: columns must be a multiple of 32{rows_rule}")
             lay = TileLayout(rows, cols, bh, tw, bits, rpt=-(-bh // 32))
             plan = Plan("tiled", rows, cols, sched, lay, None, lay.num_diagonals, rows * cols)
         else:
@@ -204,6 +358,8 @@ def plan_sweep(rec: Recurrence, backend: str = "auto", tile=None) -> Plan:
     else:
         raise ContractError(f"{type(rec).__name__} is neither a GridRecurrence nor a LayeredRecurrence")
     plan.backend, plan.choice = backend, why
+    plan.itemsize, plan.bits = np.dtype(cls.value_dtype).itemsize, bits
+    plan.window = plan.schedule.window if plan.schedule else getattr(cls, "window", 1)
     return plan
 
 
@@ -219,23 +375,6 @@ def _layered_plan(rows, cols, sched, sizes, lo, hi, bits, codec, cells) -> Plan:
         lay = LayerLayout(active * 32, bits)
     n = len(sizes)
     return Plan("layered", rows, cols, sched, lay, sizes, n, cells, lo=lo, hi=hi, g0=g0, gn=gn, codec=codec)
-
-
-def _fit_tile(tile, rows: int, cols: int, backend: str) -> tuple[int, int]:
-    """Shrink the default tile to a small grid, so that the decision store is not mostly padding.
-
-    On the CPU the tile is a runtime argument of the one compiled sweep, so it fits the grid
-    exactly. On CUDA it is a compile-time constant of the kernel (a lane's rows are unrolled), so it
-    is rounded up to a power of two (rows 32..256, columns 32..256): at most 16 kernels a
-    recurrence, each compiled once per machine (:mod:`gpudp.cache`), instead of one per shape."""
-    bh, tw = tile
-    if backend == "cuda":
-        return min(bh, max(32, _pow2(rows))), min(tw, max(32, _pow2(cols)))
-    return min(bh, max(1, rows)), min(tw, max(32, -(-cols // 32) * 32))
-
-
-def _pow2(x: int) -> int:
-    return 1 << max(int(x) - 1, 0).bit_length()
 
 
 def sweep(
@@ -258,33 +397,27 @@ def sweep(
     t_start = time.perf_counter()
     plan = plan_sweep(rec, backend, tile)
     backend = plan.backend
+    check_memory(plan.memory(memory_budget), f"{type(rec).__name__}'s sweep")
     data = tuple(_as_data(x) for x in rec._validate_instance())
     if isinstance(rec, GridRecurrence) and type(rec).symbols:
         data = (*_symbols(rec, plan), *data)
     bits = type(rec).decision_bits
     if bits:  # the decision-overflow flag, last of the kernels' data (see codegen.n_flags)
         data = (*data, np.zeros(4, np.int64))
+    runner = backends.get(backend)
     store = None
     if bits:
-        allocate = None
-        if backend == "cuda":
-            from .backends import cuda as cuda_backend
-
-            allocate = cuda_backend.pinned_words
+        allocate = runner.allocate_words
         if plan.codec == "bands":
             full = LayerLayout(plan.sizes, bits).n_words
             store = BandStore(plan.lo, plan.hi, bits, memory_budget, full_words=full)
         else:
             store = DecisionStore(plan.layout.n_words, memory_budget, allocate=allocate)
-    stats = Stats(backend=backend, device=backends.device_name(backend), cells=plan.cells)
+    stats = Stats(backend=backend, device=runner.device_name(), cells=plan.cells)
     stats.extra["schedule"] = plan.schedule.kind() if plan.schedule else "layers"
     stats.extra["decision_store_bytes"] = store.nbytes if store else 0
     stats.extra["decision_codec"] = plan.codec
     stats.extra["backend_choice"] = plan.choice
-    if backend == "cuda":
-        from .backends import cuda as runner
-    else:
-        from .backends import cpu as runner
     bar = _progress_bar(plan.cells, progress)
     try:
         out = runner.run_plan(plan, rec, data, store, stats, bar)
@@ -425,7 +558,7 @@ def walk(t, k, R, C, maxlen, words{lp}{da}):
 def _walker(rec_cls, n_data: int, plan: Plan):
     import numba
 
-    from .backends.cpu import njit
+    from .jit import njit
 
     s = plan.schedule
     key = (rec_cls, n_data, plan.kind, s and (s.a, s.b), plan.codec)

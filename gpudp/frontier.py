@@ -54,7 +54,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .backends import cpu as _cpu
+from .jit import njit
 
 __all__ = [
     "BlockPool",
@@ -362,8 +362,8 @@ def _hash(key, mask):
     return np.int64((np.uint64(key) * _GOLDEN) >> np.uint64(32)) & mask
 
 
-_key_c = _cpu.njit(_key, cache=True)
-_hash_c = _cpu.njit(_hash, cache=True)
+_key_c = njit(_key, cache=True)
+_hash_c = njit(_hash, cache=True)
 
 
 _EXPAND_CPU = '''
@@ -429,10 +429,10 @@ def _cpu_kernels(child):
         return _CPU_CACHE[child]
     from .cache import jit_generated
 
-    ns = {"child_c": _cpu.njit(child), "_key_c": _key_c, "_hash_c": _hash_c}
+    ns = {"child_c": njit(child), "_key_c": _key_c, "_hash_c": _hash_c}
     kern = (
-        jit_generated(_EXPAND_CPU, "expand", ns, _cpu.njit, "cpu"),
-        jit_generated(_CHILD_HOST, "child_host", {"child_c": ns["child_c"]}, _cpu.njit, "cpu"),
+        jit_generated(_EXPAND_CPU, "expand", ns, njit, "cpu"),
+        jit_generated(_CHILD_HOST, "child_host", {"child_c": ns["child_c"]}, njit, "cpu"),
     )
     _CPU_CACHE[child] = kern
     return kern

@@ -9,15 +9,15 @@ def info() -> dict:
     import numba
     import numpy
 
+    from . import backends
     from ._version import __version__
-    from .backends import cpu, cuda_usable
 
     out = {
         "gpudp": __version__,
         "python": sys.version.split()[0],
         "numpy": numpy.__version__,
         "numba": numba.__version__,
-        "cpu": cpu.device_name(),
+        "cpu": backends.device_name("cpu"),
     }
     try:
         from importlib.metadata import version
@@ -25,10 +25,8 @@ def info() -> dict:
         out["numba-cuda"] = version("numba-cuda")
     except Exception:
         out["numba-cuda"] = None
-    from .backends import cuda as cuda_mod
-
-    out["cuda_usable"] = cuda_usable()
-    out["cuda_device"] = cuda_mod.device_name() if out["cuda_usable"] else cuda_mod.unavailable_reason()
+    out["cuda_usable"] = backends.cuda_usable()
+    out["cuda_device"] = backends.device_name("cuda") if out["cuda_usable"] else backends.unavailable_reason()
     out["default_backend"] = (
         "auto: cpu for work it finishes before CUDA starts, else cuda" if out["cuda_usable"] else "auto: cpu"
     )

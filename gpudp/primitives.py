@@ -16,7 +16,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from .backends.cpu import njit
+from .jit import njit
 
 __all__ = [
     "lower_bound",

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from .backends.cpu import njit
 from .errors import CheckError, InputError
+from .jit import njit
 from .memory import available_memory, default_budget, describe, parse_bytes  # noqa: F401  (re-exported)
 
 WORD = np.uint32
@@ -84,6 +84,12 @@ def fits_in_memory(nbytes: int, budget: int) -> bool:
     return nbytes <= budget and nbytes <= available_memory() * 0.9
 
 
+def spills(n_words: int, budget: int) -> bool:
+    """Whether a :class:`DecisionStore` of ``n_words`` words goes to a disk memmap under ``budget``
+    (the engine's memory plan asks the same question before the store exists)."""
+    return not fits_in_memory(n_words * WORD_BYTES, budget)
+
+
 class _Spilling:
     """What the stores share: ``words`` may live in a memmap in a temporary folder of their own,
     removed with it by ``close()``, when the store is collected, or at exit (see
@@ -123,7 +129,7 @@ class DecisionStore(_Spilling):
         self.n_words = int(n_words)
         self.nbytes = self.n_words * WORD_BYTES
         self.budget = default_budget() if budget is None else parse_bytes(budget)
-        self.on_disk = not fits_in_memory(self.nbytes, self.budget)
+        self.on_disk = spills(self.n_words, self.budget)
         self._dir = None
         if self.on_disk:
             where = spill_dir or os.environ.get("GPUDP_SPILL_DIR") or tempfile.gettempdir()
@@ -217,10 +223,15 @@ class LayerLayout:
 
     def __post_init__(self):
         self.sizes = np.asarray(self.sizes, dtype=np.int64)
-        groups = (self.sizes + 31) // 32
         self.woff = np.zeros(len(self.sizes) + 1, dtype=np.int64)
-        np.cumsum(groups * self.bits, out=self.woff[1:])
+        np.cumsum(self.layer_words(self.sizes, self.bits), out=self.woff[1:])
         self.n_words = int(self.woff[-1])
+
+    @staticmethod
+    def layer_words(sizes: np.ndarray, bits: int) -> np.ndarray:
+        """Words of each layer of ``sizes`` cells: whole groups of 32, ``bits`` words a group (also
+        on object arrays of Python integers, for the engine's memory figures at any size)."""
+        return -(-sizes // 32) * bits
 
     def words_of(self, t0: int, t1: int) -> tuple[int, int]:
         return int(self.woff[t0]), int(self.woff[t1])
@@ -439,3 +450,13 @@ def encode_bands(words, woff, wbase, t0, t1, lo, hi, bits, lead_n, band_n, band_
         for i in range(band_n[t] * bits):
             out[band_off[t] + i] = words[src + i]
     return pos
+
+
+def tiled_last_row(bottom, lay):
+    """The grid's last row, gathered from the per-chunk bottom edges ``[corner, values...]``."""
+    parts = []
+    for J in range(lay.nj):
+        ncol = min(lay.tw, lay.cols - J * lay.tw)
+        base = J * (lay.tw + 1) + 1
+        parts.append(bottom[base : base + ncol])
+    return np.concatenate(parts) if parts else bottom[:0].copy()

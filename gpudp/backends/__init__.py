@@ -1,15 +1,33 @@
-"""Backend selection. ``cpu`` (numba njit) always works; ``cuda`` needs a usable GPU.
+"""Backends: what the engine asks of one (:class:`Backend`), the registry (:func:`get`), and the
+choice ``auto`` makes (:func:`choose`). ``cpu`` (numba njit) always works; ``cuda`` needs a usable GPU.
 
-Nothing here imports the CUDA compiler: that lives in :mod:`gpudp.backends.cuda` alone, so that a
-move to another CUDA compiler touches one file.
+Each backend is one module that defines ``BACKEND``, an instance of a :class:`Backend` subclass:
+``cpu`` (:mod:`gpudp.backends.cpu`) and ``cuda`` (:mod:`gpudp.backends.cuda`). A new backend adds
+its module and one line to :data:`MODULES`. Nothing here imports the CUDA compiler: that lives in
+:mod:`gpudp.backends.cuda` (and in features' own ``cuda`` modules), imported only when a GPU runs.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
 from ..errors import BackendError
+from .base import Backend
+
+__all__ = ["Backend", "MODULES", "get", "choose", "resolve", "cuda_usable", "cuda_started", "device_name"]
+
+#: backend name -> module defining ``BACKEND``
+MODULES = {"cpu": f"{__name__}.cpu", "cuda": f"{__name__}.cuda"}
+
+
+def get(name: str) -> Backend:
+    """The registered backend called ``name`` (its module is imported on first use)."""
+    if name not in MODULES:
+        raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(MODULES)}")
+    return importlib.import_module(MODULES[name]).BACKEND
+
 
 BACKENDS = ("auto", "cpu", "cuda")
 
@@ -33,9 +51,7 @@ def cuda_usable() -> bool:
     """True when a real CUDA GPU can run kernels (the simulator does not count)."""
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         return False
-    from . import cuda as _cuda
-
-    return _cuda.available()
+    return get("cuda").available()
 
 
 def resolve(backend: str = "auto", work: float | None = None) -> str:
@@ -64,7 +80,7 @@ def _env_float(name: str, default: float) -> float:
 def cuda_started() -> bool:
     """True when this process has already paid CUDA's start-up (the backend is imported and a GPU
     answered), so one more GPU solve costs launches, not seconds."""
-    mod = sys.modules.get(f"{__name__}.cuda")
+    mod = sys.modules.get(MODULES["cuda"])
     return bool(mod is not None and getattr(mod, "STARTED", False))
 
 
@@ -106,12 +122,11 @@ def choose(backend: str = "auto", work: float | None = None) -> tuple[str, str]:
             return "cuda", "auto: cuda, a GPU is usable"
         return "cpu", f"auto: cpu, no usable GPU ({unavailable_reason()})"
     if backend == "cuda":
-        from . import cuda as _cuda
-
-        if not _cuda.available():
+        be = get("cuda")
+        if not be.available():
             raise BackendError(
                 "backend 'cuda' asked for, but no CUDA GPU is usable here "
-                f"({_cuda.unavailable_reason()}); use backend='cpu' or 'auto'"
+                f"({be.unavailable_reason()}); use backend='cpu' or 'auto'"
             )
     return backend, f"{backend}: asked for"
 
@@ -119,16 +134,9 @@ def choose(backend: str = "auto", work: float | None = None) -> tuple[str, str]:
 def unavailable_reason() -> str:
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         return "the CUDA simulator is on; it runs only when asked for by backend='cuda'"
-    from . import cuda as _cuda
-
-    return _cuda.unavailable_reason()
+    return get("cuda").unavailable_reason()
 
 
 def device_name(backend: str) -> str:
-    if backend == "cuda":
-        from . import cuda as _cuda
-
-        return _cuda.device_name()
-    from . import cpu as _cpu
-
-    return _cpu.device_name()
+    """The device a backend runs on, in words (the CPU's model and threads, the GPU's name)."""
+    return get(backend).device_name()

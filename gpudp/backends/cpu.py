@@ -9,6 +9,15 @@ import threading
 import numba
 import numpy as np
 
+from ..jit import njit
+from ..store import WORD_BYTES, encode_bands, tiled_last_row
+from .base import Backend
+
+#: a chunk (unit of eviction, progress and Ctrl-C checks) is about this many cells on the CPU
+CPU_CHUNK_CELLS = 1 << 22
+#: decision words of one chunk's slab when the store keeps bands (a chunk is cut to fit)
+CPU_SLAB_WORDS = 1 << 22
+
 #: numba's parallel regions are not safe to enter from two threads at once under its ``workqueue``
 #: threading layer (the fallback where OpenMP and TBB are missing): the process aborts. Every
 #: parallel CPU kernel of gpudp runs under this lock; a sweep uses all cores anyway.
@@ -26,27 +35,6 @@ def device_name() -> str:
     except OSError:
         pass
     return f"{cpu} ({numba.get_num_threads()} threads of {os.cpu_count()} CPUs)"
-
-
-def njit(fn=None, **kw):
-    """numba.njit with the project's defaults (no Python fallback, fastmath off: exact DP).
-
-    ``cache=True`` is dropped when the kernel cache is off (``GPUDP_CACHE_DIR=off``) or numba finds
-    no writable place for it (a read-only installation): caching is a speed-up, never a failure."""
-    kw.setdefault("nogil", True)
-    if fn is None:
-        return lambda f: njit(f, **kw)
-    if kw.get("cache"):
-        from ..cache import enabled
-
-        if not enabled():
-            kw.pop("cache")
-        else:
-            try:
-                return numba.njit(**kw)(fn)
-            except RuntimeError:  # "cannot cache function ...: no locator available"
-                kw.pop("cache")
-    return numba.njit(**kw)(fn)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -220,12 +208,10 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
 
     import numpy as np
 
-    from ..engine import CPU_CHUNK_CELLS
-
     cls = type(rec)
     vt = np.dtype(cls.value_dtype)
     words = store.words if store is not None else np.zeros(1, np.uint32)
-    plan.make_chunks(max_words=1 << 62, max_cells=CPU_CHUNK_CELLS)
+    plan.make_chunks(*BACKEND.chunk_limits(plan))
     rows, cols = plan.rows, plan.cols
     out = {}
     t0 = time.perf_counter()
@@ -255,16 +241,7 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
         ranges = (plan.lo, plan.hi, plan.g0, plan.gn, woff)
         bands = plan.codec == "bands"
         if bands:  # each chunk computes into a slab; its bands then go to the store
-            plan.make_chunks(max_words=CPU_SLAB_WORDS, max_cells=CPU_CHUNK_CELLS)
-            slab_words = (
-                max(
-                    plan.layout.words_of(u0, u1)[1] - plan.layout.words_of(u0, u1)[0]
-                    for u0, u1 in plan.chunks
-                )
-                if plan.chunks
-                else 1
-            )
-            words = np.zeros(max(slab_words, 1), np.uint32)
+            words = np.zeros(plan.max_chunk_words(), np.uint32)
             packed = np.zeros_like(words)
         fn(0, 0, 0, 0, ring, *ranges, words, 0, last_row, last_col, rows, cols, *data)  # compile
         stats.extra["compile_seconds"] = time.perf_counter() - t0
@@ -286,16 +263,10 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
     return out
 
 
-#: decision words of one chunk's slab when the store keeps bands (a chunk is cut to fit)
-CPU_SLAB_WORDS = 1 << 22
-
-
 def _pieces(plan, t0: int, t1: int) -> list[tuple[int, int]]:
     """Group ranges ``[q0, q1)`` to run a chunk in: the whole chunk, or, for a chunk of one layer
     larger than ``CPU_CHUNK_CELLS``, pieces of about that many cells (a parallel region each), so
     that a Ctrl-C or SIGTERM is acted on within a fraction of a second even on layers of 10^9 cells."""
-    from ..engine import CPU_CHUNK_CELLS
-
     big = np.iinfo(np.int64).max
     if t1 - t0 != 1 or plan.unit_cells(t0, t1) <= CPU_CHUNK_CELLS:
         return [(0, big)]
@@ -306,8 +277,6 @@ def _pieces(plan, t0: int, t1: int) -> list[tuple[int, int]]:
 
 def _store_bands(store, plan, t0, t1, words, wbase, packed):
     """Band-encode a finished chunk's slab and append the bands to the store."""
-    from ..store import encode_bands
-
     s = store
     n = encode_bands(
         words,
@@ -328,13 +297,32 @@ def _store_bands(store, plan, t0, t1, words, wbase, packed):
     s.band_off[t0:t1] += s.append(packed[:n])
 
 
-def tiled_last_row(bottom, lay):
-    """The grid's last row, gathered from the per-chunk bottom edges ``[corner, values...]``."""
-    import numpy as np
+class _CPU(Backend):
+    name = "cpu"
+    default_tile = (256, 512)
+    chunk_cells = CPU_CHUNK_CELLS
+    slab_words_max = CPU_SLAB_WORDS
 
-    parts = []
-    for J in range(lay.nj):
-        ncol = min(lay.tw, lay.cols - J * lay.tw)
-        base = J * (lay.tw + 1) + 1
-        parts.append(bottom[base : base + ncol])
-    return np.concatenate(parts) if parts else bottom[:0].copy()
+    def device_name(self):
+        return device_name()
+
+    def fit_tile(self, tile, rows, cols):
+        """The tile is a runtime argument of the one compiled sweep: it fits the grid exactly."""
+        bh, tw = tile
+        return min(bh, max(1, rows)), min(tw, max(32, -(-cols // 32) * 32))
+
+    def chunk_limits(self, plan):
+        """Chunks of about :data:`CPU_CHUNK_CELLS` cells; with the bands codec each computes into a
+        slab of at most :data:`CPU_SLAB_WORDS` words (the plain store is written in place)."""
+        return (CPU_SLAB_WORDS if plan.codec == "bands" else 1 << 62), CPU_CHUNK_CELLS
+
+    def sweep_memory(self, slab_words, bits, codec, spill):
+        """Decisions go straight into the store; with the bands codec a chunk's slab and its packed
+        copy (:func:`_run_plan`), in host memory."""
+        return 0, (2 * slab_words * WORD_BYTES if bits and codec == "bands" else 0)
+
+    def run_plan(self, plan, rec, data, store, stats, bar):
+        return run_plan(plan, rec, data, store, stats, bar)
+
+
+BACKEND = _CPU()

@@ -16,6 +16,9 @@ import numpy as np
 from numba import cuda
 from numba.core.errors import NumbaPerformanceWarning
 
+from ..store import WORD_BYTES, tiled_last_row
+from .base import Backend
+
 __all__ = [
     "cuda",
     "available",
@@ -72,7 +75,7 @@ def device_name() -> str:
 def memory_info() -> tuple[int, int]:
     """(free, total) bytes of device memory; the host's when running under the simulator."""
     if is_simulator():
-        from ..store import available_memory
+        from ..memory import available_memory
 
         return available_memory(), available_memory()
     free, total = cuda.current_context().get_memory_info()
@@ -1090,17 +1093,10 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
     bits = cls.decision_bits
     rows, cols = plan.rows, plan.cols
     d_data = tuple(cuda.to_device(x) if isinstance(x, np.ndarray) else x for x in data)
-    plan.make_chunks(max_words=SLAB_WORDS, max_cells=1 << 62)
+    plan.make_chunks(*BACKEND.chunk_limits(plan))
     blocked = _Blocking.plan(plan, vt) if plan.kind == "layered" and plan.reach is not None else None
     smem = 0
-    slab_words = (
-        max(
-            (plan.layout.words_of(u0, u1)[1] - plan.layout.words_of(u0, u1)[0] for u0, u1 in plan.chunks),
-            default=1,
-        )
-        if bits
-        else 1
-    )
+    slab_words = plan.max_chunk_words() if bits else 1
     compute, copier = cuda.stream(), cuda.stream()
     slabs = [
         cuda.device_array(max(slab_words, 1), np.uint32, stream=compute) for _ in range(2 if bits else 1)
@@ -1256,8 +1252,6 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
     if cls.decision_bits:  # the decision-overflow flag (codegen.n_flags): the engine reads it
         d_data[-1].copy_to_host(data[-1])
     if plan.kind == "tiled":
-        from .cpu import tiled_last_row
-
         out["last_row"] = tiled_last_row(bottom.copy_to_host(), plan.layout)
         out["last_col"] = right.copy_to_host()[:rows]
     elif plan.schedule is not None:
@@ -1268,3 +1262,54 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
         slot = (len(blocked.pstart) - 1) % 2 if blocked is not None else last % (window + 1)
         out["last_layer"] = ring[slot, : plan.sizes[last]].copy_to_host()
     return out
+
+
+class _CUDA(Backend):
+    name = "cuda"
+    default_tile = (256, 256)
+    tile_rows_multiple = 32  # a warp's lanes hold 32-row strips
+    slab_words_max = SLAB_WORDS
+    values_on_device = True
+
+    def available(self):
+        return available()
+
+    def unavailable_reason(self):
+        return unavailable_reason()
+
+    def device_name(self):
+        return device_name()
+
+    def fit_tile(self, tile, rows, cols):
+        """The tile is a compile-time constant of the kernel (a lane's rows are unrolled): rounded up
+        to a power of two (rows and columns 32..256), so that at most 16 kernels a recurrence are
+        compiled, each once per machine (:mod:`gpudp.cache`), instead of one per shape."""
+        bh, tw = tile
+        return min(bh, max(32, _pow2(rows))), min(tw, max(32, _pow2(cols)))
+
+    def sweep_memory(self, slab_words, bits, codec, spill):
+        """What :func:`run_plan` allocates besides the values: on the device two slabs (the bands
+        codec adds the encoder's two compacted buffers); on the host two page-locked staging slabs
+        when the words go to a disk store or to bands."""
+        if not bits:
+            return 0, 0
+        slabs = 4 if codec == "bands" else 2
+        staging = 2 * slab_words * WORD_BYTES if spill or codec == "bands" else 0
+        return slabs * slab_words * WORD_BYTES, staging
+
+    def memory(self):
+        return memory_info()
+
+    def allocate_words(self, n):
+        """Page-locked (:func:`pinned_words`), so that the slabs' copies are asynchronous DMA."""
+        return pinned_words(n)
+
+    def run_plan(self, plan, rec, data, store, stats, bar):
+        return run_plan(plan, rec, data, store, stats, bar)
+
+
+def _pow2(x: int) -> int:
+    return 1 << max(int(x) - 1, 0).bit_length()
+
+
+BACKEND = _CUDA()

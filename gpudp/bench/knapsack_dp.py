@@ -24,7 +24,7 @@ import numba
 import numpy as np
 
 from gpudp.backends import device_name, resolve
-from gpudp.backends.cpu import njit
+from gpudp.jit import njit
 from gpudp.problems.knapsack import dp as kd
 
 from .instances import boyer_instance, oconnell_instance

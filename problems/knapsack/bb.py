@@ -44,8 +44,8 @@ import numpy as np
 from numba.extending import register_jitable
 
 from gpudp import frontier
-from gpudp.backends import device_name, resolve
 from gpudp.codegen import compile_source
+from gpudp.engine import device_name, resolve_backend
 from gpudp.errors import InputError
 from gpudp.memory import parse_bytes
 from gpudp.solution import Solution, Stats
@@ -306,7 +306,7 @@ def solve(
     if isinstance(batch, bool) or not isinstance(batch, int | np.integer) or batch < 1:
         raise InputError("batch", f"must be an integer >= 1, got {batch!r}")
     time_limit = parse_time_limit(time_limit)
-    be = resolve(backend)
+    be = resolve_backend(backend)
     p, w, c, integral = inst.profits, inst.weights, inst.capacity, inst.integral
     int_p, int_w = p.dtype.kind == "i", w.dtype.kind == "i"
     dtype = np.int64 if integral else np.float64

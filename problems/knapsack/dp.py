@@ -37,8 +37,7 @@ import time
 
 import numpy as np
 
-from gpudp.backends import choose
-from gpudp.engine import sweep
+from gpudp.engine import choose_backend, device_memory, layered_memory, sweep
 from gpudp.errors import InputError
 from gpudp.recurrence import LayeredRecurrence
 from gpudp.solution import Solution
@@ -153,28 +152,21 @@ HOST_BYTES_PER_ITEM = 256
 
 
 def estimate_memory(n: int, capacity: int, dtype, backend: str) -> dict:
-    """Bytes the solve will need before it starts: on the device two rows of values plus the slabs
-    of decision words (two compute slabs, two compacted band buffers; page-locked staging on the
-    host), and on the host the rows (cpu: two, and the copy of the last layer; cuda: that copy), the
-    slabs, and per-item arrays. The bands can only be bounded (every computed word, ``n * (C + 1) / 8``
-    bytes at most): the store grows as they arrive and spills to disk past its budget, which
-    :func:`solve` sets to at most half of the memory left over (see ``host_bytes``)."""
-    from gpudp.backends.cpu import CPU_SLAB_WORDS
-    from gpudp.backends.cuda import SLAB_WORDS
-
-    itemsize = np.dtype(dtype).itemsize
-    rows = 2 * (capacity + 1) * itemsize
-    layer_words = -(-(capacity + 1) // 32)
-    slab = max(min(SLAB_WORDS, layer_words * n), layer_words) * 4
-    cpu_slab = max(min(CPU_SLAB_WORDS, layer_words * n), layer_words) * 4
-    out = {"rows_bytes": rows, "slab_bytes": slab, "bands_bound_bytes": n * layer_words * 4}
-    out["device_bytes"] = rows + 4 * slab if backend == "cuda" else 0
-    per_item = n * HOST_BYTES_PER_ITEM
-    if backend == "cpu":
-        out["host_bytes"] = rows + rows // 2 + 2 * cpu_slab + per_item
-    else:
-        out["host_bytes"] = rows // 2 + 2 * slab + per_item
-    return out
+    """Bytes the solve will need before it starts, as the engine plans a layered sweep of ``n``
+    layers of ``C + 1`` cells with 1-bit decisions kept as bands (:func:`gpudp.engine.layered_memory`):
+    on the device two rows of values plus the slabs of decision words (two compute slabs, two
+    compacted band buffers), on the host the rows (cpu), the staging or band slabs, the copy of the
+    last layer, and per-item arrays. The bands can only be bounded (every computed word,
+    ``n * (C + 1) / 8`` bytes at most): the store grows as they arrive and spills to disk past its
+    budget, which :func:`solve` sets to at most half of the memory left over (see ``host_bytes``)."""
+    need = layered_memory([capacity + 1] * n, 1, np.dtype(dtype).itemsize, 1, backend, "bands", 1 << 62)
+    return {
+        "rows_bytes": need.values,
+        "slab_bytes": need.slab_words * 4,
+        "bands_bound_bytes": need.decisions,
+        "device_bytes": need.device,
+        "host_bytes": need.host + n * HOST_BYTES_PER_ITEM,
+    }
 
 
 def _check_memory(est: dict, backend: str) -> int:
@@ -183,10 +175,9 @@ def _check_memory(est: dict, backend: str) -> int:
     bytes left over for the band store."""
     from gpudp import memory
 
-    if backend == "cuda":
-        from gpudp.backends.cuda import memory_info
-
-        free, total = memory_info()
+    info = device_memory(backend)
+    if info is not None:
+        free, total = info
         if est["device_bytes"] > free:
             raise InputError(
                 "capacity",
@@ -240,7 +231,7 @@ class _Prepared:
         if cap > I64_MAX:
             raise InputError("capacity", f"{capacity!r} is beyond the int64 range (2^63 - 1)")
         # a knapsack cell costs the CPU about twice an LCS cell (measured: docs/benchmarks.md, "Start-up")
-        self.backend, self.backend_choice = be, _ = choose(backend, work=2.0 * len(p) * (cap + 1))
+        self.backend, self.backend_choice = be, _ = choose_backend(backend, work=2.0 * len(p) * (cap + 1))
         integral = p.dtype.kind in "iu" or bool(
             p.size and np.all(p == np.round(p)) and np.abs(p).max() < 2.0**62
         )
@@ -316,7 +307,7 @@ def solve(
             result.close()
         stats = result.stats
     if stats is None:
-        from gpudp.backends import device_name
+        from gpudp.engine import device_name
         from gpudp.solution import Stats
 
         stats = Stats(backend=be, device=device_name(be))

@@ -10,9 +10,9 @@ from numba import prange
 
 from gpudp import memory
 from gpudp import primitives as pr
-from gpudp.backends.cpu import njit
 from gpudp.cache import jit_generated
 from gpudp.errors import InputError
+from gpudp.jit import njit
 
 from .kernels import INT64_MAX, build
 

@@ -8,7 +8,7 @@ from math import comb
 import numpy as np
 
 from gpudp import memory
-from gpudp.backends import choose, device_name, resolve
+from gpudp.engine import choose_backend, device_name, resolve_backend
 from gpudp.errors import CheckError, InputError
 from gpudp.solution import Solution, Stats
 
@@ -239,7 +239,7 @@ def _run(weights, limit, field, backend, block):
     ws = _int_list(weights, "weights")
     cap = _int_scalar(limit, field)
     block = _block(block)
-    backend, why = choose(backend, work=_work(ws, cap))
+    backend, why = choose_backend(backend, work=_work(ws, cap))
     return ws, cap, _best_subset(ws, cap, backend, block), backend, why
 
 
@@ -322,7 +322,7 @@ def generate_list(weights, cap, backend: str = "cpu"):
     cap = _int_scalar(cap, "capacity")
     if any(w == 0 or w > cap for w in ws) or len(ws) > MAX_ITEMS // 2:
         raise InputError("weights", f"must be 1..{cap}, at most {MAX_ITEMS // 2} of them")
-    backend = resolve(backend)
+    backend = resolve_backend(backend)
     sizes = (_list_bound(ws, cap), min(_list_bound(ws[:-1], cap), 2 ** max(len(ws) - 1, 0)))
     if backend == "cpu":
         from . import cpu
@@ -338,4 +338,4 @@ def prune_pairs(a, b, cap, e, backend: str = "cpu"):
     """IPS on sorted lists a and b (ascending, values <= cap): per A-block, (first C-block, count)."""
     a = np.ascontiguousarray(a, np.int64)
     b = np.ascontiguousarray(b, np.int64)
-    return _backend_module(resolve(backend)).prune_pairs(a, b, cap, e)
+    return _backend_module(resolve_backend(backend)).prune_pairs(a, b, cap, e)

@@ -49,13 +49,11 @@ from dataclasses import dataclass
 import numpy as np
 from numba.extending import register_jitable
 
-from gpudp import backends
-from gpudp.engine import sweep
+from gpudp.engine import choose_backend, device_memory, device_name, layered_memory, sweep
 from gpudp.errors import InputError
 from gpudp.memory import available_memory, default_budget, parse_bytes
 from gpudp.recurrence import LayeredRecurrence
 from gpudp.solution import Solution, Stats
-from gpudp.store import WORD_BYTES
 
 from . import tsplib
 
@@ -586,6 +584,26 @@ def _check_figures_size(n: int):
         )
 
 
+def _layer_sizes(n: int) -> list[int]:
+    """Cells of each layer, ``C(m, s) * s`` for ``s = 1..m`` (``m = n - 1``), exact."""
+    m = max(n - 1, 0)
+    sizes = []
+    c = 1  # C(m, s), updated exactly layer by layer
+    for s in range(1, m + 1):
+        c = c * (m - s + 1) // s
+        sizes.append(c * s)
+    return sizes
+
+
+def _plan_memory(n: int, dtype, backend: str, memory_budget=None):
+    """The engine's plan of the sweep's memory (:func:`gpudp.engine.layered_memory`, what
+    :meth:`gpudp.engine.Plan.memory` gives the recurrence's plan), from the layer sizes alone, so
+    that it is exact at sizes no machine could run."""
+    return layered_memory(
+        _layer_sizes(n), DECISION_BITS, np.dtype(dtype).itemsize, 1, backend, "plain", memory_budget
+    )
+
+
 def memory_needed(n: int, dtype=np.int32, backend: str = "cuda") -> dict:
     """What Held-Karp on ``n`` cities needs, in bytes (exact Python integers, up to
     :data:`EXACT_FIGURES` cities; an :class:`InputError` beyond).
@@ -593,33 +611,19 @@ def memory_needed(n: int, dtype=np.int32, backend: str = "cuda") -> dict:
     ``decisions``: the host store (5-bit planes, whole words per 32 cells of a layer);
     ``values``: the engine's two layers of values (on the device for cuda, in RAM for cpu);
     ``device``: the values plus the two decision slabs the cuda backend alternates between.
+    The bytes are the engine's plan of the layered sweep (:func:`gpudp.engine.layered_memory`).
     """
-    from gpudp.backends.cuda import SLAB_WORDS
-
     _check_figures_size(n)
-    m = max(n - 1, 0)
-    states = widest = words = max_words = 0
-    c = 1  # C(m, s), updated exactly layer by layer
-    for s in range(1, m + 1):
-        c = c * (m - s + 1) // s
-        size = c * s
-        w = -(-size // 32) * DECISION_BITS
-        states += size
-        words += w
-        widest = max(widest, size)
-        max_words = max(max_words, w)
-    widest = max(widest, 1)
-    item = np.dtype(dtype).itemsize
-    values = 2 * widest * item
-    slab = max(max_words, 1, min(SLAB_WORDS, words))
+    sizes = _layer_sizes(n)
+    need = _plan_memory(n, dtype, backend, 1 << 62)
     return {
         "cities": n,
-        "states": states,
-        "widest_layer": widest,
+        "states": sum(sizes),
+        "widest_layer": max(sizes, default=1),
         "transitions": transitions(n),
-        "decisions": words * WORD_BYTES,
-        "values": values,
-        "device": values + 2 * slab * WORD_BYTES if backend == "cuda" else 0,
+        "decisions": need.decisions,
+        "values": need.values,
+        "device": need.device,
     }
 
 
@@ -693,15 +697,16 @@ def check_memory(n: int, dtype, backend: str, memory_budget=None, name: str = ""
     budget = default_budget() if memory_budget is None else parse_bytes(memory_budget, "memory_budget")
     need = memory_needed(n, dtype, backend)
     need["seconds"] = _seconds(need["transitions"])
+    plan = _plan_memory(n, dtype, backend, budget)  # the store's place under this budget, the host's share
     ram = available_memory()
-    on_disk = need["decisions"] > budget
+    on_disk = plan.spill
     if on_disk:
         where = os.environ.get("GPUDP_SPILL_DIR") or tempfile.gettempdir()
         try:
             free = shutil.disk_usage(where).free
         except OSError as e:
             raise InputError("memory_budget", f"cannot see the free disk in {where}: {e}") from None
-        if need["decisions"] > free:
+        if plan.disk > free:
             raise _too_big(
                 n,
                 name,
@@ -709,8 +714,9 @@ def check_memory(n: int, dtype, backend: str, memory_budget=None, name: str = ""
                 f"the decisions are over the memory budget ({_fmt_bytes(budget)}) and the free disk "
                 f"in {where} ({_fmt_bytes(free)})",
             )
-    # the two layers of values live in RAM on the cpu backend, on the GPU on cuda
-    host = (need["values"] if backend == "cpu" else 0) + (0 if on_disk else need["decisions"])
+    # as the engine plans it: the two layers of values (in RAM on the cpu backend, on the GPU on
+    # cuda), staging, the result's copy, and the decisions unless they spill
+    host = plan.host_total
     if host > ram:
         raise _too_big(
             n,
@@ -719,29 +725,18 @@ def check_memory(n: int, dtype, backend: str, memory_budget=None, name: str = ""
             f"that is {_fmt_bytes(host)} of host memory, and this process may use {_fmt_bytes(ram)} "
             "(free RAM, cgroup and ulimit limits counted)",
         )
-    if backend == "cuda":
-        free_dev = _device_free()
-        if free_dev is not None and need["device"] > free_dev:
+    info = device_memory(backend)
+    if info is not None:
+        free_dev = info[0]
+        if plan.device > free_dev:
             raise _too_big(
                 n,
                 name,
                 need,
-                f"the GPU needs {_fmt_bytes(need['device'])} and has {_fmt_bytes(free_dev)} free",
+                f"the GPU needs {_fmt_bytes(plan.device)} and has {_fmt_bytes(free_dev)} free",
             )
     need["spills_to_disk"] = on_disk
     return need
-
-
-def _device_free() -> int | None:
-    from gpudp.backends.cuda import cuda, is_simulator
-
-    if is_simulator():
-        return None
-    try:
-        free, _total = cuda.current_context().get_memory_info()
-    except Exception:
-        return None
-    return int(free)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -775,11 +770,11 @@ def solve(
         memory_budget = parse_bytes(memory_budget, "memory_budget")
     inst = load(instance, weight=weight, allow_infinite=allow_infinite)
     n, d = inst.n, inst.matrix
-    backend, why = backends.choose(backend, work=transitions(n) if n <= EXACT_FIGURES else None)
+    backend, why = choose_backend(backend, work=transitions(n) if n <= EXACT_FIGURES else None)
     dtype = value_dtype(d)
     need = check_memory(n, dtype, backend, memory_budget, inst.name)
     if n <= 1:
-        stats = Stats(backend=backend, device=backends.device_name(backend))
+        stats = Stats(backend=backend, device=device_name(backend))
         length, tour = d.dtype.type(0), [0]
     else:
         m = n - 1

@@ -1,0 +1,71 @@
+"""What the engine asks of a backend (:class:`Backend`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Backend:
+    """What the engine asks of a backend. A backend module defines ``BACKEND``, an instance of a
+    subclass that sets the attributes and defines the methods that differ; the engine never
+    branches on a backend's name.
+
+    Memory planning (:meth:`gpudp.engine.Plan.memory`) asks :meth:`slab_words` and
+    :meth:`sweep_memory`; they state what :meth:`run_plan` allocates, so they live beside it.
+    """
+
+    name = ""
+    #: (rows, columns) of a unit-window grid's tiles unless the caller gives one
+    default_tile = (256, 256)
+    #: a tile's rows must be a multiple of this (its columns always of 32)
+    tile_rows_multiple = 1
+    #: the most cells of one chunk (the unit of launching, eviction and progress)
+    chunk_cells = 1 << 62
+    #: the most decision words of one chunk's slab (a chunk of one larger unit excepted)
+    slab_words_max = 1 << 62
+    #: whether the dependency window's values live in the device's memory (else in the host's)
+    values_on_device = False
+
+    def available(self) -> bool:
+        """Whether kernels can run here."""
+        return True
+
+    def unavailable_reason(self) -> str:
+        """Why :meth:`available` is False, in words."""
+        return f"{self.name} is available"
+
+    def device_name(self) -> str:
+        raise NotImplementedError
+
+    def fit_tile(self, tile: tuple[int, int], rows: int, cols: int) -> tuple[int, int]:
+        """The tile a ``rows x cols`` grid runs with, from ``tile`` (the default or the caller's)."""
+        return tile
+
+    def chunk_limits(self, plan) -> tuple[int, int]:
+        """``(max_words, max_cells)`` of the chunks :meth:`run_plan` cuts ``plan`` into."""
+        return self.slab_words_max, self.chunk_cells
+
+    def slab_words(self, total_words: int, widest_unit_words: int) -> int:
+        """Words of one decision slab at most, for a sweep of ``total_words`` whose largest unit
+        (layer, tile anti-diagonal) has ``widest_unit_words``: chunks are cut to
+        :attr:`slab_words_max` words unless one unit is larger (see :meth:`Plan.make_chunks`)."""
+        return max(widest_unit_words, min(self.slab_words_max, total_words), 1)
+
+    def sweep_memory(self, slab_words: int, bits: int, codec: str, spill: bool) -> tuple[int, int]:
+        """``(device bytes, host bytes)`` of the decision slabs and staging :meth:`run_plan`
+        allocates, with slabs of ``slab_words`` words, ``bits`` decision bits, the store's
+        ``codec`` and the plain store on disk (``spill``); the values and the store come apart."""
+        return 0, 0
+
+    def memory(self) -> tuple[int, int] | None:
+        """(free, total) bytes of the memory the kernels compute in, or None for host memory."""
+        return None
+
+    def allocate_words(self, n: int) -> np.ndarray:
+        """A zeroed uint32 array of ``n`` words for an in-memory decision store."""
+        return np.zeros(n, np.uint32)
+
+    def run_plan(self, plan, rec, data, store, stats, bar) -> dict:
+        """Run a planned sweep: decisions into ``store``, statistics into ``stats``, progress on
+        ``bar``; return the result's arrays (``last_row``/``last_col`` or ``last_layer``)."""
+        raise NotImplementedError

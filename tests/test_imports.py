@@ -1,0 +1,163 @@
+"""The layers stay as docs/architecture.md draws them: who may import whom, and no cycles.
+
+    cli, warmup -> bench -> problems -> engine, frontier, primitives, store, ... -> backends
+
+Every import counts, also those inside functions (a lazy import is still a dependency). A module
+named ``cuda`` (a feature's own CUDA code) may import the cuda backend; nothing else outside the
+engine's core may.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = {"gpudp": ROOT / "gpudp", "gpudp.problems": ROOT / "problems"}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for pkg, folder in PACKAGES.items():
+        for path in folder.rglob("*.py"):
+            rel = path.relative_to(folder).with_suffix("")
+            parts = [p for p in rel.parts if p != "__init__"]
+            name = ".".join([pkg, *parts])
+            if pkg == "gpudp" and parts[:1] == ["problems"]:
+                continue
+            out[name] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """The gpudp modules ``name`` imports (resolved to modules where the name is one)."""
+    tree = ast.parse(path.read_text(), str(path))
+    is_pkg = path.name == "__init__.py"
+    here = name.split(".") if is_pkg else name.split(".")[:-1]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = (node.module or "").split(".") if node.module else []
+            if node.level:
+                base = here[: len(here) - node.level + 1] + base
+            mod = ".".join(base)
+            targets = [f"{mod}.{a.name}" if f"{mod}.{a.name}" in MODULES else mod for a in node.names]
+        else:
+            continue
+        for t in targets:
+            while t and t not in MODULES:  # "gpudp.backends.cuda.cuda" -> "gpudp.backends.cuda"
+                t = t.rpartition(".")[0]
+            if t and t != name:
+                found.add(t)
+    return found
+
+
+GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+#: the commands' own modules: they drive the plug-ins, as the command line does
+COMMANDS = {"gpudp.cli", "gpudp.warmup"}
+
+
+def _layer(name: str) -> str:
+    if name in COMMANDS:
+        return "cli"
+    if name.startswith("gpudp.bench"):
+        return "bench"
+    if name.startswith("gpudp.problems"):
+        return "problems"
+    if name.startswith("gpudp.backends"):
+        return "backends"
+    return "core"
+
+
+#: which layers each layer may import
+ALLOWED = {
+    "cli": {"cli", "bench", "problems", "core", "backends"},
+    "bench": {"bench", "problems", "core", "backends"},
+    "problems": {"problems", "core"},
+    "core": {"core", "backends"},
+    "backends": {"backends", "core"},
+}
+#: the core modules a backend may use (what kernels are made of), never the engine that drives it
+BACKEND_MAY_USE = {"gpudp.cache", "gpudp.codegen", "gpudp.errors", "gpudp.memory", "gpudp.store", "gpudp.jit"}
+
+
+def test_the_graph_is_read():
+    assert "gpudp.engine" in GRAPH and "gpudp.problems.lcs" in GRAPH
+    assert "gpudp.engine" in GRAPH["gpudp.problems.lcs"]
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_layers(name):
+    bad = []
+    for target in sorted(GRAPH[name]):
+        src, dst = _layer(name), _layer(target)
+        ok = dst in ALLOWED[src]
+        if src == "problems" and dst == "backends" and name.rsplit(".", 1)[-1] == "cuda":
+            ok = target == "gpudp.backends.cuda"  # a feature's own CUDA module
+        if src == "core" and dst == "backends" and name.rsplit(".", 1)[-1] == "cuda":
+            ok = True
+        if src == "backends" and dst == "core":
+            ok = target in BACKEND_MAY_USE
+        if not ok:
+            bad.append(f"{name} ({src}) imports {target} ({dst})")
+    assert not bad, "; ".join(bad)
+
+
+#: core modules that still write CUDA kernels themselves, instead of in a ``cuda`` module of their
+#: own (issue 13 asks for the split); the list may only shrink
+CUDA_OUTSIDE_CUDA_MODULES = {"gpudp.frontier", "gpudp.primitives"}
+
+
+def test_cuda_lives_in_cuda_modules():
+    """Only the backends and modules named ``cuda`` import the CUDA compiler's home (and benchmarks,
+    which may time the device directly)."""
+    users = {n for n, deps in GRAPH.items() if "gpudp.backends.cuda" in deps}
+    allowed = {
+        n for n in users if n.startswith(("gpudp.backends", "gpudp.bench")) or n.rsplit(".", 1)[-1] == "cuda"
+    }
+    assert users - allowed <= CUDA_OUTSIDE_CUDA_MODULES, sorted(users - allowed - CUDA_OUTSIDE_CUDA_MODULES)
+
+
+def test_no_cycles():
+    """No module imports a module that (through others) imports it back."""
+    index, low, stack, on, cycles = {}, {}, [], set(), []
+
+    def visit(v):  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in GRAPH[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for v in sorted(GRAPH):
+        if v not in index:
+            visit(v)
+    assert not cycles, f"import cycles: {cycles}"
+
+
+def test_the_engine_reaches_backends_through_the_registry():
+    """The engine asks backend objects (``gpudp.backends.get``); it imports no backend's module."""
+    assert {t for t in GRAPH["gpudp.engine"] if t.startswith("gpudp.backends")} == {"gpudp.backends"}
