@@ -30,6 +30,8 @@ import numpy as np
 from .errors import ContractError, InputError
 
 _DTYPES = (np.int32, np.int64, np.float32, np.float64)
+#: the widest decision a cell may record (one bit plane per bit in the store, up to a uint32)
+MAX_DECISION_BITS = 32
 #: decision-store codecs a LayeredRecurrence may declare
 CODECS = ("plain", "bands")
 
@@ -39,7 +41,7 @@ class Recurrence:
 
     #: cell type: one of int32, int64, float32, float64
     value_dtype = np.int32
-    #: bits of traceback information per cell kept in the decision store (0..8; 0 = value only)
+    #: bits of traceback information per cell kept in the decision store (0..32; 0 = value only)
     decision_bits = 0
     #: value the engine's buffers start from (and padding cells hold)
     fill = 0
@@ -71,8 +73,12 @@ class Recurrence:
                 "np.float32, np.float64"
             )
         bits = cls.decision_bits
-        if isinstance(bits, bool) or not (isinstance(bits, int | np.integer) and 0 <= bits <= 8):
-            raise ContractError(f"{name}.decision_bits = {bits!r}: must be an int in 0..8 (0: value only)")
+        if isinstance(bits, bool) or not (
+            isinstance(bits, int | np.integer) and 0 <= bits <= MAX_DECISION_BITS
+        ):
+            raise ContractError(
+                f"{name}.decision_bits = {bits!r}: must be an int in 0..{MAX_DECISION_BITS} (0: value only)"
+            )
         if cls.cell is Recurrence.cell:
             raise ContractError(f"{name} must define cell(...) as a @staticmethod: {cls._cell_form()}")
         for meth in ("cell", "back", "boundary"):

@@ -150,7 +150,7 @@ def test_missing_pieces():
     [
         ("value_dtype", np.int8, "value_dtype"),
         ("value_dtype", "banana", "value_dtype"),
-        ("decision_bits", 9, "decision_bits = 9"),
+        ("decision_bits", 33, "decision_bits = 33"),
         ("decision_bits", True, "decision_bits = True"),
         ("decision_bits", 2.0, "decision_bits = 2.0"),
     ],
@@ -199,3 +199,56 @@ def test_back_that_does_not_step_back():
 def test_contract_errors_are_still_type_and_value_errors():
     """Code written against the older TypeError / ValueError keeps catching them."""
     assert issubclass(ContractError, TypeError) and issubclass(ContractError, ValueError)
+
+
+def _wide(bits: int):
+    class Wide(GridRecurrence):
+        """Each cell records a decision of up to ``bits`` bits that depends on its place."""
+
+        decision_bits = bits
+        value_dtype = np.int64
+
+        def __init__(self, rows, cols, top):
+            self.rows, self.cols, self.top = rows, cols, top
+
+        def shape(self):
+            return self.rows, self.cols
+
+        def data(self):
+            return (np.int64(self.top),)
+
+        @staticmethod
+        def cell(i, j, up, left, diag, top):
+            return up + left - diag + 1, (i * 7919 + j * 104729 + top) % (top + 1)
+
+        @staticmethod
+        def back(i, j, d, top):
+            return i - 1, j - 1
+
+    return Wide
+
+
+@pytest.mark.parametrize("bits", [9, 16, 31, 32])
+def test_decisions_up_to_32_bits(bits):
+    """Decisions wider than a byte keep every bit, up to a uint32 (issue 14)."""
+    top = (1 << bits) - 1
+    rec = _wide(bits)(37, 45, top)
+    res = sweep(rec, backend="cpu")
+    for i, j in [(0, 0), (5, 7), (36, 44), (20, 3)]:
+        assert res.decision(i, j) == (i * 7919 + j * 104729 + top) % (top + 1)
+
+
+def test_a_decision_past_32_bits_is_refused():
+    rec = _wide(32)(3, 4, (1 << 33) - 1)  # decisions up to 2^33 - 1 with 32 bits declared
+    with pytest.raises(ContractError, match="does not fit decision_bits = 32"):
+        sweep(rec, backend="cpu")
+
+
+@pytest.mark.sim
+def test_wide_decisions_on_cuda():
+    """The CUDA kernels store every bit plane too (the simulator here, the GPU on the device)."""
+    top = (1 << 20) - 1
+    res = sweep(_wide(20)(5, 40, top), backend="cuda", tile=(32, 32))
+    for i in range(5):
+        for j in range(40):
+            assert res.decision(i, j) == (i * 7919 + j * 104729 + top) % (top + 1)
