@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba.extending import register_jitable
 
 from gpudp import ContractError, GridRecurrence, LayeredRecurrence, ScheduleError
 from gpudp.engine import sweep
@@ -252,3 +253,30 @@ def test_wide_decisions_on_cuda():
     for i in range(5):
         for j in range(40):
             assert res.decision(i, j) == (i * 7919 + j * 104729 + top) % (top + 1)
+
+
+@register_jitable
+def _clamp_gain(x, h):
+    """A helper the cell calls: compiled into the CPU and the CUDA kernels alike."""
+    return min(x + h, 1000)
+
+
+class Helped(Grid):
+    @staticmethod
+    def cell(i, j, up, left, diag, h):
+        return max(up, left, _clamp_gain(diag, h[i, j])), 1
+
+
+def test_a_register_jitable_helper_runs_on_the_cpu():
+    h = np.arange(12, dtype=np.int64).reshape(3, 4) * 300
+    res = sweep(Helped(h), backend="cpu")
+    assert res.last_row.tolist() == [1000, 1000, 1000, 1000]
+
+
+@pytest.mark.sim
+def test_a_register_jitable_helper_runs_on_cuda():
+    h = np.arange(12, dtype=np.int64).reshape(3, 4) * 300
+    assert (
+        sweep(Helped(h), backend="cuda").last_row.tolist()
+        == sweep(Helped(h), backend="cpu").last_row.tolist()
+    )
