@@ -102,16 +102,28 @@ def run_layers(t0, t1, q0, q1, ring, lo, hi, g0, gn, woff, words, wbase, last_ro
         a = lo[t]
         b = hi[t]
         row = ring[t % W1]
-        for qq in prange(max(min(gn[t], q1) - q0, 0)):
-            q = qq + q0
-            g = g0[t] + q
+        n = max(min(gn[t], q1) - q0, 0)
+        if n < SERIAL_GROUPS:  # a small layer: a parallel region would cost more than its cells
+            for qq in range(n):
+{body}
+        else:
+            for qq in prange(n):
+{body}
+"""
+
+#: layers of fewer groups of 32 cells than this run on one thread (measured: see docs/benchmarks.md)
+SERIAL_GROUPS = 64
+
+_GROUP = """
+q = qq + q0
+g = g0[t] + q
 {planes_init}
-            if g * 32 + 32 > a and g * 32 < b:
-                for lane in range(32):
-                    p = g * 32 + lane
-                    if p >= a and p < b:
-                        v, dd = lcell(t, p, ring, W1, last_row, last_col, R, C{da})
-                        row[p] = v
+if g * 32 + 32 > a and g * 32 < b:
+    for lane in range(32):
+        p = g * 32 + lane
+        if p >= a and p < b:
+            v, dd = lcell(t, p, ring, W1, last_row, last_col, R, C{da})
+            row[p] = v
 {planes_or}
 {planes_store}
 """
@@ -185,12 +197,14 @@ def layered_runner(rec_cls, n_data: int, schedule):
     init = "".join(f"w{b} = 0\n" for b in range(bits)) or "pass\n"
     orr = "".join(f"w{b} |= ((dd >> {b}) & 1) << lane\n" for b in range(bits)) or "pass\n"
     store = "".join(f"words[woff[t] - wbase + q * {bits} + {b}] = w{b}\n" for b in range(bits)) or "pass\n"
-    src = _LAYERED.format(
+    body = _GROUP.format(
         da=data_args(n_data),
-        planes_init=indent(init, 12),
-        planes_or=indent(orr, 24),
-        planes_store=indent(store, 12),
+        planes_init=indent(init, 0),
+        planes_or=indent(orr, 12),
+        planes_store=indent(store, 0),
     )
+    src = _LAYERED.format(da=data_args(n_data), body=indent(body, 16))
+    ns["SERIAL_GROUPS"] = SERIAL_GROUPS
     fn = jit_generated(src, "run_layers", ns, njit, "cpu", parallel=True)
     _CACHE[key] = fn
     return fn
