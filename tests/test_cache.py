@@ -214,9 +214,9 @@ st = kb.stats.extra
 w2, m2 = wan_instance(36, 0)
 ss = subset_sum.solve(w2, m2, backend="cpu")
 kernels = {"ss_" + k: f for k, f in zip(("ips", "narrow", "search", "prune"), subset_sum_cpu._cpu_funcs())}
-for child, fns in frontier._CPU_CACHE.items():
+for child, fns in frontier.cpu.CACHE.items():
     kernels.update({child.__name__ + "_expand": fns[0], child.__name__ + "_host": fns[1]})
-kernels.update(key=frontier._key_c, hash=frontier._hash_c, ub=pr.upper_bound_cpu, merge=pr._merge_range,
+kernels.update(key=frontier.cpu.key_c, hash=frontier.cpu.hash_c, ub=pr.upper_bound_cpu, merge=pr._merge_range,
                merge_par=pr._merge_shifted_par)
 print(json.dumps({
     "knapsack": [kb.value, kb.solution.tolist(), st["cpu_levels"], st["nodes_explored"]],

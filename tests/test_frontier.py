@@ -330,3 +330,26 @@ def test_gpu_streams_through_many_ring_blocks():
     ring blocks of about 2 MiB (batches and pushes straddle blocks); every node and byte counts."""
     st = _stream_doubling(15, 1 << 12, 16 << 20)
     assert st["host_block_bytes"] // 144 < 4 << 12 and st["seconds_swap"] > 0  # < 4 batches a block
+
+
+def test_a_lease_takes_the_smallest_spare_block_and_gives_it_back_when_dropped():
+    pool = BlockPool()
+    pool.give(np.empty(400, np.uint8))
+    pool.give(np.empty(100, np.uint8))
+    a = pool.lease(20, np.uint32)  # 80 bytes: the 100-byte block
+    assert a.shape == (20,) and a.dtype == np.uint32 and sorted(pool.spare) == [400]
+    view = a[5:]
+    view[:] = 7
+    del a
+    assert 100 not in pool.spare  # a view still holds the lease
+    del view
+    # given back: the pool keeps max(keep = 0, 100) bytes, blocks of other sizes freed first
+    assert pool.spare == {100: pool.spare[100]} and pool.nbytes == 100
+    pool.keep = 1000  # a ring's budget: both blocks are worth keeping
+    pool.give(np.empty(400, np.uint8))
+    b = pool.lease(50)  # 200 bytes: the 400-byte block
+    assert sorted(pool.spare) == [100]
+    del b
+    assert pool.nbytes == 500
+    c = pool.lease(1000)  # no spare block holds it: a new one
+    assert c.nbytes == 4000 and pool.nbytes == 500

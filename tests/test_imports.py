@@ -112,11 +112,6 @@ def test_layers(name):
     assert not bad, "; ".join(bad)
 
 
-#: core modules that still write CUDA kernels themselves, instead of in a ``cuda`` module of their
-#: own (issue 13 asks for the split); the list may only shrink
-CUDA_OUTSIDE_CUDA_MODULES = {"gpudp.frontier", "gpudp.primitives"}
-
-
 def test_cuda_lives_in_cuda_modules():
     """Only the backends and modules named ``cuda`` import the CUDA compiler's home (and benchmarks,
     which may time the device directly)."""
@@ -124,7 +119,21 @@ def test_cuda_lives_in_cuda_modules():
     allowed = {
         n for n in users if n.startswith(("gpudp.backends", "gpudp.bench")) or n.rsplit(".", 1)[-1] == "cuda"
     }
-    assert users - allowed <= CUDA_OUTSIDE_CUDA_MODULES, sorted(users - allowed - CUDA_OUTSIDE_CUDA_MODULES)
+    assert users == allowed, sorted(users - allowed)
+
+
+def test_one_simulator_switch_and_one_pinned_pool():
+    """The simulator is asked about in the backends only (features take ``sim_geometry``), and
+    page-locked memory is allocated in the cuda backend only (its one pool and its own staging)."""
+    bad = []
+    for name, path in MODULES.items():
+        if name.startswith("gpudp.backends"):
+            continue
+        text = path.read_text()
+        for word in ("NUMBA_ENABLE_CUDASIM", "is_simulator", "pinned_array", "pinned_empty", "mapped_array"):
+            if word in text:
+                bad.append(f"{name} uses {word}")
+    assert not bad, bad
 
 
 def test_no_cycles():

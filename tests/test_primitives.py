@@ -65,20 +65,27 @@ def test_exclusive_scan_cpu():
     assert pr.exclusive_scan_cpu(np.zeros(0, np.int64))[1] == 0
 
 
+def _prc():
+    """The GPU twins (imported on use: importing them imports the CUDA compiler)."""
+    from gpudp.primitives import cuda as prc
+
+    return prc
+
+
 def _merge_on_device(kern, x, xp, y, yp, m, n, yadd, yor):
     cuda = kern.cuda
     outk = cuda.to_device(np.full(max(m + n, 1), -7, np.int64))
     outp = cuda.to_device(np.zeros(max(m + n, 1), np.uint32))
     dx, dxp = cuda.to_device(x), cuda.to_device(xp)
     dy, dyp = (dx, dxp) if y is x else (cuda.to_device(y), cuda.to_device(yp))
-    pr.merge_shifted_cuda(dx, dxp, m, dy, dyp, n, yadd, yor, outk, outp, kernels=kern)
+    _prc().merge_shifted_cuda(dx, dxp, m, dy, dyp, n, yadd, yor, outk, outp, kernels=kern)
     return outk.copy_to_host()[: m + n], outp.copy_to_host()[: m + n]
 
 
 @pytest.mark.sim
 @pytest.mark.parametrize("m,n,shared", [(7, 5, False), (9, 4, True), (0, 3, False), (6, 0, False)])
 def test_merge_and_scan_on_simulator_or_gpu(m, n, shared):
-    kern = pr.cuda_kernels(4, 3, 8)  # tiles of 12 outputs, scan blocks of 8: several blocks even here
+    kern = _prc().cuda_kernels(4, 3, 8)  # tiles of 12 outputs, scan blocks of 8: several blocks even here
     rng = np.random.default_rng(m + 10 * n)
     x, xp, y, yp, n = _random_case(rng, m, n, shared)
     yor = np.uint32(1 << 31)
@@ -87,7 +94,7 @@ def test_merge_and_scan_on_simulator_or_gpu(m, n, shared):
     assert np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1])
     a = rng.integers(0, 9, 3 + m + n).astype(np.int64)  # up to 3 scan blocks: the recursion runs
     out = kern.cuda.to_device(np.full(len(a), -1, np.int64))
-    total = pr.exclusive_scan_cuda(kern.cuda.to_device(a), len(a), out, kernels=kern)
+    total = _prc().exclusive_scan_cuda(kern.cuda.to_device(a), len(a), out, kernels=kern)
     ref_s, ref_total = pr.exclusive_scan_cpu(a)
     assert np.array_equal(out.copy_to_host(), ref_s) and total == ref_total
 
@@ -95,7 +102,7 @@ def test_merge_and_scan_on_simulator_or_gpu(m, n, shared):
 @pytest.mark.gpu
 @pytest.mark.skipif(not cuda_usable(), reason="needs a real CUDA GPU")
 def test_merge_and_scan_on_gpu_large():
-    kern = pr.cuda_kernels()
+    kern = _prc().cuda_kernels()
     rng = np.random.default_rng(5)
     for m, n, shared in [(1_000_003, 999_999, False), (2_000_000, 1_234_567, True)]:
         x, xp, y, yp, n = _random_case(rng, m, n, shared)
@@ -104,6 +111,6 @@ def test_merge_and_scan_on_gpu_large():
         assert np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1])
     a = rng.integers(0, 1000, 3_000_001).astype(np.int64)
     out = kern.cuda.device_array(len(a), np.int64)
-    total = pr.exclusive_scan_cuda(kern.cuda.to_device(a), len(a), out, kernels=kern)
+    total = _prc().exclusive_scan_cuda(kern.cuda.to_device(a), len(a), out, kernels=kern)
     ref_s, ref_total = pr.exclusive_scan_cpu(a)
     assert np.array_equal(out.copy_to_host(), ref_s) and total == ref_total

@@ -2,7 +2,7 @@
 # On the lent GPU machine (its own python3 3.12 with numba-cuda; no network): install gpudp with the
 # carried numpy<2.5 wheel, run the GPU tests and benchmarks, write logs under $OUT.
 # Here, first: ../shared/tools/device-wheels.sh rapidfuzz==3.14.6   (fills .whl/, carried)
-# There:       bash tools/device-run.sh [tests|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
+# There:       bash tools/device-run.sh [tests|gpu-tests|remeasure-a|remeasure-b|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -19,6 +19,21 @@ for stage in "${@:-all}"; do
   case $stage in
     tests|all)
       python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" ${TESTS:-tests} 2>&1 | tee "$OUT/tests.log" ;;&
+    gpu-tests)
+      python3 -m pytest -q -p no:cacheprovider -m gpu ${TESTS:-tests} 2>&1 | tee "$OUT/gpu_tests.log" ;;
+    remeasure-a)
+      # issue 13: the headline GPU figures of docs/benchmarks.md, re-measured after a refactor
+      python3 -m gpudp.cli bench lcs --backends cuda --sizes 32768,131072 --repeat 3 --tile 256,256 \
+        --out "$OUT/re_lcs.json" 2>&1 | tail -4
+      python3 -m gpudp.cli bench subset-sum --backends cuda --n-min 36 --n-max 54 --n-step 6 --large 60 \
+        --out "$OUT/re_subset_sum.json" 2>&1 | tail -4
+      python3 -m gpudp.cli bench tsp --backends cuda --no-peers --sizes 16,20,24,26,28 \
+        --out "$OUT/re_tsp.json" 2>&1 | tail -4 ;;
+    remeasure-b)
+      python3 -m gpudp.cli bench knapsack-bb --backends cuda --classes shen --shen-seeds 20 --time-limit 20 --deadline 420 \
+        --out "$OUT/re_knapsack_bb.json" 2>&1 | tail -4
+      python3 -m gpudp.cli bench knapsack --backends cuda --no-peers --sizes 10000,100000 \
+        --out "$OUT/re_knapsack.json" 2>&1 | tail -4 ;;
     crossover)
       python3 tools/crossover.py "$OUT/crossover.jsonl" --repeat "${REPEAT:-1}" ${CROSSOVER_ARGS:-} 2>&1 \
         | tee "$OUT/crossover.log" ;;

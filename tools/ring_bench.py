@@ -90,7 +90,7 @@ def main(argv=None):
         ),
         flush=True,
     )
-    frontier.pinned_pool().trim(0)  # the first run below page-locks every block it takes
+    cb.pinned_pool().trim(0)  # the first run below page-locks every block it takes
     for name in ("synthetic, cold pool", "synthetic, warm pool"):
         st = synthetic(args.nodes_log2, args.batch, budget)
         print(json.dumps(_row(name, st, {"nodes": 1 << args.nodes_log2, "batch": args.batch})), flush=True)

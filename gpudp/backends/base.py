@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..memory import BlockPool
+
 
 class Backend:
     """What the engine asks of a backend. A backend module defines ``BACKEND``, an instance of a
@@ -64,6 +66,12 @@ class Backend:
     def allocate_words(self, n: int) -> np.ndarray:
         """A zeroed uint32 array of ``n`` words for an in-memory decision store."""
         return np.zeros(n, np.uint32)
+
+    def host_pool(self) -> BlockPool:
+        """Where host blocks that stream to and from the kernels come from: a :class:`BlockPool` of
+        plain memory here (its blocks live as long as their user); the cuda backend's is its
+        process-wide page-locked pool."""
+        return BlockPool()
 
     def run_plan(self, plan, rec, data, store, stats, bar) -> dict:
         """Run a planned sweep: decisions into ``store``, statistics into ``stats``, progress on

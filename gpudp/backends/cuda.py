@@ -16,6 +16,7 @@ import numpy as np
 from numba import cuda
 from numba.core.errors import NumbaPerformanceWarning
 
+from ..memory import BlockPool
 from ..store import WORD_BYTES, tiled_last_row
 from .base import Backend
 
@@ -28,7 +29,10 @@ __all__ = [
     "device_jit",
     "kernel_jit",
     "pinned_empty",
+    "pinned_pool",
+    "pinned_words",
     "mapped_empty",
+    "sim_geometry",
     "stream",
     "event",
     "max_cooperative_blocks",
@@ -37,6 +41,13 @@ __all__ = [
 
 def is_simulator() -> bool:
     return os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+
+
+def sim_geometry(real, simulated):
+    """``simulated`` under the CUDA simulator, else ``real``: the one place a feature's kernels take
+    a smaller geometry there (the simulator runs a thread per Python thread, and tiny test instances
+    should still span several blocks)."""
+    return simulated if is_simulator() else real
 
 
 _REASON: list[str] = []
@@ -138,38 +149,24 @@ def max_cooperative_blocks(kernel, threads: int, fallback: int) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
-# Pinned host memory for decision stores, kept between solves (page-locking GBs costs ~0.1 s/GB).
+# Page-locked host memory: one pool per process (page-locking GBs costs ~0.1 s/GB)
 # ---------------------------------------------------------------------------------------------
 
-_POOL: list = []
+_PINNED: list = []
+
+
+def pinned_pool() -> BlockPool:
+    """The process-wide pool of page-locked host blocks: the decision stores' leases and the
+    branch-and-bound rings draw from it (see :class:`gpudp.memory.BlockPool`);
+    ``pinned_pool().trim(0)`` gives its spare blocks back to the system."""
+    if not _PINNED:
+        _PINNED.append(BlockPool(pinned_empty))
+    return _PINNED[0]
 
 
 def pinned_words(n: int) -> np.ndarray:
-    """A page-locked uint32 array of n words, from a pool that keeps the largest buffer freed."""
-    for k, buf in enumerate(_POOL):
-        if buf.size >= n:
-            _POOL.pop(k)
-            return _Lease(buf, n)
-    return _Lease(pinned_empty(max(n, 1), np.uint32), n)
-
-
-class _Lease(np.ndarray):
-    """A view on a pooled pinned buffer that returns the buffer to the pool when dropped."""
-
-    def __new__(cls, buf, n):
-        obj = buf[:n].view(cls)
-        obj._pool_buf = buf
-        return obj
-
-    def __array_finalize__(self, obj):
-        self._pool_buf = None
-
-    def __del__(self):
-        buf = getattr(self, "_pool_buf", None)
-        if buf is not None:
-            _POOL.append(buf)
-            _POOL.sort(key=lambda b: b.size)
-            del _POOL[:-1]
+    """A page-locked uint32 array of ``n`` words leased from :func:`pinned_pool`."""
+    return pinned_pool().lease(n, np.uint32)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1301,8 +1298,12 @@ class _CUDA(Backend):
         return memory_info()
 
     def allocate_words(self, n):
-        """Page-locked (:func:`pinned_words`), so that the slabs' copies are asynchronous DMA."""
+        """Page-locked (:func:`pinned_words`), so that the slabs' copies are asynchronous DMA; the
+        slabs' copies write every word."""
         return pinned_words(n)
+
+    def host_pool(self):
+        return pinned_pool()
 
     def run_plan(self, plan, rec, data, store, stats, bar):
         return run_plan(plan, rec, data, store, stats, bar)

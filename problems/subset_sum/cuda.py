@@ -9,7 +9,8 @@ import math
 import numpy as np
 
 from gpudp import primitives as pr
-from gpudp.backends.cuda import cuda, generated_kernel, is_simulator
+from gpudp.backends.cuda import cuda, generated_kernel, sim_geometry
+from gpudp.primitives import cuda as prc
 
 from .kernels import INT64_MAX, build
 
@@ -19,9 +20,7 @@ SEARCH_THREADS = 256
 def _geometry():
     """(merge threads, merge items, scan threads, search threads): small under the simulator so that
     tiny instances still span several blocks."""
-    if is_simulator():
-        return 4, 3, 8, 8
-    return pr.MERGE_THREADS, pr.MERGE_ITEMS, pr.SCAN_THREADS, SEARCH_THREADS
+    return sim_geometry((pr.MERGE_THREADS, pr.MERGE_ITEMS, pr.SCAN_THREADS, SEARCH_THREADS), (4, 3, 8, 8))
 
 
 _START_LIST = """
@@ -99,7 +98,7 @@ def _cuda_funcs():
     from numba import int32, int64, uint32
 
     mt, mi, st, threads = _geometry()
-    prim = pr.cuda_kernels(mt, mi, st)
+    prim = prc.cuda_kernels(mt, mi, st)
     ns = build(cuda.jit(device=True), prim.upper_bound)
     ns.update(cuda=cuda, int32=int32, int64=int64, uint32=uint32, ub=prim.upper_bound)
     ns.update(TILE=int(prim.tile), THREADS=int(threads), merge_tile_at=prim.merge_tile_at)
@@ -173,7 +172,7 @@ def two_list(wa, wb, cap, e, plan):
     cnt = cuda.device_array(ka, np.int64)
     off = cuda.device_array(ka, np.int64)
     k.prune[-(-ka // 256), 256](a, na, b, nb, cap, e, ka, jlo, cnt)
-    pairs = pr.exclusive_scan_cuda(cnt, ka, off, k.prim)
+    pairs = prc.exclusive_scan_cuda(cnt, ka, off, k.prim)
     ev[2].record()
     blocks = -(-pairs // k.threads)
     out = [cuda.device_array(blocks, np.int64) for _ in range(3)]

@@ -1,138 +1,22 @@
-"""Sorted-sequence primitives shared by plug-ins: binary search, merge path, merge, exclusive scan.
+"""The GPU twins of :mod:`gpudp.primitives`: merge-path merge and exclusive scan kernels.
 
-The search helpers are plain Python functions written inside what both compilers accept, so one source
-runs on the CPU (numba ``njit``) and inside CUDA kernels (``cuda.jit(device=True)``). Every GPU
-piece has a CPU twin here, and the tests compare the two with numpy.
-
-The GPU kernels are built on first use (:func:`cuda_kernels`), so importing this module never imports
-the CUDA compiler.
+Imported only when the cuda backend runs (importing it imports the CUDA compiler).
 """
 
 from __future__ import annotations
 
 import functools
+from types import SimpleNamespace
 
-import numba
 import numpy as np
-from numba import prange
+from numba import int32, int64, uint32
 
-from .jit import njit
+from gpudp.backends.cuda import cuda, generated_kernel
+from gpudp.codegen import compile_source
 
-__all__ = [
-    "lower_bound",
-    "upper_bound",
-    "corank",
-    "merge_shifted_cpu",
-    "exclusive_scan_cpu",
-    "merge_shifted_cuda",
-    "exclusive_scan_cuda",
-    "cuda_kernels",
-    "MERGE_THREADS",
-    "MERGE_ITEMS",
-]
+from . import MERGE_ITEMS, MERGE_THREADS, SCAN_THREADS, corank, upper_bound
 
-# Geometry of the GPU merge: a block of MERGE_THREADS threads writes MERGE_THREADS * MERGE_ITEMS
-# outputs; an odd MERGE_ITEMS keeps the threads' shared-memory strides free of bank conflicts.
-MERGE_THREADS = 128
-MERGE_ITEMS = 7
-SCAN_THREADS = 512
-
-# numba.cuda, bound by cuda_kernels() on first use (importing it is not free).
-cuda = None
-
-
-def lower_bound(a, lo, hi, v):
-    """First index i in [lo, hi) with a[i] >= v; hi when there is none (a sorted ascending)."""
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] < v:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-def upper_bound(a, lo, hi, v):
-    """First index i in [lo, hi) with a[i] > v; hi when there is none (a sorted ascending)."""
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if a[mid] <= v:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-def corank(x, xo, m, y, yo, n, yadd, d):
-    """Merge path: how many of the first d outputs of the stable merge of x[xo:xo+m] with
-    y[yo:yo+n] + yadd come from x (on equal keys x goes first)."""
-    lo = d - n
-    if lo < 0:
-        lo = 0
-    hi = d
-    if hi > m:
-        hi = m
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if x[xo + mid] <= y[yo + d - 1 - mid] + yadd:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-lower_bound_cpu = njit(lower_bound, cache=True)
-upper_bound_cpu = njit(upper_bound, cache=True)
-corank_cpu = njit(corank, cache=True)
-
-
-@njit(cache=True)
-def _merge_range(xk, xp, m, yk, yp, n, yadd, yor, outk, outp, d0, d1):
-    i = corank_cpu(xk, 0, m, yk, 0, n, yadd, d0)
-    j = d0 - i
-    for d in range(d0, d1):
-        if j >= n or (i < m and xk[i] <= yk[j] + yadd):
-            outk[d] = xk[i]
-            outp[d] = xp[i]
-            i += 1
-        else:
-            outk[d] = yk[j] + yadd
-            outp[d] = yp[j] | yor
-            j += 1
-
-
-@njit(parallel=True, cache=True)
-def _merge_shifted_par(xk, xp, m, yk, yp, n, yadd, yor, outk, outp, chunks):
-    total = m + n
-    for c in prange(chunks):
-        _merge_range(
-            xk, xp, m, yk, yp, n, yadd, yor, outk, outp, total * c // chunks, total * (c + 1) // chunks
-        )
-
-
-def merge_shifted_cpu(xk, xp, m, yk, yp, n, yadd, yor, outk, outp):
-    """outk[0:m+n] = stable merge of xk[0:m] and yk[0:n] + yadd; uint32 payloads xp and yp | yor ride along.
-
-    Cut into pieces of equal output length by merge path and merged in parallel (numba prange).
-    ``yk`` may be ``xk`` itself (list generation: merge A with A + w).
-    """
-    args = (xk, xp, np.int64(m), yk, yp, np.int64(n), np.int64(yadd), yp.dtype.type(yor), outk, outp)
-    chunks = min(4 * numba.get_num_threads(), (m + n) // 65536)
-    if chunks < 2:  # a parallel region costs more than a small merge
-        _merge_range(*args, np.int64(0), np.int64(m + n))
-    else:
-        _merge_shifted_par(*args, chunks)
-
-
-def exclusive_scan_cpu(a):
-    """Exclusive prefix sums of an int64 array; returns (scan, total)."""
-    out = np.empty(len(a), np.int64)
-    if len(a) == 0:
-        return out, 0
-    np.cumsum(a[:-1], out=out[1:])
-    out[0] = 0
-    return out, int(out[-1] + a[-1])
-
+__all__ = ["cuda_kernels", "merge_shifted_cuda", "exclusive_scan_cuda"]
 
 # The GPU pieces are generated source (gpudp.backends.cuda.generated_kernel: cached on disk on a real
 # GPU, compiled in memory under the simulator) whose geometry (THREADS, ITEMS, TILE = THREADS * ITEMS,
@@ -233,14 +117,6 @@ def scan_add(out, n, offs):
 @functools.cache
 def cuda_kernels(threads: int = MERGE_THREADS, items: int = MERGE_ITEMS, scan_threads: int = SCAN_THREADS):
     """Compile (once per geometry) and return the GPU kernels and device functions as a namespace."""
-    global cuda
-    from types import SimpleNamespace
-
-    from numba import int32, int64, uint32
-
-    from .backends.cuda import cuda, generated_kernel
-    from .codegen import compile_source
-
     if threads < 2 or items < 1:
         raise ValueError("the merge needs at least 2 threads of at least 1 item each")
     ub = cuda.jit(device=True)(upper_bound)
