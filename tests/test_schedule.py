@@ -72,3 +72,41 @@ def test_cyclic_windows_rejected(offs):
 def test_malformed_offsets(offs):
     with pytest.raises(ScheduleError):
         check_offsets(offs)
+
+
+def brute_force_order(offs):
+    """The reference: every (a, b) of the search box, the same key as ``derive``'s."""
+    bound = 2 * max(max(abs(di), abs(dj)) for di, dj in offs) + 2
+    best = None
+    for a in range(-bound, bound + 1):
+        for b in range(-bound, bound + 1):
+            lags = [-(a * di + b * dj) for di, dj in offs]
+            if (a, b) == (0, 0) or min(lags) <= 0:
+                continue
+            key = (max(lags), abs(a) + abs(b), a < 0, b < 0, -a, -b)
+            if best is None or key < best[0]:
+                best = (key, a, b)
+    return best and best[1:]
+
+
+wide_offset = st.tuples(st.integers(-9, 9), st.integers(-9, 9)).filter(lambda o: o != (0, 0))
+
+
+@given(st.lists(wide_offset, min_size=1, max_size=8, unique=True))
+def test_derive_picks_the_brute_force_order(offs):
+    want = brute_force_order(offs)
+    if want is None:
+        with pytest.raises(ScheduleError):
+            derive(offs)
+        return
+    s = derive(offs)
+    assert (s.a, s.b) == want
+
+
+def test_wide_offsets_derive_without_a_quadratic_search():
+    """Coin change over coins up to 50,000 (a search over every (a, b) pair would take hours)."""
+    coins = [1, 7, 250, 4_999, 50_000]
+    s = derive([(0, -c) for c in coins] + [(-1, 0)])
+    assert (s.a, s.b, s.window) == (1, 1, 50_000)
+    s = derive([(0, -c) for c in coins])
+    assert (s.a, s.b, s.window, s.kind()) == (0, 1, 50_000, "columns")
