@@ -10,6 +10,7 @@ the last layer), the decision store, statistics, and ``traceback()``.
 
 from __future__ import annotations
 
+import operator
 import time
 from dataclasses import dataclass, field
 
@@ -288,23 +289,36 @@ class SweepResult:
         a, b = (int(x) for x in cell)
         return int(_decode_one(self.plan, self.store, a, b))
 
-    def traceback(self, start) -> np.ndarray:
-        """Walk ``back`` from ``start`` until leaving the grid (or layer 0).
+    def traceback(self, start, state=None) -> np.ndarray:
+        """Walk ``back`` from ``start`` until leaving the grid (or layer 0), compiled.
 
         Returns an int64 array of rows ``(i, j, decision)`` (``(t, k, decision)`` for layers),
-        from ``start`` backwards.
+        from ``start`` backwards. A recurrence with ``traceback_state = True`` starts in ``state``
+        (an integer, default 0) and gets rows ``(i, j, decision, state)``: each cell's state as
+        ``back`` was called with it.
+
+        Raises :class:`ContractError` when the recurrence keeps no decisions, defines no ``back``,
+        or ``back`` does not step to an earlier wavefront; ``IndexError`` for a start outside.
         """
         self._need_store()
         rec = type(self.recurrence)
+        if state is not None and not rec.traceback_state:
+            raise ContractError(
+                f"{rec.__name__}.traceback(start, state=...): the class declares traceback_state = False"
+            )
         data = tuple(self.recurrence.data())
         walker = _walker(rec, len(data), self.plan)
         a, b = (int(x) for x in start)
         self.decision(a, b)  # raises IndexError for a start outside the grid / layers
+        if rec.traceback_state:
+            s0 = np.int64(0 if state is None else operator.index(state))
         lay = self.plan.layout
         maxlen = (self.plan.schedule.num_wavefronts if self.plan.schedule else self.plan.n_units) + 1
         if self.plan.kind == "tiled":
             maxlen = self.plan.rows + self.plan.cols + 1
         params = self.store.params() if self.plan.codec == "bands" else lay.params()
+        if rec.traceback_state:
+            return walker(a, b, s0, self.plan.rows, self.plan.cols, maxlen, self.store.words, *params, *data)
         return walker(a, b, self.plan.rows, self.plan.cols, maxlen, self.store.words, *params, *data)
 
     def _need_store(self):
@@ -515,9 +529,10 @@ def _decode_one(plan: Plan, store, a: int, b: int) -> int:
 
 _WALKERS: dict = {}
 
+# ``{s0}``, ``{width}``, ``{rec}`` and ``{step}`` spell the walk with a state or without one
 _GRID_WALK = """
-def walk(i, j, R, C, maxlen, words{lp}{da}):
-    path = np.empty((maxlen, 3), np.int64)
+def walk(i, j{s0}, R, C, maxlen, words{lp}{da}):
+    path = np.empty((maxlen, {width}), np.int64)
     n = 0
     while i >= 0 and i < R and j >= 0 and j < C:
         if n >= maxlen:
@@ -525,9 +540,9 @@ def walk(i, j, R, C, maxlen, words{lp}{da}):
         d = {decode}
         path[n, 0] = i
         path[n, 1] = j
-        path[n, 2] = d
+        path[n, 2] = d{rec}
         n += 1
-        i2, j2 = back(i, j, d{da})
+        {step}
         if A * i2 + B * j2 >= A * i + B * j:
             raise ContractError("{cls}.back() returned a cell that is not on an earlier wavefront")
         i = i2
@@ -536,17 +551,17 @@ def walk(i, j, R, C, maxlen, words{lp}{da}):
 """
 
 _LAYER_WALK = """
-def walk(t, k, R, C, maxlen, words{lp}{da}):
-    path = np.empty((maxlen, 3), np.int64)
+def walk(t, k{s0}, R, C, maxlen, words{lp}{da}):
+    path = np.empty((maxlen, {width}), np.int64)
     n = 0
     L = maxlen - 1
     while t >= 0 and t < L:
         d = {decode}
         path[n, 0] = t
         path[n, 1] = k
-        path[n, 2] = d
+        path[n, 2] = d{rec}
         n += 1
-        t2, k2 = back(t, k, d{da})
+        {step}
         if t2 >= t:
             raise ContractError("{cls}.back() must return a cell (t2, k2) of an earlier layer, t2 < t")
         t = t2
@@ -579,12 +594,28 @@ def _walker(rec_cls, n_data: int, plan: Plan):
         "band_decision": band_decision,
     }
     da = data_args(n_data)
+    a, b = rec_cls._INDEX
+    if rec_cls.traceback_state:
+        form = {
+            "s0": ", s",
+            "width": 4,
+            "rec": "\n        path[n, 3] = s",
+            "step": f"{a}2, {b}2, s2 = back({a}, {b}, d, s{da})\n        s = np.int64(s2)",
+        }
+    else:
+        form = {"s0": "", "width": 3, "rec": "", "step": f"{a}2, {b}2 = back({a}, {b}, d{da})"}
     if s is None and plan.codec == "bands":
         lp = ", lo, hi, lead_n, band_n, band_off, lead_w, trail_w, bits"
-        src = _LAYER_WALK.format(cls=rec_cls.__name__, lp=lp, da=da, decode=f"band_decision(words, t, k{lp})")
+        src = _LAYER_WALK.format(
+            cls=rec_cls.__name__, lp=lp, da=da, decode=f"band_decision(words, t, k{lp})", **form
+        )
     elif s is None:
         src = _LAYER_WALK.format(
-            cls=rec_cls.__name__, lp=", woff, bits", da=da, decode="layer_decision(words, t, k, woff, bits)"
+            cls=rec_cls.__name__,
+            lp=", woff, bits",
+            da=da,
+            decode="layer_decision(words, t, k, woff, bits)",
+            **form,
         )
     elif plan.kind == "tiled":
         src = _GRID_WALK.format(
@@ -592,6 +623,7 @@ def _walker(rec_cls, n_data: int, plan: Plan):
             lp=", bh, tw, ni, nj, bits, diag_off, rpt",
             da=da,
             decode="tile_decision(words, i, j, bh, tw, ni, nj, bits, diag_off, rpt)",
+            **form,
         )
     else:
         slot = "i" if s.by_row_index else "j"
@@ -601,6 +633,7 @@ def _walker(rec_cls, n_data: int, plan: Plan):
             da=da,
             decode="layer_decision(words, A * i + B * j - min(0, A * (R - 1)) - min(0, B * (C - 1)), "
             f"{slot}, woff, bits)",
+            **form,
         )
     if s is not None:
         ns.update(A=s.a, B=s.b)

@@ -18,7 +18,10 @@ Two shapes share one engine:
     not constant offsets (knapsack's ``c - w_k``, Held-Karp's subsets).
 
 Both return ``value`` or ``(value, decision)`` from ``cell``; ``decision`` (``decision_bits`` bits,
-0 = none) is evicted to the host store and read back by ``back`` during the traceback.
+0 = none) is evicted to the host store and read back by ``back`` during the traceback. With
+``traceback_state = True`` the traceback carries a state from step to step (which matrix of an
+affine-gap alignment, which phase of a walk): ``back(i, j, decision, state, *data) -> (i2, j2,
+state2)``.
 """
 
 from __future__ import annotations
@@ -45,6 +48,10 @@ class Recurrence:
     decision_bits = 0
     #: value the engine's buffers start from (and padding cells hold)
     fill = 0
+    #: True: ``back`` takes the state of its cell after the decision and returns the predecessor's
+    #: state third, ``back(i, j, decision, state, *data) -> (i2, j2, state2)``; the traceback
+    #: starts from a given state and reports each step's (see :meth:`SweepResult.traceback`)
+    traceback_state = False
 
     def data(self) -> tuple:
         """The problem data passed, after the cell's own arguments, to every static method.
@@ -79,6 +86,8 @@ class Recurrence:
             raise ContractError(
                 f"{name}.decision_bits = {bits!r}: must be an int in 0..{MAX_DECISION_BITS} (0: value only)"
             )
+        if not isinstance(cls.traceback_state, bool | np.bool_):
+            raise ContractError(f"{name}.traceback_state = {cls.traceback_state!r}: must be True or False")
         if cls.cell is Recurrence.cell:
             raise ContractError(f"{name} must define cell(...) as a @staticmethod: {cls._cell_form()}")
         for meth in ("cell", "back", "boundary"):
@@ -117,7 +126,7 @@ class Recurrence:
         n_sym = 2 if getattr(cls, "symbols", False) else 0
         want = {"cell": len(cls._INDEX) + cls._n_deps() + n_sym + n_data}
         if getattr(cls, "back", None) is not None:
-            want["back"] = len(cls._INDEX) + 1 + n_data
+            want["back"] = len(cls._INDEX) + 1 + bool(cls.traceback_state) + n_data
         if hasattr(cls, "boundary"):
             want["boundary"] = len(cls._INDEX) + n_data
         for meth, n in want.items():
@@ -144,6 +153,9 @@ class Recurrence:
         if meth == "cell":
             return cls._cell_form() + f" with data() giving {n_data} items{data and ':'}{data[1:]}"
         if meth == "back":
+            if cls.traceback_state:
+                a, b = cls._INDEX
+                return f"back({idx}, decision, state{data}) -> ({a}2, {b}2, state2)"
             return f"back({idx}, decision{data})"
         return f"{meth}({idx}{data})"
 
@@ -164,6 +176,8 @@ class GridRecurrence(Recurrence):
         def boundary(i, j, *data) -> value          # for reads outside the grid
         @staticmethod
         def back(i, j, decision, *data) -> (i2, j2) # traceback: the predecessor of (i, j)
+                                                    # (traceback_state: back(i, j, decision,
+                                                    # state, *data) -> (i2, j2, state2))
 
     ``dep_k`` is the value of cell ``(i + offsets[k][0], j + offsets[k][1])``.
     """

@@ -280,3 +280,87 @@ def test_a_register_jitable_helper_runs_on_cuda():
         sweep(Helped(h), backend="cuda").last_row.tolist()
         == sweep(Helped(h), backend="cpu").last_row.tolist()
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# traceback_state: back(i, j, decision, state, *data) -> (i2, j2, state2)
+# ---------------------------------------------------------------------------------------------
+
+
+class StatefulRows(GridRecurrence):
+    """Rows order (offsets below): ``back`` steps up, left or right by the decision and counts
+    its steps in the state."""
+
+    decision_bits = 2
+    offsets = ((-1, -1), (-1, 0), (-1, 1))
+    traceback_state = True
+
+    def __init__(self, rows=5, cols=4):
+        self.rows, self.cols = rows, cols
+
+    def shape(self):
+        return self.rows, self.cols
+
+    @staticmethod
+    def cell(i, j, ul, up, ur):
+        return up + 1, (i + j) % 3
+
+    @staticmethod
+    def back(i, j, d, state):
+        return i - 1, j + d - 1, state + 1
+
+
+class StatefulLayers(LayeredRecurrence):
+    decision_bits = 1
+    traceback_state = True
+
+    def num_layers(self):
+        return 4
+
+    def layer_size(self, t):
+        return 3
+
+    @staticmethod
+    def cell(t, k, prev):
+        return prev[k] + 1, k % 2
+
+    @staticmethod
+    def back(t, k, d, state):
+        return t - 1, k, state * 2 + d
+
+
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.sim)])
+def test_a_stateful_traceback_carries_its_state(backend):
+    r = sweep(StatefulRows(), backend=backend, progress=False)
+    assert r.plan.schedule.kind() == "rows"
+    path = r.traceback((4, 1), state=10)
+    i, j, s = 4, 1, 10
+    for row in path:  # each row: the cell, its decision, the state back was called with
+        assert tuple(row) == (i, j, (i + j) % 3, s)
+        i, j, s = i - 1, j + (i + j) % 3 - 1, s + 1
+    assert not (0 <= i < 5 and 0 <= j < 4)  # the walk ended by leaving the grid
+    assert r.traceback((4, 1)).tolist()[0] == [4, 1, 2, 0]  # the state starts at 0 by default
+    lay = sweep(StatefulLayers(), backend=backend, progress=False)
+    assert lay.traceback((3, 1), state=1).tolist() == [
+        [3, 1, 1, 1],
+        [2, 1, 1, 3],
+        [1, 1, 1, 7],
+        [0, 1, 1, 15],
+    ]
+
+
+def test_traceback_state_mistakes_are_contract_errors():
+    class NotBool(StatefulRows):
+        traceback_state = 1
+
+    _raises(NotBool(), "NotBool.traceback_state = 1", "True or False")
+
+    class OldBack(StatefulRows):
+        @staticmethod
+        def back(i, j, d):
+            return i - 1, j
+
+    _raises(OldBack(), "OldBack.back takes 3 arguments", "back(i, j, decision, state) -> (i2, j2, state2)")
+    r = sweep(Grid(), backend="cpu", progress=False)
+    with pytest.raises(ContractError, match="traceback_state = False"):
+        r.traceback((2, 3), state=1)

@@ -33,6 +33,7 @@ def _load(name):
 
 ed = _load("edit_distance")
 seam = _load("seam_carving")
+gotoh = _load("affine_alignment")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -251,3 +252,80 @@ def test_tutorial_snippets_run_as_shown():
             args = [sys.executable, *shlex.split(command[len("$ python ") :])]
             out = subprocess.run(args, cwd=root, capture_output=True, text=True, check=True).stdout
             assert out.splitlines() == expected
+
+
+# ---------------------------------------------------------------------------------------------
+# affine-gap alignment (Gotoh): the stateful traceback
+# ---------------------------------------------------------------------------------------------
+
+
+def gotoh_score(a, b, match, mismatch, gap_open, gap_extend) -> int:
+    """Gotoh's three matrices in plain Python floats (-inf where no alignment ends that way)."""
+    inf = float("inf")
+    n, m = len(a), len(b)
+    M = [[-inf] * (m + 1) for _ in range(n + 1)]
+    X = [[-inf] * (m + 1) for _ in range(n + 1)]
+    Y = [[-inf] * (m + 1) for _ in range(n + 1)]
+    M[0][0] = 0
+    for i in range(n + 1):
+        for j in range(m + 1):
+            if i:
+                X[i][j] = max(M[i - 1][j] - gap_open - gap_extend, X[i - 1][j] - gap_extend)
+            if j:
+                Y[i][j] = max(M[i][j - 1] - gap_open - gap_extend, Y[i][j - 1] - gap_extend)
+            if i and j:
+                s = match if a[i - 1] == b[j - 1] else mismatch
+                M[i][j] = max(M[i - 1][j - 1], X[i - 1][j - 1], Y[i - 1][j - 1]) + s
+    return int(max(M[n][m], X[n][m], Y[n][m]))
+
+
+def rescore(top, bottom, match, mismatch, gap_open, gap_extend) -> int:
+    """The score of an alignment read column by column; a run of gaps in one row opens once."""
+    total, prev = 0, None
+    for x, y in zip(top, bottom, strict=True):
+        assert not (x == "-" and y == "-")
+        kind = "X" if y == "-" else "Y" if x == "-" else "M"
+        if kind == "M":
+            total += match if x == y else mismatch
+        else:
+            total -= gap_extend + (gap_open if kind != prev else 0)
+        prev = kind
+    return total
+
+
+def check_gotoh(a, b, scores=(2, -1, 3, 1), **options):
+    score, (top, bottom), stats = gotoh.align(a, b, *scores, **options)
+    assert score == gotoh_score(a, b, *scores)
+    assert top.replace("-", "") == a and bottom.replace("-", "") == b
+    assert rescore(top, bottom, *scores) == score
+    return stats
+
+
+dna_short = st.text(alphabet="ACGT", max_size=14)
+
+
+@settings(max_examples=60)
+@given(dna_short, dna_short, st.sampled_from([(2, -1, 3, 1), (1, -1, 0, 1), (3, -2, 5, 0), (0, 0, 1, 1)]))
+def test_gotoh_cpu_matches_reference(a, b, scores):
+    check_gotoh(a, b, scores, backend="cpu")
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("a, b", [("GATTACA", "GCATGCT"), ("", "AC"), ("ACGTTTTA", "ACGA")])
+def test_gotoh_cuda(a, b):
+    assert check_gotoh(a, b, backend="cuda").backend == "cuda"
+
+
+def test_gotoh_refuses_scores_its_fields_cannot_hold():
+    with pytest.raises(ValueError, match="21-bit"):
+        gotoh.align("A" * 200_000, "A", backend="cpu")
+
+
+def test_gotoh_cli(capsys):
+    gotoh.main(["ACGTACGTTTTTACGT", "ACGTACGTACGT", "--backend", "cpu"])
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "score 17 (cpu backend, schedule: tiled anti-diagonals)",
+        "ACGTACGTTTTTACGT",
+        "ACGTACG----TACGT",
+    ]
