@@ -58,6 +58,7 @@ class Gotoh(GridRecurrence):
     decision_bits = 4  # bits 0-1: M's predecessor matrix; bit 2: X extended; bit 3: Y extended
     offsets = ((-1, 0), (0, -1), (-1, -1))
     traceback_state = True
+    symbols = True  # cell gets a[i - 1] and b[j - 1] as ri, cj (kept in registers on the GPU)
 
     def __init__(self, a, b, match=2, mismatch=-1, gap_open=3, gap_extend=1):
         self.a = np.frombuffer(a.encode(), np.uint8).astype(np.int32)
@@ -67,11 +68,17 @@ class Gotoh(GridRecurrence):
     def shape(self):
         return len(self.a) + 1, len(self.b) + 1
 
+    def row_symbols(self):
+        return np.concatenate(([-1], self.a)).astype(np.int32)  # row i compares a[i - 1]
+
+    def col_symbols(self):
+        return np.concatenate(([-2], self.b)).astype(np.int32)
+
     def data(self):
-        return self.a, self.b, self.scores
+        return (self.scores,)
 
     @staticmethod
-    def cell(i, j, up, left, diag, a, b, scores):
+    def cell(i, j, up, left, diag, ri, cj, scores):
         if i == 0 and j == 0:
             return pack(0, NEG, NEG), 0
         x, dx, y, dy, m, dm = NEG, 0, NEG, 0, NEG, 0
@@ -88,15 +95,15 @@ class Gotoh(GridRecurrence):
                 best, dm = px, X
             if py > best:
                 best, dm = py, Y
-            m = max(best + (scores[0] if a[i - 1] == b[j - 1] else scores[1]), NEG)
+            m = max(best + (scores[0] if ri == cj else scores[1]), NEG)
         return pack(m, x, y), dm | (dx << 2) | (dy << 3)
 
     @staticmethod
-    def boundary(i, j, a, b, scores):
+    def boundary(i, j, scores):
         return pack(NEG, NEG, NEG)  # outside row 0 and column 0: read by no valid alignment
 
     @staticmethod
-    def back(i, j, decision, state, a, b, scores):
+    def back(i, j, decision, state, scores):
         if state == M:
             if i == 0 and j == 0:
                 return -1, -1, M  # the empty prefixes: the alignment starts here
