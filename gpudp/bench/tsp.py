@@ -27,6 +27,7 @@ import time
 import numpy as np
 
 from gpudp.backends import cuda_usable, device_name
+from gpudp.errors import CheckError
 from gpudp.problems.tsp import held_karp as hk
 
 from .instances import random_euclidean
@@ -95,7 +96,10 @@ def _solve_timed(d, backend, layout, repeat, repeat_under):
 def _result(backend, layout, n, runs) -> dict:
     secs = [s for s, _ in runs]
     sols = [x for _, x in runs]
-    assert len({x.value for x in sols}) == 1
+    if len({x.value for x in sols}) != 1:
+        raise CheckError(
+            f"{backend}/{layout}, n = {n}: repeated solves gave lengths {sorted({x.value for x in sols})}"
+        )
     st = sols[-1].stats
     trans = hk.transitions(n)
     solve_s = statistics.median(secs)
