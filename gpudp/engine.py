@@ -415,6 +415,7 @@ def sweep(
     data = tuple(_as_data(x) for x in rec._validate_instance())
     if isinstance(rec, GridRecurrence) and type(rec).symbols:
         data = (*_symbols(rec, plan), *data)
+    _probe_cell(rec, plan, data)
     bits = type(rec).decision_bits
     if bits:  # the decision-overflow flag, last of the kernels' data (see codegen.n_flags)
         data = (*data, np.zeros(4, np.int64))
@@ -462,6 +463,48 @@ def sweep(
         stats.extra["uncompressed_bytes"] = store.full_words * 4
         stats.extra["compression"] = store.nbytes / max(store.full_words * 4, 1)
     return SweepResult(rec, plan, store, stats, **out)
+
+
+def _probe_cell(rec, plan, data) -> None:
+    """Call ``cell`` once in plain Python, on the first cell, to catch a return of the wrong form
+    (a bare value with ``decision_bits`` declared, a pair without) as a ContractError before any
+    kernel compiles. A cell that cannot run in plain Python on these arguments (whatever it raises)
+    is left to the compiler: this is a courtesy check, not a gate."""
+    cls = type(rec)
+    vt = np.dtype(cls.value_dtype).type
+    if plan.cells == 0:
+        return
+    data = tuple(_read_only(x) for x in data)  # a cell that writes its data is skipped, not obeyed
+    if isinstance(rec, GridRecurrence):
+        deps = [vt(cls.fill)] * len(cls.offsets)
+        syms = [data[0][0], data[1][0]] if cls.symbols else []
+        args = (0, 0, *deps, *syms, *data[len(syms) :])
+    else:
+        size = min(max(int(plan.sizes.max()), 1), 1 << 16)  # a read past it raises: no probe
+        args = (0, 0, *[np.full(size, cls.fill, vt) for _ in range(cls.window)], *data)
+    try:
+        with np.errstate(all="ignore"):
+            out = cls.cell(*args)
+    except Exception:
+        return
+    where = "the first cell, (0, 0)"
+    if cls.decision_bits and not (isinstance(out, tuple) and len(out) == 2):
+        raise ContractError(
+            f"{cls.__name__}.cell returned {out!r} at {where}, but decision_bits = {cls.decision_bits}: "
+            "return (value, decision)"
+        )
+    if not cls.decision_bits and isinstance(out, tuple):
+        raise ContractError(
+            f"{cls.__name__}.cell returned the tuple {out!r} at {where}, but decision_bits = 0: return "
+            "the value alone, or declare decision_bits to keep decisions for a traceback"
+        )
+
+
+def _read_only(x):
+    if isinstance(x, np.ndarray):
+        x = x.view()
+        x.flags.writeable = False
+    return x
 
 
 def _symbols(rec, plan) -> tuple[np.ndarray, np.ndarray]:

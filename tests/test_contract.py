@@ -364,3 +364,40 @@ def test_traceback_state_mistakes_are_contract_errors():
     r = sweep(Grid(), backend="cpu", progress=False)
     with pytest.raises(ContractError, match="traceback_state = False"):
         r.traceback((2, 3), state=1)
+
+
+class BareValue(Grid):
+    @staticmethod
+    def cell(i, j, up, left, diag, h):
+        return max(up, left, diag + h[i, j])
+
+
+class PairWithoutDecisions(Layers):
+    decision_bits = 0
+
+    @staticmethod
+    def cell(t, k, prev_1, prev_2):
+        return prev_1[k] + 1, 0
+
+
+class WritesItsData(Grid):
+    decision_bits = 0
+
+    @staticmethod
+    def cell(i, j, up, left, diag, h):
+        h[i, j] = 7  # not obeyed by the probe (read-only there), so the probe steps aside
+        return up + 1
+
+
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.sim)])
+def test_the_form_of_cells_return_is_checked_before_compiling(backend):
+    with pytest.raises(
+        ContractError, match=r"BareValue.cell returned .* decision_bits = 2: return \(value, decision\)"
+    ):
+        sweep(BareValue(), backend=backend, progress=False)
+    with pytest.raises(
+        ContractError, match="PairWithoutDecisions.cell returned the tuple .* decision_bits = 0"
+    ):
+        sweep(PairWithoutDecisions(), backend=backend, progress=False)
+    h = np.ones((3, 4), np.int64)
+    sweep(WritesItsData(h), backend="cpu", progress=False)  # compiled, the cell may write (its business)
