@@ -117,8 +117,11 @@ def align(a: str, b: str, match=2, mismatch=-1, gap_open=3, gap_extend=1, **swee
     """The optimal global alignment score and one optimal alignment ``(top, bottom)`` (``-`` for a
     gap), with the sweep's statistics. ``sweep_options`` go to :func:`gpudp.sweep`.
 
-    Raises ``ValueError`` when the scores could leave the 21 bits a packed value holds.
+    Raises ``ValueError`` for non-ASCII text, or when the scores could leave the 21 bits a packed
+    value holds.
     """
+    if not (a.isascii() and b.isascii()):
+        raise ValueError("this example aligns ASCII text (one byte a symbol)")
     worst = (len(a) + len(b) + 1) * (max(abs(match), abs(mismatch)) + abs(gap_open) + abs(gap_extend))
     if worst >= BIAS:
         raise ValueError(
@@ -132,14 +135,16 @@ def align(a: str, b: str, match=2, mismatch=-1, gap_open=3, gap_extend=1, **swee
     scores = unpack(int(result.last_row[-1]))
     state = int(np.argmax(scores))
     path = result.traceback((len(a), len(b)), state=state)  # rows (i, j, decision, state)
-    top, bottom = [], []
-    for i, j, _, s in path[::-1]:
-        if i == 0 and j == 0:
-            continue
-        top.append(a[i - 1] if s != Y else "-")
-        bottom.append(b[j - 1] if s != X else "-")
+    i, j, _, s = path[::-1][1:].T  # from the start on, without the empty prefixes' cell (0, 0)
+    gap, sa, sb = (
+        ord("-"),
+        np.frombuffer(b" " + a.encode(), np.uint8),
+        np.frombuffer(b" " + b.encode(), np.uint8),
+    )
+    top = np.where(s == Y, gap, sa[i]).astype(np.uint8).tobytes().decode()
+    bottom = np.where(s == X, gap, sb[j]).astype(np.uint8).tobytes().decode()
     result.close()
-    return int(scores[state]), ("".join(top), "".join(bottom)), result.stats
+    return int(scores[state]), (top, bottom), result.stats
 
 
 def main(argv=None):

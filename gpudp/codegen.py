@@ -46,6 +46,29 @@ def n_flags(rec_cls) -> int:
     return 1 if rec_cls.decision_bits else 0
 
 
+def n_reduce(rec_cls) -> int:
+    """2 when the kernels' data end, before the overflow flag, with the reduction's slots (a
+    recurrence that declares ``reduce``): ``values[slots]`` and ``cells[slots, 2]``, one slot per
+    thread (``red_slot()``, from the backend's namespace), reduced on the host after the sweep."""
+    return 2 if getattr(rec_cls, "reduce", None) else 0
+
+
+#: a reduction slot's cell before its thread computes one: later than every cell
+NO_CELL = 1 << 62
+
+
+def reduce_worst(rec_cls):
+    """The value every cell beats in the recurrence's reduction: its slots start there."""
+    vt = np.dtype(rec_cls.value_dtype)
+    worst = (-np.inf, np.inf) if vt.kind == "f" else (np.iinfo(vt).min, np.iinfo(vt).max)
+    return worst[rec_cls.reduce == "min"]
+
+
+def n_outputs(rec_cls) -> int:
+    """How many of the kernels' last data arguments the kernels write (reduction slots, flag)."""
+    return n_reduce(rec_cls) + n_flags(rec_cls)
+
+
 def user_args(rec_cls, n_data: int) -> str:
     """The data arguments after any symbols: what the generated cell wrappers (``tcell``, ``lcell``)
     take, the overflow flag included."""
@@ -56,28 +79,47 @@ def user_args(rec_cls, n_data: int) -> str:
 def fn_args(rec_cls, n_data: int) -> str:
     """The data arguments that the recurrence's own functions (``cell``, ``boundary``) receive."""
     k = n_symbols(rec_cls)
-    return "".join(f", dat{n}" for n in range(k, n_data - n_flags(rec_cls)))
+    return "".join(f", dat{n}" for n in range(k, n_data - n_outputs(rec_cls)))
 
 
-def cell_call(rec_cls, coords: str, deps: list[str], n_data: int, v: str, d: str, syms=()) -> str:
+def reduce_better(rec_cls, v: str, bv: str, a: str, ba: str, b: str, bb: str) -> str:
+    """The condition under which value ``v`` at cell ``(a, b)`` beats the best so far ``bv`` at
+    ``(ba, bb)``: a better value, or an equal one at an earlier cell (a deterministic winner)."""
+    op = ">" if rec_cls.reduce == "max" else "<"
+    return f"{v} {op} {bv} or ({v} == {bv} and ({a} < {ba} or ({a} == {ba} and {b} < {bb})))"
+
+
+def cell_call(
+    rec_cls, coords: str, deps: list[str], n_data: int, v: str, d: str, syms=(), reduce_here=True
+) -> str:
     """Lines calling the recurrence's cell, leaving its value in v and decision in d.
 
     ``n_data`` counts the kernel's data arguments (symbols and the overflow flag included);
     ``syms`` are the expressions of the row and column symbols when the recurrence declares them.
-    A decision outside ``0 .. 2**decision_bits - 1`` is recorded in the flag (``coords`` are the
-    cell's two coordinates) and stored as 0."""
+    With a reduction (``reduce``) the call also updates this thread's slot, unless ``reduce_here``
+    is False (a kernel that keeps the thread's best in registers itself). A decision outside
+    ``0 .. 2**decision_bits - 1`` is recorded in the flag (``coords`` are the cell's two
+    coordinates) and stored as 0."""
     args = ", ".join([coords, *deps, *(syms if n_symbols(rec_cls) else ())]) + fn_args(rec_cls, n_data)
     bits = rec_cls.decision_bits
+    a, b = (x.strip() for x in coords.split(","))
+    red = ""
+    if n_reduce(rec_cls) and reduce_here:  # this thread's slot keeps its best so far
+        rv, rc = (f"dat{n_data - n_flags(rec_cls) - k}" for k in (2, 1))
+        red = (
+            f"\nrs = red_slot()\n"
+            f"if {reduce_better(rec_cls, v, f'{rv}[rs]', a, f'{rc}[rs, 0]', b, f'{rc}[rs, 1]')}:\n"
+            f"    {rv}[rs] = {v}\n    {rc}[rs, 0] = {a}\n    {rc}[rs, 1] = {b}"
+        )
     if bits:
         flag = f"dat{n_data - 1}"
-        a, b = (x.strip() for x in coords.split(","))
         return (
-            f"{v}, {d} = cell({args})\n{v} = VT({v})\n"
+            f"{v}, {d} = cell({args})\n{v} = VT({v}){red}\n"
             f"if {d} < 0 or {d} > {(1 << bits) - 1}:\n"
             f"    {flag}[0] += 1\n    {flag}[1] = {d}\n    {flag}[2] = {a}\n    {flag}[3] = {b}\n"
             f"    {d} = 0"
         )
-    return f"{v} = VT(cell({args}))\n{d} = 0"
+    return f"{v} = VT(cell({args})){red}\n{d} = 0"
 
 
 def indent(code: str, n: int) -> str:
@@ -172,10 +214,10 @@ def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def tile_cell_source(rec_cls, n_data: int, offsets) -> str:
+def tile_cell_source(rec_cls, n_data: int, offsets, reduce_here=True) -> str:
     """Source of ``tcell(i, j, up, left, diag, ri, cj, <user data>)`` calling the user's cell with
     its dependencies in declared order (``ri``, ``cj``: the symbols, ignored when it has none)."""
     deps = [TILE_DEP_NAMES[tuple(o)] for o in offsets]
-    body = cell_call(rec_cls, "i, j", deps, n_data, "v", "dd", ("ri", "cj"))
+    body = cell_call(rec_cls, "i, j", deps, n_data, "v", "dd", ("ri", "cj"), reduce_here)
     args = f"i, j, up, left, diag, ri, cj{user_args(rec_cls, n_data)}"
     return f"def tcell({args}):\n{indent(body, 4)}\n    return v, dd\n"

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import backends
 from .cache import jit_generated
-from .codegen import data_args
+from .codegen import NO_CELL, data_args, reduce_worst
 from .errors import ContractError, InputError
 from .memory import available_memory, default_budget, describe, parse_bytes
 from .recurrence import GridRecurrence, LayeredRecurrence, Recurrence
@@ -282,6 +282,10 @@ class SweepResult:
     last_row: np.ndarray | None = None
     last_col: np.ndarray | None = None
     last_layer: np.ndarray | None = None
+    #: with ``reduce`` declared: the best value over the computed cells, and its cell (the earliest
+    #: in (i, j) / (t, k) order among equals); None without a reduction or without cells
+    best_value: float | int | None = None
+    best_cell: tuple[int, int] | None = None
 
     def decision(self, *cell) -> int:
         """The decision recorded for one cell: ``(i, j)`` of a grid or ``(t, k)`` of layers."""
@@ -416,10 +420,14 @@ def sweep(
     if isinstance(rec, GridRecurrence) and type(rec).symbols:
         data = (*_symbols(rec, plan), *data)
     _probe_cell(rec, plan, data)
+    runner = backends.get(backend)
+    red = None
+    if type(rec).reduce:  # per-thread slots (codegen.n_reduce), before the overflow flag
+        red = _reduction_slots(type(rec), runner.reduction_slots())
+        data = (*data, *red)
     bits = type(rec).decision_bits
     if bits:  # the decision-overflow flag, last of the kernels' data (see codegen.n_flags)
         data = (*data, np.zeros(4, np.int64))
-    runner = backends.get(backend)
     store = None
     if bits:
         allocate = runner.allocate_words
@@ -462,7 +470,27 @@ def sweep(
         stats.extra["decision_store_bytes"] = store.nbytes
         stats.extra["uncompressed_bytes"] = store.full_words * 4
         stats.extra["compression"] = store.nbytes / max(store.full_words * 4, 1)
+    if red is not None:
+        out["best_value"], out["best_cell"] = _reduce_slots(type(rec), *red)
     return SweepResult(rec, plan, store, stats, **out)
+
+
+def _reduction_slots(cls, n: int):
+    """``values[n]`` at :func:`reduce_worst` and ``cells[n, 2]`` at no cell."""
+    vt = np.dtype(cls.value_dtype)
+    return np.full(max(n, 1), reduce_worst(cls), vt), np.full((max(n, 1), 2), NO_CELL, np.int64)
+
+
+def _reduce_slots(cls, values, cells):
+    """The threads' slots reduced: the best value and its earliest cell, or (None, None)."""
+    used = np.flatnonzero(cells[:, 0] != NO_CELL)
+    if used.size == 0:
+        return None, None
+    v = values[used]
+    best = v.max() if cls.reduce == "max" else v.min()
+    tied = used[v == best]
+    k = tied[np.lexsort((cells[tied, 1], cells[tied, 0]))[0]]
+    return best.item(), (int(cells[k, 0]), int(cells[k, 1]))
 
 
 def _probe_cell(rec, plan, data) -> None:

@@ -52,6 +52,10 @@ class Recurrence:
     #: state third, ``back(i, j, decision, state, *data) -> (i2, j2, state2)``; the traceback
     #: starts from a given state and reports each step's (see :meth:`SweepResult.traceback`)
     traceback_state = False
+    #: a whole-table result computed during the sweep: ``"max"`` or ``"min"`` of every computed
+    #: cell's value, with the cell holding it (the earliest such cell in (i, j) / (t, k) order);
+    #: read as ``result.best_value`` and ``result.best_cell``. None: no reduction
+    reduce = None
 
     def data(self) -> tuple:
         """The problem data passed, after the cell's own arguments, to every static method.
@@ -86,6 +90,8 @@ class Recurrence:
             raise ContractError(
                 f"{name}.decision_bits = {bits!r}: must be an int in 0..{MAX_DECISION_BITS} (0: value only)"
             )
+        if cls.reduce not in (None, "max", "min"):
+            raise ContractError(f"{name}.reduce = {cls.reduce!r}: must be None, 'max' or 'min'")
         if not isinstance(cls.traceback_state, bool | np.bool_):
             raise ContractError(f"{name}.traceback_state = {cls.traceback_state!r}: must be True or False")
         if cls.cell is Recurrence.cell:

@@ -34,6 +34,7 @@ def _load(name):
 ed = _load("edit_distance")
 seam = _load("seam_carving")
 gotoh = _load("affine_alignment")
+sw = _load("local_alignment")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -328,4 +329,54 @@ def test_gotoh_cli(capsys):
         "score 17 (cpu backend, schedule: tiled anti-diagonals)",
         "ACGTACGTTTTTACGT",
         "ACGTACG----TACGT",
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# local alignment (Smith-Waterman): the whole-table reduction
+# ---------------------------------------------------------------------------------------------
+
+
+def smith_waterman_score(a, b, match, mismatch, gap) -> int:
+    best, prev = 0, [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b, 1):
+            cur.append(max(0, prev[j - 1] + (match if x == y else mismatch), prev[j] - gap, cur[j - 1] - gap))
+        best = max(best, *cur)
+        prev = cur
+    return best
+
+
+def check_local(a, b, scores=(3, -3, 2), **options):
+    match, mismatch, gap = scores
+    score, (top, bottom), (i, j), stats = sw.align(a, b, *scores, **options)
+    assert score == smith_waterman_score(a, b, *scores)
+    ta, tb = top.replace("-", ""), bottom.replace("-", "")
+    assert a[i : i + len(ta)] == ta and b[j : j + len(tb)] == tb  # substrings where it says
+    rescored = sum(
+        -gap if "-" in (x, y) else match if x == y else mismatch for x, y in zip(top, bottom, strict=True)
+    )
+    assert rescored == score
+    return stats
+
+
+@settings(max_examples=60)
+@given(dna_short, dna_short, st.sampled_from([(3, -3, 2), (1, -1, 1), (2, -1, 0), (5, -4, 3)]))
+def test_smith_waterman_cpu_matches_reference(a, b, scores):
+    check_local(a, b, scores, backend="cpu")
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("a, b", [("TGTTACGG", "GGTTGACTA"), ("AAAA", "CCCC"), ("ACGTTGCA", "TTGCAACG")])
+def test_smith_waterman_cuda(a, b):
+    assert check_local(a, b, backend="cuda").backend == "cuda"
+
+
+def test_smith_waterman_cli(capsys):
+    sw.main(["TGTTACGG", "GGTTGACTA", "--backend", "cpu"])
+    assert capsys.readouterr().out.splitlines() == [
+        "score 13 (cpu backend), a[1:] against b[1:]",
+        "GTT-AC",
+        "GTTGAC",
     ]

@@ -67,6 +67,11 @@ class Backend:
         """A zeroed uint32 array of ``n`` words for an in-memory decision store."""
         return np.zeros(n, np.uint32)
 
+    def reduction_slots(self) -> int:
+        """How many per-thread slots a reduction (``Recurrence.reduce``) needs: more than the
+        largest ``red_slot()`` any of :meth:`run_plan`'s kernels can return."""
+        return 1
+
     def host_pool(self) -> BlockPool:
         """Where host blocks that stream to and from the kernels come from: a :class:`BlockPool` of
         plain memory here (its blocks live as long as their user); the cuda backend's is its

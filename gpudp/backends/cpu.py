@@ -129,13 +129,16 @@ if g * 32 + 32 > a and g * 32 < b:
 """
 
 
-def _namespace(rec_cls):
-    import numba
-    import numpy as np
+def _thread_slot():
+    """This thread's slot in a reduction's per-thread arrays (numba's thread id, 0 outside prange)."""
+    return numba.get_thread_id()
 
+
+def _namespace(rec_cls):
     from ..codegen import numba_value_type
 
     return {
+        "red_slot": njit(_thread_slot, cache=True),
         "np": np,
         "prange": numba.prange,
         "VT": numba_value_type(rec_cls),
@@ -334,6 +337,9 @@ class _CPU(Backend):
         """Decisions go straight into the store; with the bands codec a chunk's slab and its packed
         copy (:func:`_run_plan`), in host memory."""
         return 0, (2 * slab_words * WORD_BYTES if bits and codec == "bands" else 0)
+
+    def reduction_slots(self):
+        return numba.config.NUMBA_NUM_THREADS  # numba.get_thread_id() is below it
 
     def run_plan(self, plan, rec, data, store, stats, bar):
         return run_plan(plan, rec, data, store, stats, bar)

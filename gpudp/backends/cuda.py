@@ -16,6 +16,8 @@ import numpy as np
 from numba import cuda
 from numba.core.errors import NumbaPerformanceWarning
 
+from ..codegen import n_flags, n_outputs, n_reduce
+from ..errors import CheckError
 from ..memory import BlockPool
 from ..store import WORD_BYTES, tiled_last_row
 from .base import Backend
@@ -259,6 +261,7 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off{da}):
             q += cuda.gridDim.x
         if d + 1 < d1:
             grid.sync()
+{red_flush}
 """
 
 _TOP = """
@@ -549,10 +552,15 @@ def _shifted_intrinsic():
 ENCODE_THREADS = 1024
 
 
+def _thread_slot():
+    return cuda.grid(1)
+
+
 def _namespace(rec_cls):
     from ..codegen import numba_value_type
 
     return {
+        "red_slot": device_jit(_thread_slot),
         "cuda": cuda,
         "np": np,
         "VT": numba_value_type(rec_cls),
@@ -578,7 +586,18 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     key = ("tiled", rec_cls, n_data, bh, tw, sym_dtype, steady_unroll())
     if key in _CACHE:
         return _CACHE[key]
-    from ..codegen import compile_source, data_args, fn_args, indent, n_symbols, tile_cell_source, user_args
+    from ..codegen import (
+        NO_CELL,
+        compile_source,
+        data_args,
+        fn_args,
+        indent,
+        n_symbols,
+        reduce_better,
+        reduce_worst,
+        tile_cell_source,
+        user_args,
+    )
 
     rpt = bh // 32
     bits = rec_cls.decision_bits
@@ -588,8 +607,9 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     ns = _namespace(rec_cls)
     ns.update(BH=bh, TW=tw, RPT=rpt, WPT=(tw // 32 + 1) * bits * bh, U32=numba.uint32)
     ns.update(U0=np.uint32(0), SYMD=np.dtype(sym_dtype or np.int64))
+    red = bool(n_reduce(rec_cls))  # the lane keeps its best cell in registers, its slot at the end
     ns["tcell"] = device_jit(
-        compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets), "tcell", dict(ns))
+        compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets, not red), "tcell", dict(ns))
     )
     ns["top"] = device_jit(compile_source(_TOP.format(db=db), "top", dict(ns)))
     j = "\n".join
@@ -611,8 +631,12 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         dg = "uprev" if r == 0 else f"l{r - 1}"
         ri = f"y{r}" if sym else "0"
         call = f"v{r}, e{r} = tcell(i0 + {r}, j, {up}, l{r}, {dg}, {ri}, cj{du})"
+        if red:  # the cell's row-major index breaks ties: one compare, two registers
+            op = ">" if rec_cls.reduce == "max" else "<"
+            lin = f"(i0 + {r}) * C + j"
+            call += f"\nif v{r} {op} bv_ or (v{r} == bv_ and {lin} < bk_):\n    bv_ = v{r}\n    bk_ = {lin}"
         fast.append(call)
-        slow += [f"v{r} = VT(FILL)", f"e{r} = 0", f"if i0 + {r} < R:", f"    {call}"]
+        slow += [f"v{r} = VT(FILL)", f"e{r} = 0", f"if i0 + {r} < R:", indent(call, 4)]
         store_right += [f"if i0 + {r} < R:", f"    right[i0 + {r}] = l{r}"]
     corner.append("else:\n    cn = VT(FILL)")
     bottom_pick.append("else:\n    bv = VT(FILL)")
@@ -687,11 +711,27 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         body += acc(st) + ["uprev = upin"] + shift + ["if k == 31:", f"    bottom[b0 + {st}] = mine"]
     steady += [indent(j(body), 4)] if u < 32 else body
     prologue = ["xch = cuda.shared.array(32, VTD)", "sxch = cuda.shared.array(32, SYMD)"] if sim else ["pass"]
+    red_flush = ["pass"]
+    if red:  # the lane's best of this launch, merged into its slot (slots outlive the launches)
+        rv, rc = (f"dat{n_data - n_flags(rec_cls) - k}" for k in (2, 1))
+        ns.update(RED_WORST=reduce_worst(rec_cls), NO_CELL=NO_CELL)
+        prologue += ["bv_ = VT(RED_WORST)", "bk_ = NO_CELL"]
+        better = reduce_better(rec_cls, "bv_", f"{rv}[rs]", "bi_", f"{rc}[rs, 0]", "bj_", f"{rc}[rs, 1]")
+        red_flush = [
+            "rs = cuda.grid(1)",
+            "bi_ = bk_ // C",
+            "bj_ = bk_ % C",
+            f"if bk_ != NO_CELL and ({better}):",
+            f"    {rv}[rs] = bv_",
+            f"    {rc}[rs, 0] = bi_",
+            f"    {rc}[rs, 1] = bj_",
+        ]
     src = _TILED.format(
         da=da,
         du=du,
         db=db,
         prologue=indent(j(prologue), 4),
+        red_flush=indent(j(red_flush), 4),
         load_left=indent(j(load_left), 12),
         corner_pick=indent(j(corner), 12),
         col_prefetch=indent(j(col_prefetch), 12),
@@ -1210,6 +1250,11 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
         if launcher is None:
             t = time.perf_counter()
             launcher, blocks = _coop_blocks(kernel, a, threads, want, smem)
+            if n_reduce(cls) and blocks * threads > len(data[-1 - n_flags(cls)]):
+                raise CheckError(
+                    f"a grid of {blocks} x {threads} threads needs more reduction slots than the "
+                    f"{len(data[-1 - n_flags(cls)])} of reduction_slots()"
+                )
             if blocked is not None:  # now that the grid is known: spans that share out evenly
                 pspan.copy_to_device(blocked.spans_for(blocks), stream=compute)
             stats.extra["compile_seconds"] = time.perf_counter() - t
@@ -1246,8 +1291,8 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
     if bands:
         stats.extra["bytes_to_host"] = enc.bytes_to_host
 
-    if cls.decision_bits:  # the decision-overflow flag (codegen.n_flags): the engine reads it
-        d_data[-1].copy_to_host(data[-1])
+    for k in range(1, n_outputs(cls) + 1):  # the reduction's slots and the decision-overflow flag
+        d_data[-k].copy_to_host(data[-k])
     if plan.kind == "tiled":
         out["last_row"] = tiled_last_row(bottom.copy_to_host(), plan.layout)
         out["last_col"] = right.copy_to_host()[:rows]
@@ -1301,6 +1346,13 @@ class _CUDA(Backend):
         """Page-locked (:func:`pinned_words`), so that the slabs' copies are asynchronous DMA; the
         slabs' copies write every word."""
         return pinned_words(n)
+
+    def reduction_slots(self):
+        """Every launch is capped at the co-resident grid (``_coop_blocks``): at most 4 blocks of at
+        most 1,024 threads an SM when the driver gives no figure."""
+        if is_simulator():
+            return 1024
+        return cuda.get_current_device().MULTIPROCESSOR_COUNT * 4096
 
     def host_pool(self):
         return pinned_pool()
