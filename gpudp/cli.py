@@ -33,6 +33,7 @@ BENCHES = {
     "tsp": "gpudp.bench.tsp",
     "knapsack": "gpudp.bench.knapsack_dp",
     "startup": "gpudp.bench.startup",
+    "batch": "gpudp.bench.batch",
 }
 
 

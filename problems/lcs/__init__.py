@@ -1,4 +1,5 @@
-"""Longest common subsequence on the wavefront engine, with the subsequence itself.
+"""Longest common subsequence on the wavefront engine, with the subsequence itself; and the lengths
+of many pairs at once (:func:`solve_many`, bit-parallel).
 
 ``H[i, j] = H[i-1, j-1] + 1`` when ``a[i] == b[j]``, else ``max(H[i-1, j], H[i, j-1])``: a grid
 recurrence over offsets ``(-1, 0), (0, -1), (-1, -1)``, so the engine runs it tiled by
@@ -9,16 +10,20 @@ path always goes diagonally (taking a match is never worse), elsewhere the bit s
 from __future__ import annotations
 
 import os
+import time
+from dataclasses import dataclass, field
 from importlib import resources
 
 import numpy as np
 
-from gpudp.engine import sweep
-from gpudp.errors import InputError
+from gpudp.engine import choose_backend, device_name, sweep
+from gpudp.errors import CheckError, GpudpError, InputError
 from gpudp.inputs import is_gzip, read_bytes, strip_bom
 from gpudp.memory import parse_bytes
 from gpudp.recurrence import GridRecurrence
-from gpudp.solution import Solution
+from gpudp.solution import Solution, Stats
+
+from . import bitparallel
 
 
 class LCSRecurrence(GridRecurrence):
@@ -414,3 +419,166 @@ def cli_solve(args) -> Solution:
     sol = solve(a, b, backend=args.backend, memory_budget=args.memory_budget, progress=None)
     sol.details.update(name_a=na, name_b=nb)
     return sol
+
+
+@dataclass
+class BatchResult:
+    """The LCS lengths of a batch of pairs, in input order.
+
+    ``values[p]`` is pair ``p``'s length, or -1 where the pair could not be solved (``errors[p]``
+    says why); ``solutions[p]`` is its checked :class:`gpudp.Solution` when the batch ran with
+    ``traceback=True`` (else None); ``verified`` lists the pairs re-solved with their subsequence
+    and checked against ``values``.
+    """
+
+    values: np.ndarray
+    errors: dict[int, str] = field(default_factory=dict)
+    solutions: list = field(default_factory=list)
+    verified: list[int] = field(default_factory=list)
+    stats: Stats = field(default_factory=Stats)
+
+
+def _pair_codes(a, b, p: int) -> tuple[np.ndarray, np.ndarray]:
+    xa, xb = encode(a, f"pairs[{p}][0]"), encode(b, f"pairs[{p}][1]")
+    if (_kind(a) == "str") != (_kind(b) == "str"):
+        raise InputError(f"pairs[{p}]", "a str pairs only with a str; encode both alike")
+    return _exact_codes(xa, xb)  # bytes stay bytes: the batch packs them without widening
+
+
+def _as_arrays(pairs):
+    """``(A, B)`` when ``pairs`` is two 2-D integer arrays of as many rows, else None."""
+    if not (isinstance(pairs, tuple) and len(pairs) == 2):
+        return None
+    a, b = pairs
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.ndim == 2 and b.ndim == 2):
+        return None
+    for name, x in (("pairs[0]", a), ("pairs[1]", b)):
+        if x.dtype.kind not in "iu":
+            raise InputError(name, f"2-D arrays of pairs must hold integers, got {x.dtype}")
+    if a.shape[0] != b.shape[0]:
+        raise InputError("pairs", f"{a.shape[0]} rows against {b.shape[0]}: one row of each per pair")
+    if a.dtype != b.dtype:
+        a, b = _exact_codes(a.reshape(-1), b.reshape(-1))
+        a, b = a.reshape(pairs[0].shape), b.reshape(pairs[1].shape)
+    return np.ascontiguousarray(a), np.ascontiguousarray(b)
+
+
+def solve_many(pairs, backend: str = "auto", traceback: bool = False, verify: int = 2, progress=None):
+    """The LCS lengths of many pairs of sequences in one call.
+
+    Parameters
+    ----------
+    pairs : iterable of ``(a, b)``, or a tuple ``(A, B)`` of two 2-D integer arrays
+        each pair as :func:`solve` takes it (str, bytes, 1-D integer arrays or lists); or pair
+        ``p`` as rows ``A[p]`` and ``B[p]``, the fast form for many pairs of equal lengths (no
+        Python work per pair).
+    backend : "auto", "cpu" or "cuda"
+    traceback : bool
+        False (the default): lengths only, by the bit-parallel recurrence (64 cells per word
+        operation; one pair per thread on the GPU, one per loop iteration on every CPU core).
+        True: each pair solved by :func:`solve` with its subsequence, checked (one sweep a pair).
+    verify : int
+        with ``traceback=False``, how many pairs (chosen at random among the smaller ones) are
+        re-solved with their subsequence on the cpu and checked against the batch's lengths; a
+        disagreement raises :class:`gpudp.CheckError`. Lengths alone carry no certificate: this is
+        the batch's cross-check with the checked path.
+    progress : bool or None
+        a progress bar over the pairs with ``traceback=True``.
+
+    Returns
+    -------
+    BatchResult
+        lengths in input order; a pair that cannot be read (a float array, a str beside bytes ...)
+        gets -1 and its error in ``errors``, without stopping the batch.
+
+    Raises
+    ------
+    gpudp.CheckError
+        when a verified pair disagrees with the batch.
+
+    Examples
+    --------
+    >>> from gpudp.problems.lcs import solve_many
+    >>> solve_many([("GATTACA", "TACCA"), ("AB", "BA"), ("", "X")], backend="cpu").values.tolist()
+    [4, 1, 0]
+    """
+    t0 = time.perf_counter()
+    arrays = _as_arrays(pairs)
+    pairs = list(zip(*arrays, strict=True)) if arrays is not None else list(pairs)
+    values = np.full(len(pairs), -1, np.int64)
+    errors: dict[int, str] = {}
+    if traceback:
+        solutions = [None] * len(pairs)
+        bar = None
+        if progress is not False and len(pairs) > 1:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(pairs), unit="pair", delay=1.0, disable=None if progress is None else False)
+        kernel_s, cells, used = 0.0, 0, None
+        for p, (a, b) in enumerate(pairs):
+            try:
+                sol = solve(a, b, backend=backend, progress=False)
+            except GpudpError as e:
+                errors[p] = str(e)
+            else:
+                solutions[p], values[p] = sol, sol.value
+                kernel_s += sol.stats.kernel_seconds
+                cells += sol.stats.cells
+                used = sol.stats.backend
+            if bar is not None:
+                bar.update(1)
+        if bar is not None:
+            bar.close()
+        used = used or choose_backend(backend, 0)[0]
+        stats = Stats(backend=used, device=device_name(used), cells=cells, kernel_seconds=kernel_s)
+        stats.extra.update(pairs=len(pairs), method="wavefront engine, one sweep a pair")
+        stats.seconds = time.perf_counter() - t0
+        return BatchResult(values, errors, solutions, list(range(len(pairs))), stats)
+    coded, index = [], []
+    if arrays is not None:
+        packed = bitparallel.pack_arrays(*arrays)
+        index = list(range(len(pairs)))
+        coded = pairs
+    else:
+        for p, pair in enumerate(pairs):
+            try:
+                a, b = pair
+                coded.append(_pair_codes(a, b, p))
+                index.append(p)
+            except (GpudpError, TypeError, ValueError) as e:
+                errors[p] = str(e)
+        packed = bitparallel.pack(coded)
+    cells = packed.cells
+    used, why = choose_backend(backend, cells / 32)  # about 32 cells a word operation, both sides
+    if used == "cuda":
+        from . import cuda as lcs_cuda
+
+        got, kernel_s = lcs_cuda.lengths(packed)
+    else:
+        t = time.perf_counter()
+        got = bitparallel.lengths_cpu(packed)
+        kernel_s = time.perf_counter() - t
+    values[index] = got
+    verified = _verify(pairs, index, coded, values, verify)
+    stats = Stats(backend=used, device=device_name(used), cells=cells, kernel_seconds=kernel_s)
+    stats.extra.update(pairs=len(pairs), method="bit-parallel (Hyyro 2004)", backend_choice=why)
+    stats.seconds = time.perf_counter() - t0
+    return BatchResult(values, errors, [None] * len(pairs), verified, stats)
+
+
+def _verify(pairs, index, coded, values, k: int) -> list[int]:
+    """Re-solve ``k`` random pairs of the smaller half with their subsequence; CheckError if any
+    length differs from the batch's."""
+    if k <= 0 or not index:
+        return []
+    size = np.fromiter((len(a) * len(b) for a, b in coded), np.int64, len(coded))
+    small = np.flatnonzero(size <= np.median(size))
+    pick = np.random.default_rng().choice(small, min(k, len(small)), replace=False)
+    done = []
+    for q in sorted(pick.tolist()):
+        p = index[q]
+        want = solve(*pairs[p], backend="cpu", progress=False).value
+        if want != values[p]:
+            raise CheckError(f"pair {p}: the batch gave LCS length {values[p]}, a checked solve {want}")
+        done.append(p)
+    return done

@@ -1,0 +1,138 @@
+"""``gpudp bench batch``: many moderate instances in one call (issue 15), written as JSON.
+
+LCS lengths of ``--pairs`` pairs of random DNA of ``--length`` x ``--length`` by
+:func:`gpudp.problems.lcs.solve_many` (bit-parallel) on each backend, median of ``--repeat`` after
+a warm-up; beside it, on the same machine, rapidfuzz's ``process.cpdist`` with ``LCSseq`` on every
+core (scores only; where rapidfuzz is installed) and the checked path (``traceback=True``: one
+engine sweep a pair, with the subsequence) on ``--traceback-pairs`` of them. Every length is
+compared with the peer's.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import statistics
+import time
+
+import numpy as np
+
+from gpudp.backends import cuda_usable, device_name
+from gpudp.errors import CheckError
+from gpudp.problems.lcs import solve_many
+
+from .instances import random_dna
+
+
+def bench_arguments(p):
+    p.add_argument("--pairs", type=int, default=100_000, help="pairs in the batch")
+    p.add_argument("--length", type=int, default=1000, help="length of each sequence")
+    p.add_argument("--repeat", type=int, default=3, help="timed runs (median)")
+    p.add_argument("--traceback-pairs", type=int, default=200, help="pairs timed with traceback=True")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def _backends(text: str) -> list[str]:
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    if names == ["auto"]:
+        return (["cuda"] if cuda_usable() else []) + ["cpu"]
+    return names
+
+
+def _timed(fn, repeat):
+    fn()  # warm-up: compilation, the GPU's start
+    runs = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        runs.append(time.perf_counter() - t)
+    return out, runs
+
+
+def cli_bench(args) -> dict:
+    rng = np.random.default_rng(args.seed)
+    n, length = args.pairs, args.length
+    seqs = [(random_dna(length, rng), random_dna(length, rng)) for _ in range(n)]
+    cells = n * length * length
+    rows, reference = [], None
+    try:
+        from rapidfuzz import process
+        from rapidfuzz.distance import LCSseq
+
+        qa = [a.tobytes().decode() for a, _ in seqs]
+        qb = [b.tobytes().decode() for _, b in seqs]
+        peer, runs = _timed(lambda: process.cpdist(qa, qb, scorer=LCSseq.similarity, workers=-1), args.repeat)
+        reference = np.asarray(peer, np.int64)
+        med = statistics.median(runs)
+        rows.append(
+            {
+                "run": "rapidfuzz process.cpdist LCSseq",
+                "threads": os.cpu_count(),
+                "seconds": med,
+                "runs": runs,
+                "gcups": cells / med / 1e9,
+            }
+        )
+    except ImportError:
+        rows.append({"run": "rapidfuzz process.cpdist LCSseq", "skipped": "rapidfuzz is not installed"})
+    arrays = (np.stack([a for a, _ in seqs]), np.stack([b for _, b in seqs]))
+    forms = (("list of pairs", seqs), ("two 2-D arrays", arrays))
+    for backend, (form, batch) in [(b, f) for b in _backends(args.backends) for f in forms]:
+        res, runs = _timed(lambda b=backend, x=batch: solve_many(x, backend=b), args.repeat)
+        if reference is None:
+            reference = res.values
+        if not np.array_equal(res.values, reference):
+            raise CheckError(
+                f"{backend}: {int((res.values != reference).sum())} lengths differ from the peer's"
+            )
+        med = statistics.median(runs)
+        rows.append(
+            {
+                "run": f"solve_many, bit-parallel, {form}",
+                "backend": backend,
+                "device": device_name(backend),
+                "seconds": med,
+                "runs": runs,
+                "gcups": cells / med / 1e9,
+                "kernel_seconds": res.stats.kernel_seconds,
+                "gcups_kernel": cells / res.stats.kernel_seconds / 1e9 if res.stats.kernel_seconds else None,
+                "verified_pairs": len(res.verified),
+            }
+        )
+        _log(rows[-1])
+        k = min(args.traceback_pairs, n)
+        if k and form == "list of pairs":
+            sub = seqs[:k]
+            res, runs = _timed(
+                lambda b=backend, s=sub: solve_many(s, backend=b, traceback=True, progress=False), 1
+            )
+            if not np.array_equal(res.values, reference[:k]):
+                raise CheckError(f"{backend}, traceback=True: lengths differ from the bit-parallel ones")
+            rows.append(
+                {
+                    "run": "solve_many, traceback=True (one sweep a pair)",
+                    "backend": backend,
+                    "pairs": k,
+                    "seconds": runs[0],
+                    "seconds_per_pair": runs[0] / k,
+                    "gcups": k * length * length / runs[0] / 1e9,
+                }
+            )
+            _log(rows[-1])
+    return {
+        "benchmark": "batch",
+        "date": datetime.date.today().isoformat(),
+        "workload": {"problem": "lcs lengths", "pairs": n, "length": length, "cells": cells},
+        "results": rows,
+        "goal": "LCS scores of 100,000 pairs of 1,000 x 1,000 >= 1 TCUPS end to end (issue 15)",
+    }
+
+
+def _log(row):
+    print(
+        "  "
+        + ", ".join(
+            f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in row.items() if k != "runs"
+        ),
+        flush=True,
+    )
