@@ -504,7 +504,10 @@ def solve_many(pairs, backend: str = "auto", traceback: bool = False, verify: in
     """
     t0 = time.perf_counter()
     arrays = _as_arrays(pairs)
-    pairs = list(zip(*arrays, strict=True)) if arrays is not None else list(pairs)
+    if arrays is not None:  # rows of two arrays: no object per pair unless one is asked for
+        pairs = _Rows(*arrays)
+    else:
+        pairs = list(pairs)
     values = np.full(len(pairs), -1, np.int64)
     errors: dict[int, str] = {}
     if traceback:
@@ -537,8 +540,8 @@ def solve_many(pairs, backend: str = "auto", traceback: bool = False, verify: in
     coded, index = [], []
     if arrays is not None:
         packed = bitparallel.pack_arrays(*arrays)
-        index = list(range(len(pairs)))
-        coded = pairs
+        index = np.arange(len(pairs))
+        sizes = np.full(len(pairs), arrays[0].shape[1] * arrays[1].shape[1], np.int64)
     else:
         for p, pair in enumerate(pairs):
             try:
@@ -548,6 +551,7 @@ def solve_many(pairs, backend: str = "auto", traceback: bool = False, verify: in
             except (GpudpError, TypeError, ValueError) as e:
                 errors[p] = str(e)
         packed = bitparallel.pack(coded)
+        sizes = np.fromiter((len(a) * len(b) for a, b in coded), np.int64, len(coded))
     cells = packed.cells
     used, why = choose_backend(backend, cells / 32)  # about 32 cells a word operation, both sides
     if used == "cuda":
@@ -559,24 +563,39 @@ def solve_many(pairs, backend: str = "auto", traceback: bool = False, verify: in
         got = bitparallel.lengths_cpu(packed)
         kernel_s = time.perf_counter() - t
     values[index] = got
-    verified = _verify(pairs, index, coded, values, verify)
+    verified = _verify(pairs, index, sizes, values, verify)
     stats = Stats(backend=used, device=device_name(used), cells=cells, kernel_seconds=kernel_s)
     stats.extra.update(pairs=len(pairs), method="bit-parallel (Hyyro 2004)", backend_choice=why)
     stats.seconds = time.perf_counter() - t0
     return BatchResult(values, errors, [None] * len(pairs), verified, stats)
 
 
-def _verify(pairs, index, coded, values, k: int) -> list[int]:
-    """Re-solve ``k`` random pairs of the smaller half with their subsequence; CheckError if any
-    length differs from the batch's."""
-    if k <= 0 or not index:
+class _Rows:
+    """Pairs as rows of two 2-D arrays, indexed like a list of pairs."""
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __len__(self):
+        return len(self.a)
+
+    def __getitem__(self, p):
+        return self.a[p], self.b[p]
+
+    def __iter__(self):
+        return zip(self.a, self.b, strict=True)
+
+
+def _verify(pairs, index, sizes, values, k: int) -> list[int]:
+    """Re-solve ``k`` random pairs of the smaller half (``sizes``: cells of each solved pair) with
+    their subsequence; CheckError if any length differs from the batch's."""
+    if k <= 0 or not len(index):
         return []
-    size = np.fromiter((len(a) * len(b) for a, b in coded), np.int64, len(coded))
-    small = np.flatnonzero(size <= np.median(size))
+    small = np.flatnonzero(sizes <= np.median(sizes))
     pick = np.random.default_rng().choice(small, min(k, len(small)), replace=False)
     done = []
     for q in sorted(pick.tolist()):
-        p = index[q]
+        p = int(index[q])
         want = solve(*pairs[p], backend="cpu", progress=False).value
         if want != values[p]:
             raise CheckError(f"pair {p}: the batch gave LCS length {values[p]}, a checked solve {want}")
