@@ -106,8 +106,10 @@ def test_cuda_lengths_match_the_reference():
         (rng.integers(0, 4, m).astype(np.uint8), rng.integers(0, 4, k).astype(np.uint8))
         for m, k in [(0, 5), (5, 0), (1, 1), (40, 70), (64, 64), (65, 90), (130, 20), (3, 3)]
     ]
-    r = lcs.solve_many(pairs, backend="cuda", verify=0)
+    r = lcs.solve_many(pairs, backend="cuda", verify=1)
     assert r.stats.backend == "cuda" and r.values.tolist() == reference(pairs)
+    a, b = rng.integers(0, 3, (6, 70)).astype(np.uint8), rng.integers(0, 3, (6, 50)).astype(np.uint8)
+    assert lcs.solve_many((a, b), backend="cuda").values.tolist() == reference(list(zip(a, b, strict=True)))
 
 
 @pytest.mark.gpu

@@ -539,7 +539,7 @@ def solve_many(pairs, backend: str = "auto", traceback: bool = False, verify: in
         return BatchResult(values, errors, solutions, list(range(len(pairs))), stats)
     coded, index = [], []
     if arrays is not None:
-        packed = bitparallel.pack_arrays(*arrays)
+        packed = bitparallel.pack_arrays(*arrays, table=False)
         index = np.arange(len(pairs))
         sizes = np.full(len(pairs), arrays[0].shape[1] * arrays[1].shape[1], np.int64)
     else:
@@ -550,20 +550,27 @@ def solve_many(pairs, backend: str = "auto", traceback: bool = False, verify: in
                 index.append(p)
             except (GpudpError, TypeError, ValueError) as e:
                 errors[p] = str(e)
-        packed = bitparallel.pack(coded)
+        packed = bitparallel.pack(coded, table=False)
         sizes = np.fromiter((len(a) * len(b) for a, b in coded), np.int64, len(coded))
     cells = packed.cells
     used, why = choose_backend(backend, cells / 32)  # about 32 cells a word operation, both sides
+    picks = _picks(index, sizes, verify)
     if used == "cuda":
         from . import cuda as lcs_cuda
 
-        got, kernel_s = lcs_cuda.lengths(packed)
+        run = lcs_cuda.launch(packed)
+        wants = _checked_lengths(pairs, picks)  # on the host while the GPU computes
+        got, kernel_s = run.finish()
     else:
         t = time.perf_counter()
         got = bitparallel.lengths_cpu(packed)
         kernel_s = time.perf_counter() - t
+        wants = _checked_lengths(pairs, picks)
     values[index] = got
-    verified = _verify(pairs, index, sizes, values, verify)
+    for p, want in zip(picks, wants, strict=True):
+        if want != values[p]:
+            raise CheckError(f"pair {p}: the batch gave LCS length {values[p]}, a checked solve {want}")
+    verified = picks
     stats = Stats(backend=used, device=device_name(used), cells=cells, kernel_seconds=kernel_s)
     stats.extra.update(pairs=len(pairs), method="bit-parallel (Hyyro 2004)", backend_choice=why)
     stats.seconds = time.perf_counter() - t0
@@ -586,18 +593,15 @@ class _Rows:
         return zip(self.a, self.b, strict=True)
 
 
-def _verify(pairs, index, sizes, values, k: int) -> list[int]:
-    """Re-solve ``k`` random pairs of the smaller half (``sizes``: cells of each solved pair) with
-    their subsequence; CheckError if any length differs from the batch's."""
+def _picks(index, sizes, k: int) -> list[int]:
+    """``k`` random pairs of the smaller half (``sizes``: cells of each packed pair) to cross-check."""
     if k <= 0 or not len(index):
         return []
     small = np.flatnonzero(sizes <= np.median(sizes))
     pick = np.random.default_rng().choice(small, min(k, len(small)), replace=False)
-    done = []
-    for q in sorted(pick.tolist()):
-        p = int(index[q])
-        want = solve(*pairs[p], backend="cpu", progress=False).value
-        if want != values[p]:
-            raise CheckError(f"pair {p}: the batch gave LCS length {values[p]}, a checked solve {want}")
-        done.append(p)
-    return done
+    return sorted(int(index[q]) for q in pick)
+
+
+def _checked_lengths(pairs, picks) -> list[int]:
+    """The lengths of ``picks`` by :func:`solve` on the cpu: with the subsequence, checked."""
+    return [solve(*pairs[p], backend="cpu", progress=False).value for p in picks]

@@ -26,7 +26,17 @@ from numba.extending import register_jitable
 
 from gpudp.jit import njit
 
-__all__ = ["Packed", "pack", "pack_arrays", "lengths_cpu", "lcs_of", "popcount64", "word_step"]
+__all__ = [
+    "Packed",
+    "pack",
+    "pack_arrays",
+    "ensure_table",
+    "table_of",
+    "lengths_cpu",
+    "lcs_of",
+    "popcount64",
+    "word_step",
+]
 
 
 @dataclass
@@ -54,7 +64,7 @@ class Packed:
         return max(1, -(-m // 64))
 
 
-def pack(pairs: list[tuple[np.ndarray, np.ndarray]]) -> Packed:
+def pack(pairs: list[tuple[np.ndarray, np.ndarray]], table: bool = True) -> Packed:
     """Pack integer-coded pairs (each pair's two arrays compare as integers) into dense codes.
 
     Symbols are renumbered over the whole batch (through a 256-entry table when all are bytes), so
@@ -74,18 +84,19 @@ def pack(pairs: list[tuple[np.ndarray, np.ndarray]]) -> Packed:
     else:
         allp = np.concatenate([np.asarray(x, np.int64) for x in pats]) if pats else np.zeros(0, np.int64)
         allt = np.concatenate([np.asarray(x, np.int64) for x in txts]) if txts else np.zeros(0, np.int64)
-    return _dense(allp, pat_off, allt, txt_off)
+    return _dense(allp, pat_off, allt, txt_off, table)
 
 
-def pack_arrays(a: np.ndarray, b: np.ndarray) -> Packed:
+def pack_arrays(a: np.ndarray, b: np.ndarray, table: bool = True) -> Packed:
     """Pack pairs given as two 2-D integer arrays, row ``p`` of each being pair ``p`` (no Python
-    loop over the pairs)."""
+    loop over the pairs). ``table=False`` leaves a byte batch's table to be made where it runs
+    (:func:`ensure_table` on the host; the cuda module finds the bytes present on the device)."""
     if a.shape[1] > b.shape[1]:
         a, b = b, a
     n = a.shape[0]
     pat_off = np.arange(n + 1, dtype=np.int64) * a.shape[1]
     txt_off = np.arange(n + 1, dtype=np.int64) * b.shape[1]
-    return _dense(a.reshape(-1), pat_off, b.reshape(-1), txt_off)
+    return _dense(a.reshape(-1), pat_off, b.reshape(-1), txt_off, table)
 
 
 @njit(parallel=True, cache=True)
@@ -104,12 +115,25 @@ def _bytes_present(x, chunks):
     return out
 
 
-def _dense(allp, pat_off, allt, txt_off) -> Packed:
-    if allp.dtype == np.uint8 and allt.dtype == np.uint8:
+def table_of(present: np.ndarray) -> tuple[np.ndarray, int]:
+    """The byte -> code table of the bytes ``present`` (256 flags), and how many codes."""
+    present = np.asarray(present, bool)
+    return (np.cumsum(present) - 1).astype(np.uint8), max(int(present.sum()), 1)
+
+
+def ensure_table(packed: Packed) -> Packed:
+    """Give a byte batch packed with ``table=False`` its table, found on the host."""
+    if packed.mapped and packed.sigma == 0:
         chunks = 4 * numba.get_num_threads()
-        present = _bytes_present(allp, chunks) | _bytes_present(allt, chunks)
-        table = (np.cumsum(present) - 1).astype(np.uint8)
-        return Packed(allp, pat_off, allt, txt_off, max(int(present.sum()), 1), table, True)
+        present = _bytes_present(packed.pat, chunks) | _bytes_present(packed.txt, chunks)
+        packed.table, packed.sigma = table_of(present)
+    return packed
+
+
+def _dense(allp, pat_off, allt, txt_off, table: bool = True) -> Packed:
+    if allp.dtype == np.uint8 and allt.dtype == np.uint8:
+        packed = Packed(allp, pat_off, allt, txt_off, 0, np.zeros(256, np.uint8), True)
+        return ensure_table(packed) if table else packed
     both = np.concatenate([allp.astype(np.int64), allt.astype(np.int64)])
     uniq, inv = np.unique(both, return_inverse=True)
     sigma = max(len(uniq), 1)
@@ -174,6 +198,7 @@ def _lengths(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
 
 def lengths_cpu(packed: Packed) -> np.ndarray:
     """The LCS length of every pair of ``packed``, on all CPU cores."""
+    ensure_table(packed)
     out = np.zeros(len(packed.pat_off) - 1, np.int64)
     if len(out):
         _lengths(

@@ -9,7 +9,7 @@ import numpy as np
 
 from gpudp.backends.cuda import cuda, generated_kernel, sim_geometry
 
-from .bitparallel import Packed, lcs_of, word_step
+from .bitparallel import Packed, lcs_of, table_of, word_step
 
 THREADS = 128
 
@@ -70,25 +70,77 @@ def _pow2(x: int) -> int:
     return 1 << max(int(x) - 1, 0).bit_length()
 
 
-def lengths(packed: Packed) -> tuple[np.ndarray, float]:
-    """The LCS length of every pair, and the kernel's seconds (CUDA events)."""
+_PRESENT = """
+def present(x, n, flags):
+    seen = cuda.shared.array(256, numba.int32)
+    t = cuda.threadIdx.x
+    for v in range(t, 256, cuda.blockDim.x):
+        seen[v] = 0
+    cuda.syncthreads()
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        seen[x[i]] = 1
+    cuda.syncthreads()
+    for v in range(t, 256, cuda.blockDim.x):
+        if seen[v] != 0:
+            flags[v] = 1
+"""
+
+
+@functools.cache
+def _present_kernel():
+    import numba
+
+    return generated_kernel(_PRESENT, "present", {"cuda": cuda, "numba": numba})
+
+
+class Launch:
+    """A batch on its way through the GPU: :func:`launch` starts it, :meth:`finish` waits for it."""
+
+    def __init__(self, n, d_out, start, end):
+        self.n, self.d_out, self.start, self.end = n, d_out, start, end
+
+    def finish(self) -> tuple[np.ndarray, float]:
+        """The LCS length of every pair, and the kernel's seconds (CUDA events)."""
+        out = np.zeros(self.n, np.int64)
+        if self.n == 0:
+            return out, 0.0
+        self.end.synchronize()
+        self.d_out.copy_to_host(out)
+        try:
+            seconds = self.start.elapsed_time(self.end) / 1e3
+        except Exception:  # the simulator's events carry no time
+            seconds = 0.0
+        return out, max(seconds, 0.0)
+
+
+def launch(packed: Packed) -> Launch:
+    """Copy the batch to the device and start its kernel; the host is free until ``finish()``.
+
+    A byte batch packed without its table gets it here: the bytes present are found on the device
+    (one pass, a flag per byte value), so the host never reads the sequences."""
     n = len(packed.pat_off) - 1
-    out = np.zeros(n, np.int64)
     if n == 0:
-        return out, 0.0
+        return Launch(0, None, None, None)
+    d_pat, d_txt = cuda.to_device(packed.pat), cuda.to_device(packed.txt)
+    if packed.mapped and packed.sigma == 0:
+        flags = cuda.to_device(np.zeros(256, np.int32))
+        threads = sim_geometry(256, 32)
+        for d in (d_pat, d_txt):
+            blocks = max(1, min(4096, -(-len(d) // threads)))
+            _present_kernel()[blocks, threads](d, len(d), flags)
+        packed.table, packed.sigma = table_of(flags.copy_to_host() != 0)
     kernel = _kernel(_pow2(packed.sigma), _pow2(packed.max_words))
-    args = [cuda.to_device(x) for x in (packed.pat, packed.pat_off, packed.txt, packed.txt_off)]
-    args += [packed.sigma, cuda.to_device(packed.table), packed.mapped]
+    args = (d_pat, cuda.to_device(packed.pat_off), d_txt, cuda.to_device(packed.txt_off))
+    args += (packed.sigma, cuda.to_device(packed.table), packed.mapped)
     d_out = cuda.device_array(n, np.int64)
     threads = sim_geometry(THREADS, 32)
     start, end = cuda.event(), cuda.event()
     start.record()
     kernel[(n + threads - 1) // threads, threads](*args, d_out)
     end.record()
-    end.synchronize()
-    d_out.copy_to_host(out)
-    try:
-        seconds = start.elapsed_time(end) / 1e3
-    except Exception:  # the simulator's events carry no time
-        seconds = 0.0
-    return out, max(seconds, 0.0)
+    return Launch(n, d_out, start, end)
+
+
+def lengths(packed: Packed) -> tuple[np.ndarray, float]:
+    """The LCS length of every pair, and the kernel's seconds."""
+    return launch(packed).finish()
