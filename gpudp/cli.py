@@ -184,7 +184,9 @@ def _run(args) -> int:
             print(f"{k:16s} {v}")
     elif args.command == "solve":
         module = _module(SOLVERS, args.problem)
-        _print_solution(module.cli_solve(args), module, args.json)
+        sol = module.cli_solve(args)
+        if sol is not None:  # a batch prints its own lines
+            _print_solution(sol, module, args.json)
     elif args.command == "demo":
         from .problems import lcs
 

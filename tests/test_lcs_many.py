@@ -135,3 +135,36 @@ def test_two_arrays_of_rows_are_a_batch_of_pairs():
         lcs.solve_many((a, b[:3]), backend="cpu")
     with pytest.raises(InputError, match="integers"):
         lcs.solve_many((a.astype(float), b), backend="cpu")
+
+
+def test_command_line_batches_over_fasta_records(tmp_path, capsys):
+    import json
+
+    from gpudp.cli import main
+
+    a, b = tmp_path / "a.fa", tmp_path / "b.fa.gz"
+    a.write_text(">r1\nGATTACA\n>r2 second\nacgt\nAC\n")
+    import gzip
+
+    b.write_bytes(gzip.compress(b">s1\nTACCA\n>s2\nTTTT\n"))
+    assert main(["solve", "lcs", str(a), str(b), "--pairs", "all", "--backend", "cpu"]) == 0
+    out = capsys.readouterr()
+    rows = [line.split("\t") for line in out.out.splitlines()]
+    assert rows[0] == ["name_a", "name_b", "len_a", "len_b", "lcs"]
+    assert [r[4] for r in rows[1:]] == ["4", "2", "3", "1"] and rows[3][0] == "r2 second"
+    assert "4 pairs" in out.err
+    assert (
+        main(["solve", "lcs", str(a), str(b), "--pairs", "zip", "--json", "--traceback", "--backend", "cpu"])
+        == 0
+    )
+    got = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(g["lcs"], g["subsequence"]) for g in got] == [(4, "TACA"), (1, "T")]
+    one = tmp_path / "one.txt"
+    one.write_text("TACCA\n")
+    assert main(["solve", "lcs", str(a), str(one), "--pairs", "zip", "--backend", "cpu"]) == 2
+    assert "as many records" in capsys.readouterr().err
+    assert lcs.read_fasta_records(one) == [("one.txt", "TACCA")]
+    bad = tmp_path / "bad.fa"
+    bad.write_text("junk\n>r1\nAC\n")
+    with pytest.raises(InputError, match="line 1: text before the first"):
+        lcs.read_fasta_records(bad)

@@ -315,6 +315,15 @@ def _header_name(line: bytes, default: str) -> str:
     return text or default
 
 
+def _no_text_before(raw: bytes, start: int, where: str, field: str) -> None:
+    """InputError when anything but comments and blank lines precedes the first header."""
+    head = _drop_comments(raw[:start])
+    if head.strip():
+        pos = len(head) - len(head.lstrip())
+        line = 1 + head.count(b"\n", 0, pos)
+        raise InputError(field, f"{where} line {line}: text before the first '>' header")
+
+
 def read_fasta(path, case_sensitive: bool = False, field: str = "file") -> tuple[str, str]:
     """The first record of a FASTA file (plain or gzip-compressed) as ``(name, sequence)``.
 
@@ -340,11 +349,7 @@ def read_fasta(path, case_sensitive: bool = False, field: str = "file") -> tuple
         if not seq:
             raise InputError(field, f"{where} holds no sequence (no '>' record and no sequence letters)")
     else:
-        head = _drop_comments(raw[:start])
-        if head.strip():
-            pos = len(head) - len(head.lstrip())
-            line = 1 + head.count(b"\n", 0, pos)
-            raise InputError(field, f"{where} line {line}: text before the first '>' header")
+        _no_text_before(raw, start, where, field)
         first_line = 1 + raw.count(b"\n", 0, start)
         eol = raw.find(b"\n", start)
         if eol < 0:
@@ -357,6 +362,31 @@ def read_fasta(path, case_sensitive: bool = False, field: str = "file") -> tuple
     if not case_sensitive:
         seq = seq.upper()
     return name, seq.decode("ascii")
+
+
+def read_fasta_records(path, case_sensitive: bool = False, field: str = "file") -> list[tuple[str, str]]:
+    """Every record of a FASTA file as ``(name, sequence)``, under :func:`read_fasta`'s rules (a file
+    without a ``>`` line is one record, named after the file)."""
+    where = str(path)
+    raw = strip_bom(read_bytes(path, field, gz=is_gzip(where)))
+    if b"\r" in raw:
+        raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if not raw.startswith(b">") and raw.find(b"\n>") < 0:
+        return [read_fasta(path, case_sensitive, field)]
+    start = 0 if raw.startswith(b">") else raw.find(b"\n>") + 1
+    _no_text_before(raw, start, where, field)
+    records = []
+    while start < len(raw):
+        first_line = 1 + raw.count(b"\n", 0, start)
+        eol = raw.find(b"\n", start)
+        eol = len(raw) if eol < 0 else eol
+        name = _header_name(raw[start:eol], f"{os.path.basename(where)}#{len(records) + 1}")
+        stop = raw.find(b"\n>", eol)
+        stop = len(raw) if stop < 0 else stop
+        seq = _sequence(raw[eol + 1 : stop], first_line + 1, where, field)
+        records.append((name, (seq if case_sensitive else seq.upper()).decode("ascii")))
+        start = stop + 1
+    return records
 
 
 def demo(backend: str = "auto") -> Solution:
@@ -398,8 +428,19 @@ def summary(sol: Solution, width: int = 70) -> str:
 
 
 def cli_arguments(p):
-    p.add_argument("a", help="FASTA file (first record) or plain sequence file")
-    p.add_argument("b", help="FASTA file (first record) or plain sequence file")
+    p.add_argument("a", help="FASTA file (first record; every record with --pairs) or plain sequence file")
+    p.add_argument("b", help="FASTA file (first record; every record with --pairs) or plain sequence file")
+    p.add_argument(
+        "--pairs",
+        choices=["zip", "all"],
+        default=None,
+        help="a batch over every record: zip pairs record k of a with record k of b, all every record "
+        "of a with every record of b; one line a pair (TSV, or JSON lines with --json), lengths only "
+        "unless --traceback",
+    )
+    p.add_argument(
+        "--traceback", action="store_true", help="with --pairs: each pair's subsequence too (a sweep a pair)"
+    )
     p.add_argument(
         "--case-sensitive",
         action="store_true",
@@ -413,7 +454,10 @@ def cli_arguments(p):
     )
 
 
-def cli_solve(args) -> Solution:
+def cli_solve(args) -> Solution | None:
+    if args.pairs:
+        _cli_batch(args)
+        return None
     na, a = read_fasta(args.a, args.case_sensitive, field="a")
     nb, b = read_fasta(args.b, args.case_sensitive, field="b")
     sol = solve(a, b, backend=args.backend, memory_budget=args.memory_budget, progress=None)
@@ -605,3 +649,40 @@ def _picks(index, sizes, k: int) -> list[int]:
 def _checked_lengths(pairs, picks) -> list[int]:
     """The lengths of ``picks`` by :func:`solve` on the cpu: with the subsequence, checked."""
     return [solve(*pairs[p], backend="cpu", progress=False).value for p in picks]
+
+
+def _cli_batch(args) -> None:
+    """``gpudp solve lcs A B --pairs zip|all``: one output line per pair, in order."""
+    import json
+    import sys
+
+    ra = read_fasta_records(args.a, args.case_sensitive, field="a")
+    rb = read_fasta_records(args.b, args.case_sensitive, field="b")
+    if args.pairs == "zip":
+        if len(ra) != len(rb):
+            raise InputError(
+                "b", f"--pairs zip needs as many records in b as in a ({len(rb)} against {len(ra)})"
+            )
+        index = [(k, k) for k in range(len(ra))]
+    else:
+        index = [(i, j) for i in range(len(ra)) for j in range(len(rb))]
+    pairs = [(ra[i][1], rb[j][1]) for i, j in index]
+    res = solve_many(pairs, backend=args.backend, traceback=args.traceback)
+    out = sys.stdout
+    if not args.json:
+        out.write("name_a\tname_b\tlen_a\tlen_b\tlcs" + ("\tsubsequence" if args.traceback else "") + "\n")
+    for p, (i, j) in enumerate(index):
+        row = {"name_a": ra[i][0], "name_b": rb[j][0], "len_a": len(ra[i][1]), "len_b": len(rb[j][1])}
+        row["lcs"] = int(res.values[p])
+        if args.traceback:
+            row["subsequence"] = res.solutions[p].solution
+        if args.json:
+            out.write(json.dumps(row) + "\n")
+        else:
+            out.write("\t".join(str(v) for v in row.values()) + "\n")
+    st = res.stats
+    print(
+        f"# {len(index)} pairs, {st.cells:.3g} cells, {st.seconds:.3f} s on {st.backend} "
+        f"({st.extra.get('method')}; {len(res.verified)} re-solved and checked)",
+        file=sys.stderr,
+    )
