@@ -15,7 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
+from gpudp import InputError
 from gpudp.bench.instances import shen_instance
+from gpudp.memory import parse_bytes
 from gpudp.problems.knapsack import bb as knapsack_bb
 from gpudp.problems.knapsack.io import read_knapsack
 
@@ -23,12 +25,20 @@ HERE = Path(__file__).resolve().parent
 F5 = HERE.parent / "tests" / "data" / "knapsack" / "f5_l-d_kp_15_375"
 
 
+def _bytes(text):
+    """A size in bytes for argparse: a bad one is a usage error (exit 2), not a traceback."""
+    try:
+        return parse_bytes(text, "--host-budget")
+    except InputError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])
-    ap.add_argument("--host-budget", type=float, default=2e9)
+    ap.add_argument("--host-budget", type=_bytes, default="2e9", help="bytes of host ring (e.g. 2e9, 16G)")
     args = ap.parse_args(argv)
 
     inst = read_knapsack(F5)
@@ -38,7 +48,7 @@ def main(argv=None):
     print(f"{inst.name}: optimum {sol.value:.4f} with items {taken.tolist()} (weight {weight:.4f})")
 
     p, w, c = shen_instance(args.n, args.seed)
-    sol = knapsack_bb.solve(p, w, c, backend=args.backend, host_budget_bytes=int(args.host_budget))
+    sol = knapsack_bb.solve(p, w, c, backend=args.backend, host_budget_bytes=args.host_budget)
     st = sol.stats.extra
     state = "optimal" if sol.optimal else f"NOT proven optimal ({sol.details['message']})"
     print(

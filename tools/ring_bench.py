@@ -28,6 +28,7 @@ import numpy as np
 from gpudp import frontier
 from gpudp.backends import cuda as cb
 from gpudp.bench.instances import shen_instance
+from gpudp.memory import parse_bytes
 from gpudp.problems.knapsack import bb as kb
 
 N_VARS = 1024  # 32 bit words per node
@@ -76,12 +77,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--nodes-log2", type=int, default=24, help="largest frontier: 2^this nodes")
     ap.add_argument("--batch", type=int, default=frontier.DEFAULT_BATCH)
-    ap.add_argument("--host-budget", type=float, default=16e9)
+    ap.add_argument("--host-budget", default="16e9", help="bytes of host ring (e.g. 16e9, 16G)")
     ap.add_argument("--shen-limit", type=float, default=10.0, help="seconds for Shen n=700 seed 4; 0: skip")
     args = ap.parse_args(argv)
     if not cb.available():
         raise SystemExit("needs a CUDA GPU (or NUMBA_ENABLE_CUDASIM=1 with tiny --nodes-log2 and --batch)")
-    budget = int(args.host_budget)
+    budget = parse_bytes(args.host_budget, "--host-budget")
     t = time.perf_counter()
     synthetic(min(args.nodes_log2, 12), min(args.batch, 1 << 10), budget)  # compile the kernels
     print(
