@@ -115,7 +115,7 @@ def _result(backend, layout, n, runs) -> dict:
         "best_seconds": min(secs),
         "sweep_seconds": statistics.median(x.stats.seconds for x in sols),
         "kernel_seconds": statistics.median(x.stats.kernel_seconds for x in sols),
-        "states": hk.memory_needed(n)["states"],
+        "states": hk.memory_needed(n, backend="cpu")["states"],
         "transitions": trans,
         "transitions_per_second": trans / solve_s,
         "kernel_transitions_per_second": trans / st.kernel_seconds if st.kernel_seconds else None,

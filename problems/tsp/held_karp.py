@@ -662,7 +662,11 @@ def _estimates(n: int, dtype=np.int32) -> dict:
 
 def _too_big(n: int, name: str, need: dict, why: str) -> InputError:
     what = f"{name} ({n} cities)" if name else f"{n} cities"
-    practical = memory_needed(PRACTICAL_LIMIT)
+    try:  # the GPU's figures need the cuda backend's arithmetic; a refusal must not need CUDA
+        practical = memory_needed(PRACTICAL_LIMIT, backend="cuda")
+        gpu = f", {_fmt_bytes(practical['device'])} of GPU memory"
+    except ImportError:
+        practical, gpu = memory_needed(PRACTICAL_LIMIT, backend="cpu"), ""
     return InputError(
         "cities",
         f"{what}: Held-Karp needs {_fmt_count(need['states'])} states, {_fmt_count(need['transitions'])} "
@@ -670,8 +674,7 @@ def _too_big(n: int, name: str, need: dict, why: str) -> InputError:
         f"{H100_TRANSITIONS_PER_SECOND / 1e9:.0f} G transitions/s), {_fmt_bytes(need['decisions'])} of "
         f"decisions and {_fmt_bytes(need['values'])} for two layers of values; {why}. "
         f"n ≈ {PRACTICAL_LIMIT} is the practical limit of exact Held-Karp on one GPU "
-        f"({PRACTICAL_LIMIT} cities: {_fmt_bytes(practical['decisions'])} of decisions, "
-        f"{_fmt_bytes(practical['device'])} of GPU memory)",
+        f"({PRACTICAL_LIMIT} cities: {_fmt_bytes(practical['decisions'])} of decisions{gpu})",
     )
 
 

@@ -586,6 +586,21 @@ def test_huge_sizes_are_refused_at_once_with_figures(n):
     assert "inf" not in msg.replace("info", "")
 
 
+def test_a_refusal_needs_no_cuda(monkeypatch):
+    """Where the CUDA compiler cannot be imported, a too-large instance is still one InputError."""
+    real = hk.memory_needed
+
+    def no_cuda(n, dtype=np.int32, backend="cuda"):
+        if backend == "cuda":
+            raise ImportError("numba.cuda cannot be imported here")
+        return real(n, dtype, backend)
+
+    monkeypatch.setattr(hk, "memory_needed", no_cuda)
+    with pytest.raises(InputError, match="at most 33 cities") as e:
+        hk.check_size(40)
+    assert "of decisions)" in str(e.value) and "GPU memory" not in str(e.value)
+
+
 def test_huge_dimension_is_refused_before_the_data_are_read(tmp_path, monkeypatch):
     import time
 
