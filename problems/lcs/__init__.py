@@ -10,20 +10,30 @@ path always goes diagonally (taking a match is never worse), elsewhere the bit s
 from __future__ import annotations
 
 import os
-import time
-from dataclasses import dataclass, field
 from importlib import resources
 
 import numpy as np
 
-from gpudp.engine import choose_backend, device_name, sweep
-from gpudp.errors import CheckError, GpudpError, InputError
+from gpudp.engine import sweep
+from gpudp.errors import InputError
 from gpudp.inputs import is_gzip, read_bytes, strip_bom
 from gpudp.memory import parse_bytes
 from gpudp.recurrence import GridRecurrence
-from gpudp.solution import Solution, Stats
+from gpudp.solution import Solution
 
-from . import bitparallel
+from . import batch, bitparallel
+from .batch import BatchResult
+from .sequences import encode, kernel_codes, kind
+
+__all__ = [
+    "BatchResult",
+    "LCSRecurrence",
+    "encode",
+    "read_fasta",
+    "read_fasta_records",
+    "solve",
+    "solve_many",
+]
 
 
 class LCSRecurrence(GridRecurrence):
@@ -68,116 +78,6 @@ class LCSRecurrence(GridRecurrence):
         return i, j - 1
 
 
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-def _short(v, width: int = 40) -> str:
-    text = repr(v)
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
-def _kind(x) -> str:
-    if isinstance(x, str):
-        return "str"
-    if isinstance(x, bytes | bytearray) or (
-        isinstance(x, memoryview) and x.format in ("B", "c") and x.ndim == 1
-    ):
-        return "bytes"
-    return "int"
-
-
-def _int_objects(values, field: str) -> np.ndarray:
-    """Python or numpy integers of any size as an exact array: int64 or uint64 when they fit, else an
-    object array of Python ints."""
-    ints = []
-    for k, v in enumerate(values):
-        if isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer):
-            raise InputError(field, f"item {k} is {_short(v)} ({type(v).__name__}): symbols must be integers")
-        ints.append(int(v))
-    if not ints:
-        return np.zeros(0, dtype=np.int64)
-    lo, hi = min(ints), max(ints)
-    if lo >= _INT64_MIN and hi <= _INT64_MAX:
-        return np.array(ints, dtype=np.int64)
-    if lo >= 0 and hi < 2**64:
-        return np.array(ints, dtype=np.uint64)
-    out = np.empty(len(ints), dtype=object)
-    out[:] = ints
-    return out
-
-
-def encode(x, field: str) -> np.ndarray:
-    """A sequence as a 1-D array holding its symbols exactly.
-
-    str: ASCII as uint8, other text as int32 code points; bytes: uint8; integer arrays in their own
-    dtype (native byte order); lists, tuples and object arrays of integers as int64, uint64 or (beyond
-    64 bits) an object array of Python ints. Floats, bools, strings inside arrays and arrays of more
-    than one dimension raise :class:`~gpudp.InputError` naming ``field``.
-    """
-    if isinstance(x, str):
-        if x.isascii():
-            return np.frombuffer(x.encode("ascii"), dtype=np.uint8)
-        return np.frombuffer(x.encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.int32)
-    if isinstance(x, memoryview) and (x.format not in ("B", "c") or x.ndim != 1):
-        x = np.asarray(x)  # its items, not its bytes (a view of an int64 array holds int64 symbols)
-    if isinstance(x, bytes | bytearray | memoryview):
-        return np.frombuffer(bytes(x), dtype=np.uint8)
-    if isinstance(x, list | tuple):
-        return _int_objects(x, field)
-    if isinstance(x, np.ndarray):
-        if x.ndim != 1:
-            raise InputError(field, f"a sequence must be one-dimensional, got shape {x.shape}")
-        if x.size == 0:
-            return np.zeros(0, dtype=np.int64)
-        kind = x.dtype.kind
-        if kind in "iu":
-            return np.ascontiguousarray(x, dtype=x.dtype.newbyteorder("="))
-        if kind == "O":
-            return _int_objects(x.tolist(), field)
-        if kind in "fc":
-            raise InputError(
-                field,
-                f"float symbols are not accepted (dtype {x.dtype}): NaN never equals itself and "
-                "rounding makes equal values differ; encode symbols as integers",
-            )
-        raise InputError(field, f"integer arrays only (got dtype {x.dtype}); encode symbols as integers")
-    raise InputError(field, f"expected str, bytes or a 1-D integer array or list, got {type(x).__name__}")
-
-
-def _codes(ea: np.ndarray, eb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The two sequences as integer arrays of one dtype the kernels compare, in which two symbols are
-    equal exactly when the given symbols are equal (never through floats, never wrapping): int32 or
-    int64 only, so that the kernels are compiled for two dtypes, not for every one a caller uses."""
-    ca, cb = _exact_codes(ea, eb)
-    dt = np.int32 if ca.dtype.itemsize < 4 or ca.dtype == np.int32 else np.int64
-    return ca.astype(dt, copy=False), cb.astype(dt, copy=False)
-
-
-def _exact_codes(ea: np.ndarray, eb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    if ea.dtype == eb.dtype and ea.dtype != object:
-        if ea.dtype == np.uint64:  # a bijection onto int64: equality is kept
-            return ea.view(np.int64), eb.view(np.int64)
-        return ea, eb
-    if ea.dtype != object and eb.dtype != object:
-        dt = np.promote_types(ea.dtype, eb.dtype)
-        if dt.kind in "iu":
-            ca, cb = ea.astype(dt), eb.astype(dt)
-            return (ca.view(np.int64), cb.view(np.int64)) if dt == np.uint64 else (ca, cb)
-        # a signed array beside a uint64 one: fine in int64 when the uint64 side stays below 2**63,
-        # in uint64 when the signed side has no negative value
-        sa, ub = (ea, eb) if ea.dtype.kind == "i" else (eb, ea)
-        if len(ub) == 0 or int(ub.max()) <= _INT64_MAX:
-            ca, cb = ea.astype(np.int64), eb.astype(np.int64)
-            return ca, cb
-        if len(sa) == 0 or int(sa.min()) >= 0:
-            return ea.astype(np.uint64).view(np.int64), eb.astype(np.uint64).view(np.int64)
-    # otherwise each symbol's rank among the values of both, found by exact comparisons of Python ints
-    both = np.concatenate([ea.astype(object), eb.astype(object)])
-    _, inverse = np.unique(both, return_inverse=True)
-    inverse = inverse.astype(np.int32 if len(both) < 2**31 else np.int64)
-    return inverse[: len(ea)].copy(), inverse[len(ea) :].copy()
-
-
 def _subsequence(kind: str, exact: np.ndarray, idx: np.ndarray):
     """The symbols of one input at ``idx``, in the input's own type."""
     if kind == "str":
@@ -202,7 +102,7 @@ def solve(a, b, backend: str = "auto", memory_budget=None, progress=None, tile=N
     ``details["indices_a"]`` / ``["indices_b"]`` are its positions in each input.
     """
     xa, xb = encode(a, "a"), encode(b, "b")
-    ka, kb = _kind(a), _kind(b)
+    ka, kb = kind(a), kind(b)
     if (ka == "str") != (kb == "str"):
         raise InputError(
             "b",
@@ -211,7 +111,7 @@ def solve(a, b, backend: str = "auto", memory_budget=None, progress=None, tile=N
         )
     if memory_budget is not None:
         memory_budget = parse_bytes(memory_budget, "memory_budget")
-    ea, eb = _codes(xa, xb)
+    ea, eb = kernel_codes(xa, xb)
     result = sweep(
         LCSRecurrence(ea, eb), backend=backend, memory_budget=memory_budget, progress=progress, tile=tile
     )
@@ -465,48 +365,6 @@ def cli_solve(args) -> Solution | None:
     return sol
 
 
-@dataclass
-class BatchResult:
-    """The LCS lengths of a batch of pairs, in input order.
-
-    ``values[p]`` is pair ``p``'s length, or -1 where the pair could not be solved (``errors[p]``
-    says why); ``solutions[p]`` is its checked :class:`gpudp.Solution` when the batch ran with
-    ``traceback=True`` (else None); ``verified`` lists the pairs re-solved with their subsequence
-    and checked against ``values``.
-    """
-
-    values: np.ndarray
-    errors: dict[int, str] = field(default_factory=dict)
-    solutions: list = field(default_factory=list)
-    verified: list[int] = field(default_factory=list)
-    stats: Stats = field(default_factory=Stats)
-
-
-def _pair_codes(a, b, p: int) -> tuple[np.ndarray, np.ndarray]:
-    xa, xb = encode(a, f"pairs[{p}][0]"), encode(b, f"pairs[{p}][1]")
-    if (_kind(a) == "str") != (_kind(b) == "str"):
-        raise InputError(f"pairs[{p}]", "a str pairs only with a str; encode both alike")
-    return _exact_codes(xa, xb)  # bytes stay bytes: the batch packs them without widening
-
-
-def _as_arrays(pairs):
-    """``(A, B)`` when ``pairs`` is two 2-D integer arrays of as many rows, else None."""
-    if not (isinstance(pairs, tuple) and len(pairs) == 2):
-        return None
-    a, b = pairs
-    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.ndim == 2 and b.ndim == 2):
-        return None
-    for name, x in (("pairs[0]", a), ("pairs[1]", b)):
-        if x.dtype.kind not in "iu":
-            raise InputError(name, f"2-D arrays of pairs must hold integers, got {x.dtype}")
-    if a.shape[0] != b.shape[0]:
-        raise InputError("pairs", f"{a.shape[0]} rows against {b.shape[0]}: one row of each per pair")
-    if a.dtype != b.dtype:
-        a, b = _exact_codes(a.reshape(-1), b.reshape(-1))
-        a, b = a.reshape(pairs[0].shape), b.reshape(pairs[1].shape)
-    return np.ascontiguousarray(a), np.ascontiguousarray(b)
-
-
 def solve_many(pairs, backend: str = "auto", traceback: bool = False, verify: int = 2, progress=None):
     """The LCS lengths of many pairs of sequences in one call.
 
@@ -531,7 +389,7 @@ def solve_many(pairs, backend: str = "auto", traceback: bool = False, verify: in
 
     Returns
     -------
-    BatchResult
+    gpudp.problems.lcs.batch.BatchResult
         lengths in input order; a pair that cannot be read (a float array, a str beside bytes ...)
         gets -1 and its error in ``errors``, without stopping the batch.
 
@@ -546,109 +404,22 @@ def solve_many(pairs, backend: str = "auto", traceback: bool = False, verify: in
     >>> solve_many([("GATTACA", "TACCA"), ("AB", "BA"), ("", "X")], backend="cpu").values.tolist()
     [4, 1, 0]
     """
-    t0 = time.perf_counter()
-    arrays = _as_arrays(pairs)
-    if arrays is not None:  # rows of two arrays: no object per pair unless one is asked for
-        pairs = _Rows(*arrays)
-    else:
-        pairs = list(pairs)
-    values = np.full(len(pairs), -1, np.int64)
-    errors: dict[int, str] = {}
-    if traceback:
-        solutions = [None] * len(pairs)
-        bar = None
-        if progress is not False and len(pairs) > 1:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=len(pairs), unit="pair", delay=1.0, disable=None if progress is None else False)
-        kernel_s, cells, used = 0.0, 0, None
-        for p, (a, b) in enumerate(pairs):
-            try:
-                sol = solve(a, b, backend=backend, progress=False)
-            except GpudpError as e:
-                errors[p] = str(e)
-            else:
-                solutions[p], values[p] = sol, sol.value
-                kernel_s += sol.stats.kernel_seconds
-                cells += sol.stats.cells
-                used = sol.stats.backend
-            if bar is not None:
-                bar.update(1)
-        if bar is not None:
-            bar.close()
-        used = used or choose_backend(backend, 0)[0]
-        stats = Stats(backend=used, device=device_name(used), cells=cells, kernel_seconds=kernel_s)
-        stats.extra.update(pairs=len(pairs), method="wavefront engine, one sweep a pair")
-        stats.seconds = time.perf_counter() - t0
-        return BatchResult(values, errors, solutions, list(range(len(pairs))), stats)
-    coded, index = [], []
-    if arrays is not None:
-        packed = bitparallel.pack_arrays(*arrays, table=False)
-        index = np.arange(len(pairs))
-        sizes = np.full(len(pairs), arrays[0].shape[1] * arrays[1].shape[1], np.int64)
-    else:
-        for p, pair in enumerate(pairs):
-            try:
-                a, b = pair
-                coded.append(_pair_codes(a, b, p))
-                index.append(p)
-            except (GpudpError, TypeError, ValueError) as e:
-                errors[p] = str(e)
-        packed = bitparallel.pack(coded, table=False)
-        sizes = np.fromiter((len(a) * len(b) for a, b in coded), np.int64, len(coded))
-    cells = packed.cells
-    used, why = choose_backend(backend, cells / 32)  # about 32 cells a word operation, both sides
-    picks = _picks(index, sizes, verify)
-    if used == "cuda":
-        from . import cuda as lcs_cuda
-
-        run = lcs_cuda.launch(packed)
-        wants = _checked_lengths(pairs, picks)  # on the host while the GPU computes
-        got, kernel_s = run.finish()
-    else:
-        t = time.perf_counter()
-        got = bitparallel.lengths_cpu(packed)
-        kernel_s = time.perf_counter() - t
-        wants = _checked_lengths(pairs, picks)
-    values[index] = got
-    for p, want in zip(picks, wants, strict=True):
-        if want != values[p]:
-            raise CheckError(f"pair {p}: the batch gave LCS length {values[p]}, a checked solve {want}")
-    verified = picks
-    stats = Stats(backend=used, device=device_name(used), cells=cells, kernel_seconds=kernel_s)
-    stats.extra.update(pairs=len(pairs), method="bit-parallel (Hyyro 2004)", backend_choice=why)
-    stats.seconds = time.perf_counter() - t0
-    return BatchResult(values, errors, [None] * len(pairs), verified, stats)
+    return batch.run(_SOLVER, pairs, backend, traceback, verify, progress)
 
 
-class _Rows:
-    """Pairs as rows of two 2-D arrays, indexed like a list of pairs."""
+def _cuda_launch(packed):
+    from . import cuda as lcs_cuda  # imported only when the cuda backend runs
 
-    def __init__(self, a, b):
-        self.a, self.b = a, b
-
-    def __len__(self):
-        return len(self.a)
-
-    def __getitem__(self, p):
-        return self.a[p], self.b[p]
-
-    def __iter__(self):
-        return zip(self.a, self.b, strict=True)
+    return lcs_cuda.launch(packed)
 
 
-def _picks(index, sizes, k: int) -> list[int]:
-    """``k`` random pairs of the smaller half (``sizes``: cells of each packed pair) to cross-check."""
-    if k <= 0 or not len(index):
-        return []
-    small = np.flatnonzero(sizes <= np.median(sizes))
-    pick = np.random.default_rng().choice(small, min(k, len(small)), replace=False)
-    return sorted(int(index[q]) for q in pick)
-
-
-def _checked_lengths(pairs, picks) -> list[int]:
-    """The lengths of ``picks`` by :func:`solve` on the cpu: with the subsequence, checked."""
-    return [solve(*pairs[p], backend="cpu", progress=False).value for p in picks]
+_SOLVER = batch.PairSolver(
+    solve=solve,
+    cpu=bitparallel.lengths_cpu,
+    cuda_launch=_cuda_launch,
+    method="bit-parallel (Hyyro 2004)",
+    what="LCS length",
+)
 
 
 def _cli_batch(args) -> None:

@@ -1,0 +1,184 @@
+"""Many pairs of sequences in one call: the batch runner the sequence solvers share.
+
+A solver describes itself as a :class:`PairSolver`: its checked one-pair ``solve`` (the witness
+path), a CPU and a CUDA kernel for the values of a packed batch
+(:mod:`gpudp.problems.lcs.bitparallel`), and words for reports. :func:`run` reads the pairs (a pair
+that cannot be read is an error of that pair, not of the batch), packs them, picks the backend,
+runs the kernel, and re-solves a few pairs by the checked path on the host (while the GPU
+computes) as the batch's cross-check.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpudp.engine import choose_backend, device_name
+from gpudp.errors import CheckError, GpudpError, InputError
+from gpudp.solution import Stats
+
+from . import bitparallel
+from .sequences import encode, exact_codes, kind
+
+__all__ = ["BatchResult", "PairSolver", "run"]
+
+
+@dataclass(frozen=True)
+class PairSolver:
+    """What :func:`run` needs of a sequence solver."""
+
+    solve: Callable  # solve(a, b, backend=, progress=) -> checked Solution
+    cpu: Callable  # cpu(packed) -> values
+    cuda_launch: Callable  # cuda_launch(packed) -> object with finish() -> (values, kernel seconds)
+    method: str  # e.g. "bit-parallel (Hyyro 2004)"
+    what: str  # e.g. "LCS length"
+
+
+@dataclass
+class BatchResult:
+    """The LCS lengths of a batch of pairs, in input order.
+
+    ``values[p]`` is pair ``p``'s length, or -1 where the pair could not be solved (``errors[p]``
+    says why); ``solutions[p]`` is its checked :class:`gpudp.Solution` when the batch ran with
+    ``traceback=True`` (else None); ``verified`` lists the pairs re-solved with their subsequence
+    and checked against ``values``.
+    """
+
+    values: np.ndarray
+    errors: dict[int, str] = field(default_factory=dict)
+    solutions: list = field(default_factory=list)
+    verified: list[int] = field(default_factory=list)
+    stats: Stats = field(default_factory=Stats)
+
+
+def pair_codes(a, b, p: int) -> tuple[np.ndarray, np.ndarray]:
+    xa, xb = encode(a, f"pairs[{p}][0]"), encode(b, f"pairs[{p}][1]")
+    if (kind(a) == "str") != (kind(b) == "str"):
+        raise InputError(f"pairs[{p}]", "a str pairs only with a str; encode both alike")
+    return exact_codes(xa, xb)  # bytes stay bytes: the batch packs them without widening
+
+
+def as_arrays(pairs):
+    """``(A, B)`` when ``pairs`` is two 2-D integer arrays of as many rows, else None."""
+    if not (isinstance(pairs, tuple) and len(pairs) == 2):
+        return None
+    a, b = pairs
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.ndim == 2 and b.ndim == 2):
+        return None
+    for name, x in (("pairs[0]", a), ("pairs[1]", b)):
+        if x.dtype.kind not in "iu":
+            raise InputError(name, f"2-D arrays of pairs must hold integers, got {x.dtype}")
+    if a.shape[0] != b.shape[0]:
+        raise InputError("pairs", f"{a.shape[0]} rows against {b.shape[0]}: one row of each per pair")
+    if a.dtype != b.dtype:
+        a, b = exact_codes(a.reshape(-1), b.reshape(-1))
+        a, b = a.reshape(pairs[0].shape), b.reshape(pairs[1].shape)
+    return np.ascontiguousarray(a), np.ascontiguousarray(b)
+
+
+def run(solver: PairSolver, pairs, backend: str, traceback: bool, verify: int, progress) -> BatchResult:
+    """Values of many pairs (see :func:`gpudp.problems.lcs.solve_many` for the parameters)."""
+    t0 = time.perf_counter()
+    arrays = as_arrays(pairs)
+    if arrays is not None:  # rows of two arrays: no object per pair unless one is asked for
+        pairs = _Rows(*arrays)
+    else:
+        pairs = list(pairs)
+    values = np.full(len(pairs), -1, np.int64)
+    errors: dict[int, str] = {}
+    if traceback:
+        solutions = [None] * len(pairs)
+        bar = None
+        if progress is not False and len(pairs) > 1:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(pairs), unit="pair", delay=1.0, disable=None if progress is None else False)
+        kernel_s, cells, used = 0.0, 0, None
+        for p, (a, b) in enumerate(pairs):
+            try:
+                sol = solver.solve(a, b, backend=backend, progress=False)
+            except GpudpError as e:
+                errors[p] = str(e)
+            else:
+                solutions[p], values[p] = sol, sol.value
+                kernel_s += sol.stats.kernel_seconds
+                cells += sol.stats.cells
+                used = sol.stats.backend
+            if bar is not None:
+                bar.update(1)
+        if bar is not None:
+            bar.close()
+        used = used or choose_backend(backend, 0)[0]
+        stats = Stats(backend=used, device=device_name(used), cells=cells, kernel_seconds=kernel_s)
+        stats.extra.update(pairs=len(pairs), method="wavefront engine, one sweep a pair")
+        stats.seconds = time.perf_counter() - t0
+        return BatchResult(values, errors, solutions, list(range(len(pairs))), stats)
+    coded, index = [], []
+    if arrays is not None:
+        packed = bitparallel.pack_arrays(*arrays, table=False)
+        index = np.arange(len(pairs))
+        sizes = np.full(len(pairs), arrays[0].shape[1] * arrays[1].shape[1], np.int64)
+    else:
+        for p, pair in enumerate(pairs):
+            try:
+                a, b = pair
+                coded.append(pair_codes(a, b, p))
+                index.append(p)
+            except (GpudpError, TypeError, ValueError) as e:
+                errors[p] = str(e)
+        packed = bitparallel.pack(coded, table=False)
+        sizes = np.fromiter((len(a) * len(b) for a, b in coded), np.int64, len(coded))
+    cells = packed.cells
+    used, why = choose_backend(backend, cells / 32)  # about 32 cells a word operation, both sides
+    picks = _picks(index, sizes, verify)
+    if used == "cuda":
+        run = solver.cuda_launch(packed)
+        wants = _checked_values(solver, pairs, picks)  # on the host while the GPU computes
+        got, kernel_s = run.finish()
+    else:
+        t = time.perf_counter()
+        got = solver.cpu(packed)
+        kernel_s = time.perf_counter() - t
+        wants = _checked_values(solver, pairs, picks)
+    values[index] = got
+    for p, want in zip(picks, wants, strict=True):
+        if want != values[p]:
+            raise CheckError(f"pair {p}: the batch gave {solver.what} {values[p]}, a checked solve {want}")
+    verified = picks
+    stats = Stats(backend=used, device=device_name(used), cells=cells, kernel_seconds=kernel_s)
+    stats.extra.update(pairs=len(pairs), method=solver.method, backend_choice=why)
+    stats.seconds = time.perf_counter() - t0
+    return BatchResult(values, errors, [None] * len(pairs), verified, stats)
+
+
+class _Rows:
+    """Pairs as rows of two 2-D arrays, indexed like a list of pairs."""
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __len__(self):
+        return len(self.a)
+
+    def __getitem__(self, p):
+        return self.a[p], self.b[p]
+
+    def __iter__(self):
+        return zip(self.a, self.b, strict=True)
+
+
+def _picks(index, sizes, k: int) -> list[int]:
+    """``k`` random pairs of the smaller half (``sizes``: cells of each packed pair) to cross-check."""
+    if k <= 0 or not len(index):
+        return []
+    small = np.flatnonzero(sizes <= np.median(sizes))
+    pick = np.random.default_rng().choice(small, min(k, len(small)), replace=False)
+    return sorted(int(index[q]) for q in pick)
+
+
+def _checked_values(solver, pairs, picks) -> list[int]:
+    """The values of ``picks`` by the solver's checked path on the cpu (a witness, checked)."""
+    return [solver.solve(*pairs[p], backend="cpu", progress=False).value for p in picks]

@@ -1,0 +1,123 @@
+"""Sequences as exact integer codes: what the sequence solvers (LCS, edit distance) compare.
+
+:func:`encode` turns str, bytes and integer arrays or lists into a 1-D array holding each symbol
+exactly; :func:`exact_codes` gives two such arrays one dtype in which two symbols are equal exactly
+when the given ones are (never through floats, never wrapping).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpudp.errors import InputError
+
+__all__ = ["encode", "exact_codes", "kernel_codes", "kind"]
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _short(v, width: int = 40) -> str:
+    text = repr(v)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def kind(x) -> str:
+    if isinstance(x, str):
+        return "str"
+    if isinstance(x, bytes | bytearray) or (
+        isinstance(x, memoryview) and x.format in ("B", "c") and x.ndim == 1
+    ):
+        return "bytes"
+    return "int"
+
+
+def _int_objects(values, field: str) -> np.ndarray:
+    """Python or numpy integers of any size as an exact array: int64 or uint64 when they fit, else an
+    object array of Python ints."""
+    ints = []
+    for k, v in enumerate(values):
+        if isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer):
+            raise InputError(field, f"item {k} is {_short(v)} ({type(v).__name__}): symbols must be integers")
+        ints.append(int(v))
+    if not ints:
+        return np.zeros(0, dtype=np.int64)
+    lo, hi = min(ints), max(ints)
+    if lo >= _INT64_MIN and hi <= _INT64_MAX:
+        return np.array(ints, dtype=np.int64)
+    if lo >= 0 and hi < 2**64:
+        return np.array(ints, dtype=np.uint64)
+    out = np.empty(len(ints), dtype=object)
+    out[:] = ints
+    return out
+
+
+def encode(x, field: str) -> np.ndarray:
+    """A sequence as a 1-D array holding its symbols exactly.
+
+    str: ASCII as uint8, other text as int32 code points; bytes: uint8; integer arrays in their own
+    dtype (native byte order); lists, tuples and object arrays of integers as int64, uint64 or (beyond
+    64 bits) an object array of Python ints. Floats, bools, strings inside arrays and arrays of more
+    than one dimension raise :class:`~gpudp.InputError` naming ``field``.
+    """
+    if isinstance(x, str):
+        if x.isascii():
+            return np.frombuffer(x.encode("ascii"), dtype=np.uint8)
+        return np.frombuffer(x.encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.int32)
+    if isinstance(x, memoryview) and (x.format not in ("B", "c") or x.ndim != 1):
+        x = np.asarray(x)  # its items, not its bytes (a view of an int64 array holds int64 symbols)
+    if isinstance(x, bytes | bytearray | memoryview):
+        return np.frombuffer(bytes(x), dtype=np.uint8)
+    if isinstance(x, list | tuple):
+        return _int_objects(x, field)
+    if isinstance(x, np.ndarray):
+        if x.ndim != 1:
+            raise InputError(field, f"a sequence must be one-dimensional, got shape {x.shape}")
+        if x.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        kind = x.dtype.kind
+        if kind in "iu":
+            return np.ascontiguousarray(x, dtype=x.dtype.newbyteorder("="))
+        if kind == "O":
+            return _int_objects(x.tolist(), field)
+        if kind in "fc":
+            raise InputError(
+                field,
+                f"float symbols are not accepted (dtype {x.dtype}): NaN never equals itself and "
+                "rounding makes equal values differ; encode symbols as integers",
+            )
+        raise InputError(field, f"integer arrays only (got dtype {x.dtype}); encode symbols as integers")
+    raise InputError(field, f"expected str, bytes or a 1-D integer array or list, got {type(x).__name__}")
+
+
+def kernel_codes(ea: np.ndarray, eb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The two sequences as integer arrays of one dtype the kernels compare, in which two symbols are
+    equal exactly when the given symbols are equal (never through floats, never wrapping): int32 or
+    int64 only, so that the kernels are compiled for two dtypes, not for every one a caller uses."""
+    ca, cb = exact_codes(ea, eb)
+    dt = np.int32 if ca.dtype.itemsize < 4 or ca.dtype == np.int32 else np.int64
+    return ca.astype(dt, copy=False), cb.astype(dt, copy=False)
+
+
+def exact_codes(ea: np.ndarray, eb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if ea.dtype == eb.dtype and ea.dtype != object:
+        if ea.dtype == np.uint64:  # a bijection onto int64: equality is kept
+            return ea.view(np.int64), eb.view(np.int64)
+        return ea, eb
+    if ea.dtype != object and eb.dtype != object:
+        dt = np.promote_types(ea.dtype, eb.dtype)
+        if dt.kind in "iu":
+            ca, cb = ea.astype(dt), eb.astype(dt)
+            return (ca.view(np.int64), cb.view(np.int64)) if dt == np.uint64 else (ca, cb)
+        # a signed array beside a uint64 one: fine in int64 when the uint64 side stays below 2**63,
+        # in uint64 when the signed side has no negative value
+        sa, ub = (ea, eb) if ea.dtype.kind == "i" else (eb, ea)
+        if len(ub) == 0 or int(ub.max()) <= _INT64_MAX:
+            ca, cb = ea.astype(np.int64), eb.astype(np.int64)
+            return ca, cb
+        if len(sa) == 0 or int(sa.min()) >= 0:
+            return ea.astype(np.uint64).view(np.int64), eb.astype(np.uint64).view(np.int64)
+    # otherwise each symbol's rank among the values of both, found by exact comparisons of Python ints
+    both = np.concatenate([ea.astype(object), eb.astype(object)])
+    _, inverse = np.unique(both, return_inverse=True)
+    inverse = inverse.astype(np.int32 if len(both) < 2**31 else np.int64)
+    return inverse[: len(ea)].copy(), inverse[len(ea) :].copy()
