@@ -1,10 +1,12 @@
 """``gpudp bench batch``: many moderate instances in one call (issue 15), written as JSON.
 
-LCS lengths of ``--pairs`` pairs of random DNA of ``--length`` x ``--length`` by
-:func:`gpudp.problems.lcs.solve_many` (bit-parallel) on each backend, median of ``--repeat`` after
-a warm-up; beside it, on the same machine, rapidfuzz's ``process.cpdist`` with ``LCSseq`` on every
-core (scores only; where rapidfuzz is installed) and the checked path (``traceback=True``: one
-engine sweep a pair, with the subsequence) on ``--traceback-pairs`` of them. Every length is
+LCS lengths and Levenshtein distances of ``--pairs`` pairs of random DNA of ``--length`` x
+``--length`` by :func:`gpudp.problems.lcs.solve_many` and
+:func:`gpudp.problems.edit_distance.solve_many` (bit-parallel) on each backend, from a list of
+pairs and from two 2-D arrays, median of ``--repeat`` after a warm-up; beside them, on the same
+machine, rapidfuzz's ``process.cpdist`` (``LCSseq.similarity``, ``Levenshtein.distance``) on every
+core (where rapidfuzz is installed) and the checked path (``traceback=True``: one engine sweep a
+pair, with the subsequence or the edit script) on ``--traceback-pairs`` of them. Every value is
 compared with the peer's.
 """
 
@@ -19,12 +21,12 @@ import numpy as np
 
 from gpudp.backends import cuda_usable, device_name
 from gpudp.errors import CheckError
-from gpudp.problems.lcs import solve_many
 
 from .instances import random_dna
 
 
 def bench_arguments(p):
+    p.add_argument("--problems", default="lcs,edit", help="comma-separated: lcs, edit (Levenshtein)")
     p.add_argument("--pairs", type=int, default=100_000, help="pairs in the batch")
     p.add_argument("--length", type=int, default=1000, help="length of each sequence")
     p.add_argument("--repeat", type=int, default=3, help="timed runs (median)")
@@ -49,83 +51,107 @@ def _timed(fn, repeat):
     return out, runs
 
 
+#: problem -> (module of solve_many, rapidfuzz scorer name, what the values are)
+PROBLEMS = {
+    "lcs": ("gpudp.problems.lcs", "LCSseq.similarity", "LCS lengths"),
+    "edit": ("gpudp.problems.edit_distance", "Levenshtein.distance", "edit distances"),
+}
+
+
 def cli_bench(args) -> dict:
+    import importlib
+
     rng = np.random.default_rng(args.seed)
     n, length = args.pairs, args.length
     seqs = [(random_dna(length, rng), random_dna(length, rng)) for _ in range(n)]
-    cells = n * length * length
-    rows, reference = [], None
-    try:
-        from rapidfuzz import process
-        from rapidfuzz.distance import LCSseq
-
-        qa = [a.tobytes().decode() for a, _ in seqs]
-        qb = [b.tobytes().decode() for _, b in seqs]
-        peer, runs = _timed(lambda: process.cpdist(qa, qb, scorer=LCSseq.similarity, workers=-1), args.repeat)
-        reference = np.asarray(peer, np.int64)
-        med = statistics.median(runs)
-        rows.append(
-            {
-                "run": "rapidfuzz process.cpdist LCSseq",
-                "threads": os.cpu_count(),
-                "seconds": med,
-                "runs": runs,
-                "gcups": cells / med / 1e9,
-            }
-        )
-    except ImportError:
-        rows.append({"run": "rapidfuzz process.cpdist LCSseq", "skipped": "rapidfuzz is not installed"})
     arrays = (np.stack([a for a, _ in seqs]), np.stack([b for _, b in seqs]))
-    forms = (("list of pairs", seqs), ("two 2-D arrays", arrays))
-    for backend, (form, batch) in [(b, f) for b in _backends(args.backends) for f in forms]:
-        res, runs = _timed(lambda b=backend, x=batch: solve_many(x, backend=b), args.repeat)
-        if reference is None:
-            reference = res.values
-        if not np.array_equal(res.values, reference):
-            raise CheckError(
-                f"{backend}: {int((res.values != reference).sum())} lengths differ from the peer's"
-            )
-        med = statistics.median(runs)
-        rows.append(
-            {
-                "run": f"solve_many, bit-parallel, {form}",
-                "backend": backend,
-                "device": device_name(backend),
-                "seconds": med,
-                "runs": runs,
-                "gcups": cells / med / 1e9,
-                "kernel_seconds": res.stats.kernel_seconds,
-                "gcups_kernel": cells / res.stats.kernel_seconds / 1e9 if res.stats.kernel_seconds else None,
-                "verified_pairs": len(res.verified),
-            }
-        )
-        _log(rows[-1])
-        k = min(args.traceback_pairs, n)
-        if k and form == "list of pairs":
-            sub = seqs[:k]
-            res, runs = _timed(
-                lambda b=backend, s=sub: solve_many(s, backend=b, traceback=True, progress=False), 1
-            )
-            if not np.array_equal(res.values, reference[:k]):
-                raise CheckError(f"{backend}, traceback=True: lengths differ from the bit-parallel ones")
+    cells = n * length * length
+    rows = []
+    for problem in args.problems.split(","):
+        module, scorer, what = PROBLEMS[problem]
+        solve_many = importlib.import_module(module).solve_many
+        reference = _peer(rows, problem, scorer, seqs, cells, args.repeat)
+        forms = (("list of pairs", seqs), ("two 2-D arrays", arrays))
+        for backend, (form, batch) in [(b, f) for b in _backends(args.backends) for f in forms]:
+            res, runs = _timed(lambda b=backend, x=batch, f=solve_many: f(x, backend=b), args.repeat)
+            if reference is None:
+                reference = res.values
+            if not np.array_equal(res.values, reference):
+                raise CheckError(
+                    f"{problem}, {backend}: {int((res.values != reference).sum())} {what} differ"
+                )
+            med = statistics.median(runs)
             rows.append(
                 {
-                    "run": "solve_many, traceback=True (one sweep a pair)",
+                    "problem": problem,
+                    "run": f"solve_many, bit-parallel, {form}",
                     "backend": backend,
-                    "pairs": k,
-                    "seconds": runs[0],
-                    "seconds_per_pair": runs[0] / k,
-                    "gcups": k * length * length / runs[0] / 1e9,
+                    "device": device_name(backend),
+                    "seconds": med,
+                    "runs": runs,
+                    "gcups": cells / med / 1e9,
+                    "kernel_seconds": res.stats.kernel_seconds,
+                    "gcups_kernel": cells / res.stats.kernel_seconds / 1e9
+                    if res.stats.kernel_seconds
+                    else None,
+                    "verified_pairs": len(res.verified),
                 }
             )
             _log(rows[-1])
+            k = min(args.traceback_pairs, n)
+            if k and form == "list of pairs":
+                sub = seqs[:k]
+                res, runs = _timed(
+                    lambda b=backend, s=sub, f=solve_many: f(s, backend=b, traceback=True, progress=False), 1
+                )
+                if not np.array_equal(res.values, reference[:k]):
+                    raise CheckError(f"{problem}, {backend}, traceback=True: {what} differ from the batch's")
+                rows.append(
+                    {
+                        "problem": problem,
+                        "run": "solve_many, traceback=True (one sweep a pair)",
+                        "backend": backend,
+                        "pairs": k,
+                        "seconds": runs[0],
+                        "seconds_per_pair": runs[0] / k,
+                        "gcups": k * length * length / runs[0] / 1e9,
+                    }
+                )
+                _log(rows[-1])
     return {
         "benchmark": "batch",
         "date": datetime.date.today().isoformat(),
-        "workload": {"problem": "lcs lengths", "pairs": n, "length": length, "cells": cells},
+        "workload": {"problems": args.problems, "pairs": n, "length": length, "cells": cells},
         "results": rows,
-        "goal": "LCS scores of 100,000 pairs of 1,000 x 1,000 >= 1 TCUPS end to end (issue 15)",
+        "goal": "LCS and edit-distance scores of 100,000 pairs of 1,000 x 1,000: >= 1 TCUPS end to end",
     }
+
+
+def _peer(rows, problem, scorer, seqs, cells, repeat):
+    """rapidfuzz's ``process.cpdist`` on every core: its values (the reference), or None."""
+    try:
+        from rapidfuzz import distance, process
+    except ImportError:
+        rows.append({"problem": problem, "run": "rapidfuzz process.cpdist", "skipped": "not installed"})
+        return None
+    cls, fn = scorer.split(".")
+    score = getattr(getattr(distance, cls), fn)
+    qa = [a.tobytes().decode() for a, _ in seqs]
+    qb = [b.tobytes().decode() for _, b in seqs]
+    peer, runs = _timed(lambda: process.cpdist(qa, qb, scorer=score, workers=-1), repeat)
+    med = statistics.median(runs)
+    rows.append(
+        {
+            "problem": problem,
+            "run": f"rapidfuzz process.cpdist {scorer}",
+            "threads": os.cpu_count(),
+            "seconds": med,
+            "runs": runs,
+            "gcups": cells / med / 1e9,
+        }
+    )
+    _log(rows[-1])
+    return np.asarray(peer, np.int64)
 
 
 def _log(row):

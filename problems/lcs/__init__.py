@@ -407,16 +407,10 @@ def solve_many(pairs, backend: str = "auto", traceback: bool = False, verify: in
     return batch.run(_SOLVER, pairs, backend, traceback, verify, progress)
 
 
-def _cuda_launch(packed):
-    from . import cuda as lcs_cuda  # imported only when the cuda backend runs
-
-    return lcs_cuda.launch(packed)
-
-
 _SOLVER = batch.PairSolver(
     solve=solve,
     cpu=bitparallel.lengths_cpu,
-    cuda_launch=_cuda_launch,
+    cuda_launch="gpudp.problems.lcs.cuda:launch",
     method="bit-parallel (Hyyro 2004)",
     what="LCS length",
 )

@@ -10,6 +10,7 @@ computes) as the batch's cross-check.
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,7 +33,8 @@ class PairSolver:
 
     solve: Callable  # solve(a, b, backend=, progress=) -> checked Solution
     cpu: Callable  # cpu(packed) -> values
-    cuda_launch: Callable  # cuda_launch(packed) -> object with finish() -> (values, kernel seconds)
+    cuda_launch: str  # "module:function", imported only when the cuda backend runs:
+    # function(packed) -> an object whose finish() gives (values, kernel seconds)
     method: str  # e.g. "bit-parallel (Hyyro 2004)"
     what: str  # e.g. "LCS length"
 
@@ -135,7 +137,8 @@ def run(solver: PairSolver, pairs, backend: str, traceback: bool, verify: int, p
     used, why = choose_backend(backend, cells / 32)  # about 32 cells a word operation, both sides
     picks = _picks(index, sizes, verify)
     if used == "cuda":
-        run = solver.cuda_launch(packed)
+        module, name = solver.cuda_launch.split(":")
+        run = getattr(importlib.import_module(module), name)(packed)
         wants = _checked_values(solver, pairs, picks)  # on the host while the GPU computes
         got, kernel_s = run.finish()
     else:

@@ -196,19 +196,17 @@ def _lengths(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
         out[p] = lcs_of(s, w, m)
 
 
-def lengths_cpu(packed: Packed) -> np.ndarray:
-    """The LCS length of every pair of ``packed``, on all CPU cores."""
+def run_cpu(kernel, packed: Packed) -> np.ndarray:
+    """``out[p]`` for every pair of ``packed`` by a compiled ``kernel(pat, pat_off, txt, txt_off,
+    sigma, table, mapped, out)`` (a parallel loop over the pairs)."""
     ensure_table(packed)
     out = np.zeros(len(packed.pat_off) - 1, np.int64)
     if len(out):
-        _lengths(
-            packed.pat,
-            packed.pat_off,
-            packed.txt,
-            packed.txt_off,
-            packed.sigma,
-            packed.table,
-            packed.mapped,
-            out,
-        )
+        p = packed
+        kernel(p.pat, p.pat_off, p.txt, p.txt_off, p.sigma, p.table, p.mapped, out)
     return out
+
+
+def lengths_cpu(packed: Packed) -> np.ndarray:
+    """The LCS length of every pair of ``packed``, on all CPU cores."""
+    return run_cpu(_lengths, packed)

@@ -1,9 +1,12 @@
-"""The GPU twin of :func:`.bitparallel.lengths_cpu`: one pair per thread, its ``PM`` table and bit
-vector in the thread's local memory. Imported only when the cuda backend runs."""
+"""The GPU twins of the bit-parallel pair kernels: one pair per thread, its masks and bit vectors in
+the thread's local memory (:data:`LCS` here; the edit distance's in
+:mod:`gpudp.problems.edit_distance.cuda`). Imported only when the cuda backend runs."""
 
 from __future__ import annotations
 
 import functools
+import textwrap
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -13,8 +16,12 @@ from .bitparallel import Packed, lcs_of, table_of, word_step
 
 THREADS = 128
 
-_LENGTHS = """
-def lengths(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
+# One pair per thread. The pattern's bit masks ``pm`` (a row of ``w`` words per symbol code) and the
+# kernel's own bit vectors live in the thread's local memory; a text symbol's code comes through
+# ``table`` when the batch holds raw bytes. ``{empty}``, ``{init}``, ``{step}`` and ``{finish}``
+# are the algorithm's (:class:`PairKernel`).
+_PAIRS = """
+def pairs(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
     p = cuda.grid(1)
     if p >= out.shape[0]:
         return
@@ -23,34 +30,54 @@ def lengths(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
     b0 = txt_off[p]
     b1 = txt_off[p + 1]
     if m == 0 or b1 == b0:
-        out[p] = 0
+        out[p] = {empty}
         return
     w = (m + 63) // 64
     pm = cuda.local.array(PMSIZE, numba.uint64)
-    s = cuda.local.array(WORDS, numba.uint64)
     for q in range(sigma * w):
         pm[q] = numba.uint64(0)
-    for q in range(w):
-        s[q] = ~numba.uint64(0)
     for i in range(m):
         x = pat[a0 + i]
         if mapped:
             x = table[x]
         pm[x * w + (i >> 6)] |= numba.uint64(1) << numba.uint64(i & 63)
+{init}
     for k in range(b0, b1):
         x = txt[k]
         if mapped:
             x = table[x]
         row = x * w
-        carry = numba.uint64(0)
-        for q in range(w):
-            s[q], carry = word_step(s[q], pm[row + q], carry)
-    out[p] = lcs_of(s, w, m)
+{step}
+{finish}
 """
 
 
+@dataclass(frozen=True)
+class PairKernel:
+    """A bit-parallel algorithm over one pair, as lines of the kernel :data:`_PAIRS`: the value of
+    a pair with an empty side, the vectors' set-up, one text symbol's step (``row``: its masks'
+    offset in ``pm``), the result, and the device functions they call."""
+
+    name: str
+    empty: str
+    init: str
+    step: str
+    finish: str
+    functions: tuple = ()
+
+
+LCS = PairKernel(
+    name="lcs_lengths",
+    empty="0",
+    init="s = cuda.local.array(WORDS, numba.uint64)\nfor q in range(w):\n    s[q] = ~numba.uint64(0)",
+    step="carry = numba.uint64(0)\nfor q in range(w):\n    s[q], carry = word_step(s[q], pm[row + q], carry)",
+    finish="out[p] = lcs_of(s, w, m)",
+    functions=(("word_step", word_step), ("lcs_of", lcs_of)),
+)
+
+
 @functools.cache
-def _kernel(sigma: int, words: int):
+def _kernel(spec: PairKernel, sigma: int, words: int):
     """The kernel for at most ``sigma`` symbols and ``words`` 64-bit words a pattern (rounded up to
     powers of two by the caller, so that few are compiled)."""
     import numba
@@ -60,10 +87,15 @@ def _kernel(sigma: int, words: int):
         "numba": numba,
         "WORDS": words,
         "PMSIZE": sigma * words,  # local.array takes a constant, not an expression
-        "word_step": word_step,
-        "lcs_of": lcs_of,
+        **dict(spec.functions),
     }
-    return generated_kernel(_LENGTHS, "lengths", ns)
+    src = _PAIRS.format(
+        empty=spec.empty,
+        init=textwrap.indent(spec.init, "    "),
+        step=textwrap.indent(spec.step, "        "),
+        finish=textwrap.indent(spec.finish, "    "),
+    ).replace("def pairs(", f"def {spec.name}(")
+    return generated_kernel(src, spec.name, ns)
 
 
 def _pow2(x: int) -> int:
@@ -113,7 +145,7 @@ class Launch:
         return out, max(seconds, 0.0)
 
 
-def launch(packed: Packed) -> Launch:
+def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
     """Copy the batch to the device and start its kernel; the host is free until ``finish()``.
 
     A byte batch packed without its table gets it here: the bytes present are found on the device
@@ -129,7 +161,7 @@ def launch(packed: Packed) -> Launch:
             blocks = max(1, min(4096, -(-len(d) // threads)))
             _present_kernel()[blocks, threads](d, len(d), flags)
         packed.table, packed.sigma = table_of(flags.copy_to_host() != 0)
-    kernel = _kernel(_pow2(packed.sigma), _pow2(packed.max_words))
+    kernel = _kernel(spec, _pow2(packed.sigma), _pow2(packed.max_words))
     args = (d_pat, cuda.to_device(packed.pat_off), d_txt, cuda.to_device(packed.txt_off))
     args += (packed.sigma, cuda.to_device(packed.table), packed.mapped)
     d_out = cuda.device_array(n, np.int64)

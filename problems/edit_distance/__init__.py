@@ -1,0 +1,166 @@
+"""Levenshtein (edit) distance: one pair with its edit script on the wavefront engine, checked; many
+pairs at once by Myers' bit-vector algorithm (:func:`solve_many`).
+
+``D[i, j]`` is the distance between the prefixes ``a[:i + 1]`` and ``b[:j + 1]``: the least of
+deleting ``a[i]`` (the cell above, + 1), inserting ``b[j]`` (the cell to the left, + 1) and keeping or
+substituting (the diagonal, + 0 or 1); reads outside the grid are the distances to an empty prefix.
+``examples/edit_distance.py`` is the same recurrence written as the tutorial's example.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpudp.engine import sweep
+from gpudp.errors import CheckError, InputError
+from gpudp.problems.lcs import batch
+from gpudp.problems.lcs.sequences import encode, kernel_codes, kind
+from gpudp.recurrence import GridRecurrence
+from gpudp.solution import Solution
+
+from . import bitparallel
+
+__all__ = ["Levenshtein", "solve", "solve_many"]
+
+KEEP, DELETE, INSERT = 0, 1, 2
+
+
+class Levenshtein(GridRecurrence):
+    value_dtype = np.int64
+    decision_bits = 2
+    offsets = ((-1, 0), (0, -1), (-1, -1))
+    symbols = True
+
+    def __init__(self, a: np.ndarray, b: np.ndarray):
+        self.a, self.b = a, b
+
+    def shape(self):
+        return len(self.a), len(self.b)
+
+    def row_symbols(self):
+        return self.a
+
+    def col_symbols(self):
+        return self.b
+
+    @staticmethod
+    def cell(i, j, up, left, diag, ai, bj):
+        best, how = diag + (0 if ai == bj else 1), KEEP
+        if up + 1 < best:
+            best, how = up + 1, DELETE
+        if left + 1 < best:
+            best, how = left + 1, INSERT
+        return best, how
+
+    @staticmethod
+    def boundary(i, j):
+        return i + j + 2  # row -1 or column -1: the distance from or to an empty prefix
+
+    @staticmethod
+    def back(i, j, how):
+        if how == KEEP:
+            return i - 1, j - 1
+        if how == DELETE:
+            return i - 1, j
+        return i, j - 1
+
+
+def solve(a, b, backend: str = "auto", progress=None) -> Solution:
+    """The edit distance of ``a`` and ``b`` with one optimal edit script, checked.
+
+    ``a``, ``b``: as :func:`gpudp.problems.lcs.solve` takes them. The solution is the script, a
+    list of ``(operation, i, j)`` from the start of both sequences: ``"keep"`` or ``"substitute"``
+    ``a[i]`` by ``b[j]``, ``"delete"`` ``a[i]`` (``j`` -1), ``"insert"`` ``b[j]`` (``i`` -1). The
+    check applies it to ``a`` and compares with ``b`` and its cost with the distance.
+
+    Raises :class:`gpudp.InputError` for sequences it cannot read (see :func:`~gpudp.problems.lcs.encode`).
+
+    >>> solve("kitten", "sitting", backend="cpu").value
+    3
+    """
+    xa, xb = encode(a, "a"), encode(b, "b")
+    if (kind(a) == "str") != (kind(b) == "str"):
+        raise InputError("b", "a str pairs only with a str; encode both alike")
+    ea, eb = kernel_codes(xa, xb)
+    n, m = len(ea), len(eb)
+    result = sweep(Levenshtein(ea, eb), backend=backend, progress=progress)
+    try:
+        script = []
+        i, j = n - 1, m - 1
+        if n and m:
+            distance = int(result.last_row[-1])
+            path = result.traceback((n - 1, m - 1))
+            for i, j, how in path:
+                if how == KEEP:
+                    script.append(("keep" if ea[i] == eb[j] else "substitute", int(i), int(j)))
+                elif how == DELETE:
+                    script.append(("delete", int(i), -1))
+                else:
+                    script.append(("insert", -1, int(j)))
+            i, j = Levenshtein.back(*path[-1])  # where the walk left the grid
+        else:
+            distance = n + m
+        script += [("delete", k, -1) for k in range(i, -1, -1)]
+        script += [("insert", -1, k) for k in range(j, -1, -1)]
+    finally:
+        result.close()
+    sol = Solution(
+        problem="edit_distance",
+        value=distance,
+        solution=script[::-1],
+        stats=result.stats,
+        details={"len_a": n, "len_b": m},
+        _checker=_checker(xa, xb),
+    )
+    sol.check()
+    return sol
+
+
+def _checker(xa: np.ndarray, xb: np.ndarray):
+    """Apply the script to ``a`` (each operation where it says, in order) and compare with ``b``;
+    its cost must be the distance."""
+
+    def check(sol):
+        out, ia, cost = [], 0, 0
+        for op, i, j in sol.solution:
+            if op in ("keep", "substitute"):
+                if i != ia or not (0 <= j < len(xb)) or (op == "keep") != (xa[i] == xb[j]):
+                    raise CheckError(f"edit script: {op} at a[{i}], b[{j}] is not a {op}")
+                out.append(xb[j])
+                ia += 1
+                cost += op == "substitute"
+            elif op == "delete":
+                if i != ia:
+                    raise CheckError(f"edit script: delete a[{i}] out of order")
+                ia += 1
+                cost += 1
+            else:
+                out.append(xb[j])
+                cost += 1
+        if ia != len(xa) or len(out) != len(xb) or any(x != y for x, y in zip(out, xb, strict=True)):
+            raise CheckError("edit script: applied to a it does not give b")
+        if cost != sol.value:
+            raise CheckError(f"edit script of cost {cost} for a distance of {sol.value}")
+
+    return check
+
+
+def solve_many(pairs, backend: str = "auto", traceback: bool = False, verify: int = 2, progress=None):
+    """The edit distances of many pairs in one call: Myers' bit-vector algorithm (64 cells a word
+    operation), one pair per GPU thread or per loop iteration on every CPU core; ``traceback=True``
+    solves each pair with its script instead. Parameters, result and errors as
+    :func:`gpudp.problems.lcs.solve_many`.
+
+    >>> solve_many([("kitten", "sitting"), ("", "abc")], backend="cpu").values.tolist()
+    [3, 3]
+    """
+    return batch.run(_SOLVER, pairs, backend, traceback, verify, progress)
+
+
+_SOLVER = batch.PairSolver(
+    solve=solve,
+    cpu=bitparallel.distances_cpu,
+    cuda_launch="gpudp.problems.edit_distance.cuda:launch_distances",
+    method="bit-parallel (Myers 1999, Hyyro's blocks)",
+    what="edit distance",
+)

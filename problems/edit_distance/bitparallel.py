@@ -1,0 +1,76 @@
+"""Levenshtein distances by Myers' bit-vector algorithm, in Hyyrö's block form: 64 cells of the DP
+table per word operation.
+
+Column ``j`` of the table ``D`` (pattern ``a`` of ``m`` symbols down, text ``b`` across) is kept as
+its vertical differences: ``Pv`` has bit ``i`` set where ``D[i + 1][j] - D[i][j] = +1``, ``Mv``
+where it is -1. Column 0 is all +1. A text symbol ``c`` turns column ``j - 1`` into column ``j``
+word by word from the top, each word taking the horizontal difference ``hin`` at its top row from
+the word above (+1 for the first: row 0 is ``D[0][j] = j``) and passing on the one at its last row;
+the last word's, at row ``m``, steps the distance ``D[m][j]``. The batch is packed as for the LCS
+(:mod:`gpudp.problems.lcs.bitparallel`: the shorter sequence of each pair as the pattern, bytes
+read through a 256-entry table); the GPU twin is in :mod:`.cuda`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+from numba.extending import register_jitable
+
+from gpudp.jit import njit
+from gpudp.problems.lcs.bitparallel import Packed, run_cpu
+
+__all__ = ["block_step", "distances_cpu"]
+
+
+@register_jitable
+def block_step(pv, mv, eq, hin, high):
+    """One 64-bit word of a column step: ``(pv, mv, hout)``. ``hin`` (-1, 0, +1) is the horizontal
+    difference at the word's top row; ``high`` the bit of the row whose difference goes out."""
+    one = np.uint64(1)
+    neg = one if hin < 0 else np.uint64(0)
+    xv = eq | mv
+    eq = eq | neg
+    xh = (((eq & pv) + pv) ^ pv) | eq
+    ph = mv | ~(xh | pv)
+    mh = pv & xh
+    hout = 0
+    if ph & high:
+        hout = 1
+    elif mh & high:
+        hout = -1
+    ph = (ph << one) | (one if hin > 0 else np.uint64(0))
+    mh = (mh << one) | neg
+    return mh | ~(xv | ph), ph & xv, hout
+
+
+@njit(parallel=True, cache=True)
+def _distances(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
+    top = np.uint64(1) << np.uint64(63)
+    for p in prange(len(out)):
+        a0, m = pat_off[p], pat_off[p + 1] - pat_off[p]
+        b0, b1 = txt_off[p], txt_off[p + 1]
+        if m == 0 or b1 == b0:
+            out[p] = m + (b1 - b0)
+            continue
+        w = (m + 63) // 64
+        last = np.uint64(1) << np.uint64((m - 1) & 63)
+        peq = np.zeros((sigma, w), np.uint64)
+        for i in range(m):
+            x = pat[a0 + i]
+            peq[table[x] if mapped else x, i >> 6] |= np.uint64(1) << np.uint64(i & 63)
+        pv = np.full(w, ~np.uint64(0), np.uint64)
+        mv = np.zeros(w, np.uint64)
+        score = m
+        for k in range(b0, b1):
+            c = table[txt[k]] if mapped else txt[k]
+            h = 1
+            for q in range(w):
+                pv[q], mv[q], h = block_step(pv[q], mv[q], peq[c, q], h, last if q == w - 1 else top)
+            score += h
+        out[p] = score
+
+
+def distances_cpu(packed: Packed) -> np.ndarray:
+    """The Levenshtein distance of every pair of ``packed``, on all CPU cores."""
+    return run_cpu(_distances, packed)

@@ -1,0 +1,42 @@
+"""The edit distance's GPU kernel: Myers' block step (:func:`.bitparallel.block_step`), one pair per
+thread, through the pair-kernel template of :mod:`gpudp.problems.lcs.cuda`. Imported only when the
+cuda backend runs."""
+
+from __future__ import annotations
+
+from gpudp.problems.lcs.cuda import Launch, PairKernel, launch
+
+from .bitparallel import block_step
+
+__all__ = ["LEVENSHTEIN", "launch_distances"]
+
+LEVENSHTEIN = PairKernel(
+    name="levenshtein",
+    empty="m + (b1 - b0)",
+    init="\n".join(
+        [
+            "pv = cuda.local.array(WORDS, numba.uint64)",
+            "mv = cuda.local.array(WORDS, numba.uint64)",
+            "for q in range(w):",
+            "    pv[q] = ~numba.uint64(0)",
+            "    mv[q] = numba.uint64(0)",
+            "score = m",
+            "last = numba.uint64(1) << numba.uint64((m - 1) & 63)",
+            "top = numba.uint64(1) << numba.uint64(63)",
+        ]
+    ),
+    step="\n".join(
+        [
+            "h = 1",
+            "for q in range(w):",
+            "    pv[q], mv[q], h = block_step(pv[q], mv[q], pm[row + q], h, last if q == w - 1 else top)",
+            "score += h",
+        ]
+    ),
+    finish="out[p] = score",
+    functions=(("block_step", block_step),),
+)
+
+
+def launch_distances(packed) -> Launch:
+    return launch(packed, LEVENSHTEIN)

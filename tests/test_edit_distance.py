@@ -1,0 +1,111 @@
+"""Edit distance: one pair with its script (engine, checked) and batches (Myers' bit vectors), each
+against the textbook table in plain Python, on the cpu and (tiny) in the CUDA simulator."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_examples import levenshtein  # the textbook table, in pure Python
+
+from gpudp import CheckError
+from gpudp.problems import edit_distance as ed
+from gpudp.problems.edit_distance import bitparallel
+from gpudp.problems.lcs.bitparallel import pack
+
+text = st.text(alphabet="ACGT", max_size=40)
+
+
+@settings(max_examples=60)
+@given(text, text)
+def test_one_pair_with_its_script(a, b):
+    sol = ed.solve(a, b, backend="cpu", progress=False)
+    assert sol.value == levenshtein(a, b) and sol.checked
+
+
+@st.composite
+def batches(draw):
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    sigma = draw(st.sampled_from([2, 4, 20, 256]))
+    return [
+        (
+            rng.integers(0, sigma, rng.integers(0, 200)).astype(np.uint8),
+            rng.integers(0, sigma, rng.integers(0, 200)).astype(np.uint8),
+        )
+        for _ in range(draw(st.integers(0, 10)))
+    ]
+
+
+@settings(max_examples=40)
+@given(batches())
+def test_batch_matches_the_reference(pairs):
+    r = ed.solve_many(pairs, backend="cpu", verify=1)
+    assert r.values.tolist() == [levenshtein(list(a), list(b)) for a, b in pairs] and not r.errors
+
+
+@pytest.mark.parametrize("m", [1, 63, 64, 65, 128, 129])
+def test_patterns_across_word_boundaries(m):
+    rng = np.random.default_rng(m)
+    pairs = [
+        (rng.integers(0, 3, m).astype(np.uint8), rng.integers(0, 3, k).astype(np.uint8))
+        for k in (m, 2 * m, 1)
+    ]
+    pairs += [
+        (np.zeros(m, np.uint8), np.ones(m + 3, np.uint8)),
+        (np.zeros(m, np.uint8), np.zeros(m, np.uint8)),
+    ]
+    got = bitparallel.distances_cpu(pack(pairs)).tolist()
+    assert got == [levenshtein(list(a), list(b)) for a, b in pairs]
+
+
+def test_mixed_inputs_arrays_and_errors():
+    pairs = [("kitten", "sitting"), ("héllo", "hello"), ([10**20, 1], [1]), ("x", b"x"), (b"", b"abc")]
+    r = ed.solve_many(pairs, backend="cpu")
+    assert r.values.tolist() == [3, 1, 1, -1, 3] and list(r.errors) == [3]
+    a = np.frombuffer(b"ACGTACGTAC" * 3, np.uint8).reshape(3, 10)
+    b = a[:, ::-1].copy()
+    assert ed.solve_many((a, b), backend="cpu").values.tolist() == [
+        levenshtein(x.tolist(), y.tolist()) for x, y in zip(a, b, strict=True)
+    ]
+
+
+def test_traceback_and_the_cross_check(monkeypatch):
+    r = ed.solve_many([("flaw", "lawn"), ("", "")], backend="cpu", traceback=True, progress=False)
+    assert r.values.tolist() == [2, 0] and r.solutions[0].solution[0] == ("delete", 0, -1)
+    wrong = dataclasses.replace(ed._SOLVER, cpu=lambda packed: np.zeros(len(packed.pat_off) - 1, np.int64))
+    monkeypatch.setattr(ed, "_SOLVER", wrong)
+    with pytest.raises(CheckError, match="the batch gave edit distance 0"):
+        ed.solve_many([("AAA", "CCC")] * 3, backend="cpu", verify=1)
+
+
+def test_the_check_catches_a_wrong_script():
+    sol = ed.solve("kitten", "sitting", backend="cpu")
+    sol.solution = sol.solution[1:]
+    with pytest.raises(CheckError):
+        sol.check()
+
+
+@pytest.mark.sim
+def test_cuda_batch_matches_the_reference():
+    rng = np.random.default_rng(9)
+    pairs = [
+        (rng.integers(0, 4, m).astype(np.uint8), rng.integers(0, 4, k).astype(np.uint8))
+        for m, k in [(0, 5), (5, 0), (1, 1), (40, 70), (64, 64), (65, 90), (130, 20)]
+    ]
+    r = ed.solve_many(pairs, backend="cuda", verify=1)
+    assert r.stats.backend == "cuda" and r.values.tolist() == [
+        levenshtein(list(a), list(b)) for a, b in pairs
+    ]
+
+
+@pytest.mark.gpu
+def test_gpu_batch_matches_the_cpu_at_scale():
+    rng = np.random.default_rng(10)
+    a = rng.integers(0, 4, (3000, 1000)).astype(np.uint8)
+    b = rng.integers(0, 4, (3000, 1000)).astype(np.uint8)
+    assert np.array_equal(
+        ed.solve_many((a, b), backend="cuda").values, ed.solve_many((a, b), backend="cpu").values
+    )
