@@ -353,3 +353,15 @@ def test_a_lease_takes_the_smallest_spare_block_and_gives_it_back_when_dropped()
     assert pool.nbytes == 500
     c = pool.lease(1000)  # no spare block holds it: a new one
     assert c.nbytes == 4000 and pool.nbytes == 500
+
+
+@pytest.mark.sim
+def test_a_batch_the_gpu_cannot_hold_is_refused_before_allocating():
+    from gpudp import InputError
+
+    data = np.zeros((2, 4), np.int64)
+    data[0] = [3, 2, 2, 1]
+    data[1, 0] = 2
+    prob = BranchProblem(4, data, _cardinality_child)
+    with pytest.raises(InputError, match="batch: a batch of 1000000000000000 nodes needs .* lower batch"):
+        frontier.solve(prob, backend="cuda", batch=10**15, threads=32)

@@ -18,8 +18,9 @@ from collections import deque
 import numba
 import numpy as np
 
-from ..backends.cuda import cuda, generated_kernel, mapped_empty, sim_geometry, stream
+from ..backends.cuda import cuda, generated_kernel, mapped_empty, memory_info, sim_geometry, stream
 from ..codegen import compile_source
+from ..errors import InputError
 from .nodes import lowest, node_hash, node_key, stride
 from .search import Search, TimeUp
 
@@ -374,6 +375,20 @@ class _Lane:
 LANES: dict = {}
 
 
+def _check_lanes(batch, cap, nblocks, table, itemsize, words) -> None:
+    """Refuse a ``batch`` whose two lanes' device arrays cannot fit the GPU's free memory, before
+    allocating any (an allocation failure half way is a CUDA error, not an answer)."""
+    node = 2 * itemsize + 4 * words
+    need = 2 * (2 * cap * node + 8 * cap + 8 * table + nblocks * (24 + itemsize))
+    free, _ = memory_info()
+    if need > free:
+        raise InputError(
+            "batch",
+            f"a batch of {batch} nodes needs {need / 2**30:.2f} GiB of GPU memory for its two lanes, "
+            f"{free / 2**30:.2f} GiB are free: lower batch",
+        )
+
+
 class CudaSearch(Search):
     """:class:`gpudp.frontier.search.Search` with large levels on the GPU (see :mod:`gpudp.frontier`)."""
 
@@ -529,6 +544,7 @@ class CudaSearch(Search):
             cap = 2 * self.batch
             nb = (self.batch + self.tpb - 1) // self.tpb
             table = 1 << (4 * self.batch - 1).bit_length() if dedupe else 1
+            _check_lanes(self.batch, cap, nb, table, self.dtype.itemsize, self.words)
             LANES[key] = [_Lane(self.dtype, self.words, cap, nb, stream(), table) for _ in range(2)]
         self.lanes = LANES[key]
 
