@@ -119,6 +119,8 @@ def cell_call(
             f"    {flag}[0] += 1\n    {flag}[1] = {d}\n    {flag}[2] = {a}\n    {flag}[3] = {b}\n"
             f"    {d} = 0"
         )
+    if getattr(rec_cls, "_drops_decisions", False):  # swept with traceback=False
+        return f"{v}, {d} = cell({args})\n{v} = VT({v}){red}\n{d} = 0"
     return f"{v} = VT(cell({args})){red}\n{d} = 0"
 
 

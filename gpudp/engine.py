@@ -10,6 +10,7 @@ the last layer), the decision store, statistics, and ``traceback()``.
 
 from __future__ import annotations
 
+import copy
 import operator
 import time
 from dataclasses import dataclass, field
@@ -326,6 +327,10 @@ class SweepResult:
         return walker(a, b, self.plan.rows, self.plan.cols, maxlen, self.store.words, *params, *data)
 
     def _need_store(self):
+        if self.store is None and type(self.recurrence).decision_bits:
+            raise ContractError(
+                f"{type(self.recurrence).__name__} was swept with traceback=False: no decisions were kept"
+            )
         if self.store is None:
             raise ContractError(
                 f"{type(self.recurrence).__name__} declares decision_bits = 0: there is nothing to trace back"
@@ -401,6 +406,7 @@ def sweep(
     memory_budget=None,
     progress: bool | None = None,
     tile: tuple[int, int] | None = None,
+    traceback: bool = True,
 ) -> SweepResult:
     """Run the recurrence to the end; keep its decisions (if any) for the traceback.
 
@@ -411,8 +417,14 @@ def sweep(
     progress:      a progress bar on stderr for sweeps longer than about a second; None = only
                    when stderr is a terminal.
     tile:          ``(rows, cols)`` of the tiles of a tiled grid sweep (tuning; see docs).
+    traceback:     False: values only. The cell's decisions are dropped as it returns them: no
+                   decision store (no host memory, no eviction, nothing to trace back), and the
+                   kernels are those of a recurrence with ``decision_bits = 0``.
     """
     t_start = time.perf_counter()
+    user_rec = rec
+    if not traceback and type(rec).decision_bits:
+        rec = _values_only(rec)
     plan = plan_sweep(rec, backend, tile)
     backend = plan.backend
     check_memory(plan.memory(memory_budget), f"{type(rec).__name__}'s sweep")
@@ -472,7 +484,23 @@ def sweep(
         stats.extra["compression"] = store.nbytes / max(store.full_words * 4, 1)
     if red is not None:
         out["best_value"], out["best_cell"] = _reduce_slots(type(rec), *red)
-    return SweepResult(rec, plan, store, stats, **out)
+    return SweepResult(user_rec, plan, store, stats, **out)
+
+
+_VALUES_ONLY: dict = {}
+
+
+def _values_only(rec):
+    """A copy of ``rec`` whose class drops the decisions its cell returns (``decision_bits`` 0):
+    the class, made once per recurrence class, keeps the name; the copy shares the data."""
+    cls = type(rec)
+    sub = _VALUES_ONLY.get(cls)
+    if sub is None:
+        attrs = {"decision_bits": 0, "_drops_decisions": True, "__module__": cls.__module__}
+        sub = _VALUES_ONLY[cls] = type(cls.__name__, (cls,), attrs)
+    proxy = copy.copy(rec)
+    proxy.__class__ = sub
+    return proxy
 
 
 def _reduction_slots(cls, n: int):
@@ -516,12 +544,13 @@ def _probe_cell(rec, plan, data) -> None:
     except Exception:
         return
     where = "the first cell, (0, 0)"
-    if cls.decision_bits and not (isinstance(out, tuple) and len(out) == 2):
+    bits = cls.__mro__[1].decision_bits if getattr(cls, "_drops_decisions", False) else cls.decision_bits
+    if bits and not (isinstance(out, tuple) and len(out) == 2):
         raise ContractError(
-            f"{cls.__name__}.cell returned {out!r} at {where}, but decision_bits = {cls.decision_bits}: "
+            f"{cls.__name__}.cell returned {out!r} at {where}, but decision_bits = {bits}: "
             "return (value, decision)"
         )
-    if not cls.decision_bits and isinstance(out, tuple):
+    if not bits and isinstance(out, tuple):
         raise ContractError(
             f"{cls.__name__}.cell returned the tuple {out!r} at {where}, but decision_bits = 0: return "
             "the value alone, or declare decision_bits to keep decisions for a traceback"

@@ -401,3 +401,25 @@ def test_the_form_of_cells_return_is_checked_before_compiling(backend):
         sweep(PairWithoutDecisions(), backend=backend, progress=False)
     h = np.ones((3, 4), np.int64)
     sweep(WritesItsData(h), backend="cpu", progress=False)  # compiled, the cell may write (its business)
+
+
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.sim)])
+def test_a_values_only_sweep_keeps_no_decisions(backend):
+    h = np.arange(12, dtype=np.int64).reshape(3, 4) % 3
+    full = sweep(Grid(h), backend=backend, progress=False)
+    values = sweep(Grid(h), backend=backend, progress=False, traceback=False)
+    assert (
+        values.last_row.tolist() == full.last_row.tolist()
+        and values.last_col.tolist() == full.last_col.tolist()
+    )
+    assert values.store is None and values.stats.extra["decision_store_bytes"] == 0
+    assert type(values.recurrence) is Grid  # the caller's recurrence, unchanged
+    with pytest.raises(ContractError, match="swept with traceback=False"):
+        values.traceback((2, 3))
+    lay = sweep(StatefulLayers(), backend=backend, progress=False, traceback=False)
+    assert (
+        lay.last_layer.tolist()
+        == sweep(StatefulLayers(), backend=backend, progress=False).last_layer.tolist()
+    )
+    with pytest.raises(ContractError, match="BareValue.cell returned .* decision_bits = 2"):
+        sweep(BareValue(), backend=backend, progress=False, traceback=False)
