@@ -108,9 +108,11 @@ class _Spilling:
         return os.path.join(self._dir, name)
 
     def close(self):
+        """Let the words go now: a spill folder is removed, a leased page-locked block goes back to
+        its pool for the next sweep (not when the store object happens to be collected)."""
+        words, self.words = getattr(self, "words", None), None
+        del words
         if self._dir is not None:
-            words, self.words = self.words, None
-            del words
             shutil.rmtree(self._dir, ignore_errors=True)
             _LIVE_DIRS.discard(self._dir)
             self._dir = None
