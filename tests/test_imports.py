@@ -170,3 +170,19 @@ def test_no_cycles():
 def test_the_engine_reaches_backends_through_the_registry():
     """The engine asks backend objects (``gpudp.backends.get``); it imports no backend's module."""
     assert {t for t in GRAPH["gpudp.engine"] if t.startswith("gpudp.backends")} == {"gpudp.backends"}
+
+
+def test_every_package_is_installed():
+    """pyproject.toml lists the packages a wheel holds: a folder of modules missing from the list
+    works in an editable install (as CI runs) and is absent from ``pip install .``."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        tomllib = pytest.importorskip("tomli")
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {"gpudp.data"}
+    for top, name in (("gpudp", "gpudp"), ("problems", "gpudp.problems")):
+        for init in (ROOT / top).rglob("__init__.py"):
+            rel = init.parent.relative_to(ROOT / top).parts
+            found.add(".".join((name, *rel)))
+    assert found == listed, {"not listed": sorted(found - listed), "listed, absent": sorted(listed - found)}
