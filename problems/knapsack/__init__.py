@@ -28,11 +28,13 @@ import numpy as np
 from gpudp.errors import InputError
 from gpudp.memory import parse_bytes
 
+from . import batch
 from . import bb as knapsack_bb
 from .io import KnapsackInstance, read_knapsack, validate
 
 __all__ = [
     "solve",
+    "solve_many",
     "solve_instance",
     "rule",
     "read_knapsack",
@@ -204,3 +206,13 @@ def summary(sol) -> str:
     if d.get("method_note"):
         lines.append(d["method_note"])
     return "\n".join(lines)
+
+
+def solve_many(instances, backend: str = "auto", progress=None):
+    """Many knapsacks in one call, each answer checked: see :func:`.batch.solve_many`.
+
+    >>> from gpudp.problems import knapsack
+    >>> knapsack.solve_many([([10, 7, 8], [5, 4, 3], 8), ([1], [2], 1)], backend="cpu").values.tolist()
+    [18, 0]
+    """
+    return batch.solve_many(instances, solve, backend=backend, progress=progress)
