@@ -315,16 +315,13 @@ class SweepResult:
         walker = _walker(rec, len(data), self.plan)
         a, b = (int(x) for x in start)
         self.decision(a, b)  # raises IndexError for a start outside the grid / layers
-        if rec.traceback_state:
-            s0 = np.int64(0 if state is None else operator.index(state))
+        s0 = (np.int64(0 if state is None else operator.index(state)),) if rec.traceback_state else ()
         lay = self.plan.layout
         maxlen = (self.plan.schedule.num_wavefronts if self.plan.schedule else self.plan.n_units) + 1
         if self.plan.kind == "tiled":
             maxlen = self.plan.rows + self.plan.cols + 1
         params = self.store.params() if self.plan.codec == "bands" else lay.params()
-        if rec.traceback_state:
-            return walker(a, b, s0, self.plan.rows, self.plan.cols, maxlen, self.store.words, *params, *data)
-        return walker(a, b, self.plan.rows, self.plan.cols, maxlen, self.store.words, *params, *data)
+        return walker(a, b, *s0, self.plan.rows, self.plan.cols, maxlen, self.store.words, *params, *data)
 
     def _need_store(self):
         if self.store is None and type(self.recurrence).decision_bits:
@@ -453,7 +450,7 @@ def sweep(
     stats.extra["decision_store_bytes"] = store.nbytes if store else 0
     stats.extra["decision_codec"] = plan.codec
     stats.extra["backend_choice"] = plan.choice
-    bar = _progress_bar(plan.cells, progress)
+    bar = progress_bar(plan.cells, progress)
     try:
         out = runner.run_plan(plan, rec, data, store, stats, bar)
     except BaseException:
@@ -496,7 +493,12 @@ def _values_only(rec):
     cls = type(rec)
     sub = _VALUES_ONLY.get(cls)
     if sub is None:
-        attrs = {"decision_bits": 0, "_drops_decisions": True, "__module__": cls.__module__}
+        attrs = {
+            "decision_bits": 0,
+            "_drops_decisions": True,  # codegen: unpack (value, decision), keep the value
+            "_declared_bits": cls.decision_bits,
+            "__module__": cls.__module__,
+        }
         sub = _VALUES_ONLY[cls] = type(cls.__name__, (cls,), attrs)
     proxy = copy.copy(rec)
     proxy.__class__ = sub
@@ -544,7 +546,7 @@ def _probe_cell(rec, plan, data) -> None:
     except Exception:
         return
     where = "the first cell, (0, 0)"
-    bits = cls.__mro__[1].decision_bits if getattr(cls, "_drops_decisions", False) else cls.decision_bits
+    bits = getattr(cls, "_declared_bits", cls.decision_bits)  # what cell returns, values-only or not
     if bits and not (isinstance(out, tuple) and len(out) == 2):
         raise ContractError(
             f"{cls.__name__}.cell returned {out!r} at {where}, but decision_bits = {bits}: "
@@ -592,14 +594,16 @@ def _as_data(x):
     return x
 
 
-def _progress_bar(total: int, progress):
+def progress_bar(total: int, progress, unit: str = "cell"):
+    """A tqdm bar on stderr over ``total`` units, shown after a second (``progress`` None: only on
+    a terminal; False: none); None when there is nothing to show. Sweeps and batches share it."""
     if progress is False or total == 0:
         return None
     from tqdm.auto import tqdm
 
     return tqdm(
         total=total,
-        unit="cell",
+        unit=unit,
         unit_scale=True,
         delay=1.0,
         disable=None if progress is None else False,

@@ -229,12 +229,12 @@ class BlockPool:
     def take(self, nbytes: int, fit: bool = False):
         """A block of exactly ``nbytes`` bytes (with ``fit``: the smallest spare one of at least
         ``nbytes``), and whether it was allocated now rather than reused."""
-        sizes = [nbytes] if not fit else sorted(b for b in self.spare if b >= nbytes)[:1] or [nbytes]
-        bufs = self.spare.get(sizes[0])
+        size = min((b for b in self.spare if b >= nbytes), default=nbytes) if fit else nbytes
+        bufs = self.spare.get(size)
         if bufs:
             buf = bufs.pop()
             if not bufs:
-                del self.spare[sizes[0]]
+                del self.spare[size]
             return buf, False
         return self.alloc(nbytes, np.uint8), True
 

@@ -13,6 +13,7 @@ compared with the peer's.
 from __future__ import annotations
 
 import datetime
+import importlib
 import os
 import statistics
 import time
@@ -59,8 +60,6 @@ PROBLEMS = {
 
 
 def cli_bench(args) -> dict:
-    import importlib
-
     rng = np.random.default_rng(args.seed)
     n, length = args.pairs, args.length
     seqs = [(random_dna(length, rng), random_dna(length, rng)) for _ in range(n)]

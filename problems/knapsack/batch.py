@@ -16,8 +16,8 @@ import time
 import numpy as np
 from numba import prange
 
-from gpudp.engine import device_name
-from gpudp.errors import CheckError, GpudpError
+from gpudp.engine import device_name, progress_bar
+from gpudp.errors import CheckError, GpudpError, InputError
 from gpudp.jit import njit
 from gpudp.problems.lcs.batch import BatchResult
 from gpudp.solution import Solution, Stats
@@ -61,9 +61,11 @@ def _batchable(inst) -> bool:
     p, w = inst.profits, inst.weights
     if p.dtype.kind not in "iu" or w.dtype.kind not in "iu" or not isinstance(inst.capacity, int):
         return False
-    if len(p) * (inst.capacity + 1) > MAX_BATCH_CELLS:
+    if len(p) * (inst.capacity + 1) > MAX_BATCH_CELLS or inst.capacity >= _SUM_LIMIT:
         return False
-    return sum(abs(int(v)) for v in p) < _SUM_LIMIT and inst.capacity < _SUM_LIMIT
+    if not len(p) or max(int(p.max()), -int(p.min())) < _SUM_LIMIT // len(p):  # the sum cannot reach it
+        return True
+    return sum(abs(int(v)) for v in p) < _SUM_LIMIT
 
 
 def solve_many(instances, solve, backend: str = "auto", progress=None) -> BatchResult:
@@ -100,8 +102,6 @@ def solve_many(instances, solve, backend: str = "auto", progress=None) -> BatchR
     >>> knapsack.solve_many([([10, 7, 8], [5, 4, 3], 8), ([1], [2], 1)], backend="cpu").values.tolist()
     [18, 0]
     """
-    from gpudp.errors import InputError
-
     if backend not in ("auto", "cpu"):
         raise InputError(
             "backend", f"the knapsack batch runs on the cpu (backend 'auto' or 'cpu'), not {backend!r}"
@@ -135,7 +135,7 @@ def solve_many(instances, solve, backend: str = "auto", progress=None) -> BatchR
     kernel_s = time.perf_counter() - t
     for q, (k, inst) in enumerate(batch):
         sel = x[off[q] : off[q + 1]].copy()
-        value = sum(int(v) for v in inst.profits[sel == 1])
+        value = int(inst.profits[sel == 1].sum(dtype=np.int64))  # exact: profits sum below 2^62
         if value != got[q]:
             raise CheckError(f"instances[{k}]: the walk back gives {value}, the DP's optimum is {got[q]}")
         sol = Solution(
@@ -145,17 +145,13 @@ def solve_many(instances, solve, backend: str = "auto", progress=None) -> BatchR
             details={
                 "method": "dp (batch)",
                 "n": inst.n,
-                "weight": sum(int(v) for v in inst.weights[sel == 1]),
+                "weight": int(inst.weights[sel == 1].sum(dtype=np.int64)),  # at most the capacity
             },
             _checker=solution_checker(inst.profits, inst.weights, inst.capacity),
         )
         sol.check()
         found[k], solutions[k] = value, sol
-    bar = None
-    if alone and progress is not False:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(alone), unit="knapsack", delay=1.0, disable=None if progress is None else False)
+    bar = progress_bar(len(alone), progress, "knapsack")
     for k, inst in alone:
         try:
             sol = solve(inst.profits, inst.weights, inst.capacity, backend=backend)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpudp.engine import choose_backend, device_name
+from gpudp.engine import choose_backend, device_name, progress_bar
 from gpudp.errors import CheckError, GpudpError, InputError
 from gpudp.solution import Stats
 
@@ -93,11 +93,7 @@ def run(solver: PairSolver, pairs, backend: str, traceback: bool, verify: int, p
     errors: dict[int, str] = {}
     if traceback:
         solutions = [None] * len(pairs)
-        bar = None
-        if progress is not False and len(pairs) > 1:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=len(pairs), unit="pair", delay=1.0, disable=None if progress is None else False)
+        bar = progress_bar(len(pairs), progress, "pair")
         kernel_s, cells, used = 0.0, 0, None
         for p, (a, b) in enumerate(pairs):
             try:

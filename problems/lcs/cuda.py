@@ -171,8 +171,3 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
     kernel[(n + threads - 1) // threads, threads](*args, d_out)
     end.record()
     return Launch(n, d_out, start, end)
-
-
-def lengths(packed: Packed) -> tuple[np.ndarray, float]:
-    """The LCS length of every pair, and the kernel's seconds."""
-    return launch(packed).finish()
