@@ -22,6 +22,7 @@ from .cache import jit_generated
 from .codegen import NO_CELL, data_args, reduce_worst
 from .errors import ContractError, InputError
 from .memory import available_memory, default_budget, describe, parse_bytes
+from .progress import progress_bar
 from .recurrence import GridRecurrence, LayeredRecurrence, Recurrence
 from .schedule import Schedule, derive
 from .solution import Stats
@@ -187,6 +188,9 @@ class Plan:
     itemsize: int = 8
     bits: int = 0
     window: int = 1
+    #: tiled: K > 0 has the kernels copy every K-th row and column (K - 1, 2K - 1, ...) aside as
+    #: checkpoints (:func:`gpudp.backends.base.checkpoint_arrays`, :mod:`gpudp.linear`)
+    checkpoint: int = 0
 
     def memory(self, memory_budget=None) -> MemoryNeed:
         """The bytes this sweep needs under ``memory_budget`` (as :func:`sweep` takes it), before
@@ -198,6 +202,10 @@ class Plan:
             values = lay.nj * (lay.tw + 1) + max(self.rows, 1)  # the bottom and right edges
             widest = min(lay.ni, lay.nj) * lay.words_per_tile  # the longest tile anti-diagonal
             result = (self.rows + self.cols) * self.itemsize
+            if self.checkpoint:  # computed beside the edges, copied to the host
+                k = self.checkpoint
+                ck = (self.rows - 1) // k * self.cols + (self.cols - 1) // k * self.rows
+                values, result = values + ck, result + ck * self.itemsize
             return _need(be, budget, values * self.itemsize, lay.n_words, widest, self.bits, "plain", result)
         grid = self.schedule is not None  # a grid's last row and column are kept besides the ring
         edges = max(self.rows, 1) + max(self.cols, 1) if grid else 0
@@ -287,6 +295,9 @@ class SweepResult:
     #: in (i, j) / (t, k) order among equals); None without a reduction or without cells
     best_value: float | int | None = None
     best_cell: tuple[int, int] | None = None
+    #: swept with checkpoints (:mod:`gpudp.linear`): the values of rows and of columns
+    #: ``K - 1, 2K - 1, ...``, one per row of each array
+    checkpoints: tuple[np.ndarray, np.ndarray] | None = None
 
     def decision(self, *cell) -> int:
         """The decision recorded for one cell: ``(i, j)`` of a grid or ``(t, k)`` of layers."""
@@ -305,6 +316,11 @@ class SweepResult:
         Raises :class:`ContractError` when the recurrence keeps no decisions, defines no ``back``,
         or ``back`` does not step to an earlier wavefront; ``IndexError`` for a start outside.
         """
+        return self._walk(start, state)[0]
+
+    def _walk(self, start, state=None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`traceback`'s path, and where ``back`` left the grid: ``(i, j)`` or ``(t, k)``,
+        and the state there with ``traceback_state``."""
         self._need_store()
         rec = type(self.recurrence)
         if state is not None and not rec.traceback_state:
@@ -404,7 +420,10 @@ def sweep(
     progress: bool | None = None,
     tile: tuple[int, int] | None = None,
     traceback: bool = True,
-) -> SweepResult:
+    store: str = "auto",
+    checkpoint_every: int | None = None,
+    _checkpoint: int = 0,
+):
     """Run the recurrence to the end; keep its decisions (if any) for the traceback.
 
     backend:       ``auto`` (the CPU for sweeps it finishes before the GPU could start, else cuda
@@ -417,12 +436,29 @@ def sweep(
     traceback:     False: values only. The cell's decisions are dropped as it returns them: no
                    decision store (no host memory, no eviction, nothing to trace back), and the
                    kernels are those of a recurrence with ``decision_bits = 0``.
+    store:         where the traceback's decisions come from: ``"full"``, a store of every cell's
+                   decision (a :class:`SweepResult`); ``"checkpoints"``, values of every K-th row
+                   and column only, and the blocks the path crosses swept again when it is walked
+                   (a :class:`gpudp.linear.CheckpointResult`, same surface; tiled grids only);
+                   ``"auto"``: checkpoints for a tiled grid whose full store would not stay within
+                   the memory budget, else full.
+    checkpoint_every: K, the checkpoints' spacing and the blocks' side (default: blocks of
+                   decisions up to 1 GiB; see :func:`gpudp.linear.choose_every`).
     """
     t_start = time.perf_counter()
+    if store not in ("auto", "full", "checkpoints"):
+        raise InputError("store", f"{store!r}: must be 'auto', 'full' or 'checkpoints'")
     user_rec = rec
+    if traceback and type(rec).decision_bits and store != "full":
+        plan = plan_sweep(rec, backend, tile)
+        if store == "checkpoints" or (plan.kind == "tiled" and plan.memory(memory_budget).spill):
+            from .linear import checkpoint_sweep
+
+            return checkpoint_sweep(rec, plan, sweep, memory_budget, progress, tile, checkpoint_every)
     if not traceback and type(rec).decision_bits:
         rec = _values_only(rec)
     plan = plan_sweep(rec, backend, tile)
+    plan.checkpoint = _checkpoint
     backend = plan.backend
     check_memory(plan.memory(memory_budget), f"{type(rec).__name__}'s sweep")
     data = tuple(_as_data(x) for x in rec._validate_instance())
@@ -594,24 +630,6 @@ def _as_data(x):
     return x
 
 
-def progress_bar(total: int, progress, unit: str = "cell"):
-    """A tqdm bar on stderr over ``total`` units, shown after a second (``progress`` None: only on
-    a terminal; False: none); None when there is nothing to show. Sweeps and batches share it."""
-    if progress is False or total == 0:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(
-        total=total,
-        unit=unit,
-        unit_scale=True,
-        delay=1.0,
-        disable=None if progress is None else False,
-        desc="gpudp",
-        leave=False,
-    )
-
-
 def _decode_one(plan: Plan, store, a: int, b: int) -> int:
     words = store.words
     if plan.kind == "tiled":
@@ -651,7 +669,7 @@ def walk(i, j{s0}, R, C, maxlen, words{lp}{da}):
             raise ContractError("{cls}.back() returned a cell that is not on an earlier wavefront")
         i = i2
         j = j2
-    return path[:n]
+    return path[:n], np.array([{exit}], np.int64)
 """
 
 _LAYER_WALK = """
@@ -670,7 +688,7 @@ def walk(t, k{s0}, R, C, maxlen, words{lp}{da}):
             raise ContractError("{cls}.back() must return a cell (t2, k2) of an earlier layer, t2 < t")
         t = t2
         k = k2
-    return path[:n]
+    return path[:n], np.array([{exit}], np.int64)
 """
 
 
@@ -705,9 +723,16 @@ def _walker(rec_cls, n_data: int, plan: Plan):
             "width": 4,
             "rec": "\n        path[n, 3] = s",
             "step": f"{a}2, {b}2, s2 = back({a}, {b}, d, s{da})\n        s = np.int64(s2)",
+            "exit": f"{a}, {b}, s",
         }
     else:
-        form = {"s0": "", "width": 3, "rec": "", "step": f"{a}2, {b}2 = back({a}, {b}, d{da})"}
+        form = {
+            "s0": "",
+            "width": 3,
+            "rec": "",
+            "step": f"{a}2, {b}2 = back({a}, {b}, d{da})",
+            "exit": f"{a}, {b}",
+        }
     if s is None and plan.codec == "bands":
         lp = ", lo, hi, lead_n, band_n, band_off, lead_w, trail_w, bits"
         src = _LAYER_WALK.format(

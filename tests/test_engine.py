@@ -250,7 +250,7 @@ def test_store_spills_to_disk_and_traceback_is_unchanged():
     h = np.random.default_rng(11).integers(0, P, size=(60, 70)).astype(np.int64)
     cls = make_class(OFFSET_SETS[0])
     mem = sweep(cls(h), backend="cpu", tile=(8, 32), progress=False)
-    disk = sweep(cls(h), backend="cpu", tile=(8, 32), memory_budget=64, progress=False)
+    disk = sweep(cls(h), backend="cpu", tile=(8, 32), memory_budget=64, progress=False, store="full")
     assert not mem.store.on_disk and disk.store.on_disk and disk.stats.spilled_to_disk
     assert np.array_equal(mem.traceback((59, 69)), disk.traceback((59, 69)))
     assert np.array_equal(np.asarray(mem.store.words), np.asarray(disk.store.words))
@@ -262,7 +262,7 @@ def test_store_spills_to_disk_on_cuda_path():
     h = np.random.default_rng(12).integers(0, P, size=(33, 40)).astype(np.int64)
     cls = make_class(OFFSET_SETS[0])
     mem = sweep(cls(h), backend="cpu", tile=(32, 32), progress=False)
-    disk = sweep(cls(h), backend="cuda", tile=(32, 32), memory_budget=64, progress=False)
+    disk = sweep(cls(h), backend="cuda", tile=(32, 32), memory_budget=64, progress=False, store="full")
     assert disk.store.on_disk
     assert np.array_equal(mem.traceback((32, 39)), disk.traceback((32, 39)))
 

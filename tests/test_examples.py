@@ -5,7 +5,6 @@ simulator when there is no GPU)."""
 from __future__ import annotations
 
 import doctest
-import importlib.util
 import itertools
 import re
 import shlex
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from examples_loader import load_example
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,11 +24,7 @@ from gpudp.engine import plan_sweep
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
-def _load(name):
-    spec = importlib.util.spec_from_file_location(f"gpudp_example_{name}", EXAMPLES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+_load = load_example
 
 
 ed = _load("edit_distance")
@@ -111,7 +107,7 @@ def test_edit_distance_runs_tiled_and_spills_to_disk_unchanged():
     a = "".join(rng.choice(list("acgt"), 300))
     b = "".join(rng.choice(list("acgt"), 200))
     in_memory = ed.edit_distance(a, b, backend="cpu", tile=(16, 32))
-    on_disk = ed.edit_distance(a, b, backend="cpu", tile=(16, 32), memory_budget=0)
+    on_disk = ed.edit_distance(a, b, backend="cpu", tile=(16, 32), memory_budget=0, store="full")
     assert in_memory[2].extra["schedule"] == "tiled anti-diagonals"
     assert not in_memory[2].spilled_to_disk and on_disk[2].spilled_to_disk
     assert on_disk[:2] == in_memory[:2]

@@ -92,7 +92,7 @@ def test_gpu_spill_to_disk_gives_the_same_subsequence():
     a = rng.integers(0, 4, 5000).astype(np.uint8)
     b = rng.integers(0, 4, 6000).astype(np.uint8)
     mem = lcs.solve(a, b, backend="cuda")
-    disk = lcs.solve(a, b, backend="cuda", memory_budget=1 << 16)
+    disk = lcs.solve(a, b, backend="cuda", memory_budget=1 << 16, store="full")
     assert disk.stats.spilled_to_disk and not mem.stats.spilled_to_disk
     assert np.array_equal(mem.solution, disk.solution)
 
@@ -134,7 +134,7 @@ def test_check_catches_a_wrong_subsequence():
 def test_spill_to_disk_gives_the_same_answer():
     a, b = "ACGT" * 40, "TTGCA" * 30
     mem = lcs.solve(a, b, backend="cpu", tile=(16, 32))
-    disk = lcs.solve(a, b, backend="cpu", tile=(16, 32), memory_budget=100)
+    disk = lcs.solve(a, b, backend="cpu", tile=(16, 32), memory_budget=100, store="full")
     assert disk.stats.spilled_to_disk and mem.solution == disk.solution
 
 

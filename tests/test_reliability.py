@@ -217,7 +217,7 @@ def test_cli_sigterm_cleans_up_and_says_so(tmp_path):
         "sys.exit(main(sys.argv[1:]))\n"
     )
     p = subprocess.Popen(
-        [sys.executable, "-c", code, "solve", "lcs", str(a), str(b), "--backend", "cpu"],
+        [sys.executable, "-c", code, "solve", "lcs", str(a), str(b), "--backend", "cpu", "--store", "full"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -2,7 +2,7 @@
 # On the lent GPU machine (its own python3 3.12 with numba-cuda; no network): install gpudp with the
 # carried numpy<2.5 wheel, run the GPU tests and benchmarks, write logs under $OUT.
 # Here, first: ../shared/tools/device-wheels.sh rapidfuzz==3.14.6   (fills .whl/, carried)
-# There:       bash tools/device-run.sh [tests|gpu-tests|remeasure-a|remeasure-b|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
+# There:       bash tools/device-run.sh [tests|gpu-tests|linear|linear-big|genomes|remeasure-a|remeasure-b|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -34,6 +34,19 @@ for stage in "${@:-all}"; do
         --out "$OUT/re_knapsack_bb.json" 2>&1 | tail -4
       python3 -m gpudp.cli bench knapsack --backends cuda --no-peers --sizes 10000,100000 \
         --out "$OUT/re_knapsack.json" 2>&1 | tail -4 ;;
+    linear)
+      # issue 19: LCS with the subsequence from checkpoints (linear space), and the full store beside
+      python3 -m gpudp.cli bench lcs --backends cuda --store full --sizes 131072,524288 --repeat 1 \
+        --out "$OUT/lcs_full.json" 2>&1 | tail -3
+      python3 -m gpudp.cli bench lcs --backends cuda --store checkpoints --sizes 131072,524288,1048576,2097152 \
+        --repeat 1 --out "$OUT/lcs_linear.json" 2>&1 | tail -5 ;;
+    linear-big)
+      python3 -m gpudp.cli bench lcs --backends cuda --store checkpoints --sizes 4194304 --repeat 0 \
+        --out "$OUT/lcs_linear_4m.json" 2>&1 | tail -3 ;;
+    genomes)
+      python3 tools/related_genomes.py /tmp/genomes "${GENOME_BP:-5000000}"
+      python3 tools/genome_lcs.py /tmp/genomes/strain_a.fa /tmp/genomes/strain_b.fa cuda 2>&1 \
+        | tee "$OUT/genomes.json" ;;
     crossover)
       python3 tools/crossover.py "$OUT/crossover.jsonl" --repeat "${REPEAT:-1}" ${CROSSOVER_ARGS:-} 2>&1 \
         | tee "$OUT/crossover.log" ;;

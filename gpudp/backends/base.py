@@ -82,3 +82,17 @@ class Backend:
         """Run a planned sweep: decisions into ``store``, statistics into ``stats``, progress on
         ``bar``; return the result's arrays (``last_row``/``last_col`` or ``last_layer``)."""
         raise NotImplementedError
+
+
+def checkpoint_arrays(plan, value_dtype, empty):
+    """``(rows, cols, every)``: what a tiled sweep's kernels write their checkpoints into.
+
+    With ``plan.checkpoint = K > 0`` the kernels copy the values of rows ``K - 1, 2K - 1, ...``
+    (all but the last row) into ``rows[m]`` and of columns ``K - 1, 2K - 1, ...`` into ``cols[m]``
+    (see :mod:`gpudp.linear`); else both are 1 x 1 and unused. ``empty(shape, dtype)`` allocates
+    (``np.empty``, or a device allocator)."""
+    k = plan.checkpoint
+    if not k:
+        return empty((1, 1), value_dtype), empty((1, 1), value_dtype), 0
+    nr, nc = (max((n - 1) // k, 1) for n in (plan.rows, plan.cols))
+    return empty((nr, max(plan.cols, 1)), value_dtype), empty((nc, max(plan.rows, 1)), value_dtype), k

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..jit import njit
 from ..store import WORD_BYTES, encode_bands, tiled_last_row
-from .base import Backend
+from .base import Backend, checkpoint_arrays
 
 #: a chunk (unit of eviction, progress and Ctrl-C checks) is about this many cells on the CPU
 CPU_CHUNK_CELLS = 1 << 22
@@ -45,7 +45,7 @@ def device_name() -> str:
 _CACHE: dict = {}
 
 _TILED = """
-def run_tiles(d0, d1, NI, NJ, R, C, BH, TW, bottom, right, words, wtile0, diag_off{da}):
+def run_tiles(d0, d1, NI, NJ, R, C, BH, TW, bottom, right, words, wtile0, diag_off, ckrow, ckcol, CK{da}):
     RPT = -(-BH // 32)
     WPT = (TW // 32 + 1) * BITS * BH
     for d in range(d0, d1):
@@ -93,6 +93,13 @@ def run_tiles(d0, d1, NI, NJ, R, C, BH, TW, bottom, right, words, wtile0, diag_o
             bottom[eb] = up[0]
             for jj in range(ncol):
                 bottom[eb + 1 + jj] = up[jj + 1]
+            if CK > 0:  # checkpoints: rows and columns CK - 1, 2 CK - 1, ... (see codegen)
+                if r1 % CK == 0 and r1 < R:
+                    for jj in range(ncol):
+                        ckrow[r1 // CK - 1, c0 + jj] = up[jj + 1]
+                if (c0 + ncol) % CK == 0 and c0 + ncol < C:
+                    for i in range(r0, r1):
+                        ckcol[(c0 + ncol) // CK - 1, i] = right[i]
 """
 
 _LAYERED = """
@@ -238,15 +245,18 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
         bottom = np.full(lay.nj * (lay.tw + 1), cls.fill, vt)
         right = np.full(max(rows, 1), cls.fill, vt)
         shape = (lay.ni, lay.nj, rows, cols, lay.bh, lay.tw)
-        fn(0, 0, *shape, bottom, right, words, 0, lay.diag_off, *data)  # compile
+        ck = checkpoint_arrays(plan, vt, np.empty)
+        fn(0, 0, *shape, bottom, right, words, 0, lay.diag_off, *ck, *data)  # compile
         stats.extra["compile_seconds"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         for d0, d1 in plan.chunks:
-            fn(d0, d1, *shape, bottom, right, words, 0, lay.diag_off, *data)
+            fn(d0, d1, *shape, bottom, right, words, 0, lay.diag_off, *ck, *data)
             if bar is not None:
                 bar.update(plan.unit_cells(d0, d1))
         out["last_row"] = tiled_last_row(bottom, lay)
         out["last_col"] = right[:rows].copy()
+        if plan.checkpoint:
+            out["checkpoints"] = ck[:2]
     else:
         fn = layered_runner(cls, len(data), plan.schedule)
         window = plan.schedule.window if plan.schedule else cls.window

@@ -20,7 +20,7 @@ from ..codegen import n_flags, n_outputs, n_reduce
 from ..errors import CheckError
 from ..memory import BlockPool
 from ..store import WORD_BYTES, tiled_last_row
-from .base import Backend
+from .base import Backend, checkpoint_arrays
 
 __all__ = [
     "cuda",
@@ -185,7 +185,7 @@ LAYER_THREADS = 256
 LAYER_UNROLL = 1
 
 _TILED = """
-def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off{da}):
+def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off, ckrow, ckcol, CK{da}):
     k = cuda.threadIdx.x
     grid = cuda.cg.this_grid()
 {prologue}
@@ -258,6 +258,13 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off{da}):
 {planes_flush}
             cuda.syncthreads()
 {store_right}
+            if CK > 0:  # checkpoints: rows and columns CK - 1, 2 CK - 1, ... (gpudp.linear)
+                if (lastrow + 1) % CK == 0 and lastrow + 1 < R:
+                    for jj in range(k, ncol, 32):
+                        ckrow[(lastrow + 1) // CK - 1, c0 + jj] = bottom[eb + 1 + jj]
+                if (c0 + ncol) % CK == 0 and c0 + ncol < C:
+                    m = (c0 + ncol) // CK - 1
+{store_ck}
             q += cuda.gridDim.x
         if d + 1 < d1:
             grid.sync()
@@ -613,7 +620,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     )
     ns["top"] = device_jit(compile_source(_TOP.format(db=db), "top", dict(ns)))
     j = "\n".join
-    load_left, corner, bottom_pick, fast, slow, store_right = [], [], [], [], [], []
+    load_left, corner, bottom_pick, fast, slow, store_right, store_ck = [], [], [], [], [], [], []
     for r in range(rpt):
         load_left += [
             f"l{r} = VT(FILL)",
@@ -638,6 +645,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         fast.append(call)
         slow += [f"v{r} = VT(FILL)", f"e{r} = 0", f"if i0 + {r} < R:", indent(call, 4)]
         store_right += [f"if i0 + {r} < R:", f"    right[i0 + {r}] = l{r}"]
+        store_ck += [f"if i0 + {r} < R:", f"    ckcol[m, i0 + {r}] = l{r}"]
     corner.append("else:\n    cn = VT(FILL)")
     bottom_pick.append("else:\n    bv = VT(FILL)")
     rows = ["if full:", indent(j(fast), 4), "else:", indent(j(slow), 4)]
@@ -745,6 +753,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         bottom_pick=indent(j(bottom_pick), 32),
         planes_flush=indent(j(flush) if bits else "pass", 16),
         store_right=indent(j(store_right), 12),
+        store_ck=indent(j(store_ck), 20),
     )
     fn = generated_kernel(src, "run_tiles", ns)
     _CACHE[key] = fn
@@ -1157,6 +1166,7 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
         bottom = cuda.to_device(np.full(lay.nj * (lay.tw + 1), cls.fill, vt), stream=compute)
         right = cuda.to_device(np.full(max(rows, 1), cls.fill, vt), stream=compute)
         diag_off = cuda.to_device(lay.diag_off, stream=compute)
+        ck = checkpoint_arrays(plan, vt, lambda shape, dt: cuda.device_array(shape, dt, stream=compute))
         want = max((lay.tiles_on(d) for d in range(lay.num_diagonals)), default=1)
         threads = 32
 
@@ -1173,6 +1183,7 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
                 slab,
                 int(lay.diag_off[u0]),
                 diag_off,
+                *ck,
                 *d_data,
             )
     elif blocked is not None:
@@ -1296,6 +1307,8 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
     if plan.kind == "tiled":
         out["last_row"] = tiled_last_row(bottom.copy_to_host(), plan.layout)
         out["last_col"] = right.copy_to_host()[:rows]
+        if plan.checkpoint:
+            out["checkpoints"] = (ck[0].copy_to_host(), ck[1].copy_to_host())
     elif plan.schedule is not None:
         out["last_row"] = last_row.copy_to_host()[:cols]
         out["last_col"] = last_col.copy_to_host()[:rows]

@@ -28,7 +28,9 @@ def bench_arguments(p):
     p.add_argument(
         "--sizes", default="32768,131072", help="comma-separated string lengths (default 2^15,2^17)"
     )
-    p.add_argument("--repeat", type=int, default=3, help="timed runs per size and backend (median)")
+    p.add_argument(
+        "--repeat", type=int, default=3, help="timed runs per size and backend (median; 0: the cold run)"
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--peer-max-size",
@@ -38,6 +40,14 @@ def bench_arguments(p):
     )
     p.add_argument("--cpu-max-size", type=int, default=1 << 17, help="largest size for the cpu backend")
     p.add_argument("--tile", default=None, help="tile ROWS,COLS for the tiled sweep (tuning)")
+    p.add_argument(
+        "--store",
+        choices=["auto", "full", "checkpoints"],
+        default="auto",
+        help="the traceback's decisions: a full store, or checkpoints and blocks swept again (linear "
+        "space); auto: checkpoints when the full store would not fit the memory budget",
+    )
+    p.add_argument("--checkpoint-every", type=int, default=None, help="K, the checkpoints' spacing")
 
 
 @numba.njit(cache=True, nogil=True)
@@ -86,21 +96,22 @@ def cli_bench(args) -> dict:
     results, peers = [], []
     backends = _backends(args.backends)
     warm = random_dna(2048, rng)
+    opts = {"tile": tile, "store": args.store, "checkpoint_every": args.checkpoint_every}
     for backend in backends:
-        solve(warm, warm[::-1].copy(), backend=backend, progress=False, tile=tile)
+        solve(warm, warm[::-1].copy(), backend=backend, progress=False, **opts)
     handwritten_lcs_length(warm[:64], warm[:64])
     for n in sizes:
         a, b = random_dna(n, rng), random_dna(n, rng)
         for backend in backends:
             if backend == "cpu" and n > args.cpu_max_size:
                 continue
-            results.append(_bench_backend(backend, a, b, args.repeat, tile))
+            results.append(_bench_backend(backend, a, b, args.repeat, opts))
             _log(results[-1])
             if backend == "cpu" and n <= args.peer_max_size:
                 threads = numba.get_num_threads()
                 numba.set_num_threads(1)
                 try:
-                    r = _bench_backend("cpu", a, b, args.repeat, tile)
+                    r = _bench_backend("cpu", a, b, args.repeat, opts)
                 finally:
                     numba.set_num_threads(threads)
                 r["backend"] = "cpu (1 thread)"
@@ -139,16 +150,18 @@ def cli_bench(args) -> dict:
     }
 
 
-def _bench_backend(backend, a, b, repeat, tile) -> dict:
+def _bench_backend(backend, a, b, repeat, opts) -> dict:
     n = len(a)
     t = time.perf_counter()
-    cold = solve(a, b, backend=backend, progress=False, tile=tile)
+    cold = solve(a, b, backend=backend, progress=False, **opts)
     cold_s = time.perf_counter() - t
     runs = []
     for _ in range(repeat):
         t = time.perf_counter()
-        sol = solve(a, b, backend=backend, progress=False, tile=tile)
+        sol = solve(a, b, backend=backend, progress=False, **opts)
         runs.append((time.perf_counter() - t, sol))
+    if not runs:  # --repeat 0: the one (cold) solve is the figure, for sizes that take minutes
+        runs = [(cold_s, cold)]
     if any(s.value != cold.value for _, s in runs):
         raise CheckError(f"{backend}, n = {n}: repeated solves gave different lengths")
     cells = n * n
@@ -173,6 +186,23 @@ def _bench_backend(backend, a, b, repeat, tile) -> dict:
         "device": st.device,
         "launches": st.extra.get("launches"),
         "grid": st.extra.get("grid"),
+        "store": st.extra.get("store", "full"),
+        **_checkpoint_figures(runs),
+    }
+
+
+def _checkpoint_figures(runs) -> dict:
+    """With checkpoints: their spacing and bytes, and the traceback's blocks, cells and seconds."""
+    st = runs[0][1].stats if runs else None
+    if st is None or "traceback" not in st.extra:
+        return {}
+    tb = [s.stats.extra["traceback"] for _, s in runs]
+    return {
+        "checkpoint_every": st.extra["checkpoint_every"],
+        "checkpoint_bytes": st.extra["checkpoint_bytes"],
+        "traceback_blocks": tb[0]["blocks"],
+        "traceback_cells": tb[0]["cells"],
+        "traceback_seconds_median": statistics.median(x["seconds"] for x in tb),
     }
 
 

@@ -90,7 +90,16 @@ def _subsequence(kind: str, exact: np.ndarray, idx: np.ndarray):
     return exact[idx]
 
 
-def solve(a, b, backend: str = "auto", memory_budget=None, progress=None, tile=None) -> Solution:
+def solve(
+    a,
+    b,
+    backend: str = "auto",
+    memory_budget=None,
+    progress=None,
+    tile=None,
+    store: str = "auto",
+    checkpoint_every=None,
+) -> Solution:
     """The length of a longest common subsequence of ``a`` and ``b`` and one such subsequence.
 
     ``a``, ``b``: str, bytes, or 1-D integer arrays, lists or tuples. Symbols compare as the values
@@ -100,6 +109,12 @@ def solve(a, b, backend: str = "auto", memory_budget=None, progress=None, tile=N
     :class:`~gpudp.InputError`. Returns a checked :class:`gpudp.Solution` whose ``value`` is the
     length and ``solution`` the subsequence (of the type of ``a``; for arrays, ``a``'s dtype);
     ``details["indices_a"]`` / ``["indices_b"]`` are its positions in each input.
+
+    ``store``: where the traceback's decisions come from (see :func:`gpudp.engine.sweep`):
+    ``"full"`` keeps a bit per cell (32 GiB at 2^19 x 2^19); ``"checkpoints"`` keeps every K-th
+    row and column (``checkpoint_every``) and sweeps again the blocks the subsequence crosses, so
+    that alignments of millions of symbols need a few GiB; ``"auto"`` takes checkpoints when the
+    full store would not stay within ``memory_budget``.
     """
     xa, xb = encode(a, "a"), encode(b, "b")
     ka, kb = kind(a), kind(b)
@@ -113,7 +128,13 @@ def solve(a, b, backend: str = "auto", memory_budget=None, progress=None, tile=N
         memory_budget = parse_bytes(memory_budget, "memory_budget")
     ea, eb = kernel_codes(xa, xb)
     result = sweep(
-        LCSRecurrence(ea, eb), backend=backend, memory_budget=memory_budget, progress=progress, tile=tile
+        LCSRecurrence(ea, eb),
+        backend=backend,
+        memory_budget=memory_budget,
+        progress=progress,
+        tile=tile,
+        store=store,
+        checkpoint_every=checkpoint_every,
     )
     try:
         n, m = len(ea), len(eb)
@@ -314,11 +335,17 @@ def summary(sol: Solution, width: int = 70) -> str:
     compiling = f" ({compile_s:.2f} s of it compiling)" if compile_s > 0.05 else ""
     run_s = st.seconds - compile_s
     gcups = st.cells / run_s / 1e9 if run_s > 0 else 0.0
+    kept = f"{st.bytes_evicted / 2**20:.1f} MiB of decisions{spilled}"
+    tb = st.extra.get("traceback")
+    if tb:  # swept with checkpoints: the forward sweep's figures, then the traceback's
+        kept = (
+            f"{st.extra['checkpoint_bytes'] / 2**20:.1f} MiB of checkpoints (every "
+            f"{st.extra['checkpoint_every']}); traceback {tb['seconds']:.3f} s over {tb['blocks']} blocks"
+        )
     lines += [
         f"LCS length {sol.value} of {sol.details['len_a']} x {sol.details['len_b']} (checked)",
         f"subsequence: {shown}",
-        f"{st.backend} on {st.device}: {st.seconds:.3f} s{compiling}, {gcups:.2f} GCUPS, "
-        f"{st.bytes_evicted / 2**20:.1f} MiB of decisions{spilled}",
+        f"{st.backend} on {st.device}: {st.seconds:.3f} s{compiling}, {gcups:.2f} GCUPS, {kept}",
     ]
     return "\n".join(lines)
 
@@ -352,6 +379,15 @@ def cli_arguments(p):
         default=None,
         help="host bytes for the decision store before it spills to disk (e.g. 8G)",
     )
+    p.add_argument(
+        "--store",
+        choices=["auto", "full", "checkpoints"],
+        default="auto",
+        help="full: a decision bit per cell; checkpoints: every K-th row and column, the blocks the "
+        "subsequence crosses swept again (linear space); auto: checkpoints when the full store would "
+        "not fit the memory budget",
+    )
+    p.add_argument("--checkpoint-every", type=int, default=None, help="K, the checkpoints' spacing")
 
 
 def cli_solve(args) -> Solution | None:
@@ -360,7 +396,15 @@ def cli_solve(args) -> Solution | None:
         return None
     na, a = read_fasta(args.a, args.case_sensitive, field="a")
     nb, b = read_fasta(args.b, args.case_sensitive, field="b")
-    sol = solve(a, b, backend=args.backend, memory_budget=args.memory_budget, progress=None)
+    sol = solve(
+        a,
+        b,
+        backend=args.backend,
+        memory_budget=args.memory_budget,
+        progress=None,
+        store=args.store,
+        checkpoint_every=args.checkpoint_every,
+    )
     sol.details.update(name_a=na, name_b=nb)
     return sol
 

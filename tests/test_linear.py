@@ -1,0 +1,186 @@
+"""Tracebacks from checkpoints (gpudp.linear): the same values and paths as the full store.
+
+Every case sweeps the same recurrence twice, ``store="full"`` and ``store="checkpoints"`` with
+small tiles and blocks so that paths cross many blocks, and compares the last row and column, the
+reduction, the decisions and the walk back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from examples_loader import load_example
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpudp import ContractError, GridRecurrence, InputError, sweep
+from gpudp.linear import CheckpointResult, checkpoint_bytes, choose_every
+from gpudp.problems import lcs
+from gpudp.problems.edit_distance import Levenshtein
+from gpudp.problems.lcs import LCSRecurrence
+
+sw = load_example("local_alignment")
+gotoh = load_example("affine_alignment")
+
+TILE = (32, 32)
+
+
+def _both(rec, every, backend="cpu", tile=TILE):
+    full = sweep(rec, backend=backend, store="full", tile=tile)
+    ck = sweep(rec, backend=backend, store="checkpoints", tile=tile, checkpoint_every=every)
+    assert isinstance(ck, CheckpointResult)
+    assert np.array_equal(full.last_row, ck.last_row) and np.array_equal(full.last_col, ck.last_col)
+    assert (full.best_value, full.best_cell) == (ck.best_value, ck.best_cell)
+    return full, ck
+
+
+def _same_walk(full, ck, start, state=None):
+    want = full.traceback(start, state=state)
+    got = ck.traceback(start, state=state)
+    assert got.dtype == np.int64 and np.array_equal(want, got), (start, want[:5], got[:5])
+    return got
+
+
+dna = st.integers(1, 150).flatmap(lambda n: st.lists(st.sampled_from(b"ACGT"), min_size=n, max_size=n))
+
+
+@settings(max_examples=25)
+@given(a=dna, b=dna, every=st.sampled_from([32, 64]))
+def test_lcs_paths_equal_the_full_store(a, b, every):
+    a, b = np.array(a, np.uint8), np.array(b, np.uint8)
+    full, ck = _both(LCSRecurrence(a, b), every)
+    path = _same_walk(full, ck, (len(a) - 1, len(b) - 1))
+    blocks = ck.stats.extra["traceback"]["blocks"]
+    rows_crossed = (len(a) - 1) // every - path[-1, 0] // every + 1
+    assert rows_crossed <= blocks <= rows_crossed + (len(b) - 1) // every  # each block entered once
+    i, j = path[-1, :2]
+    assert ck.decision(i, j) == full.decision(i, j)
+
+
+@settings(max_examples=15)
+@given(a=st.text("ACGT", min_size=1, max_size=120), b=st.text("ACGT", min_size=1, max_size=120))
+def test_edit_distance_boundary_is_the_grids_own(a, b):
+    """Levenshtein's boundary (i + 1 / j + 1) matters at the grid's edges, not at the blocks'."""
+    rec = Levenshtein(np.frombuffer(a.encode(), np.uint8), np.frombuffer(b.encode(), np.uint8))
+    full, ck = _both(rec, 32)
+    _same_walk(full, ck, (len(a) - 1, len(b) - 1))
+
+
+@settings(max_examples=15)
+@given(a=st.text("ACGT", min_size=1, max_size=110), b=st.text("ACGT", min_size=1, max_size=110))
+def test_smith_waterman_walks_from_the_best_cell(a, b):
+    full, ck = _both(sw.SmithWaterman(a, b), 32)
+    if full.best_value > 0:
+        _same_walk(full, ck, full.best_cell)
+    assert (
+        sw.align(a, b, backend="cpu", store="checkpoints", tile=TILE, checkpoint_every=32)[:3]
+        == sw.align(a, b, backend="cpu", tile=TILE)[:3]
+    )
+
+
+@settings(max_examples=10)
+@given(a=st.text("ACGT", min_size=1, max_size=100), b=st.text("ACGT", min_size=1, max_size=100))
+def test_gotoh_stateful_walk(a, b):
+    full, ck = _both(gotoh.Gotoh(a, b), 32)
+    for state in (0, 1, 2):
+        _same_walk(full, ck, (len(a), len(b)), state=state)
+
+
+def test_one_block_and_thin_grids():
+    rng = np.random.default_rng(3)
+    for n, m in ((1, 300), (300, 1), (64, 64), (65, 64), (64, 65)):
+        a, b = rng.integers(0, 4, n).astype(np.uint8), rng.integers(0, 4, m).astype(np.uint8)
+        full, ck = _both(LCSRecurrence(a, b), 64)
+        _same_walk(full, ck, (n - 1, m - 1))
+
+
+def test_lcs_solve_with_checkpoints_and_auto():
+    rng = np.random.default_rng(4)
+    a, b = rng.integers(0, 4, 700).astype(np.uint8), rng.integers(0, 4, 650).astype(np.uint8)
+    want = lcs.solve(a, b, backend="cpu", store="full")
+    got = lcs.solve(a, b, backend="cpu", store="checkpoints", checkpoint_every=512)
+    assert got.value == want.value and np.array_equal(got.solution, want.solution)
+    assert got.stats.extra["store"] == "checkpoints"
+    # auto: a budget the full store (57 KB) does not fit takes checkpoints
+    auto = lcs.solve(a, b, backend="cpu", memory_budget=20_000)
+    assert auto.stats.extra["store"] == "checkpoints" and auto.value == want.value
+    assert "store" not in lcs.solve(a, b, backend="cpu").stats.extra  # fits: the full store
+
+
+def test_choose_every_and_memory_figures():
+    rec = LCSRecurrence(np.zeros(5000, np.uint8), np.zeros(3000, np.uint8))
+    from gpudp.engine import plan_sweep
+
+    plan = plan_sweep(rec, "cpu", (32, 32))
+    k = choose_every(plan, memory_budget=1 << 40)
+    assert k & (k - 1) == 0 and k * k // 8 <= 1 << 30 and (k * 2) ** 2 // 8 > 1 << 30
+    assert choose_every(plan, memory_budget=1 << 20) == 1024  # 128 KiB blocks: an eighth
+    assert choose_every(plan, memory_budget=1 << 16) == 512  # never below MIN_EVERY
+    assert checkpoint_bytes(5000, 3000, 1000, 4) == (4 * 3000 + 2 * 5000) * 4
+    with pytest.raises(InputError, match="multiple of the tile"):
+        choose_every(plan, every=48)
+    with pytest.raises(InputError, match="checkpoints .* take"):
+        sweep(
+            rec, backend="cpu", tile=(32, 32), store="checkpoints", checkpoint_every=32, memory_budget=10_000
+        )
+
+
+class Skewed(GridRecurrence):
+    """Offsets off the tiled schedule: swept by layers, so no checkpoints."""
+
+    decision_bits = 1
+    offsets = ((-1, 0), (-1, -2))
+
+    def shape(self):
+        return (4, 4)
+
+    @staticmethod
+    def cell(i, j, a, b):
+        return max(a, b) + 1, 0
+
+    @staticmethod
+    def back(i, j, d):
+        return i - 1, j
+
+
+def test_refusals():
+    with pytest.raises(InputError, match="tiled schedule"):
+        sweep(Skewed(), backend="cpu", store="checkpoints")
+    assert sweep(Skewed(), backend="cpu").store is not None  # auto: the full store
+    with pytest.raises(InputError, match="store"):
+        sweep(Skewed(), backend="cpu", store="disk")
+    ck = sweep(
+        LCSRecurrence(np.zeros(3, np.uint8), np.zeros(3, np.uint8)), backend="cpu", store="checkpoints"
+    )
+    with pytest.raises(IndexError):
+        ck.traceback((3, 0))
+    with pytest.raises(ContractError, match="traceback_state = False"):
+        ck.traceback((2, 2), state=1)
+
+
+@pytest.mark.sim
+def test_cuda_checkpoints_and_blocks_in_the_simulator():
+    """The CUDA kernels' checkpoint copies and a block swept again on the device (tiny: simulated)."""
+    rng = np.random.default_rng(5)
+    a, b = rng.integers(0, 4, 34).astype(np.uint8), rng.integers(0, 4, 33).astype(np.uint8)
+    rec = LCSRecurrence(a, b)
+    full = sweep(rec, backend="cpu", store="full", tile=(32, 32))
+    ck = sweep(rec, backend="cuda", store="checkpoints", tile=(32, 32), checkpoint_every=32)
+    cpu = sweep(rec, backend="cpu", store="checkpoints", tile=(32, 32), checkpoint_every=32)
+    assert np.array_equal(ck._rows, cpu._rows) and np.array_equal(ck._cols, cpu._cols)
+    assert np.array_equal(full.traceback((33, 32)), ck.traceback((33, 32)))
+
+
+@pytest.mark.gpu
+def test_gpu_checkpoints_equal_the_full_store():
+    rng = np.random.default_rng(6)
+    a, b = rng.integers(0, 4, 5000).astype(np.uint8), rng.integers(0, 4, 4100).astype(np.uint8)
+    for every in (1024, 2048):
+        full, ck = _both(LCSRecurrence(a, b), every, backend="cuda", tile=None)
+        _same_walk(full, ck, (4999, 4099))
+    s = "".join(rng.choice(list("ACGT"), 3000))
+    t = "".join(rng.choice(list("ACGT"), 2900))
+    full, ck = _both(sw.SmithWaterman(s, t), 1024, backend="cuda", tile=None)
+    _same_walk(full, ck, full.best_cell)
+    full, ck = _both(gotoh.Gotoh(s, t), 1024, backend="cuda", tile=None)
+    _same_walk(full, ck, (3000, 2900), state=0)
