@@ -1,6 +1,7 @@
 """gpudp: a generic GPU dynamic-programming framework.
 
-Declare a recurrence by subclassing :class:`GridRecurrence` or :class:`LayeredRecurrence`; the
+Declare a recurrence by subclassing :class:`GridRecurrence`, :class:`LayeredRecurrence` or
+:class:`IntervalRecurrence` (interval DPs, swept by length: :mod:`gpudp.interval`); the
 engine derives the wavefront schedule, compiles the cell function for the CPU (numba) and the GPU
 (numba-cuda), sweeps it keeping only the dependency window in memory, evicts the decisions to a host
 (or disk) store and walks them back for the solution. Ready-made solvers live in
@@ -26,7 +27,7 @@ __all__ = [
 
 def __getattr__(name):
     # The engine pulls in numba; import it on first use so `import gpudp` stays light.
-    if name in ("GridRecurrence", "LayeredRecurrence", "Recurrence"):
+    if name in ("GridRecurrence", "IntervalRecurrence", "LayeredRecurrence", "Recurrence"):
         from . import recurrence
 
         return getattr(recurrence, name)

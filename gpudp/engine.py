@@ -23,7 +23,7 @@ from .codegen import NO_CELL, data_args, reduce_worst
 from .errors import ContractError, InputError
 from .memory import available_memory, default_budget, describe, parse_bytes
 from .progress import progress_bar
-from .recurrence import GridRecurrence, LayeredRecurrence, Recurrence
+from .recurrence import GridRecurrence, IntervalRecurrence, LayeredRecurrence, Recurrence
 from .schedule import Schedule, derive
 from .solution import Stats
 from .store import (
@@ -449,6 +449,11 @@ def sweep(
     if store not in ("auto", "full", "checkpoints"):
         raise InputError("store", f"{store!r}: must be 'auto', 'full' or 'checkpoints'")
     user_rec = rec
+    if isinstance(rec, IntervalRecurrence):  # by diagonals, the whole table kept: gpudp/interval
+        from .interval import sweep_intervals
+
+        swept = _values_only(rec) if not traceback and type(rec).decision_bits else rec
+        return sweep_intervals(swept, rec, backend, memory_budget, progress)
     if traceback and type(rec).decision_bits and store != "full":
         plan = plan_sweep(rec, backend, tile)
         if store == "checkpoints" or (plan.kind == "tiled" and plan.memory(memory_budget).spill):

@@ -1,0 +1,317 @@
+"""Interval recurrences (:class:`gpudp.recurrence.IntervalRecurrence`): swept by interval length,
+the whole table kept, decisions walked back as a tree.
+
+Cell ``(i, j)`` reads shorter intervals inside ``[i, j]``, so the cells of one *diagonal* of the
+upper-triangular table (one length, ``d = j - i``) are independent: diagonal ``d`` runs after
+``d - 1``, its ``n - d`` cells in parallel, one thread a cell. Unlike the wavefront shapes no
+window suffices (a cell reads its whole row and column of the triangle), so the table stays whole:
+``n * n`` values and ``n * n`` decisions (the smallest unsigned type of ``decision_bits``).
+
+- CPU (:mod:`gpudp.interval.cpu`): the table row-major, ``T[i, j]``, computed in place; a diagonal
+  runs with ``prange`` over its cells unless its work is small (:data:`SERIAL_WORK`), then serially
+  (a parallel region costs more than such a diagonal).
+- CUDA (:mod:`gpudp.interval.cuda`): the table *by diagonals* in device memory, ``S[d, i] = T[i, i +
+  d]``: the cells of a diagonal are consecutive, and so are the reads ``T[i, i + m]`` and
+  ``T[i + m + 1, j]`` of consecutive threads, which coalesce. The cell still indexes ``T[a, b]``:
+  it receives a strided view (:func:`make_diagonal_view`: ``T[a, b]`` at ``S`` + ``(b - a) * n +
+  a`` items, a linear map, so strides ``(1 - n, n)``). Chunks of diagonals run as cooperative
+  launches, a grid sync between diagonals; at the end the table and decisions come back a slice of
+  diagonals at a time and are scattered into the host's row-major arrays.
+
+The driver (:func:`sweep_intervals`, reached through :func:`gpudp.engine.sweep`) checks the class
+and instance (arities before compiling, the cell's return form in plain Python), refuses a table
+that does not fit, picks the backend as the other shapes do (``auto`` from the work, counted as
+the sum of the intervals' lengths: a cell of length ``L`` typically reads ``L`` split points), runs
+it, raises a :class:`ContractError` for a decision wider than ``decision_bits`` and returns an
+:class:`IntervalResult`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import backends
+from ..cache import jit_generated
+from ..codegen import data_args
+from ..errors import ContractError, InputError
+from ..jit import njit
+from ..memory import available_memory, describe
+from ..progress import progress_bar
+from ..recurrence import IntervalRecurrence
+from ..solution import Stats
+from .table import (
+    SERIAL_WORK,
+    decision_dtype,
+    interval_memory,
+    make_diagonal_view,
+    scatter_diagonals,
+    work_of,
+)
+from .table import chunks as diagonal_chunks
+
+__all__ = [
+    "IntervalResult",
+    "sweep_intervals",
+    "interval_memory",
+    "make_diagonal_view",
+    "scatter_diagonals",
+    "SERIAL_WORK",
+]
+
+# ---------------------------------------------------------------------------------------------
+# The result and its tree walk
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class IntervalResult:
+    """An interval sweep's outcome: ``table`` (``n x n``, row-major: ``table[i, j]`` is interval
+    ``i..j``; ``fill`` below the diagonal), ``decisions`` (the same shape, an unsigned type; None
+    without decisions or with ``traceback=False``) and ``stats``."""
+
+    recurrence: IntervalRecurrence
+    table: np.ndarray
+    decisions: np.ndarray | None
+    stats: Stats
+
+    @property
+    def n(self) -> int:
+        return int(self.table.shape[0])
+
+    def _cell(self, i, j) -> tuple[int, int]:
+        i, j = int(i), int(j)
+        if not 0 <= i <= j < self.n:
+            raise IndexError(f"interval ({i}, {j}) outside 0 <= i <= j < {self.n}")
+        return i, j
+
+    def value(self, i, j):
+        """The value of interval ``i..j``; ``value(0, n - 1)`` is the whole instance's."""
+        return self.table[self._cell(i, j)]
+
+    def decision(self, i, j) -> int:
+        """The decision ``cell`` returned for interval ``i..j``."""
+        self._need_decisions()
+        return int(self.decisions[self._cell(i, j)])
+
+    def traceback_tree(self, root=None) -> np.ndarray:
+        """The tree of intervals ``back`` splits ``root`` (default ``(0, n - 1)``) into, walked
+        compiled with an explicit stack: an int64 array of rows ``(i, j, decision)`` in preorder
+        (a cell, its first child's subtree, its second's).
+
+        Raises :class:`ContractError` when no decisions were kept, ``back`` does not return four
+        integers, or returns a child that is not a shorter interval inside its own (or more
+        intervals than the root holds: children that overlap); ``IndexError`` for a root outside."""
+        self._need_decisions()
+        cls = type(self.recurrence)
+        i0, j0 = self._cell(*((0, self.n - 1) if root is None else root))
+        data = tuple(_as_data(x) for x in self.recurrence.data())
+        if getattr(cls, "back", None) is None:
+            raise ContractError(
+                f"{cls.__name__} defines no back(...): its decisions cannot be traced back; define "
+                f"{cls._form('back', len(data))} as a @staticmethod"
+            )
+        d = int(self.decisions[i0, j0])
+        try:  # the return's form, in plain Python, before compiling (a back that cannot run so: skipped)
+            got = cls.back(i0, j0, d, *data)
+        except Exception:
+            got = (0, 0, 0, 0)
+        if not (isinstance(got, tuple) and len(got) == 4):
+            raise ContractError(
+                f"{cls.__name__}.back({i0}, {j0}, {d}) returned {got!r}: {cls._form('back', len(data))}"
+            )
+        length = j0 - i0 + 1
+        cap = length * (length + 1) // 2  # the intervals inside the root
+        path, err, i, j, a, b = _walker(cls, len(data))(i0, j0, cap, self.decisions, *data)
+        if err == 1:
+            raise ContractError(
+                f"{cls.__name__}.back({i}, {j}, {self.decisions[i, j]}) returned the child ({a}, {b}): a "
+                f"child must be a shorter interval inside ({i}, {j}), or (-1, -1) for none"
+            )
+        if err == 2:
+            raise ContractError(
+                f"{cls.__name__}.back(): the walk from ({i0}, {j0}) met more than {cap} intervals, all "
+                "that it holds: children overlap (each decision must split its interval)"
+            )
+        return path
+
+    def _need_decisions(self):
+        cls = type(self.recurrence)
+        if self.decisions is None and cls.decision_bits:
+            raise ContractError(f"{cls.__name__} was swept with traceback=False: no decisions were kept")
+        if self.decisions is None:
+            raise ContractError(f"{cls.__name__} declares decision_bits = 0: there is nothing to trace back")
+
+    def close(self):
+        """Nothing to release (the table and decisions live in memory); here for the shapes' API."""
+
+
+_TREE_WALK = """
+def walk(i0, j0, cap, D{da}):
+    # err 0: done; 1: a bad child (i, j, its child a, b); 2: more than cap intervals (overlaps)
+    path = np.empty((min(2 * (j0 - i0 + 1), cap), 3), np.int64)
+    stack = np.empty((j0 - i0 + 2, 2), np.int64)  # a child is shorter: depth <= length
+    stack[0, 0] = i0
+    stack[0, 1] = j0
+    top = 1
+    n = 0
+    while top > 0:
+        top -= 1
+        i = stack[top, 0]
+        j = stack[top, 1]
+        if n == cap:
+            return path[:n], 2, i, j, 0, 0
+        if n == path.shape[0]:
+            grown = np.empty((min(2 * n, cap), 3), np.int64)
+            grown[:n] = path[:n]
+            path = grown
+        d = np.int64(D[i, j])
+        path[n, 0] = i
+        path[n, 1] = j
+        path[n, 2] = d
+        n += 1
+        i1, j1, i2, j2 = back(i, j, d{da})
+        for c in range(2):  # the second child first: the stack pops the first one next
+            a = np.int64(i2) if c == 0 else np.int64(i1)
+            b = np.int64(j2) if c == 0 else np.int64(j1)
+            if (a == -1 and b == -1) or (b == a - 1 and a >= i and a <= j + 1):
+                continue  # absent, or an empty interval
+            if a < i or b > j or a > b or (a == i and b == j):
+                return path[:n], 1, i, j, a, b
+            stack[top, 0] = a
+            stack[top, 1] = b
+            top += 1
+    return path[:n], 0, 0, 0, 0, 0
+"""
+
+_WALKERS: dict = {}
+
+
+def _walker(rec_cls, n_data: int):
+    key = (rec_cls, n_data)
+    if key not in _WALKERS:
+        ns = {"np": np, "back": njit(rec_cls.back)}
+        src = _TREE_WALK.format(da=data_args(n_data))
+        _WALKERS[key] = jit_generated(src, "walk", ns, njit, "cpu")
+    return _WALKERS[key]
+
+
+# ---------------------------------------------------------------------------------------------
+# The sweep
+# ---------------------------------------------------------------------------------------------
+
+
+def _as_data(x):
+    return np.ascontiguousarray(x) if isinstance(x, np.ndarray) else x
+
+
+def _read_only(x):
+    if isinstance(x, np.ndarray):
+        x = x.view()
+        x.flags.writeable = False
+    return x
+
+
+def _probe(rec, n: int, data: tuple) -> None:
+    """Call ``cell`` once in plain Python on ``(0, 0)`` with a read-only table of ``fill`` (and
+    read-only data) to catch a return of the wrong form before anything compiles; a cell that
+    cannot run so (whatever it raises) is left to the compiler."""
+    cls = type(rec)
+    if n == 0:
+        return
+    m = min(n, 64)
+    table = _read_only(np.full((m, m), cls.fill, np.dtype(cls.value_dtype)))
+    try:
+        with np.errstate(all="ignore"):
+            out = cls.cell(0, 0, table, *(_read_only(x) for x in data))
+    except Exception:
+        return
+    bits = getattr(cls, "_declared_bits", cls.decision_bits)  # what cell returns, values-only or not
+    pair = isinstance(out, tuple) and len(out) == 2
+    if bits and not pair:
+        raise ContractError(
+            f"{cls.__name__}.cell returned {out!r} at the first cell, (0, 0), but decision_bits = {bits}: "
+            "return (value, decision)"
+        )
+    if not bits and isinstance(out, tuple):
+        raise ContractError(
+            f"{cls.__name__}.cell returned the tuple {out!r} at the first cell, (0, 0), but decision_bits "
+            "= 0: return the value alone, or declare decision_bits to keep decisions for a traceback"
+        )
+
+
+def _check_memory(name: str, n: int, table: int, decisions: int, device) -> None:
+    """Refuse, naming the figures, a table (and its decisions) that the device or this process
+    cannot hold: both are kept whole, on the host and, on CUDA, on the device."""
+    what = (
+        f"{name}'s interval sweep of size {n} keeps the whole table, {n} x {n} values "
+        f"({table / 2**30:.2f} GiB) and decisions ({decisions / 2**30:.2f} GiB)"
+    )
+    if device is not None and table + decisions > device[0]:
+        raise InputError(
+            "memory",
+            f"{what} in device memory; {device[0] / 2**30:.2f} of {device[1] / 2**30:.2f} GiB are free",
+        )
+    if table + decisions > available_memory():
+        raise InputError("memory", f"{what} in host memory; {describe()}")
+
+
+def sweep_intervals(
+    rec: IntervalRecurrence, user_rec=None, backend="auto", memory_budget=None, progress=None
+):
+    """Sweep an interval recurrence (what :func:`gpudp.engine.sweep` does for one).
+
+    ``rec`` may be the engine's values-only proxy of ``user_rec`` (``traceback=False``: its class
+    declares 0 decision bits and drops what ``cell`` returns). ``memory_budget`` is accepted for the
+    shapes' common signature; it does not apply here: the table that the cells read stays in memory
+    whole, and the decisions (no larger) with it. ``progress``: as :func:`gpudp.engine.sweep`
+    takes it (a bar over the cells, :func:`gpudp.progress.progress_bar`).
+    """
+    t_start = time.perf_counter()
+    user_rec = rec if user_rec is None else user_rec
+    cls = type(rec)
+    cls._validate_class()
+    n = rec._checked_size()
+    bits = cls.decision_bits
+    backend, why = backends.choose(backend, work_of(n))
+    runner = backends.get(backend)
+    table_bytes, dec_bytes = interval_memory(n, cls.value_dtype, bits)
+    _check_memory(cls.__name__, n, table_bytes, dec_bytes, runner.memory())
+    data = tuple(_as_data(x) for x in rec._validate_instance())
+    _probe(rec, n, data)
+    if bits:  # the decision-overflow flag, last of the kernels' data (see codegen.n_flags)
+        data = (*data, np.zeros(4, np.int64))
+    vt = np.dtype(cls.value_dtype)
+    table = np.full((n, n), cls.fill, vt)
+    decisions = np.zeros((n, n) if bits else (1, 1), decision_dtype(bits))
+    cells = n * (n + 1) // 2
+    stats = Stats(backend=backend, device=runner.device_name(), cells=cells)
+    stats.extra.update(
+        schedule="interval diagonals",
+        backend_choice=why,
+        work=work_of(n),
+        table_bytes=table_bytes,
+        decision_store_bytes=dec_bytes,
+    )
+    bar = progress_bar(cells, progress)
+    try:
+        if backend == "cpu":
+            from .cpu import run
+        else:
+            from .cuda import run
+        run(cls, n, data, table, decisions, diagonal_chunks(n), bar, stats)
+    finally:
+        if bar is not None:
+            bar.close()
+    if bits and data[-1][0]:
+        count, d, a, b = (int(x) for x in data[-1])
+        raise ContractError(
+            f"{cls.__name__}.cell returned the decision {d} at cell (i, j) = ({a}, {b}), which does not fit "
+            f"decision_bits = {bits} (0 .. {(1 << bits) - 1}; cells seen doing so: {count}). Declare more "
+            "decision_bits: decisions are never truncated"
+        )
+    stats.seconds = time.perf_counter() - t_start
+    stats.bytes_evicted = dec_bytes
+    return IntervalResult(user_rec, table, decisions if bits else None, stats)

@@ -1,0 +1,141 @@
+"""The interval table: its two layouts (row-major on the CPU, by diagonals on the GPU), the sizes
+and the work of a sweep, and the chunks of diagonals the backends run. Shared by the driver
+(:mod:`gpudp.interval`) and both backends' modules.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..codegen import cell_call, data_args, indent
+from ..jit import njit
+
+#: a diagonal whose work (cells x length, the split points its cells read) is below this runs on
+#: one thread on the CPU: a parallel region costs more (2 threads, matrix chain n = 200..1000: 2^13
+#: beat 2^10, 2^15 and 2^17 by 0-25 %; tools/interval_bench.py times the whole sweep)
+SERIAL_WORK = 1 << 13
+#: work (cells x length) of one chunk of diagonals: one kernel call or cooperative launch, a
+#: progress step, a point where Ctrl-C is seen
+CHUNK_WORK = 1 << 26
+
+
+def decision_dtype(bits: int):
+    """The unsigned type a cell's decision is stored in (uint8 for 0 bits: a placeholder)."""
+    return np.uint8 if bits <= 8 else np.uint16 if bits <= 16 else np.uint32
+
+
+def interval_memory(n: int, value_dtype, bits: int) -> tuple[int, int]:
+    """``(table bytes, decision bytes)`` of an interval sweep over ``0 .. n - 1``: what the host
+    keeps, and on CUDA what the device keeps too (the same two arrays, by diagonals)."""
+    cells = int(n) * int(n)
+    dec = cells * np.dtype(decision_dtype(bits)).itemsize if bits else 0
+    return cells * np.dtype(value_dtype).itemsize, dec
+
+
+def work_of(n: int) -> int:
+    """The sweep's work in split-point reads: the sum of every interval's length, n(n+1)(n+2)/6."""
+    return n * (n + 1) * (n + 2) // 6
+
+
+def chunks(n: int, max_work: int = CHUNK_WORK) -> list[tuple[int, int]]:
+    """Consecutive diagonals ``[d0, d1)`` grouped so that each group's work (cells x length) stays
+    within ``max_work``, at least one diagonal a group."""
+    out, d0 = [], 0
+    while d0 < n:
+        d1, w = d0 + 1, (n - d0) * (d0 + 1)
+        while d1 < n and w + (n - d1) * (d1 + 1) <= max_work:
+            w += (n - d1) * (d1 + 1)
+            d1 += 1
+        out.append((d0, d1))
+        d0 = d1
+    return out
+
+
+def cells_of(n: int, d0: int, d1: int) -> int:
+    """Cells on diagonals ``d0 .. d1 - 1``."""
+    return sum(n - d for d in range(d0, d1))
+
+
+@njit(cache=True)
+def scatter_diagonals(rows, d0, n, out):
+    """``out[i, i + d] = rows[d - d0, i]`` for the diagonals ``d0 .. d0 + len(rows) - 1``: a slice
+    of a table stored by diagonals, into the row-major table."""
+    for r in range(rows.shape[0]):
+        d = d0 + r
+        for i in range(n - d):
+            out[i, i + d] = rows[r, i]
+
+
+def make_diagonal_view(intrinsic, make_array, types):
+    """Build ``diagonal_view(S, n)`` with a target's ``intrinsic``, ``make_array`` and ``types``
+    (numba's for the CPU, numba-cuda's for the GPU: the code generated is the same): a 2-D view ``T``
+    of the C-contiguous table ``S`` stored by diagonals, ``T[a, b] == S.flat[(b - a) * n + a]``
+    for ``a <= b`` (strides ``(1 - n, n)`` items; shape ``(n, n)``; nothing is copied or checked,
+    and ``a > b`` points outside ``S``)."""
+
+    @intrinsic
+    def diagonal_view(typingctx, array, n):
+        if not (isinstance(array, types.Array) and array.layout == "C" and isinstance(n, types.Integer)):
+            return None
+        ret = types.Array(array.dtype, 2, "A")
+
+        def codegen(context, builder, sig, args):
+            src = make_array(sig.args[0])(context, builder, args[0])
+            out = make_array(sig.return_type)(context, builder)
+            nn = context.cast(builder, args[1], sig.args[1], types.intp)
+            one = context.get_constant(types.intp, 1)
+            context.populate_array(
+                out,
+                data=src.data,
+                shape=[nn, nn],
+                strides=[builder.mul(builder.sub(one, nn), src.itemsize), builder.mul(nn, src.itemsize)],
+                itemsize=src.itemsize,
+                meminfo=src.meminfo,
+                parent=src.parent,
+            )
+            value = out._getvalue()
+            if context.enable_nrt:  # the view shares the array's reference: count it
+                context.nrt.incref(builder, sig.return_type, value)
+            return value
+
+        return ret(array, n), codegen
+
+    return diagonal_view
+
+
+class SimDiagonalView:
+    """The CUDA simulator's stand-in for :func:`make_diagonal_view`'s view: ``T[a, b]`` reads
+    ``S[b - a, a]``, and a read outside ``0 <= a <= b < n`` raises ``IndexError`` (a cell reading
+    outside its contract is caught by tests, not given garbage)."""
+
+    def __init__(self, table, n):
+        self.table, self.n = table, int(n)
+        self.shape = (self.n, self.n)
+
+    def __getitem__(self, ab):
+        a, b = (int(x) for x in ab)
+        if not 0 <= a <= b < self.n:
+            raise IndexError(
+                f"T[{a}, {b}]: a cell may read T[a, b] only at shorter intervals inside its own, "
+                f"0 <= a <= b < {self.n}"
+            )
+        return self.table[b - a, a]
+
+    def __setitem__(self, ab, v):
+        raise IndexError("the table is read-only to the cell")
+
+
+_SWEEPS: dict = {}
+
+
+def compiled_sweep(kind: str, rec_cls, n_data: int, template: str, at: str, depth: int, namespace, build):
+    """A backend's compiled diagonal sweep of a recurrence class, made once per process: ``template``
+    (``{da}``: the data arguments; ``{body}``: computing cell ``(i, i + d)`` from the view ``T``
+    and storing its value in ``S[at]`` and its decision in ``D[at]``, indented ``depth``) compiled
+    by ``build(source, namespace())``."""
+    key = (kind, rec_cls, n_data)
+    if key not in _SWEEPS:
+        body = cell_call(rec_cls, "i, j", ["T"], n_data, "v", "dd")
+        body = f"j = i + d\n{body}\nS[{at}] = v\n" + (f"D[{at}] = dd\n" if rec_cls.decision_bits else "")
+        _SWEEPS[key] = build(template.format(da=data_args(n_data), body=indent(body, depth)), namespace())
+    return _SWEEPS[key]
