@@ -34,6 +34,7 @@ BENCHES = {
     "knapsack": "gpudp.bench.knapsack_dp",
     "startup": "gpudp.bench.startup",
     "batch": "gpudp.bench.batch",
+    "scale": "gpudp.bench.scale",
 }
 
 

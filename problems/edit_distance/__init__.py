@@ -145,7 +145,9 @@ def _checker(xa: np.ndarray, xb: np.ndarray):
     return check
 
 
-def solve_many(pairs, backend: str = "auto", traceback: bool = False, verify: int = 2, progress=None):
+def solve_many(
+    pairs, backend: str = "auto", traceback: bool = False, verify: int = 2, progress=None, client=None
+):
     """The edit distances of many pairs in one call: Myers' bit-vector algorithm (64 cells a word
     operation), one pair per GPU thread or per loop iteration on every CPU core; ``traceback=True``
     solves each pair with its script instead. Parameters, result and errors as
@@ -154,7 +156,7 @@ def solve_many(pairs, backend: str = "auto", traceback: bool = False, verify: in
     >>> solve_many([("kitten", "sitting"), ("", "abc")], backend="cpu").values.tolist()
     [3, 3]
     """
-    return batch.run(_SOLVER, pairs, backend, traceback, verify, progress)
+    return batch.run(_SOLVER, pairs, backend, traceback, verify, progress, client)
 
 
 _SOLVER = batch.PairSolver(

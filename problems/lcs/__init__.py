@@ -388,6 +388,16 @@ def cli_arguments(p):
         "not fit the memory budget",
     )
     p.add_argument("--checkpoint-every", type=int, default=None, help="K, the checkpoints' spacing")
+    p.add_argument(
+        "--scheduler", default=None, help="with --pairs: run the batch on the Dask scheduler at this address"
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="with --pairs: run the batch on a local Dask cluster of this many worker processes (one a "
+        "GPU with --backend cuda and dask-cuda installed)",
+    )
 
 
 def cli_solve(args) -> Solution | None:
@@ -409,7 +419,9 @@ def cli_solve(args) -> Solution | None:
     return sol
 
 
-def solve_many(pairs, backend: str = "auto", traceback: bool = False, verify: int = 2, progress=None):
+def solve_many(
+    pairs, backend: str = "auto", traceback: bool = False, verify: int = 2, progress=None, client=None
+):
     """The LCS lengths of many pairs of sequences in one call.
 
     Parameters
@@ -430,6 +442,10 @@ def solve_many(pairs, backend: str = "auto", traceback: bool = False, verify: in
         the batch's cross-check with the checked path.
     progress : bool or None
         a progress bar over the pairs with ``traceback=True``.
+    client : dask.distributed.Client or None
+        run the batch on a Dask cluster (:mod:`gpudp.distributed`): chunks of about equal cells, one
+        task a chunk on the workers (one GPU each under dask-cuda), ``verify`` pairs checked per
+        chunk, results in input order; ``stats.extra`` gives the workers and chunks.
 
     Returns
     -------
@@ -448,7 +464,7 @@ def solve_many(pairs, backend: str = "auto", traceback: bool = False, verify: in
     >>> solve_many([("GATTACA", "TACCA"), ("AB", "BA"), ("", "X")], backend="cpu").values.tolist()
     [4, 1, 0]
     """
-    return batch.run(_SOLVER, pairs, backend, traceback, verify, progress)
+    return batch.run(_SOLVER, pairs, backend, traceback, verify, progress, client)
 
 
 _SOLVER = batch.PairSolver(
@@ -476,7 +492,14 @@ def _cli_batch(args) -> None:
     else:
         index = [(i, j) for i in range(len(ra)) for j in range(len(rb))]
     pairs = [(ra[i][1], rb[j][1]) for i, j in index]
-    res = solve_many(pairs, backend=args.backend, traceback=args.traceback)
+    if args.scheduler or args.workers:
+        from gpudp import distributed
+
+        gpus = args.backend == "cuda" and not args.scheduler and (args.workers or 0) > 1
+        with distributed.cluster(args.scheduler, args.workers, gpus=gpus) as client:
+            res = solve_many(pairs, backend=args.backend, traceback=args.traceback, client=client)
+    else:
+        res = solve_many(pairs, backend=args.backend, traceback=args.traceback)
     out = sys.stdout
     if not args.json:
         out.write("name_a\tname_b\tlen_a\tlen_b\tlcs" + ("\tsubsequence" if args.traceback else "") + "\n")
@@ -492,6 +515,11 @@ def _cli_batch(args) -> None:
     st = res.stats
     print(
         f"# {len(index)} pairs, {st.cells:.3g} cells, {st.seconds:.3f} s on {st.backend} "
-        f"({st.extra.get('method')}; {len(res.verified)} re-solved and checked)",
+        f"({st.extra.get('method')}; {len(res.verified)} re-solved and checked"
+        + (
+            f"; {st.extra['dask_workers']} Dask workers, {st.extra['dask_chunks']} chunks)"
+            if "dask_workers" in st.extra
+            else ")"
+        ),
         file=sys.stderr,
     )

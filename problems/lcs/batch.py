@@ -10,6 +10,7 @@ computes) as the batch's cross-check.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import time
 from collections.abc import Callable
@@ -55,6 +56,25 @@ class BatchResult:
     verified: list[int] = field(default_factory=list)
     stats: Stats = field(default_factory=Stats)
 
+    @classmethod
+    def concat(cls, parts: list, bounds: list[tuple[int, int]], info: dict) -> BatchResult:
+        """The results of a batch's chunks (items ``lo .. hi - 1`` each, :func:`gpudp.distributed.map_chunks`)
+        as one, in input order; ``stats.extra`` says how many workers and chunks ran it."""
+        values = np.concatenate([p.values for p in parts]) if parts else np.zeros(0, np.int64)
+        errors = {lo + k: e for (lo, _), p in zip(bounds, parts, strict=True) for k, e in p.errors.items()}
+        verified = [lo + k for (lo, _), p in zip(bounds, parts, strict=True) for k in p.verified]
+        first = parts[0].stats if parts else Stats()
+        stats = Stats(
+            backend=first.backend,
+            device=first.device,
+            cells=sum(p.stats.cells for p in parts),
+            kernel_seconds=sum(p.stats.kernel_seconds for p in parts),
+        )
+        stats.extra.update({k: v for k, v in first.extra.items() if k in ("method", "backend_choice")})
+        stats.extra.update(items=len(values), dask_workers=info["workers"], dask_chunks=info["chunks"])
+        stats.seconds = info["seconds"]
+        return cls(values, errors, [s for p in parts for s in p.solutions], verified, stats)
+
 
 def pair_codes(a, b, p: int) -> tuple[np.ndarray, np.ndarray]:
     xa, xb = encode(a, f"pairs[{p}][0]"), encode(b, f"pairs[{p}][1]")
@@ -81,8 +101,12 @@ def as_arrays(pairs):
     return np.ascontiguousarray(a), np.ascontiguousarray(b)
 
 
-def run(solver: PairSolver, pairs, backend: str, traceback: bool, verify: int, progress) -> BatchResult:
+def run(
+    solver: PairSolver, pairs, backend: str, traceback: bool, verify: int, progress, client=None
+) -> BatchResult:
     """Values of many pairs (see :func:`gpudp.problems.lcs.solve_many` for the parameters)."""
+    if client is not None:
+        return _run_on(client, solver, pairs, backend, traceback, verify)
     t0 = time.perf_counter()
     arrays = as_arrays(pairs)
     if arrays is not None:  # rows of two arrays: no object per pair unless one is asked for
@@ -151,6 +175,39 @@ def run(solver: PairSolver, pairs, backend: str, traceback: bool, verify: int, p
     stats.extra.update(pairs=len(pairs), method=solver.method, backend_choice=why)
     stats.seconds = time.perf_counter() - t0
     return BatchResult(values, errors, [None] * len(pairs), verified, stats)
+
+
+def _run_on(client, solver, pairs, backend, traceback, verify) -> BatchResult:
+    """:func:`run` over a Dask cluster: chunks of about equal cells, each run by :func:`run` on a
+    worker (``verify`` pairs cross-checked per chunk), joined in input order."""
+    from gpudp import distributed
+
+    arrays = as_arrays(pairs)
+    if arrays is not None:
+        a, b = arrays
+        costs = np.full(len(a), max(a.shape[1] * b.shape[1], 1), np.int64)
+
+        def take(lo, hi):
+            return a[lo:hi], b[lo:hi]
+    else:
+        pairs = list(pairs)
+        costs = [_cells(pair) for pair in pairs]
+
+        def take(lo, hi):
+            return pairs[lo:hi]
+
+    fn = functools.partial(run, solver, backend=backend, traceback=traceback, verify=verify, progress=False)
+    return BatchResult.concat(*distributed.map_chunks(client, fn, take, costs))
+
+
+def _cells(pair) -> int:
+    """A pair's cells, for sharing out the work (1 for a pair that is not two sized things: its
+    error comes from the worker)."""
+    try:
+        a, b = pair
+        return max(len(a) * len(b), 1)
+    except (TypeError, ValueError):
+        return 1
 
 
 class _Rows:

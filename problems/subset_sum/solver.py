@@ -204,8 +204,11 @@ def _unmask(half, mask):
 # Public API
 
 
-def _best_subset(weights, cap, backend, block):
-    """Largest subset sum <= cap: (sum, indices, info or None when settled without lists)."""
+def _best_subset(weights, cap, backend, block, split=None, client=None):
+    """Largest subset sum <= cap: (sum, indices, info or None when settled without lists).
+
+    ``split``: fix the ``split`` largest usable items (:func:`_split_search`); None: as few as make
+    the rest fit the memory here and the 64-item masks (0 when it already fits)."""
     usable = [k for k, w in enumerate(weights) if 0 < w <= cap]
     total = sum(weights[k] for k in usable)
     if total <= cap:
@@ -213,9 +216,101 @@ def _best_subset(weights, cap, backend, block):
     hit = next((k for k in usable if weights[k] == cap), None)
     if hit is not None:
         return cap, [hit], None
+    if split is None:
+        split = _split_needed(weights, usable, cap, backend, block)
+    if split:
+        return _split_search(weights, usable, cap, backend, block, split, client)
     half_a, half_b = _halves(weights, cap)
     gap, mask_a, mask_b, info = _two_list(half_a, half_b, cap, backend, block)
     return cap - gap, sorted(_unmask(half_a, mask_a) + _unmask(half_b, mask_b)), info
+
+
+#: at most this many items are fixed by a split (2^k parts)
+MAX_SPLIT = 16
+
+
+def _split_needed(weights, usable, cap, backend, block) -> int:
+    """How many of the largest usable items to fix so that the rest's two lists fit here: 0 when
+    all fit as they are; else enough to bring the rest within 64 items and within the largest n
+    whose worst case fits the free memory. Raises InputError past :data:`MAX_SPLIT`."""
+    n = len(usable)
+    if n <= MAX_ITEMS:
+        half_a, half_b = _halves(weights, cap)
+        e = _block(block) or (BLOCK_CUDA if backend == "cuda" else BLOCK_CPU)
+        plan = plan_memory([w for _, w in half_a], [w for _, w in half_b], cap, e)
+        if plan["peak"] <= _free_memory(backend, plan["peak"])[0]:
+            return 0
+    free, where = _free_memory(backend)
+    k = max(n - min(MAX_ITEMS, _largest_n(free)), 1)
+    if k > MAX_SPLIT:
+        raise InputError(
+            "weights",
+            f"{n} usable items: the lists of at most {_largest_n(free)} fit {where}, and splitting on "
+            f"{k} items (2^{k} parts) is past the limit of {MAX_SPLIT}",
+        )
+    return k
+
+
+def _split_search(weights, usable, cap, backend, block, k, client):
+    """Fix the ``k`` largest usable items: for each of their ``2^k`` subsets S (with sum(S) <= cap)
+    the rest's best sum <= cap - sum(S) by the two lists (a part); the best of the parts is the best
+    of all, since every subset is one S plus a subset of the rest. Parts run one after the other,
+    or as tasks on ``client``'s workers (one GPU each); an exact hit of ``cap`` stops the others.
+    Returns what :func:`_best_subset` returns, with ``info["split"]`` describing the parts."""
+    k = min(k, len(usable))
+    order = sorted(usable, key=lambda q: (-weights[q], q))
+    fixed, rest = order[:k], sorted(order[k:])
+    rest_w = [weights[q] for q in rest]
+    parts = []
+    for mask in range(1 << k):
+        s = sum(weights[fixed[b]] for b in range(k) if mask >> b & 1)
+        if s <= cap:
+            parts.append((mask, s))
+    parts.sort(key=lambda t: -t[1])  # heaviest fixed part first: the smallest lists, the likeliest hit
+    best = (-1, None, None, None)
+    done = []
+    if client is None:
+        for mask, s in parts:
+            got = _part(rest_w, cap - s, backend, block)
+            done.append(got[2])
+            if s + got[0] > best[0]:
+                best = (s + got[0], mask, got[1], got[2])
+            if best[0] == cap:
+                break
+    else:
+        from gpudp.distributed import dask_distributed
+
+        wait = dask_distributed().as_completed
+        futures = {
+            client.submit(_part, rest_w, cap - s, backend, block, pure=False): (mask, s) for mask, s in parts
+        }
+        for fut in wait(list(futures)):
+            mask, s = futures[fut]
+            got = fut.result()
+            done.append(got[2])
+            if s + got[0] > best[0]:
+                best = (s + got[0], mask, got[1], got[2])
+            if best[0] == cap:
+                client.cancel([f for f in futures if not f.done()])
+                break
+    total, mask, sub, _ = best
+    subset = sorted([fixed[b] for b in range(k) if mask >> b & 1] + [rest[q] for q in sub])
+    infos = [x for x in done if x]
+    info = {
+        "list_sizes": [sum(x["list_sizes"][0] for x in infos), sum(x["list_sizes"][1] for x in infos)],
+        "stages": {
+            key: sum(x["stages"].get(key, 0.0) for x in infos)
+            for key in (infos[0]["stages"] if infos else {})
+        },
+        "memory_bytes": max((x["memory_bytes"] for x in infos), default=0),
+        "split": {"fixed_items": k, "parts": len(parts), "parts_run": len(done), "workers": bool(client)},
+    }
+    return total, subset, info
+
+
+def _part(rest_w, cap, backend, block):
+    """One part of a split search: the best sum <= cap of ``rest_w`` with its indices (a task)."""
+    return _best_subset(rest_w, cap, backend, block, split=0)
 
 
 def _subset_fault(weights, subset, expected, limit):
@@ -233,14 +328,18 @@ def _subset_fault(weights, subset, expected, limit):
     return None
 
 
-def _run(weights, limit, field, backend, block):
+def _run(weights, limit, field, backend, block, split=None, client=None):
     """Check the inputs, choose the backend, solve: ``(weights, limit, (best, subset, info), backend,
     why)``."""
     ws = _int_list(weights, "weights")
     cap = _int_scalar(limit, field)
     block = _block(block)
+    if split is not None and (
+        isinstance(split, bool) or not isinstance(split, int) or not 0 <= split <= MAX_SPLIT
+    ):
+        raise InputError("split", f"{split!r}: must be an int in 0..{MAX_SPLIT} (items fixed), or None")
     backend, why = choose_backend(backend, work=_work(ws, cap))
-    return ws, cap, _best_subset(ws, cap, backend, block), backend, why
+    return ws, cap, _best_subset(ws, cap, backend, block, split, client), backend, why
 
 
 def _work(ws, cap) -> float:
@@ -260,16 +359,24 @@ def _stats(backend, info, t0, why):
     return stats
 
 
-def solve(weights, target, backend: str = "auto", block: int | None = None) -> Solution:
+def solve(
+    weights, target, backend: str = "auto", block: int | None = None, split: int | None = None, client=None
+) -> Solution:
     """A subset of ``weights`` summing exactly to ``target``, or proof that none exists.
 
     ``solution`` is the sorted list of indices (zero weights are never included) and ``value`` the
     target; when no subset exists, ``value`` and ``solution`` are None and ``details`` holds the
     closest sum below the target (``closest_sum``) with its subset (``closest``), the witness that the
     whole search ran. ``block`` is the pruning block size ``e`` (default 256 on the GPU).
+
+    Past one device's memory (or past 64 usable items) the search splits: the ``split`` largest items
+    are fixed in each of their ``2^split`` combinations and the rest searched for each (None: as few
+    as make the rest fit, 0 when everything fits; ``stats.extra["split"]`` tells). The parts run one
+    after the other, or with ``client`` (a ``dask.distributed.Client``, :mod:`gpudp.distributed`)
+    on its workers, one GPU each; a part that hits the target exactly stops the others.
     """
     t0 = time.perf_counter()
-    ws, m, (best, subset, info), backend, why = _run(weights, target, "target", backend, block)
+    ws, m, (best, subset, info), backend, why = _run(weights, target, "target", backend, block, split, client)
     feasible = best == m
     details = {"feasible": feasible, "target": m}
     if not feasible:
@@ -295,10 +402,15 @@ def solve(weights, target, backend: str = "auto", block: int | None = None) -> S
     return sol
 
 
-def maximize(weights, capacity, backend: str = "auto", block: int | None = None) -> Solution:
-    """The largest subset sum not above ``capacity`` (``value``) with its subset (``solution``)."""
+def maximize(
+    weights, capacity, backend: str = "auto", block: int | None = None, split: int | None = None, client=None
+) -> Solution:
+    """The largest subset sum not above ``capacity`` (``value``) with its subset (``solution``);
+    ``split`` and ``client`` as for :func:`solve`."""
     t0 = time.perf_counter()
-    ws, cap, (best, subset, info), backend, why = _run(weights, capacity, "capacity", backend, block)
+    ws, cap, (best, subset, info), backend, why = _run(
+        weights, capacity, "capacity", backend, block, split, client
+    )
 
     def check(sol):
         return _subset_fault(ws, sol.solution, sol.value, cap)

@@ -197,7 +197,6 @@ def test_trivial_cases_need_no_lists():
         ([1, 2], -1, "target"),
         ([1, 2], 1.5, "target"),
         ([2**62, 2**62], 5, "weights"),
-        (list(range(1, 70)), 100, "weights"),
     ],
 )
 def test_bad_input(weights, target, field):
@@ -211,9 +210,45 @@ def test_memory_checked_before_starting(monkeypatch):
     monkeypatch.setattr(ss.solver, "_free_memory", fake)
     ws = [10**6 + 3 * k for k in range(40)]
     with pytest.raises(InputError, match="limit here is about n = ") as err:
-        ss.solve(ws, sum(ws) // 2, backend="cpu")
+        ss.solve(ws, sum(ws) // 2, backend="cpu", split=0)  # no split: refused with the figures
     assert err.value.field == "weights"
     ss.solve(ws[:8], sum(ws[:8]) // 2, backend="cpu")  # a small one still fits
+    monkeypatch.setattr(ss.solver, "_free_memory", lambda backend, need=0: (10**3, "on a tiny device"))
+    with pytest.raises(InputError, match=r"2\^\d+ parts\) is past the limit of 16"):
+        ss.solve(ws, sum(ws) // 2, backend="cpu")  # a split would need too many parts
+
+
+@settings(max_examples=40)
+@given(instances(14), st.booleans(), st.integers(1, 4))
+def test_split_search_against_brute_force(inst, maximize, k):
+    """Fixing the k largest items and searching the rest for each of their 2^k subsets."""
+    ws, target, block = inst
+    f = ss.maximize if maximize else ss.solve
+    sol = f(ws, target, backend="cpu", block=block, split=k)
+    check_answer(ws, target, sol, maximize)
+    assert "split" in sol.stats.extra or sol.stats.cells == 0
+
+
+def test_more_than_64_items_split():
+    ws = list(range(1, 70))  # 69 usable items: the masks hold 64, so 5 are fixed
+    sol = ss.solve(ws, 100, backend="cpu")
+    assert sol.details["feasible"] and sum(ws[k] for k in sol.solution) == 100 and sol.checked
+    assert sol.stats.extra["split"]["fixed_items"] >= 5  # 64 at most, fewer where memory is short
+    with pytest.raises(InputError, match="at most 64"):
+        ss.solve(ws, 100, backend="cpu", split=0)
+
+
+def test_split_chosen_when_memory_is_short(monkeypatch):
+    rng = np.random.default_rng(8)
+    ws = [int(x) for x in rng.integers(1, 10**9, 18)]
+    target = sum(ws[::2])
+    monkeypatch.setattr(ss.solver, "_free_memory", lambda backend, need=0: (4_000, "on a small device"))
+    sol = ss.solve(ws, target, backend="cpu")
+    check_answer(ws, target, sol, False)
+    split = sol.stats.extra["split"]
+    assert split["fixed_items"] >= 1 and split["parts_run"] <= split["parts"] == 2 ** split["fixed_items"]
+    far = ss.maximize(ws, sum(ws) // 3, backend="cpu")
+    check_answer(ws, sum(ws) // 3, far, True)
 
 
 def test_cli_solve_and_maximize(tmp_path, capsys, monkeypatch):
@@ -447,7 +482,7 @@ def test_memory_check_uses_the_process_limit(monkeypatch):
     monkeypatch.setattr(memory, "available_memory", lambda: 8 << 20)
     ws = [10**12 + 7919 * k for k in range(40)]  # 31 MB of lists: fits any test machine, not 8 MiB
     with pytest.raises(InputError, match="limit here is about n = ") as err:
-        ss.solve(ws, sum(ws) // 2, backend="cpu")
+        ss.solve(ws, sum(ws) // 2, backend="cpu", split=0)  # a split would run it in parts
     assert err.value.field == "weights" and "host memory" in str(err.value)
     ss.solve(ws[:12], sum(ws[:12]) // 2, backend="cpu")  # a small one still fits
 
@@ -469,7 +504,7 @@ def test_ulimit_v_refuses_before_allocating():
         for n in (48, 58):  # 0.5 GB and 16 GB of lists, worst case
             ws = [10**12 + 7919 * k for k in range(n)]
             try:
-                ss.solve(ws, sum(ws) // 2, backend="cpu")
+                ss.solve(ws, sum(ws) // 2, backend="cpu", split=0)
             except InputError as e:
                 print("refused", n, e)
         """

@@ -1,0 +1,126 @@
+"""Batches on a local Dask cluster of CPU processes (gpudp.distributed): the same answers as one
+process, in input order, per-pair errors kept, and a worker that dies mid-batch loses nothing."""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpudp.distributed import chunk_bounds, map_chunks
+from gpudp.problems import edit_distance, lcs
+from gpudp.problems.lcs.batch import BatchResult
+
+distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
+
+
+@given(costs=st.lists(st.integers(0, 10**6), max_size=60), n=st.integers(1, 12))
+def test_chunks_cover_the_batch_in_order(costs, n):
+    bounds = chunk_bounds(costs, n)
+    assert len(bounds) <= max(n, 0) and all(lo < hi for lo, hi in bounds)
+    flat = [k for lo, hi in bounds for k in range(lo, hi)]
+    assert flat == list(range(len(costs)))
+
+
+def test_chunks_share_the_cost():
+    bounds = chunk_bounds([1] * 1000, 4)
+    assert [hi - lo for lo, hi in bounds] == [250] * 4
+    assert chunk_bounds([10**9, 1, 1, 1], 2) == [(0, 1), (1, 4)]  # a costly item is a chunk alone
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
+    with cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def _pairs(seed, count=120):
+    rng = np.random.default_rng(seed)
+    pairs = [
+        (
+            rng.integers(0, 4, rng.integers(0, 200)).astype(np.uint8),
+            rng.integers(0, 4, rng.integers(0, 200)).astype(np.uint8),
+        )
+        for _ in range(count)
+    ]
+    pairs[7] = ("ACGT", b"ACGT")  # a str pairs only with a str: that pair's error, not the batch's
+    return pairs
+
+
+def test_lcs_batch_on_the_cluster_equals_one_process(client):
+    pairs = _pairs(1)
+    want = lcs.solve_many(pairs, backend="cpu")
+    got = lcs.solve_many(pairs, backend="cpu", client=client)
+    assert np.array_equal(got.values, want.values) and got.errors == want.errors
+    assert got.stats.extra["dask_workers"] == 2 and got.stats.extra["dask_chunks"] == 8
+    assert got.verified and all(got.values[p] >= 0 for p in got.verified)
+    rng = np.random.default_rng(2)
+    a, b = rng.integers(0, 4, (64, 50)).astype(np.uint8), rng.integers(0, 4, (64, 70)).astype(np.uint8)
+    rows = edit_distance.solve_many((a, b), backend="cpu", client=client)
+    assert np.array_equal(rows.values, edit_distance.solve_many((a, b), backend="cpu").values)
+
+
+def test_subsequences_on_the_cluster(client):
+    pairs = [("ACGTTGCA", "TGCATGCA"), ("", "AC"), ("GATTACA", "GCATGCU")]
+    got = lcs.solve_many(pairs, backend="cpu", traceback=True, client=client)
+    want = lcs.solve_many(pairs, backend="cpu", traceback=True)
+    assert [s.solution for s in got.solutions] == [s.solution for s in want.solutions]
+
+
+def _dies_once(marker, pairs):
+    """A chunk's solve whose first run kills its worker process (the nanny starts a new one)."""
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL)
+    except FileExistsError:
+        return lcs.solve_many(pairs, backend="cpu")
+    os.close(fd)
+    os._exit(1)
+
+
+def test_a_worker_lost_mid_batch_loses_and_duplicates_nothing(client, tmp_path):
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests/
+    pairs = _pairs(3, 60)
+    fn = functools.partial(_dies_once, str(tmp_path / "died"))
+    parts, bounds, info = map_chunks(client, fn, lambda lo, hi: pairs[lo:hi], [1] * len(pairs), chunks=4)
+    got = BatchResult.concat(parts, bounds, info)
+    assert (tmp_path / "died").exists()
+    want = lcs.solve_many(pairs, backend="cpu")
+    assert len(got.values) == len(pairs) and np.array_equal(got.values, want.values)
+    assert got.errors == want.errors
+
+
+def test_cli_workers(tmp_path):
+    a, b = tmp_path / "a.fa", tmp_path / "b.fa"
+    a.write_text(">x1\nACGTACGT\n>x2\nGGGG\n>x3\nACGT\n")
+    b.write_text(">y1\nACGAACGT\n>y2\nGAGG\n>y3\nTTTT\n")
+    args = [sys.executable, "-m", "gpudp.cli", "solve", "lcs", str(a), str(b), "--pairs", "zip"]
+    out = subprocess.run(
+        [*args, "--backend", "cpu", "--workers", "2"], capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    assert [line.split("\t")[-1] for line in out.stdout.splitlines()[1:]] == ["7", "3", "1"]
+    assert "2 Dask workers" in out.stderr
+
+
+def test_subset_sum_parts_on_the_cluster(client):
+    from gpudp.problems import subset_sum as ss
+
+    rng = np.random.default_rng(9)
+    ws = [int(x) for x in rng.integers(1, 10**9, 24)]
+    for target in (sum(ws[::3]), sum(ws) // 2 + 1):
+        want = ss.maximize(ws, target, backend="cpu", split=3)
+        got = ss.maximize(ws, target, backend="cpu", split=3, client=client)
+        assert got.value == want.value and got.checked and got.stats.extra["split"]["workers"]
+    hit = ss.solve(ws, sum(ws[::3]), backend="cpu", split=3, client=client)
+    assert hit.details["feasible"] and hit.checked

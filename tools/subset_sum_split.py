@@ -1,0 +1,35 @@
+"""Subset sum past one GPU's memory by splitting (issue 17): ``python tools/subset_sum_split.py [N ...]``.
+
+For each n (default 62, 64): Wan et al.'s random instance (weights 1..10^8, target half the sum;
+feasible, so the first part that hits stops the search) and its "proof" twin (weights doubled,
+target odd: no subset hits, every part runs, the closest sum below is the witness). Both solved by
+``subset_sum.solve`` on the best backend, split as the free memory asks; prints one JSON line each.
+"""
+
+import json
+import sys
+import time
+
+from gpudp.bench.instances import wan_instance
+from gpudp.problems import subset_sum as ss
+
+sizes = [int(x) for x in sys.argv[1:]] or [62, 64]
+ss.solve(*wan_instance(30, 0), backend="auto")  # warm-up
+for n in sizes:
+    w, target = wan_instance(n, 0)
+    for kind, ws, t in (("feasible", w, target), ("proof", [2 * x for x in w], 2 * target + 1)):
+        t0 = time.perf_counter()
+        sol = ss.solve(ws, t, backend="auto")
+        row = {
+            "n": n,
+            "kind": kind,
+            "seconds": time.perf_counter() - t0,
+            "feasible": sol.details["feasible"],
+            "closest_sum": sol.details.get("closest_sum"),
+            "checked": sol.checked,
+            "backend": sol.stats.backend,
+            "device": sol.stats.device,
+            "split": sol.stats.extra.get("split"),
+            "memory_bytes": sol.stats.extra.get("memory_bytes"),
+        }
+        print(json.dumps(row), flush=True)
