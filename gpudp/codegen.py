@@ -96,10 +96,13 @@ def cell_call(
 
     ``n_data`` counts the kernel's data arguments (symbols and the overflow flag included);
     ``syms`` are the expressions of the row and column symbols when the recurrence declares them.
+    A grid with ``deps_tuple`` gets ``deps`` as one tuple argument.
     With a reduction (``reduce``) the call also updates this thread's slot, unless ``reduce_here``
     is False (a kernel that keeps the thread's best in registers itself). A decision outside
     ``0 .. 2**decision_bits - 1`` is recorded in the flag (``coords`` are the cell's two
     coordinates) and stored as 0."""
+    if getattr(rec_cls, "deps_tuple", False):  # cell(i, j, deps, ...): one tuple in offsets order
+        deps = [f"({', '.join(deps)},)"]
     args = ", ".join([coords, *deps, *(syms if n_symbols(rec_cls) else ())]) + fn_args(rec_cls, n_data)
     bits = rec_cls.decision_bits
     a, b = (x.strip() for x in coords.split(","))
@@ -214,6 +217,44 @@ def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None) -> str:
         "    return v, dd",
     ]
     return "\n".join(lines) + "\n"
+
+
+def line_sweep_source(rec_cls, n_data: int, schedule: Schedule, guard: str = "pass") -> str:
+    """Source of ``run_line(g0, g1, line, words, wbase, R, C, d0..)``, the sweep of a *line* (a grid
+    of one cell a wavefront, :func:`gpudp.engine._line_plan`) over its groups of 32 cells ``g0 <=
+    g < g1``, in the schedule's direction, by one thread (``guard``: the lines that let only one
+    thread of a launch through). Cell ``c`` of the line (column ``j`` of one row, or row ``i`` of
+    one column) reads the line's earlier cells at ``line[c + d]``; a dependency off the line takes
+    ``boundary``. Decision bits gather in registers, a group's ``bits`` words written as it ends
+    (word ``(c // 32) * bits + b - wbase`` of ``words``)."""
+    s = schedule
+    da, du = data_args(n_data), fn_args(rec_cls, n_data)
+    along_j, step, bits = s.by_row_index, s.line_step, rec_cls.decision_bits
+    n = "C" if along_j else "R"
+    cell = ["i = 0", "j = c"] if along_j else ["i = c", "j = 0"]
+    deps = []
+    for k, (di, dj) in enumerate(s.offsets):
+        d, across = (dj, di) if along_j else (di, dj)
+        outside = f"x{k} = VT(boundary(i + {di}, j + {dj}{du}))"
+        if across:  # off a grid one cell wide
+            cell.append(outside)
+        else:  # the schedule's order puts d behind c: only one end of the line can be crossed
+            q, off = (f"c - {-d}", "< 0") if d < 0 else (f"c + {d}", f">= {n}")
+            cell += [f"if {q} {off}:", f"    {outside}", "else:", f"    x{k} = line[{q}]"]
+        deps.append(f"x{k}")
+    cell += [cell_call(rec_cls, "i, j", deps, n_data, "v", "dd", ("dat0[i]", "dat1[j]")), "line[c] = v"]
+    if bits:
+        cell += ["x = c & 31", *(f"w{b} |= ((dd >> {b}) & 1) << x" for b in range(bits))]
+        last, end = (31, "stop - 1") if step > 0 else (0, "stop + 1")  # a group's last cell
+        cell += [f"if x == {last} or c == {end}:", f"    base = (c >> 5) * {bits} - wbase"]
+        cell += [f"    words[base + {b}] = w{b}\n    w{b} = 0" for b in range(bits)]
+    if step > 0:
+        bounds = f"start = g0 * 32\nstop = min(g1 * 32, {n})"
+    else:
+        bounds = f"start = min(g1 * 32, {n}) - 1\nstop = g0 * 32 - 1"
+    init = "".join(f"w{b} = 0\n" for b in range(bits))
+    body = f"{guard}\n{bounds}\n{init}for c in range(start, stop, {step}):\n{indent(chr(10).join(cell), 4)}"
+    return f"def run_line(g0, g1, line, words, wbase, R, C{da}):\n{indent(body, 4)}\n"
 
 
 def tile_cell_source(rec_cls, n_data: int, offsets, reduce_here=True) -> str:

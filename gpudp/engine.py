@@ -133,6 +133,8 @@ def layered_memory(
 choose_backend = backends.choose
 resolve_backend = backends.resolve
 device_name = backends.device_name
+cpu_cell_rate = backends.cpu_cell_rate
+gpu_start_seconds = backends.gpu_start_seconds
 
 
 def device_memory(backend: str) -> tuple[int, int] | None:
@@ -160,7 +162,7 @@ def check_memory(need: MemoryNeed, what: str = "the sweep") -> None:
 class Plan:
     """What the backend runs: the layout, and the units (diagonals / layers) grouped in chunks."""
 
-    kind: str  # "tiled" | "layered"
+    kind: str  # "tiled" | "layered" | "line" (a grid of one cell a wavefront: _line_plan)
     rows: int
     cols: int
     schedule: Schedule | None
@@ -207,6 +209,11 @@ class Plan:
                 ck = (self.rows - 1) // k * self.cols + (self.cols - 1) // k * self.rows
                 values, result = values + ck, result + ck * self.itemsize
             return _need(be, budget, values * self.itemsize, lay.n_words, widest, self.bits, "plain", result)
+        if self.kind == "line":  # the line's values, and its copy as the last row or column
+            be = backends.get(self.backend)
+            budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
+            values = (self.cells + 1) * self.itemsize
+            return _need(be, budget, values, self.layout.n_words, self.bits, self.bits, "plain", values)
         grid = self.schedule is not None  # a grid's last row and column are kept besides the ring
         edges = max(self.rows, 1) + max(self.cols, 1) if grid else 0
         return layered_memory(
@@ -229,7 +236,7 @@ class Plan:
         return max([1, *(w1 - w0 for w0, w1 in spans)])
 
     def unit_cells(self, u0: int, u1: int) -> int:
-        if self.kind == "layered":
+        if self.kind != "tiled":
             return int((self.hi[u0:u1] - self.lo[u0:u1]).sum())
         lay = self.layout
         return int(lay.diag_off[u1] - lay.diag_off[u0]) * lay.bh * lay.tw
@@ -237,8 +244,10 @@ class Plan:
     def make_chunks(self, max_words: int, max_cells: int):
         """Group consecutive units so that each chunk's decisions fit ``max_words`` words."""
         lay = self.layout
-        if self.kind == "layered":
+        if self.kind != "tiled":
             self.chunks = _greedy_chunks(lay.woff, _cumulative(self.hi - self.lo), max_words, max_cells)
+            if self.kind == "line" and self.schedule.line_step < 0:  # swept from the line's end
+                self.chunks.reverse()
             return
         self.chunks = []
         u0 = 0
@@ -357,6 +366,7 @@ class SweepResult:
 def plan_sweep(rec: Recurrence, backend: str = "auto", tile=None) -> Plan:
     """The plan of a sweep: layout, chunks, cells, and the backend (``auto`` picks one from the
     cells, see :func:`gpudp.backends.choose`)."""
+    rec = rec._specialized()
     cls = type(rec)
     cls._validate_class()
     bits = cls.decision_bits
@@ -373,6 +383,8 @@ def plan_sweep(rec: Recurrence, backend: str = "auto", tile=None) -> Plan:
                 raise InputError("tile", f"tile {tile}: columns must be a multiple of 32{rows_rule}")
             lay = TileLayout(rows, cols, bh, tw, bits, rpt=-(-bh // 32))
             plan = Plan("tiled", rows, cols, sched, lay, None, lay.num_diagonals, rows * cols)
+        elif sched.positions == 1 and rows * cols:
+            plan = _line_plan(rows, cols, sched, bits)
         else:
             n = sched.num_wavefronts
             sizes = np.full(n, sched.positions, dtype=np.int64)
@@ -396,6 +408,20 @@ def plan_sweep(rec: Recurrence, backend: str = "auto", tile=None) -> Plan:
     plan.backend, plan.choice = backend, why
     plan.itemsize, plan.bits = np.dtype(cls.value_dtype).itemsize, bits
     plan.window = plan.schedule.window if plan.schedule else getattr(cls, "window", 1)
+    return plan
+
+
+def _line_plan(rows, cols, sched, bits) -> Plan:
+    """A grid whose wavefronts hold one cell each (one row on a column order, one column on a row
+    order: coin change's ``1 x (amount + 1)``): a *line* of ``n`` cells swept in order, one thread,
+    each reading the earlier cells of the line by their position. The units are the groups of 32
+    cells along the line, so that a group's decision words are written whole (``bits`` words a
+    group, as one layer of ``n`` cells: ``layer_decision(words, 0, c, ...)`` decodes cell ``c``)."""
+    n = rows * cols
+    sizes = np.full(-(-n // 32), 32, np.int64)
+    sizes[-1] = n - 32 * (len(sizes) - 1)
+    plan = _layered_plan(rows, cols, sched, sizes, np.zeros_like(sizes), sizes, bits, "plain", n)
+    plan.kind = "line"
     return plan
 
 
@@ -449,6 +475,7 @@ def sweep(
     if store not in ("auto", "full", "checkpoints"):
         raise InputError("store", f"{store!r}: must be 'auto', 'full' or 'checkpoints'")
     user_rec = rec
+    rec = rec._specialized()  # a grid whose instance gives its own offsets: a class declaring them
     if isinstance(rec, IntervalRecurrence):  # by diagonals, the whole table kept: gpudp/interval
         from .interval import sweep_intervals
 
@@ -488,6 +515,7 @@ def sweep(
             store = DecisionStore(plan.layout.n_words, memory_budget, allocate=allocate)
     stats = Stats(backend=backend, device=runner.device_name(), cells=plan.cells)
     stats.extra["schedule"] = plan.schedule.kind() if plan.schedule else "layers"
+    stats.extra["plan"] = plan.kind  # tiled, layered, or line (a grid of one cell a wavefront)
     stats.extra["decision_store_bytes"] = store.nbytes if store else 0
     stats.extra["decision_codec"] = plan.codec
     stats.extra["backend_choice"] = plan.choice
@@ -576,6 +604,8 @@ def _probe_cell(rec, plan, data) -> None:
     data = tuple(_read_only(x) for x in data)  # a cell that writes its data is skipped, not obeyed
     if isinstance(rec, GridRecurrence):
         deps = [vt(cls.fill)] * len(cls.offsets)
+        if cls.deps_tuple:
+            deps = [tuple(deps)]
         syms = [data[0][0], data[1][0]] if cls.symbols else []
         args = (0, 0, *deps, *syms, *data[len(syms) :])
     else:
@@ -641,6 +671,10 @@ def _decode_one(plan: Plan, store, a: int, b: int) -> int:
         if not (0 <= a < plan.rows and 0 <= b < plan.cols):
             raise IndexError(f"cell ({a}, {b}) outside the {plan.rows} x {plan.cols} grid")
         return tile_decision(words, a, b, *plan.layout.params())
+    if plan.kind == "line":
+        if not (0 <= a < plan.rows and 0 <= b < plan.cols):
+            raise IndexError(f"cell ({a}, {b}) outside the {plan.rows} x {plan.cols} grid")
+        return layer_decision(words, 0, b if plan.schedule.by_row_index else a, *plan.layout.params())
     if plan.schedule is not None:
         s = plan.schedule
         if not (0 <= a < plan.rows and 0 <= b < plan.cols):
@@ -749,6 +783,14 @@ def _walker(rec_cls, n_data: int, plan: Plan):
             lp=", woff, bits",
             da=da,
             decode="layer_decision(words, t, k, woff, bits)",
+            **form,
+        )
+    elif plan.kind == "line":
+        src = _GRID_WALK.format(
+            cls=rec_cls.__name__,
+            lp=", woff, bits",
+            da=da,
+            decode=f"layer_decision(words, 0, {'j' if s.by_row_index else 'i'}, woff, bits)",
             **form,
         )
     elif plan.kind == "tiled":

@@ -167,6 +167,10 @@ class CheckpointResult:
         """Walk ``back`` from ``start`` until leaving the grid, block by block; the rows
         :meth:`gpudp.engine.SweepResult.traceback` would give. A progress bar (as the sweep's)
         counts the anti-diagonals walked back."""
+        return self._walk(start, state)[0]
+
+    def _walk(self, start, state=None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`traceback`'s path and where ``back`` left the grid (with the state there)."""
         cls = type(self.recurrence)
         if state is not None and not cls.traceback_state:
             raise ContractError(
@@ -206,7 +210,8 @@ class CheckpointResult:
             "seconds": time.perf_counter() - t0,
         }
         width = 4 if cls.traceback_state else 3
-        return np.concatenate(parts) if parts else np.zeros((0, width), np.int64)
+        path = np.concatenate(parts) if parts else np.zeros((0, width), np.int64)
+        return path, np.array([i, j] + ([] if s is None else [s]), np.int64)
 
     def close(self):
         """Nothing to release: the checkpoints are plain arrays."""
@@ -224,7 +229,7 @@ def _block_class(cls, n_data: int):
     if key in _BLOCKS:
         return _BLOCKS[key]
     da = "".join(f", d{k}" for k in range(n_data))
-    deps = "".join(f", x{k}" for k in range(len(cls.offsets)))
+    deps = "".join(f", x{k}" for k in range(cls._n_deps()))
     sym = ", ri, cj" if cls.symbols else ""
     st = ", s" if cls.traceback_state else ""
     src = f"""
@@ -260,6 +265,7 @@ def back(i, j, d{st}, r0, c0, top, left{da}):
         "__module__": cls.__module__,
         "__doc__": f"One block of {cls.__name__}'s grid, swept again for a traceback (gpudp.linear).",
         "offsets": cls.offsets,
+        "deps_tuple": cls.deps_tuple,
         "value_dtype": cls.value_dtype,
         "decision_bits": cls.decision_bits,
         "fill": cls.fill,

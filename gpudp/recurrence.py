@@ -9,8 +9,9 @@ Three shapes share one engine:
 
 ``GridRecurrence``
     a 2-D grid of ``rows x cols`` cells; cell ``(i, j)`` reads the cells at constant ``offsets``
-    (e.g. ``(-1, 0), (0, -1), (-1, -1)`` for alignment problems). Reads that fall outside the grid
-    take ``boundary(i, j, *data)``. The engine derives the wavefront order from the offsets.
+    (e.g. ``(-1, 0), (0, -1), (-1, -1)`` for alignment problems; an instance may give its own, such
+    as coin change's ``(0, -c)`` per coin). Reads that fall outside the grid take
+    ``boundary(i, j, *data)``. The engine derives the wavefront order from the offsets.
 
 ``LayeredRecurrence``
     ``num_layers()`` layers of ``layer_size(t)`` cells; a cell of layer ``t`` may read any cell of
@@ -31,6 +32,7 @@ state2)``.
 
 from __future__ import annotations
 
+import copy
 import inspect
 
 import numpy as np
@@ -170,9 +172,18 @@ class Recurrence:
             return f"back({idx}, decision{data})"
         return f"{meth}({idx}{data})"
 
+    def _specialized(self) -> Recurrence:
+        """This recurrence as the engine compiles it: itself (a grid whose instance gives its own
+        ``offsets`` returns a copy whose class declares them, see :class:`GridRecurrence`)."""
+        return self
+
     @staticmethod
     def cell(*args):  # pragma: no cover - the contract's placeholder
         raise NotImplementedError
+
+
+#: (class, offsets) -> the subclass declaring those offsets (GridRecurrence._specialized)
+_BY_OFFSETS: dict = {}
 
 
 class GridRecurrence(Recurrence):
@@ -191,9 +202,34 @@ class GridRecurrence(Recurrence):
                                                     # state, *data) -> (i2, j2, state2))
 
     ``dep_k`` is the value of cell ``(i + offsets[k][0], j + offsets[k][1])``.
+
+    **Offsets given by the instance.** When the offsets depend on the problem's data (coin change:
+    ``(0, -c)`` for every coin value ``c``), set them on the instance, ``self.offsets = ...`` in
+    ``__init__`` (or define ``offsets`` as a property); the instance's offsets then take the class
+    attribute's place. The engine checks them as it checks a class's
+    (:func:`gpudp.schedule.check_offsets`: integer pairs, none ``(0, 0)``, no duplicates, an
+    order must exist), derives the schedule from them, and compiles the kernels for each distinct
+    set once: instances with equal offsets share the compiled kernels, in the process and in the
+    kernel cache on disk (internally the engine sweeps a shallow copy of the instance whose class is
+    a subclass of yours declaring those offsets, made once per class and set of offsets: see
+    :meth:`_specialized`).
+
+    **Dependencies as one tuple.** ``cell`` gets one argument per offset, so the number of offsets
+    is fixed by its signature. When it varies from instance to instance (coin sets of any size),
+    declare ``deps_tuple = True``: ``cell(i, j, deps, *data)`` then receives the dependencies as
+    one tuple in the order of the offsets, ``deps[k]`` the value of cell ``(i + offsets[k][0], j +
+    offsets[k][1])``; ``len(deps)``, ``deps[k]`` with a run-time ``k`` and ``for x in deps`` compile
+    on every backend. A tuple, not an array: it lives in registers, with no allocation per cell on
+    the CPU and no local memory on the GPU, and its length is a compile-time constant (each number
+    of offsets compiles its own kernels anyway, since the offsets are spelled into them).
     """
 
     offsets: tuple[tuple[int, int], ...] = ((-1, 0), (0, -1), (-1, -1))
+
+    #: True: ``cell(i, j, deps, *data)`` receives the dependencies as one tuple in the order of the
+    #: offsets (``deps[k]`` is cell ``(i + offsets[k][0], j + offsets[k][1])``), for recurrences
+    #: whose number of offsets varies from instance to instance. False: one argument per offset
+    deps_tuple = False
 
     #: Set True when the cell compares one symbol of its row with one of its column (alignment,
     #: LCS, edit distance, DTW ...): ``row_symbols()`` and ``col_symbols()`` then give one value per
@@ -218,12 +254,38 @@ class GridRecurrence(Recurrence):
     def boundary(i, j, *data):
         return 0
 
+    def _specialized(self) -> GridRecurrence:
+        """Itself, or, when the instance's ``offsets`` differ from its class's, a shallow copy whose
+        class is a subclass declaring the instance's offsets (one subclass per class and set of
+        offsets, kept for the process): every kernel, walker and cache the engine keys by the
+        recurrence's class is then keyed by the offsets too. Malformed offsets raise
+        :class:`gpudp.ScheduleError`, as a class's do."""
+        from .schedule import check_offsets
+
+        cls = type(self)
+        own = self.offsets
+        if own is cls.offsets:
+            return self
+        offs = check_offsets(own)
+        if offs == cls.offsets:
+            return self
+        key = (cls, offs)
+        sub = _BY_OFFSETS.get(key)
+        if sub is None:
+            attrs = {"offsets": offs, "__module__": cls.__module__, "__qualname__": cls.__qualname__}
+            sub = _BY_OFFSETS[key] = type(cls.__name__, (cls,), attrs)
+        proxy = copy.copy(self)
+        proxy.__class__ = sub
+        return proxy
+
     @classmethod
     def _validate_class(cls):
         super()._validate_class()
         from .schedule import check_offsets
 
         check_offsets(cls.offsets)
+        if not isinstance(cls.deps_tuple, bool | np.bool_):
+            raise ContractError(f"{cls.__name__}.deps_tuple = {cls.deps_tuple!r}: must be True or False")
         if cls.symbols:
             for meth in ("row_symbols", "col_symbols"):
                 if getattr(cls, meth) is getattr(GridRecurrence, meth):
@@ -231,12 +293,14 @@ class GridRecurrence(Recurrence):
 
     @classmethod
     def _n_deps(cls) -> int:
-        return len(cls.offsets)
+        return 1 if cls.deps_tuple else len(cls.offsets)
 
     @classmethod
     def _cell_form(cls) -> str:
-        deps = ", ".join(f"dep_{k}" for k in range(len(cls.offsets)))
         sym = ", ri, cj" if cls.symbols else ""
+        if cls.deps_tuple:
+            return f"cell(i, j, deps{sym}, *data), deps one tuple in the order of the offsets {cls.offsets}"
+        deps = ", ".join(f"dep_{k}" for k in range(len(cls.offsets)))
         return f"cell(i, j, {deps}{sym}, *data), one dep per offset of {tuple(cls.offsets)}"
 
     def _checked_shape(self) -> tuple[int, int]:

@@ -16,6 +16,8 @@ thread block (CUDA) or one core (CPU), which is what makes them fast.
 
 from __future__ import annotations
 
+import functools
+import math
 from dataclasses import dataclass
 
 from .errors import ScheduleError
@@ -66,6 +68,13 @@ class Schedule:
     def t_min(self) -> int:
         r, c = max(self.rows - 1, 0), max(self.cols - 1, 0)
         return min(0, self.a * r) + min(0, self.b * c)
+
+    @property
+    def line_step(self) -> int:
+        """For a grid of one cell a wavefront (``positions == 1``: one row with ``b != 0``, or one
+        column with ``b == 0``), the direction the sweep walks the line's coordinate (``j``, else
+        ``i``): +1 up, -1 down."""
+        return 1 if (self.b if self.by_row_index else self.a) > 0 else -1
 
     @property
     def num_wavefronts(self) -> int:
@@ -158,15 +167,54 @@ def _best_b(a: int, hull, bound: int):
     return b, best
 
 
-def derive(offsets, rows: int = 0, cols: int = 0) -> Schedule:
-    """The schedule for a grid with these dependency offsets, or ScheduleError if none exists.
+def _bezout(x: int, y: int) -> tuple[int, int]:
+    """``(p, q)`` with ``p*x + q*y == gcd(x, y)`` (extended Euclid)."""
+    p0, q0, p1, q1 = 1, 0, 0, 1
+    while y:
+        k = x // y
+        x, y = y, x - k * y
+        p0, p1 = p1, p0 - k * p1
+        q0, q1 = q1, q0 - k * q1
+    return (p0, q0) if x > 0 else (-p0, -q0)
 
-    Among ``|a|, |b| <= 2 * reach + 2`` (``reach``: the longest offset component) it takes the
-    ``(a, b)`` of the smallest window, then of the smallest ``|a| + |b|``, then preferring positive
-    and larger coefficients. The work is ``O(n log n + reach * h * log reach)`` for ``n`` offsets of
-    whose convex hull ``h`` are vertices (a search over every ``(a, b)`` pair would be quadratic in
-    ``reach``: seconds for coin values in the thousands)."""
-    offs = check_offsets(offsets)
+
+def _ray_order(offs) -> tuple[int, int, int] | None:
+    """``(a, b, window)`` in closed form when every offset lies on one ray from the origin (coin
+    change's ``(0, -c)``: ``d_k = l_k * u``, ``u`` a primitive vector, ``l_k >= 1``); None otherwise.
+
+    Every lag is then ``-l_k * (a*u_i + b*u_j)``, so the window ``max(l) * |a*u_i + b*u_j|`` is
+    least, ``max(l)``, exactly on the line ``a*u_i + b*u_j = -1``: ``(a0 + t*u_j, b0 - t*u_i)``.
+    ``|a| + |b|`` is convex in ``t`` with its kinks where ``a`` or ``b`` is 0, and the rest of the
+    key prefers an end of a flat stretch, so the integers next to the kinks hold the best."""
+    di, dj = offs[0]
+    g = math.gcd(di, dj)
+    ui, uj = di // g, dj // g
+    lam = []
+    for di, dj in offs:
+        if di * uj != dj * ui:
+            return None
+        lam.append(di // ui if ui else dj // uj)
+    if min(lam) < 1:  # both ways along the line: no order (the general search says so)
+        return None
+    p, q = _bezout(ui, uj)  # p*ui + q*uj = 1
+    a0, b0 = -p, -q
+    kinks = [-a0 / uj] if uj else []
+    kinks += [b0 / ui] if ui else []
+    best = None
+    for t in {math.floor(k) + e for k in kinks for e in (-1, 0, 1, 2)}:
+        a, b = a0 + t * uj, b0 - t * ui
+        key = (abs(a) + abs(b), a < 0, b < 0, -a, -b)
+        if best is None or key < best[0]:
+            best = (key, a, b)
+    return best[1], best[2], max(lam)
+
+
+@functools.lru_cache(maxsize=256)
+def _order(offs: tuple[tuple[int, int], ...]) -> tuple[int, int, int]:
+    """``(a, b, window)`` for checked offsets (see :func:`derive`), remembered per set of offsets."""
+    ray = _ray_order(offs)
+    if ray is not None:
+        return ray
     reach = max(max(abs(di), abs(dj)) for di, dj in offs)
     bound = 2 * reach + 2
     hull = _hull(offs)
@@ -186,7 +234,21 @@ def derive(offsets, rows: int = 0, cols: int = 0) -> Schedule:
             f"offsets {offs} admit no evaluation order: they do not lie in an open half-plane, "
             "so some cell depends on itself through a chain of these offsets"
         )
-    _, a, b, window = best
+    return best[1:]
+
+
+def derive(offsets, rows: int = 0, cols: int = 0) -> Schedule:
+    """The schedule for a grid with these dependency offsets, or ScheduleError if none exists.
+
+    Among ``|a|, |b| <= 2 * reach + 2`` (``reach``: the longest offset component) it takes the
+    ``(a, b)`` of the smallest window, then of the smallest ``|a| + |b|``, then preferring positive
+    and larger coefficients. The work is ``O(n log n + reach * h * log reach)`` for ``n`` offsets of
+    whose convex hull ``h`` are vertices (a search over every ``(a, b)`` pair would be quadratic in
+    ``reach``: seconds for coin values in the thousands); offsets on one ray from the origin (coin
+    change's) take ``O(n)``, in closed form (:func:`_ray_order`), and each set of offsets is derived
+    once per process."""
+    offs = check_offsets(offsets)
+    a, b, window = _order(offs)
     tiled = set(offs) <= UNIT_MONOTONE and len(offs) > 0 and (a, b) in ((1, 1), (1, 0), (0, 1))
     if tiled and (a, b) != (1, 1):
         # rows or columns alone are already wide wavefronts; tiles would only add ordering.

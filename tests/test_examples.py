@@ -376,3 +376,211 @@ def test_smith_waterman_cli(capsys):
         "GTT-AC",
         "GTTGAC",
     ]
+
+
+# ---------------------------------------------------------------------------------------------
+# coin change: offsets from the instance's coins, dependencies as one tuple, a one-row line
+# ---------------------------------------------------------------------------------------------
+
+coins_ex = _load("coin_change")
+
+
+def fewest_coins(coins, amount):
+    """The textbook table in plain Python; None where no coins make the amount."""
+    best = [0] + [None] * amount
+    for j in range(1, amount + 1):
+        got = [best[j - c] for c in coins if c <= j and best[j - c] is not None]
+        best[j] = min(got) + 1 if got else None
+    return best[amount]
+
+
+def check_change(coins, amount, **options):
+    count, used, stats = coins_ex.change(coins, amount, **options)
+    assert count == fewest_coins(coins, amount)
+    if count is None:
+        assert used == []
+    else:
+        assert len(used) == count and sum(used) == amount and set(used) <= set(coins)
+    assert (stats.extra["schedule"], stats.extra["plan"]) == ("columns", "line")
+    return stats
+
+
+COIN_SETS = [(1, 5, 10, 25), (3, 7), (2,), (4, 9, 13, 17, 31), (1, 21, 5, 10, 25, 50)]
+
+
+@settings(max_examples=60)
+@given(st.sampled_from(COIN_SETS), st.integers(0, 300))
+def test_coin_change_cpu_matches_reference(coins, amount):
+    check_change(coins, amount, backend="cpu")
+
+
+@settings(max_examples=8)
+@given(st.lists(st.integers(1, 40), min_size=1, max_size=6, unique=True), st.integers(0, 200))
+def test_coin_change_any_coin_set(coins, amount):
+    check_change(coins, amount, backend="cpu")
+
+
+def test_coin_change_known_amounts_and_errors(capsys):
+    assert coins_ex.change([1, 5, 10, 21, 25], 63, backend="cpu")[:2] == (3, [21, 21, 21])
+    assert coins_ex.change([2, 4], 7, backend="cpu")[:2] == (None, [])
+    assert coins_ex.change([7], 0, backend="cpu")[:2] == (0, [])
+    for bad, amount in (([], 5), ([0, 3], 5), ([3], -1), (list(range(1, 300)), 5)):
+        with pytest.raises(InputError):
+            coins_ex.CoinChange(bad, amount)
+    coins_ex.main(["63", "--backend", "cpu"])
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["3 coins (cpu backend, schedule: columns, line)", "21 + 21 + 21 = 63"]
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("coins, amount", [((1, 5, 10, 21, 25), 63), ((3, 7), 41), ((4, 6), 9)])
+def test_coin_change_cuda(coins, amount):
+    assert check_change(coins, amount, backend="cuda").backend == "cuda"
+
+
+# ---------------------------------------------------------------------------------------------
+# Viterbi: float64 layers, 16-bit decisions (more than 256 states)
+# ---------------------------------------------------------------------------------------------
+
+vit = _load("viterbi")
+
+
+def viterbi_reference(log_init, log_trans, log_emit, obs):
+    """Plain-Python Viterbi with the example's tie rule (the lowest best predecessor, the lowest
+    best last state): the log-probability and the path."""
+    n = len(log_init)
+    score = [float(log_init[k] + log_emit[k, obs[0]]) for k in range(n)]
+    back = []
+    for x in obs[1:]:
+        best = [max(range(n), key=lambda j, k=k: (score[j] + log_trans[j, k], -j)) for k in range(n)]
+        score = [score[best[k]] + float(log_trans[best[k], k]) + float(log_emit[k, x]) for k in range(n)]
+        back.append(best)
+    k = max(range(n), key=lambda s: (score[s], -s))
+    path = [k]
+    for best in reversed(back):
+        path.append(best[path[-1]])
+    return score[k], path[::-1]
+
+
+def path_log_probability(log_init, log_trans, log_emit, obs, path):
+    total = log_init[path[0]] + log_emit[path[0], obs[0]]
+    for t in range(1, len(obs)):
+        total += log_trans[path[t - 1], path[t]] + log_emit[path[t], obs[t]]
+    return float(total)
+
+
+def check_viterbi(model, obs, **options):
+    logp, path, stats = vit.decode(*model, obs, **options)
+    want, want_path = viterbi_reference(*model, obs)
+    assert path.tolist() == want_path and logp == pytest.approx(want, abs=1e-9)
+    assert path_log_probability(*model, obs, path) == pytest.approx(logp, abs=1e-9)
+    return path, stats
+
+
+@settings(max_examples=50)
+@given(st.integers(1, 6), st.integers(1, 3), st.integers(1, 7), st.integers(0, 2**32 - 1))
+def test_viterbi_cpu_matches_reference(states, symbols, steps, seed):
+    model = vit.random_model(states, symbols, seed)
+    obs = np.random.default_rng(seed).integers(0, symbols, steps)
+    check_viterbi(model, obs, backend="cpu")
+
+
+@settings(max_examples=25)
+@given(st.integers(1, 3), st.integers(1, 4), st.integers(0, 2**32 - 1))
+def test_viterbi_path_beats_every_other_path(states, steps, seed):
+    model = vit.random_model(states, 2, seed)
+    obs = np.random.default_rng(seed).integers(0, 2, steps)
+    path, _ = check_viterbi(model, obs, backend="cpu")
+    best = max(path_log_probability(*model, obs, p) for p in itertools.product(range(states), repeat=steps))
+    assert path_log_probability(*model, obs, path) == pytest.approx(best, abs=1e-9)
+
+
+def many_state_model(n=300, steps=5):
+    """A model whose likeliest path walks states above 255: decisions that 8 bits would truncate."""
+    log_init, log_trans, log_emit = vit.random_model(n, 2, 11)
+    for k in range(n - 60, n):
+        log_trans[k, k - 7] += 30.0  # a near-certain step down to state k - 7
+    log_init[n - 3] += 30.0
+    return (log_init, log_trans, log_emit), np.random.default_rng(3).integers(0, 2, steps)
+
+
+def test_viterbi_more_than_256_states_keeps_whole_decisions(capsys):
+    model, obs = many_state_model()
+    path, _ = check_viterbi(model, obs, backend="cpu")
+    assert path.min() > 255  # every decision read back (a predecessor) is above 255
+    vit.main(["--states", "300", "--steps", "6", "--backend", "cpu"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("log-probability") and len(out[1].split()) == 7
+    with pytest.raises(InputError, match="obs"):
+        vit.Viterbi(*model, [])
+
+
+@pytest.mark.sim
+def test_viterbi_cuda():
+    model = vit.random_model(4, 3, 5)
+    check_viterbi(model, np.array([0, 2, 1, 1, 0]), backend="cuda")
+    model, obs = many_state_model(260, 2)
+    path, stats = check_viterbi(model, obs, backend="cuda")
+    assert stats.backend == "cuda" and path[0] == 257  # step 1's decision
+
+
+# ---------------------------------------------------------------------------------------------
+# 0/1 knapsack with weight and volume: two capacities flattened inside the class
+# ---------------------------------------------------------------------------------------------
+
+k2d = _load("knapsack_2d")
+
+
+def knapsack_2d_reference(w, v, p, max_weight, max_volume):
+    """Every subset of the items (the instances are tiny): the best profit."""
+    best = 0
+    for take in itertools.product((0, 1), repeat=len(w)):
+        picked = [k for k in range(len(w)) if take[k]]
+        if sum(w[k] for k in picked) <= max_weight and sum(v[k] for k in picked) <= max_volume:
+            best = max(best, sum(p[k] for k in picked))
+    return best
+
+
+def check_knapsack_2d(w, v, p, max_weight, max_volume, **options):
+    profit, taken, stats = k2d.pack(w, v, p, max_weight, max_volume, **options)
+    assert profit == knapsack_2d_reference(w, v, p, max_weight, max_volume)
+    assert taken == sorted(set(taken)) and all(0 <= t < len(w) for t in taken)
+    assert sum(w[t] for t in taken) <= max_weight and sum(v[t] for t in taken) <= max_volume
+    assert sum(p[t] for t in taken) == profit
+    return stats
+
+
+@st.composite
+def knapsacks_2d(draw, max_items=7):
+    n = draw(st.integers(1, max_items))
+    items = st.lists(st.integers(0, 6), min_size=n, max_size=n)
+    profits = st.lists(st.integers(0, 20), min_size=n, max_size=n)
+    return draw(items), draw(items), draw(profits), draw(st.integers(0, 9)), draw(st.integers(0, 9))
+
+
+@settings(max_examples=60)
+@given(knapsacks_2d())
+def test_knapsack_2d_cpu_matches_brute_force(inst):
+    check_knapsack_2d(*inst, backend="cpu")
+
+
+def test_knapsack_2d_flattening_and_cli(capsys):
+    rec = k2d.Knapsack2D([3, 1], [1, 4], [5, 6], 7, 4)
+    assert rec.layer_size(0) == 8 * 5 and rec.cell_of(7, 4) == 39 and rec.reach().tolist() == [16, 9]
+    assert plan_sweep(rec, "cpu").n_units == 2
+    for bad in (([], [], [], 3, 3), ([1], [1], [1], -1, 3), ([1, 2], [1], [1, 1], 3, 3)):
+        with pytest.raises(InputError):
+            k2d.Knapsack2D(*bad)
+    k2d.main(["3,1,5", "1,4,6", "2,2,4", "--weight", "4", "--volume", "4", "--backend", "cpu"])
+    assert capsys.readouterr().out.splitlines() == [
+        "profit 6 (cpu backend), items [1]",
+        "weight 1 of 4, volume 4 of 4",
+    ]
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize(
+    "inst", [([3, 1, 2], [1, 4, 2], [5, 6, 4], 4, 4), ([1, 2, 3, 2], [2, 1, 1, 3], [3, 4, 5, 6], 5, 3)]
+)
+def test_knapsack_2d_cuda(inst):
+    assert check_knapsack_2d(*inst, backend="cuda").backend == "cuda"

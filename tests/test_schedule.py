@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gpudp.errors import ScheduleError
-from gpudp.schedule import check_offsets, derive
+from gpudp.schedule import _ray_order, check_offsets, derive
 
 offset = st.tuples(st.integers(-3, 3), st.integers(-3, 3)).filter(lambda o: o != (0, 0))
 offset_sets = st.lists(offset, min_size=1, max_size=5, unique=True)
@@ -110,3 +110,16 @@ def test_wide_offsets_derive_without_a_quadratic_search():
     assert (s.a, s.b, s.window) == (1, 1, 50_000)
     s = derive([(0, -c) for c in coins])
     assert (s.a, s.b, s.window, s.kind()) == (0, 1, 50_000, "columns")
+
+
+primitive = st.tuples(st.integers(-6, 6), st.integers(-6, 6)).filter(lambda u: math.gcd(*u) == 1)
+
+
+@given(primitive, st.lists(st.integers(1, 4), min_size=1, max_size=4, unique=True))
+def test_offsets_on_one_ray_take_the_closed_form(u, multiples):
+    """Coin change's kind of offsets: the closed form gives the brute force's order."""
+    offs = [(m * u[0], m * u[1]) for m in multiples]
+    assert _ray_order(tuple(offs)) is not None
+    s = derive(offs)
+    assert (s.a, s.b) == brute_force_order(offs) and s.window == max(multiples)
+    assert _ray_order(((0, -1), (-1, 0))) is None and _ray_order(((0, -1), (0, 2))) is None

@@ -1,18 +1,25 @@
 """Time the gallery's recurrences against a plain one-thread @njit loop of the same recurrence that
 also stores the traceback decisions (issue 14's yardstick): Gotoh (examples/affine_alignment.py)
 and Smith-Waterman with its best cell found by the engine's reduction (examples/local_alignment.py;
-also the same sweep without the reduction, to show its cost).
+also the same sweep without the reduction, to show its cost); coin change with the coins
+(examples/coin_change.py, a one-row grid swept as a line), Viterbi with 16-bit decisions
+(examples/viterbi.py) and the two-constraint knapsack with its items (examples/knapsack_2d.py).
 
-    python tools/gallery_bench.py OUT.json [--problems gotoh,sw] [--sizes 4096,16384]
-        [--backends cpu,cuda] [--repeat 3]
+    python tools/gallery_bench.py OUT.json [--problems gotoh,sw,coin,viterbi,knapsack2d]
+        [--sizes 4096,16384] [--backends cpu,cuda] [--repeat 3] [--threads 1,16]
+        [--coin-amounts 1000000,10000000] [--viterbi-states 300,1000] [--viterbi-steps 1000]
+        [--knapsack-capacities 300,1000] [--knapsack-items 100]
 
 Writes one JSON row per (problem, size, backend): median seconds of align() after a warm-up, GCUPS,
-and the plain loop's seconds beside it (its score must agree).
+and the plain loop's seconds beside it (its score must agree). For coin, viterbi and knapsack2d
+each row is the whole solve (sweep, traceback, answer), best of ``--repeat``, once per CPU thread
+count in ``--threads``, with the plain loop's best time, the ratio and whether the answers agree.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import json
 import statistics
@@ -20,18 +27,27 @@ import sys
 import time
 from pathlib import Path
 
+import numba
 import numpy as np
 from numba import njit
 
 from gpudp.info import info
 
 ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("affine_alignment", ROOT / "examples" / "affine_alignment.py")
-gotoh = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gotoh)
-spec = importlib.util.spec_from_file_location("local_alignment", ROOT / "examples" / "local_alignment.py")
-local = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(local)
+
+
+def _example(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+gotoh = _example("affine_alignment")
+local = _example("local_alignment")
+coin_change = _example("coin_change")
+viterbi = _example("viterbi")
+knapsack_2d = _example("knapsack_2d")
 
 
 @njit(cache=True)
@@ -93,6 +109,63 @@ def plain_gotoh(a, b, match, mismatch, gap_open, gap_extend):
     return max(pm[m], px[m], py[m]), dec[n, m]
 
 
+@njit(cache=True)
+def plain_coin_change(coins, amount):
+    """F(j) = 1 + min over coins of F(j - c), the coin's index kept per amount, one thread."""
+    none = 1 << 62
+    f = np.empty(amount + 1, np.int64)
+    dec = np.zeros(amount + 1, np.uint8)
+    f[0] = 0
+    for j in range(1, amount + 1):
+        best, used = none, 0
+        for k in range(len(coins)):
+            c = coins[k]
+            if c <= j and f[j - c] + 1 < best:
+                best, used = f[j - c] + 1, k
+        f[j] = best
+        dec[j] = used
+    return f[amount], dec[amount]
+
+
+@njit(cache=True)
+def plain_viterbi(log_init, trans_to, log_emit, obs):
+    """Two rows of log-probabilities and a full table of uint16 predecessors, one thread."""
+    n, steps = len(log_init), len(obs)
+    prev, cur = np.empty(n), np.empty(n)
+    dec = np.zeros((steps, n), np.uint16)
+    for k in range(n):
+        prev[k] = log_init[k] + log_emit[k, obs[0]]
+    for t in range(1, steps):
+        for k in range(n):
+            row = trans_to[k]
+            best, arg = prev[0] + row[0], 0
+            for j in range(1, n):
+                x = prev[j] + row[j]
+                if x > best:
+                    best, arg = x, j
+            cur[k] = best + log_emit[k, obs[t]]
+            dec[t, k] = arg
+        prev, cur = cur, prev
+    return prev.max(), dec[steps - 1, 0]
+
+
+@njit(cache=True)
+def plain_knapsack_2d(w, v, p, max_weight, max_volume):
+    """The textbook in-place loop (capacities downwards) and a table of uint8 decisions, one thread."""
+    v1 = max_volume + 1
+    f = np.zeros((max_weight + 1) * v1, np.int64)
+    dec = np.zeros((len(w), (max_weight + 1) * v1), np.uint8)
+    for t in range(len(w)):
+        for a in range(max_weight, w[t] - 1, -1):
+            for b in range(max_volume, v[t] - 1, -1):
+                k = a * v1 + b
+                take = f[k - w[t] * v1 - v[t]] + p[t]
+                if take > f[k]:
+                    f[k] = take
+                    dec[t, k] = 1
+    return f[-1], dec[0, 0]
+
+
 class _NoReduce(local.SmithWaterman):
     reduce = None
 
@@ -123,19 +196,112 @@ def _plain(problem, a, b):
     return time.perf_counter() - t, score
 
 
+COINS = np.array([1, 5, 10, 21, 25, 50, 100, 200], np.int64)
+
+
+def _cases(problem, args, rng):
+    """``(size, cells, solve(backend) -> (answer, stats), plain() -> answer)`` per instance."""
+    if problem == "coin":
+        for amount in (int(x) for x in args.coin_amounts.split(",")):
+            yield (
+                amount,
+                amount + 1,
+                lambda b, a=amount: coin_change.change(COINS, a, backend=b, progress=False)[::2],
+                lambda a=amount: int(plain_coin_change(COINS, a)[0]),
+            )
+    elif problem == "viterbi":
+        steps = args.viterbi_steps
+        for n in (int(x) for x in args.viterbi_states.split(",")):
+            model, obs = viterbi.random_model(n, 4, 0), rng.integers(0, 4, steps)
+            trans_to = np.ascontiguousarray(model[1].T)
+            yield (
+                n,
+                n * steps,
+                lambda b, m=model, o=obs: viterbi.decode(*m, o, backend=b, progress=False)[::2],
+                lambda m=model, o=obs, tt=trans_to: float(plain_viterbi(m[0], tt, m[2], o)[0]),
+            )
+    elif problem == "knapsack2d":
+        items = args.knapsack_items
+        for cap in (int(x) for x in args.knapsack_capacities.split(",")):
+            w, v = rng.integers(1, cap // 4 + 2, (2, items))
+            p = rng.integers(1, 1000, items)
+            yield (
+                cap,
+                items * (cap + 1) ** 2,
+                lambda b, i=(w, v, p, cap, cap): knapsack_2d.pack(*i, backend=b, progress=False)[::2],
+                lambda i=(w, v, p, cap, cap): int(plain_knapsack_2d(*i)[0]),
+            )
+
+
+def _best(fn, repeat: int):
+    times, out = [], None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return min(times), out
+
+
+def _gallery_rows(problem, args, rng) -> list[dict]:
+    """The rows of one of coin, viterbi, knapsack2d: every size, backend and CPU thread count."""
+    rows = []
+    small = {"coin_amounts": "10", "viterbi_states": "3", "viterbi_steps": 3, "knapsack_capacities": "4"}
+    for backend in args.backends.split(","):
+        for _, _, solve, _ in _cases(
+            problem, argparse.Namespace(**{**vars(args), **small}), np.random.default_rng(0)
+        ):
+            solve(backend)  # compile
+    for size, cells, solve, plain in _cases(problem, args, rng):
+        plain()  # compile
+        plain_s, want = _best(plain, args.repeat)
+        for backend in args.backends.split(","):
+            for threads in sorted({int(x) for x in args.threads.split(",")}) if backend == "cpu" else [None]:
+                if threads:
+                    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+                seconds, (answer, stats) = _best(functools.partial(solve, backend), args.repeat)
+                row = {
+                    "problem": problem,
+                    "size": size,
+                    "cells": cells,
+                    "backend": backend,
+                    "threads": threads,
+                    "device": stats.device,
+                    "seconds_best": seconds,
+                    "kernel_seconds": stats.kernel_seconds,
+                    "schedule": stats.extra.get("schedule"),
+                    "plain_njit_1thread_seconds": plain_s,
+                    "ratio_to_plain": seconds / plain_s,
+                    "answer": answer,
+                    "plain_answer_agrees": answer == want,
+                }
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--problems", default="gotoh,sw")
+    ap.add_argument("--problems", default="gotoh,sw,coin,viterbi,knapsack2d")
     ap.add_argument("--sizes", default="4096,16384")
     ap.add_argument("--backends", default="cpu,cuda")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--plain-max", type=int, default=16384, help="largest size the plain loop runs")
     ap.add_argument("--cpu-max", type=int, default=32768, help="largest size the cpu backend runs")
+    ap.add_argument("--threads", default=f"1,{numba.config.NUMBA_NUM_THREADS}", help="cpu thread counts")
+    ap.add_argument("--coin-amounts", default="1000000,10000000")
+    ap.add_argument("--viterbi-states", default="300,1000")
+    ap.add_argument("--viterbi-steps", type=int, default=1000)
+    ap.add_argument("--knapsack-capacities", default="300,1000", help="weight = volume capacity")
+    ap.add_argument("--knapsack-items", type=int, default=100)
     args = ap.parse_args(argv)
     rng = np.random.default_rng(0)
     rows = []
     for problem in args.problems.split(","):
+        if problem in ("coin", "viterbi", "knapsack2d"):
+            rows += _gallery_rows(problem, args, rng)
+            continue
         for n in (int(x) for x in args.sizes.split(",")):
             a = "".join(rng.choice(list("ACGT"), n))
             b = "".join(rng.choice(list("ACGT"), n))

@@ -90,6 +90,20 @@ def cpu_threads() -> int:
     return max(1, int(numba.get_num_threads()))
 
 
+def cpu_cell_rate() -> float:
+    """Cell updates a second the CPU is predicted to run on all its threads (what :func:`choose`
+    compares): GPUDP_CPU_CELL_RATE, or :data:`CPU_CELLS_PER_THREAD_S`, per thread, times the threads."""
+    return _env_float("GPUDP_CPU_CELL_RATE", CPU_CELLS_PER_THREAD_S) * cpu_threads()
+
+
+def gpu_start_seconds() -> float:
+    """Seconds one more GPU solve is predicted to pay besides its kernels (what :func:`choose` adds):
+    :data:`GPU_LAUNCH_S` once CUDA is started in this process, else :data:`GPU_START_S`
+    (GPUDP_GPU_START_S, read and checked either way)."""
+    start = _env_float("GPUDP_GPU_START_S", GPU_START_S)
+    return GPU_LAUNCH_S if cuda_started() else start
+
+
 def choose(backend: str = "auto", work: float | None = None) -> tuple[str, str]:
     """``(backend, why)``: the backend that will run and, for ``auto``, the reason in words.
 
@@ -104,10 +118,8 @@ def choose(backend: str = "auto", work: float | None = None) -> tuple[str, str]:
     if backend == "auto":
         if work is not None:
             threads = cpu_threads()
-            t_cpu = work / (_env_float("GPUDP_CPU_CELL_RATE", CPU_CELLS_PER_THREAD_S) * threads)
-            start = _env_float("GPUDP_GPU_START_S", GPU_START_S)  # read (and checked) always
-            start = GPU_LAUNCH_S if cuda_started() else start
-            t_gpu = start + work / GPU_CELLS_PER_S
+            t_cpu = work / cpu_cell_rate()
+            t_gpu = gpu_start_seconds() + work / GPU_CELLS_PER_S
             if t_cpu < t_gpu:
                 return "cpu", (
                     f"auto: cpu, {work:.3g} cell updates predicted {t_cpu:.3g} s on {threads} threads, "

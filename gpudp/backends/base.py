@@ -96,3 +96,13 @@ def checkpoint_arrays(plan, value_dtype, empty):
         return empty((1, 1), value_dtype), empty((1, 1), value_dtype), 0
     nr, nc = (max((n - 1) // k, 1) for n in (plan.rows, plan.cols))
     return empty((nr, max(plan.cols, 1)), value_dtype), empty((nc, max(plan.rows, 1)), value_dtype), k
+
+
+def line_edges(plan, line: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(last_row, last_col)`` of a line plan from the line's values (on the host): the line is
+    the grid's one row (or column), and the schedule's last column (or row) is its last cell, or
+    its first when the sweep runs down the line."""
+    end = line[-1:] if plan.schedule.line_step > 0 else line[:1]
+    if plan.schedule.by_row_index:
+        return line, end.copy()
+    return end.copy(), line

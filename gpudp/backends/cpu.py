@@ -11,7 +11,7 @@ import numpy as np
 
 from ..jit import njit
 from ..store import WORD_BYTES, encode_bands, tiled_last_row
-from .base import Backend, checkpoint_arrays
+from .base import Backend, checkpoint_arrays, line_edges
 
 #: a chunk (unit of eviction, progress and Ctrl-C checks) is about this many cells on the CPU
 CPU_CHUNK_CELLS = 1 << 22
@@ -125,13 +125,19 @@ _GROUP = """
 q = qq + q0
 g = g0[t] + q
 {planes_init}
-if g * 32 + 32 > a and g * 32 < b:
+if g * 32 >= a and g * 32 + 32 <= b:  # a whole group: no range test a lane
+    for lane in range(32):
+        p = g * 32 + lane
+        v, dd = lcell(t, p, ring, W1, last_row, last_col, R, C{da})
+        row[p] = v
+{planes_or}
+elif g * 32 + 32 > a and g * 32 < b:
     for lane in range(32):
         p = g * 32 + lane
         if p >= a and p < b:
             v, dd = lcell(t, p, ring, W1, last_row, last_col, R, C{da})
             row[p] = v
-{planes_or}
+{planes_or2}
 {planes_store}
 """
 
@@ -210,13 +216,28 @@ def layered_runner(rec_cls, n_data: int, schedule):
     body = _GROUP.format(
         da=data_args(n_data),
         planes_init=indent(init, 0),
-        planes_or=indent(orr, 12),
+        planes_or=indent(orr, 8),
+        planes_or2=indent(orr, 12),
         planes_store=indent(store, 0),
     )
     src = _LAYERED.format(da=data_args(n_data), body=indent(body, 16))
     ns["SERIAL_GROUPS"] = SERIAL_GROUPS
     fn = jit_generated(src, "run_layers", ns, njit, "cpu", parallel=True)
     _CACHE[key] = fn
+    return fn
+
+
+def line_runner(rec_cls, n_data: int, schedule):
+    """The CPU sweep of a line (a grid of one cell a wavefront): one thread walks the line's cells
+    in order (:func:`gpudp.codegen.line_sweep_source`), no parallel region and no ring."""
+    key = ("line", rec_cls, n_data, schedule.offsets, schedule.a, schedule.b)
+    if key in _CACHE:
+        return _CACHE[key]
+    from ..cache import jit_generated
+    from ..codegen import line_sweep_source
+
+    src = line_sweep_source(rec_cls, n_data, schedule)
+    fn = _CACHE[key] = jit_generated(src, "run_line", _namespace(rec_cls), njit, "cpu")
     return fn
 
 
@@ -257,6 +278,17 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
         out["last_col"] = right[:rows].copy()
         if plan.checkpoint:
             out["checkpoints"] = ck[:2]
+    elif plan.kind == "line":
+        fn = line_runner(cls, len(data), plan.schedule)
+        line = np.full(plan.cells, cls.fill, vt)
+        fn(0, 0, line, words, 0, rows, cols, *data)  # compile
+        stats.extra["compile_seconds"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for g0, g1 in plan.chunks:
+            fn(g0, g1, line, words, 0, rows, cols, *data)
+            if bar is not None:
+                bar.update(plan.unit_cells(g0, g1))
+        out["last_row"], out["last_col"] = line_edges(plan, line)
     else:
         fn = layered_runner(cls, len(data), plan.schedule)
         window = plan.schedule.window if plan.schedule else cls.window

@@ -20,7 +20,7 @@ from ..codegen import n_flags, n_outputs, n_reduce
 from ..errors import CheckError
 from ..memory import BlockPool
 from ..store import WORD_BYTES, tiled_last_row
-from .base import Backend, checkpoint_arrays
+from .base import Backend, checkpoint_arrays, line_edges
 
 __all__ = [
     "cuda",
@@ -841,6 +841,20 @@ def layered_kernel(rec_cls, n_data: int, schedule):
     return fn
 
 
+def line_kernel(rec_cls, n_data: int, schedule):
+    """The sweep of a line (a grid of one cell a wavefront, such as coin change's one row): one
+    thread walks the line's cells in order (:func:`gpudp.codegen.line_sweep_source`). A line has no
+    parallelism to give; one thread beats the layered kernel's grid sync per cell."""
+    key = ("line", rec_cls, n_data, schedule.offsets, schedule.a, schedule.b)
+    if key in _CACHE:
+        return _CACHE[key]
+    from ..codegen import line_sweep_source
+
+    src = line_sweep_source(rec_cls, n_data, schedule, "if cuda.grid(1) != 0:\n    return")
+    fn = _CACHE[key] = generated_kernel(src, "run_line", _namespace(rec_cls))
+    return fn
+
+
 def blocked_kernel(rec_cls, n_data: int):
     """The temporally blocked kernel of a LayeredRecurrence that declares ``reach`` (window 1).
 
@@ -1186,6 +1200,14 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
                 *ck,
                 *d_data,
             )
+    elif plan.kind == "line":
+        kernel = line_kernel(cls, len(data), plan.schedule)
+        line = cuda.device_array(plan.cells, vt, stream=compute)
+        line[:] = cls.fill
+        threads, want = 1, 1
+
+        def args(u0, u1, slab):
+            return (u0, u1, line, slab, int(plan.layout.woff[u0]), rows, cols, *d_data)
     elif blocked is not None:
         kernel = blocked_kernel(cls, len(data))
         width = -(-int(plan.sizes.max()) // 32) * 32
@@ -1309,6 +1331,8 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
         out["last_col"] = right.copy_to_host()[:rows]
         if plan.checkpoint:
             out["checkpoints"] = (ck[0].copy_to_host(), ck[1].copy_to_host())
+    elif plan.kind == "line":
+        out["last_row"], out["last_col"] = line_edges(plan, line.copy_to_host())
     elif plan.schedule is not None:
         out["last_row"] = last_row.copy_to_host()[:cols]
         out["last_col"] = last_col.copy_to_host()[:rows]
