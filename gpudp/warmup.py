@@ -34,6 +34,7 @@ def _knapsack(backend):
         inst = validate(p, w, int(w.sum() // 2))
         knapsack.solve_instance(inst, method="dp", backend=backend)
         knapsack.solve_instance(inst, method="bb", backend=backend, cpu_threshold=0)  # the GPU frontier too
+        knapsack.solve_instance(inst, method="sparse")  # on the CPU whatever the backend
     real = validate(w + 0.5, w + 0.25, float(w.sum() / 2))
     knapsack.solve_instance(real, method="bb", backend=backend, cpu_threshold=0)
 

@@ -31,7 +31,7 @@ def bench_arguments(parser):
         "--method",
         default="bb",
         choices=["bb", "auto"],
-        help="auto: the knapsack front's rule (dense DP for integer data with n*(C+1) <= 1e10)",
+        help="auto: the knapsack front's cost model (knapsack.choose_method: dp, sparse or bb)",
     )
 
 

@@ -1,17 +1,38 @@
-"""``gpudp solve knapsack FILE --method bb|dp|auto``: the 0/1 knapsack front end.
+"""``gpudp solve knapsack FILE --method auto|dp|sparse|bb``: the 0/1 knapsack front end.
 
 Methods:
 
+- ``dp``: dense dynamic programming on the wavefront engine (:mod:`gpudp.problems.knapsack.dp`,
+  Boyer et al.); integer weights and capacity, integer or real profits; time and memory follow
+  ``n * (C + 1)``.
+- ``sparse``: the sparse-state DP (:mod:`gpudp.problems.knapsack.sparse`, after Pisinger's minknap
+  and combo): lists of undominated states over an expanding core, fathomed by bounds; integer data;
+  its work follows the core, not ``C``, so it carries large coefficients; on the CPU.
 - ``bb``: branch and bound on the frontier engine (:mod:`gpudp.problems.knapsack.bb`); any
   non-negative integer or real data.
-- ``dp``: dense dynamic programming on the wavefront engine (:mod:`gpudp.problems.knapsack.dp`,
-  Boyer et al.); integer weights and capacity, integer or real profits.
-- ``auto`` (default): the rule is DP when the weights and the capacity are integers and the DP table
-  is small, ``n * (C + 1) <= DP_CELL_LIMIT`` (1e10 cells: seconds on the H100 at the DP engine's
-  measured rates, minutes on a few CPU cores), and B&B otherwise (real weights, or a capacity too
-  large for a table). When the rule picks DP but the DP refuses the instance (not enough memory for
-  its rows here, a total past its int64 values), B&B runs instead. ``details["method_note"]`` says
-  which method ran and why.
+- ``auto`` (default): a cost model (:func:`choose_method`). The DP's time is predicted from the
+  cells it sweeps, ``n' * (C + 1)`` (``n'`` the items that can be packed; none when they all fit),
+  and the rate of the backend it would run on: on the CPU the backends' calibrated rate
+  (:func:`gpudp.engine.cpu_cell_rate`: ``GPUDP_CPU_CELL_RATE`` or 2e8 unit cells a second per
+  thread) at :data:`DP_CPU_CELL_WORK` units a knapsack cell; on the GPU :data:`DP_CUDA_CELLS_PER_S`
+  plus its start-up (:func:`gpudp.engine.gpu_start_seconds`). The sparse DP's time cannot be told
+  from ``n`` and ``C`` (milliseconds on most classes, seconds on a few), so ``auto`` bounds the
+  regret instead of guessing it:
+
+  1. real weights: ``bb`` (the only method for them);
+  2. the DP can run (``knapsack_dp.check``: memory, int64 totals) and is predicted at most
+     :data:`DP_AT_ONCE_S`, or the profits are real: ``dp``;
+  3. the DP can run, integer data: ``sparse`` for at most the DP's predicted time, then ``dp`` if
+     sparse has not proved its answer by then; so never much more than twice the DP, and the
+     sparse DP's time when it is the faster;
+  4. the DP refuses (``C`` too large for its rows, say): ``sparse`` (integer data), then ``bb`` if
+     sparse refuses or stops unproven (memory); real profits go to ``bb``.
+
+  An unproven answer is returned only when no method that could prove it is left (a time limit or
+  the memory stopped the last search); the DP, when it runs, always proves. ``details["method_note"]``
+  says what ran and why, ``details["auto"]`` the prediction (cells, backend, seconds) and each attempt
+  (method, seconds, proven). The time limit (``time_limit=``, ``--time-limit``) bounds ``sparse`` and
+  ``bb``; the DP has none.
 
 Numbers are read exactly and every limit is a clear :class:`gpudp.InputError`, never a rounded
 value (see :mod:`gpudp.problems.knapsack.io`).
@@ -22,9 +43,12 @@ from __future__ import annotations
 import importlib.util
 import math
 import sys
+import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpudp.engine import cpu_cell_rate, gpu_start_seconds
 from gpudp.errors import InputError
 from gpudp.memory import parse_bytes
 
@@ -36,14 +60,22 @@ __all__ = [
     "solve",
     "solve_many",
     "solve_instance",
+    "choose_method",
     "rule",
     "read_knapsack",
     "validate",
     "KnapsackInstance",
-    "DP_CELL_LIMIT",
+    "METHODS",
 ]
 
-DP_CELL_LIMIT = 10**10
+METHODS = ("auto", "dp", "sparse", "bb")
+#: dense-DP cells (``n * (C + 1)``) a second on the GPU, the traceback included: the single solve
+#: on an H100 (docs/knapsack_dp.md: 2.4e11 computed cells of a 6.2e11-cell table in 1.30 s)
+DP_CUDA_CELLS_PER_S = 1e11
+#: a knapsack cell costs the CPU about twice the backends' unit cell (docs/benchmarks.md, "Start-up")
+DP_CPU_CELL_WORK = 2.0
+#: a DP predicted this fast runs at once: a sparse attempt would cost as much to set up
+DP_AT_ONCE_S = 0.05
 
 
 def dp_available() -> bool:
@@ -70,24 +102,92 @@ def _integer_capacity(inst: KnapsackInstance) -> int | None:
     return int(f) if math.isfinite(f) and f == math.floor(f) else None
 
 
-def rule(inst: KnapsackInstance) -> str:
-    """The method ``auto`` picks by the documented rule ('dp' or 'bb'), availability aside: DP for
-    integer weights and capacity with ``n * (C + 1) <= DP_CELL_LIMIT`` (Python integers: no
-    overflow at any magnitude), else B&B."""
+def predicted_dp_seconds(cells: int, backend: str) -> float:
+    """Seconds the dense DP is predicted to take for ``cells`` cells on ``backend`` (module doc)."""
+    if cells == 0:
+        return 0.0
+    if backend == "cuda":
+        return gpu_start_seconds() + cells / DP_CUDA_CELLS_PER_S
+    return cells * DP_CPU_CELL_WORK / cpu_cell_rate()
+
+
+@dataclass
+class MethodChoice:
+    """What ``auto`` runs: ``steps``, each a method and the seconds it is given (None: until it is
+    done or its own limit), the next run only when the one before refused or did not prove; the
+    reason; and the DP's prediction (``dp_cells``, ``dp_backend``, ``dp_seconds``) where it can run."""
+
+    steps: list[tuple[str, float | None]]
+    reason: str
+    dp_cells: int | None = None
+    dp_backend: str | None = None
+    dp_seconds: float | None = None
+    attempts: list[dict] = field(default_factory=list)
+
+    @property
+    def method(self) -> str:
+        return self.steps[0][0]
+
+    def as_dict(self) -> dict:
+        return {
+            "steps": [{"method": m, "seconds": s} for m, s in self.steps],
+            "reason": self.reason,
+            "dp_cells": self.dp_cells,
+            "dp_backend": self.dp_backend,
+            "dp_predicted_seconds": self.dp_seconds,
+            "attempts": self.attempts,
+        }
+
+
+def choose_method(inst: KnapsackInstance, backend: str = "auto", time_limit=None) -> MethodChoice:
+    """The methods ``auto`` runs for ``inst``, by the cost model of the module doc; nothing is
+    solved (the DP's pre-check runs: sorting, memory figures)."""
+    time_limit = knapsack_bb.parse_time_limit(time_limit)
     cap = _integer_capacity(inst)
-    if cap is not None and 0 <= cap and inst.n * (cap + 1) <= DP_CELL_LIMIT:
-        return "dp"
-    return "bb"
+    if cap is None:
+        return MethodChoice([("bb", time_limit)], "real weights: dp and sparse need integer weights")
+    from . import dp as knapsack_dp
+
+    try:
+        pre = knapsack_dp.check(inst.profits, inst.weights, inst.capacity, backend=backend)
+    except InputError as e:
+        if inst.integral:
+            why = f"the DP refuses ({e}): sparse, then bb if sparse cannot prove it"
+            return MethodChoice([("sparse", time_limit), ("bb", time_limit)], why)
+        return MethodChoice([("bb", time_limit)], f"the DP refuses ({e}) and sparse needs integer profits")
+    cells = len(pre.order) * (pre.cap + 1) if pre.est is not None else 0
+    t = predicted_dp_seconds(cells, pre.backend)
+    pred = f"the DP is predicted {t:.3g} s for {cells:.3g} cells on {pre.backend}"
+    out = MethodChoice([("dp", None)], "", cells, pre.backend, t)
+    if not inst.integral:
+        out.reason = f"real profits: dp ({pred})"
+    elif t <= DP_AT_ONCE_S:
+        out.reason = f"{pred}: dp at once"
+    else:
+        budget = t if time_limit is None else min(t, time_limit)
+        out.steps = [("sparse", budget), ("dp", None)]
+        out.reason = f"{pred}: sparse for at most {budget:.3g} s, then dp if sparse has not proved it"
+    return out
+
+
+def rule(inst: KnapsackInstance, backend: str = "auto") -> str:
+    """The method ``auto`` runs first for ``inst`` ('dp', 'sparse' or 'bb'): :func:`choose_method`."""
+    return choose_method(inst, backend).method
 
 
 def cli_arguments(parser):
-    parser.add_argument("file", help="instance: Pisinger text (n C / p w lines), CSV or JSON")
+    parser.add_argument(
+        "file",
+        help="instance: Pisinger text (n C / p w lines), CSV or JSON; or a batch: a directory of such "
+        "files or a .jsonl file (one JSON instance a line), one output line an instance",
+    )
     parser.add_argument(
         "--method",
         default="auto",
-        choices=["auto", "bb", "dp"],
-        help="bb: branch and bound; dp: dynamic programming (integer weights); auto: dp when the "
-        f"weights and capacity are integers and n*(C+1) <= {DP_CELL_LIMIT:.0e}, else bb",
+        choices=list(METHODS),
+        help="dp: dense DP (integer weights); sparse: sparse-state DP (integer data, large "
+        "coefficients); bb: branch and bound; auto: a cost model (the DP's predicted time; sparse "
+        "first where the DP is slow or cannot run)",
     )
     parser.add_argument(
         "--memory-budget", default=None, help="DP: host bytes for the decisions before they spill to disk"
@@ -95,7 +195,7 @@ def cli_arguments(parser):
     parser.add_argument(
         "--host-budget", default=None, help="bytes for the B&B host buffer (e.g. 4e9, 512M, 8G)"
     )
-    parser.add_argument("--time-limit", default=None, help="stop B&B after this many seconds")
+    parser.add_argument("--time-limit", default=None, help="stop B&B or sparse after this many seconds")
     parser.add_argument("--cpu-threshold", type=int, default=knapsack_bb.frontier.DEFAULT_CPU_THRESHOLD)
     parser.add_argument("--batch", type=int, default=knapsack_bb.frontier.DEFAULT_BATCH)
 
@@ -107,6 +207,10 @@ def cli_solve(args):
     time_limit = knapsack_bb.parse_time_limit(args.time_limit, "--time-limit")
     if args.batch < 1:
         raise InputError("--batch", f"must be >= 1, got {args.batch}")
+    from . import many
+
+    if many.is_batch(args.file):  # prints one line an instance; the exit status
+        return many.cli_batch(args, solve_many)
     return solve_instance(
         read_knapsack(args.file),
         method=args.method,
@@ -126,14 +230,17 @@ def solve(profits, weights, capacity, method: str = "auto", backend: str = "auto
     ----------
     profits, weights : sequences of non-negative numbers (integers stay exact at every magnitude)
     capacity : non-negative number
-    method : ``"auto"`` (the documented :func:`rule`), ``"dp"`` or ``"bb"``
-    backend : ``"auto"``, ``"cpu"`` or ``"cuda"``
+    method : ``"auto"`` (the cost model of :func:`choose_method`), ``"dp"``, ``"sparse"`` or ``"bb"``
+    backend : ``"auto"``, ``"cpu"`` or ``"cuda"`` (``sparse`` runs on the CPU)
     memory_budget : host bytes for the DP's decisions before they spill to disk
-    **bb : options of the branch and bound (``host_budget_bytes``, ``batch``, ``time_limit``, ...)
+    **bb : ``time_limit`` (B&B and sparse) and the branch and bound's options (``host_budget_bytes``,
+        ``batch``, ...)
 
     Returns
     -------
-    Solution : ``value``, ``solution`` (0/1 per item, the caller's order), ``details["method_note"]``
+    Solution : ``value``, ``solution`` (0/1 per item, the caller's order), ``optimal`` (False only
+    when a time limit or the memory stopped a search that no other method could finish),
+    ``details["method"]``, ``details["method_note"]`` and ``details["auto"]`` (what auto ran and why)
 
     Raises
     ------
@@ -152,30 +259,65 @@ def solve(profits, weights, capacity, method: str = "auto", backend: str = "auto
 def solve_instance(
     inst: KnapsackInstance, method: str = "auto", backend: str = "auto", memory_budget=None, **bb
 ):
-    """Solve by ``method`` (``dp``, ``bb``, or ``auto``: the documented :func:`rule`);
-    ``memory_budget`` goes to DP, the other keywords (host budget, batch, ...) to B&B;
-    ``details["method_note"]`` says what ``auto`` picked."""
-    note = None
+    """Solve by ``method`` (``dp``, ``sparse``, ``bb``, or ``auto``: :func:`choose_method`);
+    ``memory_budget`` goes to the DP, ``time_limit`` to sparse and B&B, the other keywords (host
+    budget, batch, ...) to B&B; ``details["method_note"]`` says what ``auto`` ran and why."""
     if method == "auto":
-        method = rule(inst)
-        note = f"the rule picks {method}"
-        if method == "dp":
-            from . import dp as knapsack_dp
+        return _auto(inst, backend, memory_budget, bb)
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+    return _finish(_run(method, inst, backend, memory_budget, bb), inst, None)
 
-            try:
-                knapsack_dp.check(inst.profits, inst.weights, inst.capacity, backend=backend)
-            except InputError as e:
-                method = "bb"
-                note = f"the rule picks dp, but the DP refuses ({e}): bb instead"
+
+def _run(method, inst, backend, memory_budget, bb):
     if method == "dp":
         from . import dp as knapsack_dp
 
-        sol = knapsack_dp.solve_instance(inst, backend=backend, memory_budget=memory_budget)
-    elif method == "bb":
-        sol = knapsack_bb.solve_instance(inst, backend=backend, **bb)
-    else:
-        raise ValueError(f"method must be auto, dp or bb, not {method!r}")
-    return _finish(sol, inst, note)
+        return knapsack_dp.solve_instance(inst, backend=backend, memory_budget=memory_budget)
+    if method == "sparse":
+        from . import sparse as knapsack_sparse
+
+        sol = knapsack_sparse.solve_instance(inst, time_limit=bb.get("time_limit"))
+        if backend == "cuda":
+            sol.details["backend_note"] = "the sparse DP runs on the CPU (no GPU version yet)"
+        return sol
+    return knapsack_bb.solve_instance(inst, backend=backend, **bb)
+
+
+def _auto(inst, backend, memory_budget, bb):
+    """Run :func:`choose_method`'s steps: each next one only when the one before refused the
+    instance or stopped unproven; the first proven answer is returned, else the best one found."""
+    t0 = time.perf_counter()
+    time_limit = knapsack_bb.parse_time_limit(bb.get("time_limit"))
+    choice = choose_method(inst, backend, time_limit)
+    best, outcome = None, []
+    for k, (method, seconds) in enumerate(choice.steps):
+        if method == "bb" and time_limit is not None:  # what is left of the caller's limit
+            seconds = max(0.0, time_limit - (time.perf_counter() - t0))
+            if seconds == 0.0 and best is not None:  # (with nothing to return, bb stops at once)
+                outcome.append(f"no time left for {method}")
+                break
+        t = time.perf_counter()
+        try:
+            sol = _run(method, inst, backend, memory_budget, {**bb, "time_limit": seconds})
+        except InputError as e:
+            choice.attempts.append({"method": method, "refused": str(e)})
+            outcome.append(f"{method} refuses ({e})")
+            if k == len(choice.steps) - 1 and best is None:
+                raise
+            continue
+        secs = time.perf_counter() - t
+        choice.attempts.append({"method": method, "seconds": secs, "proven": sol.optimal})
+        if best is None or sol.optimal or sol.value > best.value:
+            best = sol
+        if sol.optimal:
+            outcome.append(f"{method} proved it in {secs:.3g} s")
+            break
+        why = sol.details.get("stopped") or sol.details.get("message")
+        outcome.append(f"{method} stopped unproven after {secs:.3g} s ({why})")
+    note = f"auto picks {choice.method}: {choice.reason}; " + "; ".join(outcome)
+    best.details["auto"] = choice.as_dict()
+    return _finish(best, inst, note)
 
 
 def _finish(sol, inst, note):

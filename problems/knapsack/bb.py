@@ -55,7 +55,7 @@ from .io import (
     INT64_MAX,
     REL_TOL,
     KnapsackInstance,
-    solution_checker,
+    checked_solution,
     validate,
     weight_tolerance,
 )
@@ -373,20 +373,7 @@ def solve(
     if not int_w:
         details["capacity_tolerance"] = cap - float(c)
     stats.seconds = time.perf_counter() - t0
-    sol = Solution(
-        "knapsack",
-        value,
-        x,
-        stats=stats,
-        optimal=complete,
-        details=details,
-        _checker=solution_checker(p, w, c),
-    )
-    sol.check()
-    if (
-        details.get("incumbent") is not None
-        and integral
-        and value != int(details["incumbent"]) + sum(int(v) for v in p[forced])
-    ):
-        raise AssertionError("internal: rebuilt solution does not attain the incumbent's value")
-    return sol
+    claimed = None
+    if details.get("incumbent") is not None and integral:
+        claimed = int(details["incumbent"]) + sum(int(v) for v in p[forced])
+    return checked_solution(p, w, c, x, value, stats, details, complete, claimed)

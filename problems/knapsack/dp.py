@@ -256,10 +256,11 @@ class _Prepared:
             self.spare = _check_memory(self.est, be)
 
 
-def check(profits, weights, capacity, backend: str = "auto"):
+def check(profits, weights, capacity, backend: str = "auto") -> _Prepared:
     """Raise :class:`gpudp.InputError` when :func:`solve` would refuse the instance (data, totals,
-    memory), before anything large is allocated; the ``auto`` method's rule asks this."""
-    _Prepared(profits, weights, capacity, backend)
+    memory), before anything large is allocated; else the instance as prepared (its ``backend``, the
+    items swept, ``order``, and ``est`` None when no sweep is needed). ``auto``'s cost model asks this."""
+    return _Prepared(profits, weights, capacity, backend)
 
 
 def solve_instance(inst: KnapsackInstance, **kw) -> Solution:

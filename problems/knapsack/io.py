@@ -60,6 +60,7 @@ from fractions import Fraction
 import numpy as np
 
 from gpudp.errors import InputError
+from gpudp.solution import Solution
 
 __all__ = [
     "KnapsackInstance",
@@ -67,6 +68,7 @@ __all__ = [
     "parse_knapsack",
     "validate",
     "solution_checker",
+    "checked_solution",
     "fits",
     "weight_tolerance",
     "value_tolerance",
@@ -395,6 +397,19 @@ def solution_checker(profits, weights, capacity, integral: bool | None = None):
         return None
 
     return check
+
+
+def checked_solution(p, w, c, x, value, stats, details, optimal=True, claimed=None):
+    """The knapsack :class:`gpudp.Solution` of the 0/1 vector ``x`` worth ``value``, checked against
+    the instance (:func:`solution_checker`); ``claimed``: the value the search itself found for those
+    items (integer data), which the rebuilt items must attain (else an internal error, never an
+    answer)."""
+    check = solution_checker(p, w, c)
+    sol = Solution("knapsack", value, x, stats=stats, optimal=optimal, details=details, _checker=check)
+    sol.check()
+    if claimed is not None and value != claimed:
+        raise AssertionError(f"internal: the rebuilt items are worth {value}, not the search's {claimed}")
+    return sol
 
 
 # --------------------------------------------------------------------------------------------

@@ -204,7 +204,8 @@ def test_cli_dp_and_auto(capsys):
     assert out["value"] == 2397 and out["method"] == "dp" and len(out["solution"]) == 100
     assert main(["solve", "knapsack", str(path), "--backend", "cpu", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["value"] == 2397 and out["method"] == "dp" and "rule picks dp" in out["method_note"]
+    # auto's cost model (issue 16): a DP predicted well under DP_AT_ONCE_S runs at once
+    assert out["value"] == 2397 and out["method"] == "dp" and "auto picks dp" in out["method_note"]
     assert front.rule(read_knapsack(DATA / "f5_l-d_kp_15_375")) == "bb"  # real weights
     assert main(["solve", "knapsack", str(path), "--method", "dp", "--backend", "cpu"]) == 0
     text = capsys.readouterr().out
@@ -267,16 +268,20 @@ def sum_past_int64(p, w, c):
     return sum(b for _, b in packable) > c and sum(a for a, _ in packable) > 2**63 - 1
 
 
-@settings(max_examples=80)
-@given(
-    st.integers(0, 9).flatmap(
+def edge_instances(weight, capacity):
+    """n <= 9 items: profits of every magnitude from -2^62 to 2^62, weights from ``weight``, the
+    capacity from ``capacity`` (brute force stays cheap)."""
+    return st.integers(0, 9).flatmap(
         lambda n: st.tuples(
             st.lists(st.one_of(magnitude, magnitude.map(lambda v: -v)), min_size=n, max_size=n),
-            st.lists(small_weight, min_size=n, max_size=n),
-            st.integers(0, 120),
+            st.lists(weight, min_size=n, max_size=n),
+            capacity,
         )
     )
-)
+
+
+@settings(max_examples=80)
+@given(edge_instances(small_weight, st.integers(0, 120)))
 def test_dp_and_auto_edge_magnitudes_vs_brute_force(inst):
     """Profits from -2^62 to 2^62 (0, 1, 2^31, 2^53 + 1 ...), weights up to past 2^62 with C <= 120:
     DP and auto give the exact optimum (a Python integer) or refuse exactly past int64's totals."""
@@ -297,13 +302,16 @@ def test_dp_and_auto_edge_magnitudes_vs_brute_force(inst):
 @pytest.mark.parametrize(
     "p, w, c, method",
     [
-        ([10, 9], [2**53 + 1, 2**53], 2**53, "bb"),  # C too large for a table
+        ([10, 9], [2**53 + 1, 2**53], 2**53, "dp"),  # the item that fits fits alone: no cell to sweep
+        # C too large for a table: the sparse DP (issue 16; B&B before), exact at any C
+        ([10, 9, 8], [2**53 + 1, 2**53, 2**52], 2**53, "sparse"),
         ([5, 4, 100], [3, 2, 2**62 + 5], 4, "dp"),  # a weight past 2^62, a small C: dp drops it
         ([5, 4, 100], [3, 2, 2**63 - 1], 4, "dp"),
         ([2**62, 2**62 - 2, 1], [1, 2, 3], 3, "dp"),  # the profits sum to 2^63 - 1 exactly
         ([1, 2], [0.5, 1], 1, "bb"),  # real weights
         ([1.5, 2], [1, 1], 1, "dp"),  # real profits, integer weights
-        ([3, 4], [2, 3], 10**10, "bb"),  # n (C + 1) past the limit
+        ([3, 4], [2, 3], 10**10, "dp"),  # every item fits: the DP sweeps no cell (issue 16's cost model)
+        ([3, 4, 5], [2, 3, 10**10], 10**10, "sparse"),  # n (C + 1) = 3e10 cells: sparse first
     ],
 )
 def test_auto_picks_a_method_that_accepts_edge_magnitudes(p, w, c, method):
@@ -327,9 +335,9 @@ def test_memory_precheck_uses_available_memory_and_refuses_before_allocating(mon
     with pytest.raises(InputError, match=r"capacity: the DP needs .* GiB of host memory; 2.00 GiB available"):
         kd.solve(p, w, c, backend="cpu", progress=False)
     assert not allocated
-    # auto: the rule picks dp (n (C + 1) = 3e9 cells), the DP refuses, B&B solves it
+    # auto: the DP refuses (its rows do not fit), the sparse DP solves it (B&B before issue 16)
     sol = front.solve_instance(validate(p, w, c), method="auto", backend="cpu")
-    assert sol.value == 13 and sol.details["method"] == "bb"
+    assert sol.value == 13 and sol.details["method"] == "sparse" and sol.optimal
     assert "DP refuses" in sol.details["method_note"]
     est = kd.estimate_memory(3, c, np.int32, "cpu")
     assert est["host_bytes"] >= 3 * (c + 1) * 4  # two rows and the copy of the last layer

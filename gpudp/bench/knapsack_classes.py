@@ -1,0 +1,178 @@
+"""``gpudp bench knapsack-classes``: Pisinger's classes solved by ``--method auto``, CP-SAT beside.
+
+Issue 16's benchmark: classes 1-6 (uncorrelated, weakly, strongly, inverse strongly, almost strongly
+correlated, subset sum; :mod:`gpudp.problems.knapsack.classes`) at n in {1,000, 10,000} and
+R in {10^6, 10^7}, ``C`` half the total weight; ``--classes hard`` (or ``all``) adds spanner,
+multiple strongly correlated, profit ceiling and circle instances. Each instance is solved by
+``knapsack.solve_instance(method="auto")`` on each backend: the method auto ran, the seconds end to
+end (the 0/1 vector and its check included, after compilation), whether the value is proven, the
+DP's predicted time that chose the method, and the sparse DP's work (states, largest list, core).
+OR-Tools CP-SAT (``--peers``, on by default) runs the same instance with the same time limit on
+every core when ``ortools`` imports; otherwise the JSON says why it was skipped. Goals (issue 16):
+every instance proven, at most 1 s on the H100 and 10 s on the cpu backend.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from gpudp.backends import device_name, resolve
+from gpudp.problems.knapsack import solve_instance, validate
+from gpudp.problems.knapsack.classes import CLASSES, parse_classes, pisinger_instance
+
+GOAL_SECONDS = {"cuda": 1.0, "cpu": 10.0}
+
+
+def bench_arguments(parser):
+    parser.add_argument("--classes", default="1-6", help="1-6, hard (11-16), all, or a comma list")
+    parser.add_argument("--sizes", default="1000,10000", help="n values (comma list)")
+    parser.add_argument("--ranges", default="1e6,1e7", help="R values (comma list)")
+    parser.add_argument("--seeds", type=int, default=1, help="instances per (class, n, R): seeds 0..")
+    parser.add_argument("--time-limit", type=float, default=60.0, help="limit a solve (s)")
+    parser.add_argument("--no-peers", action="store_true", help="skip CP-SAT")
+    parser.add_argument("--peer-limit", type=float, default=None, help="CP-SAT s (default: --time-limit)")
+
+
+def cpsat_peer(p, w, c, limit: float) -> dict:
+    """OR-Tools CP-SAT on the 0/1 model (one Boolean an item, one capacity row), all cores."""
+    try:
+        from ortools.sat.python import cp_model
+    except ImportError as e:
+        return {"skipped": f"ortools not importable: {e}"}
+    m = cp_model.CpModel()
+    x = [m.new_bool_var(f"x{i}") for i in range(len(p))]
+    m.add(cp_model.LinearExpr.weighted_sum(x, [int(v) for v in w]) <= int(c))
+    m.maximize(cp_model.LinearExpr.weighted_sum(x, [int(v) for v in p]))
+    s = cp_model.CpSolver()
+    s.parameters.max_time_in_seconds = float(limit)
+    s.parameters.num_workers = os.cpu_count() or 1
+    t = time.perf_counter()
+    status = s.solve(m)
+    secs = time.perf_counter() - t
+    out = {"seconds": secs, "status": s.status_name(status), "workers": s.parameters.num_workers}
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        out.update(value=int(s.objective_value), proven=status == cp_model.OPTIMAL)
+    return out
+
+
+def run_auto(inst, backend: str, time_limit: float) -> dict:
+    t = time.perf_counter()
+    sol = solve_instance(inst, method="auto", backend=backend, time_limit=time_limit)
+    secs = time.perf_counter() - t
+    d = sol.details
+    auto = d.get("auto", {})
+    out = {
+        "method": d.get("method"),
+        "seconds": secs,
+        "proven": bool(sol.optimal),
+        "value": int(sol.value),
+        "dp_cells": auto.get("dp_cells"),
+        "dp_backend": auto.get("dp_backend"),
+        "dp_predicted_seconds": auto.get("dp_predicted_seconds"),
+        "attempts": auto.get("attempts"),
+        "method_note": d.get("method_note"),
+    }
+    if d.get("method") == "sparse":
+        out.update(
+            states_generated=d.get("states_generated"),
+            largest_list=d.get("largest_list"),
+            core_items=d.get("core_items"),
+            reduced_items=d.get("reduced_items"),
+        )
+    return out
+
+
+def _warm(backends):
+    """Compile the sparse DP and the dense DP (each backend) before anything is timed."""
+    p, w, c = pisinger_instance(3, 60, 1000, seed=99)
+    solve_instance(validate(p, w, c), method="sparse")
+    for be in backends:
+        solve_instance(validate(p, w, c), method="dp", backend=be)
+
+
+def cli_bench(args) -> dict:
+    backends = ["cuda", "cpu"] if args.backends == "auto" else args.backends.split(",")
+    backends = [b for b in backends if b == "cpu" or resolve("auto") == "cuda"]
+    classes = parse_classes(args.classes)
+    sizes = [int(v) for v in args.sizes.split(",")]
+    ranges = [int(float(v)) for v in args.ranges.split(",")]
+    peer_limit = args.time_limit if args.peer_limit is None else args.peer_limit
+    _warm(backends)
+    out = {
+        "date": time.strftime("%Y-%m-%d"),
+        "device": {b: device_name(b) for b in backends},
+        "cpu_count": os.cpu_count(),
+        "settings": {
+            "classes": classes,
+            "sizes": sizes,
+            "ranges": ranges,
+            "seeds": args.seeds,
+            "time_limit": args.time_limit,
+            "capacity": "half the total weight",
+        },
+        "runs": [],
+    }
+    peers = not args.no_peers
+    for R in ranges:
+        for n in sizes:
+            for k in classes:
+                for seed in range(args.seeds):
+                    p, w, c = pisinger_instance(k, n, R, seed=seed)
+                    inst = validate(p, w, c)
+                    row = {"class": k, "name": CLASSES[k], "n": n, "R": R, "seed": seed, "capacity": c}
+                    for be in backends:
+                        row[be] = run_auto(inst, be, args.time_limit)
+                    if peers:
+                        row["cpsat"] = cpsat_peer(p, w, c, peer_limit)
+                        if "skipped" in row["cpsat"]:
+                            out["cpsat"] = row.pop("cpsat")["skipped"]
+                            peers = False
+                        else:
+                            _compare(row, backends)
+                    out["runs"].append(row)
+                    print(json.dumps(row, default=str), flush=True)
+    out["summary"] = summary(out["runs"], backends)
+    return out
+
+
+def _compare(row, backends):
+    """CP-SAT's value against ours: ``agrees`` where both are proven; a value of CP-SAT's above one
+    of ours proven optimal would be a contradiction (``contradicts``); ``gap`` below ours otherwise."""
+    cp = row["cpsat"]
+    ours = [row[be]["value"] for be in backends if row[be]["proven"]]
+    if "value" not in cp or not ours:
+        return
+    if cp["proven"]:
+        cp["agrees"] = all(v == cp["value"] for v in ours)
+    else:
+        cp["gap"] = max(ours) - cp["value"]
+    cp["contradicts"] = any(cp["value"] > v for v in ours)
+
+
+def summary(runs, backends) -> dict:
+    """Per backend: instances proven, the slowest, the methods auto ran, the goal met or not; CP-SAT's
+    proven count where it ran."""
+    out = {}
+    for be in backends:
+        rs = [r[be] for r in runs if be in r]
+        slowest = max(rs, key=lambda r: r["seconds"], default=None)
+        goal = GOAL_SECONDS.get(be)
+        out[be] = {
+            "instances": len(rs),
+            "proven": sum(r["proven"] for r in rs),
+            "max_seconds": slowest["seconds"] if slowest else None,
+            "methods": {m: sum(r["method"] == m for r in rs) for m in sorted({r["method"] for r in rs})},
+            "goal_seconds": goal,
+            "goal_met": bool(rs) and all(r["proven"] and r["seconds"] <= goal for r in rs),
+        }
+    cp = [r["cpsat"] for r in runs if "cpsat" in r]
+    if cp:
+        out["cpsat"] = {
+            "instances": len(cp),
+            "proven": sum(bool(r.get("proven")) for r in cp),
+            "max_seconds": max(r["seconds"] for r in cp),
+            "disagreements": sum(r.get("agrees") is False or bool(r.get("contradicts")) for r in cp),
+        }
+    return out
