@@ -32,6 +32,7 @@ BENCHES = {
     "knapsack-bb": "gpudp.bench.knapsack_bb",
     "tsp": "gpudp.bench.tsp",
     "knapsack": "gpudp.bench.knapsack_dp",
+    "knapsack-classes": "gpudp.bench.knapsack_classes",
     "startup": "gpudp.bench.startup",
     "batch": "gpudp.bench.batch",
     "scale": "gpudp.bench.scale",
@@ -123,8 +124,9 @@ def _print_solution(sol, module, as_json: bool):
 
 
 def main(argv=None) -> int:
-    """Run the command line; returns the exit status: 0, 2 for any error (one line on stderr), 130 on
-    Ctrl-C, 128 + the signal's number on SIGTERM or SIGHUP."""
+    """Run the command line; returns the exit status: 0, 1 for a batch in which some instance failed
+    (its line says why), 2 for any other error (one line on stderr), 130 on Ctrl-C, 128 + the
+    signal's number on SIGTERM or SIGHUP."""
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv or os.environ.get("GPUDP_DEBUG", "") not in ("", "0")
     argv = [a for a in argv if a != "--debug"]
@@ -186,7 +188,9 @@ def _run(args) -> int:
     elif args.command == "solve":
         module = _module(SOLVERS, args.problem)
         sol = module.cli_solve(args)
-        if sol is not None:  # a batch prints its own lines
+        if isinstance(sol, int):  # a batch printed its own lines: 0 all solved, 1 some failed
+            return sol
+        if sol is not None:  # None: a batch printed its own lines
             _print_solution(sol, module, args.json)
     elif args.command == "demo":
         from .problems import lcs

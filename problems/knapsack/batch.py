@@ -33,9 +33,7 @@ The host side is vectorized over the batch, so that 10,000 instances cost millis
 
 from __future__ import annotations
 
-import gc
 import time
-from contextlib import contextmanager
 
 import numpy as np
 from numba import prange
@@ -43,6 +41,7 @@ from numba import prange
 from gpudp.engine import choose_backend, device_name, progress_bar
 from gpudp.errors import CheckError, GpudpError
 from gpudp.jit import njit
+from gpudp.memory import gc_paused
 from gpudp.problems.lcs.batch import BatchResult
 from gpudp.solution import Solution, Stats
 
@@ -111,20 +110,6 @@ def _segments(ufunc, values: np.ndarray, off: np.ndarray, empty) -> np.ndarray:
     if nz.size:
         out[nz] = ufunc.reduceat(values, off[nz])
     return out
-
-
-@contextmanager
-def _gc_paused():
-    """The cyclic garbage collector off for a loop that makes thousands of small objects and frees
-    none: left on, it walks every live object many times over (3 to 9 times the loop's own cost on
-    10,000 solutions, measured)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 class _Packed:
@@ -321,7 +306,7 @@ def solve_many(instances, solve, backend: str = "auto", progress=None) -> BatchR
     t0 = time.perf_counter()
     instances = list(instances)
     errors: dict[int, str] = {}
-    with _gc_paused():
+    with gc_paused():
         pack, alone = _intake(instances, errors)
     host = {"intake": time.perf_counter() - t0}
     n = pack.n
@@ -368,7 +353,7 @@ def solve_many(instances, solve, backend: str = "auto", progress=None) -> BatchR
     value, weight = _check(pack, got, x)
     host["check"] = time.perf_counter() - t
     t = time.perf_counter()
-    with _gc_paused():
+    with gc_paused():
         _solutions(pack, x, value, weight, solutions)
     host["solutions"] = time.perf_counter() - t
     if all(isinstance(v, int) for v in found.values()):

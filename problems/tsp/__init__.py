@@ -1,5 +1,6 @@
 """The travelling salesman problem, exactly: Held-Karp dynamic programming on the layered engine
-(:mod:`.held_karp`) and the TSPLIB reader (:mod:`.tsplib`).
+(:mod:`.held_karp`), batches of small instances (:func:`solve_many`, :mod:`.batch`) and the TSPLIB
+reader (:mod:`.tsplib`).
 
 Example
 -------
@@ -11,6 +12,7 @@ Example
 (21, [0, 2, 3, 1])
 """
 
+from .batch import solve_many
 from .held_karp import (
     cli_arguments,
     cli_solve,
@@ -27,6 +29,7 @@ from .tsplib import coord_matrix, read_tsplib
 
 __all__ = [
     "solve",
+    "solve_many",
     "load",
     "from_matrix",
     "from_networkx",
