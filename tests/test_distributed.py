@@ -34,13 +34,24 @@ def test_chunks_share_the_cost():
     assert chunk_bounds([10**9, 1, 1, 1], 2) == [(0, 1), (1, 4)]  # a costly item is a chunk alone
 
 
+TESTS = os.path.dirname(os.path.abspath(__file__))
+EXAMPLES = os.path.join(os.path.dirname(TESTS), "examples")
+
+
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    )
-    with cluster, distributed.Client(cluster) as c:
-        yield c
+    # the workers import this module and the examples by name, as they would a user's own modules
+    # (a worker process starts with this process's sys.path)
+    sys.path[:0] = [TESTS, EXAMPLES]
+    try:
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+        with cluster, distributed.Client(cluster) as c:
+            yield c
+    finally:
+        sys.path.remove(TESTS)
+        sys.path.remove(EXAMPLES)
 
 
 def _pairs(seed, count=120):
@@ -87,9 +98,6 @@ def _dies_once(marker, pairs):
 
 
 def test_a_worker_lost_mid_batch_loses_and_duplicates_nothing(client, tmp_path):
-    import cloudpickle
-
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests/
     pairs = _pairs(3, 60)
     fn = functools.partial(_dies_once, str(tmp_path / "died"))
     parts, bounds, info = map_chunks(client, fn, lambda lo, hi: pairs[lo:hi], [1] * len(pairs), chunks=4)
@@ -124,3 +132,33 @@ def test_subset_sum_parts_on_the_cluster(client):
         assert got.value == want.value and got.checked and got.stats.extra["split"]["workers"]
     hit = ss.solve(ws, sum(ws[::3]), backend="cpu", split=3, client=client)
     assert hit.details["feasible"] and hit.checked
+
+
+@pytest.mark.parametrize("bands,block_rows", [(2, 64), (3, 50), (1, 1000)])
+def test_one_grid_across_workers_in_column_bands(client, bands, block_rows):
+    from gpudp import sweep
+    from gpudp.distributed import sweep_bands
+    from gpudp.problems.lcs import LCSRecurrence
+
+    rng = np.random.default_rng(bands)
+    a, b = rng.integers(0, 4, 230).astype(np.uint8), rng.integers(0, 4, 170).astype(np.uint8)
+    rec = LCSRecurrence(a, b)
+    full = sweep(rec, backend="cpu", tile=(32, 32))
+    res = sweep_bands(rec, client, bands=bands, block_rows=block_rows, backend="cpu", tile=(32, 32))
+    assert np.array_equal(res.last_row, full.last_row) and np.array_equal(res.last_col, full.last_col)
+    assert np.array_equal(res.traceback((229, 169)), full.traceback((229, 169)))
+    assert res.stats.extra["bands"] == bands
+
+
+def test_bands_with_a_stateful_traceback(client):
+    import affine_alignment as gotoh  # by name, as the workers import it (the fixture's sys.path)
+
+    from gpudp import sweep
+    from gpudp.distributed import sweep_bands
+
+    rec = gotoh.Gotoh("ACGTTGCAAGT" * 9, "AGTTGCCAGT" * 8)
+    full = sweep(rec, backend="cpu", tile=(32, 32))
+    res = sweep_bands(rec, client, bands=2, block_rows=40, backend="cpu", tile=(32, 32))
+    assert np.array_equal(res.last_row, full.last_row)
+    for state in (0, 1, 2):
+        assert np.array_equal(res.traceback((99, 80), state=state), full.traceback((99, 80), state=state))

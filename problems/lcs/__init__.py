@@ -400,10 +400,9 @@ def cli_arguments(p):
     )
 
 
-def cli_solve(args) -> Solution | None:
+def cli_solve(args) -> Solution | int:
     if args.pairs:
-        _cli_batch(args)
-        return None
+        return _cli_batch(args)
     na, a = read_fasta(args.a, args.case_sensitive, field="a")
     nb, b = read_fasta(args.b, args.case_sensitive, field="b")
     sol = solve(
@@ -476,8 +475,9 @@ _SOLVER = batch.PairSolver(
 )
 
 
-def _cli_batch(args) -> None:
-    """``gpudp solve lcs A B --pairs zip|all``: one output line per pair, in order."""
+def _cli_batch(args) -> int:
+    """``gpudp solve lcs A B --pairs zip|all``: one output line per pair, in order (a pair that
+    failed says why in an ``error`` column); 0 when every pair was solved, else 1."""
     import json
     import sys
 
@@ -502,12 +502,20 @@ def _cli_batch(args) -> None:
         res = solve_many(pairs, backend=args.backend, traceback=args.traceback)
     out = sys.stdout
     if not args.json:
-        out.write("name_a\tname_b\tlen_a\tlen_b\tlcs" + ("\tsubsequence" if args.traceback else "") + "\n")
+        out.write(
+            "name_a\tname_b\tlen_a\tlen_b\tlcs"
+            + ("\tsubsequence" if args.traceback else "")
+            + ("\terror" if res.errors else "")
+            + "\n"
+        )
     for p, (i, j) in enumerate(index):
         row = {"name_a": ra[i][0], "name_b": rb[j][0], "len_a": len(ra[i][1]), "len_b": len(rb[j][1])}
-        row["lcs"] = int(res.values[p])
+        failed = res.errors.get(p)
+        row["lcs"] = "-" if failed else int(res.values[p])
         if args.traceback:
-            row["subsequence"] = res.solutions[p].solution
+            row["subsequence"] = "-" if failed else res.solutions[p].solution
+        if failed or res.errors:
+            row["error"] = failed or ("" if not args.json else None)
         if args.json:
             out.write(json.dumps(row) + "\n")
         else:
@@ -520,6 +528,8 @@ def _cli_batch(args) -> None:
             f"; {st.extra['dask_workers']} Dask workers, {st.extra['dask_chunks']} chunks)"
             if "dask_workers" in st.extra
             else ")"
-        ),
+        )
+        + (f"; {len(res.errors)} failed" if res.errors else ""),
         file=sys.stderr,
     )
+    return 1 if res.errors else 0
