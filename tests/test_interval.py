@@ -121,13 +121,13 @@ def check_chain(p, backend):
 
 
 @given(dims)
-@settings(max_examples=60)
+@settings(max_examples=30)
 def test_matrix_chain_cpu(p):
     check_chain(p, "cpu")
 
 
 @given(rna_seq, st.integers(0, 3))
-@settings(max_examples=60)
+@settings(max_examples=30)
 def test_nussinov_cpu(seq, min_loop):
     pairs, structure, _ = rna.fold(seq, min_loop, backend="cpu", progress=False)
     assert pairs == nussinov_pairs(seq, min_loop)

@@ -44,7 +44,7 @@ def _same_walk(full, ck, start, state=None):
 dna = st.integers(1, 150).flatmap(lambda n: st.lists(st.sampled_from(b"ACGT"), min_size=n, max_size=n))
 
 
-@settings(max_examples=25)
+@settings(max_examples=12)
 @given(a=dna, b=dna, every=st.sampled_from([32, 64]))
 def test_lcs_paths_equal_the_full_store(a, b, every):
     a, b = np.array(a, np.uint8), np.array(b, np.uint8)
@@ -57,7 +57,7 @@ def test_lcs_paths_equal_the_full_store(a, b, every):
     assert ck.decision(i, j) == full.decision(i, j)
 
 
-@settings(max_examples=15)
+@settings(max_examples=8)
 @given(a=st.text("ACGT", min_size=1, max_size=120), b=st.text("ACGT", min_size=1, max_size=120))
 def test_edit_distance_boundary_is_the_grids_own(a, b):
     """Levenshtein's boundary (i + 1 / j + 1) matters at the grid's edges, not at the blocks'."""
@@ -66,7 +66,7 @@ def test_edit_distance_boundary_is_the_grids_own(a, b):
     _same_walk(full, ck, (len(a) - 1, len(b) - 1))
 
 
-@settings(max_examples=15)
+@settings(max_examples=8)
 @given(a=st.text("ACGT", min_size=1, max_size=110), b=st.text("ACGT", min_size=1, max_size=110))
 def test_smith_waterman_walks_from_the_best_cell(a, b):
     full, ck = _both(sw.SmithWaterman(a, b), 32)
@@ -78,7 +78,7 @@ def test_smith_waterman_walks_from_the_best_cell(a, b):
     )
 
 
-@settings(max_examples=10)
+@settings(max_examples=6)
 @given(a=st.text("ACGT", min_size=1, max_size=100), b=st.text("ACGT", min_size=1, max_size=100))
 def test_gotoh_stateful_walk(a, b):
     full, ck = _both(gotoh.Gotoh(a, b), 32)
