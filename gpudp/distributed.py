@@ -125,14 +125,19 @@ def cluster(scheduler: str | None = None, workers: int | None = None, gpus: bool
         local = LocalCUDACluster(n_workers=workers)
     else:
         n = workers or 1
-        share = str(max(1, (os.cpu_count() or 1) // n))  # each worker's numba threads: its share of cores
-        local = dist.LocalCluster(
-            n_workers=n,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            env={"NUMBA_NUM_THREADS": share},
-        )
+        # each worker's numba threads: its share of the cores, read by numba when the worker
+        # process starts (the environment it is spawned with; set later, numba refuses the change)
+        saved = os.environ.get("NUMBA_NUM_THREADS")
+        os.environ["NUMBA_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // n))
+        try:
+            local = dist.LocalCluster(
+                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None
+            )
+        finally:
+            if saved is None:
+                del os.environ["NUMBA_NUM_THREADS"]
+            else:
+                os.environ["NUMBA_NUM_THREADS"] = saved
     with local, dist.Client(local) as client:
         yield client
 

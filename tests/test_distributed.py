@@ -162,3 +162,20 @@ def test_bands_with_a_stateful_traceback(client):
     assert np.array_equal(res.last_row, full.last_row)
     for state in (0, 1, 2):
         assert np.array_equal(res.traceback((99, 80), state=state), full.traceback((99, 80), state=state))
+
+
+def test_cluster_shares_the_cores_and_workers_compile():
+    """gpudp's own local cluster: each worker gets its share of numba's threads from its start (a
+    worker that compiles a new kernel must not see the count change under it)."""
+    from gpudp import distributed as gd
+    from gpudp import sweep
+    from gpudp.problems.edit_distance import Levenshtein
+
+    rng = np.random.default_rng(12)
+    rec = Levenshtein(rng.integers(0, 4, 90).astype(np.uint8), rng.integers(0, 4, 75).astype(np.uint8))
+    full = sweep(rec, backend="cpu", tile=(32, 32))
+    with gd.cluster(workers=2) as c:
+        threads = c.run(lambda: __import__("numba").config.NUMBA_NUM_THREADS)
+        assert set(threads.values()) == {max(1, (os.cpu_count() or 1) // 2)}
+        res = gd.sweep_bands(rec, c, bands=2, block_rows=40, backend="cpu", tile=(32, 32))
+        assert np.array_equal(res.traceback((89, 74)), full.traceback((89, 74)))
