@@ -481,15 +481,16 @@ def sweep(
 
         swept = _values_only(rec) if not traceback and type(rec).decision_bits else rec
         return sweep_intervals(swept, rec, backend, memory_budget, progress)
+    plan = None
     if traceback and type(rec).decision_bits and store != "full":
-        plan = plan_sweep(rec, backend, tile)
+        plan = plan_sweep(rec, backend, tile)  # kept for the full store unless checkpoints win
         if store == "checkpoints" or (plan.kind == "tiled" and plan.memory(memory_budget).spill):
             from .linear import checkpoint_sweep
 
             return checkpoint_sweep(rec, plan, sweep, memory_budget, progress, tile, checkpoint_every)
     if not traceback and type(rec).decision_bits:
         rec = _values_only(rec)
-    plan = plan_sweep(rec, backend, tile)
+    plan = plan or plan_sweep(rec, backend, tile)
     plan.checkpoint = _checkpoint
     backend = plan.backend
     check_memory(plan.memory(memory_budget), f"{type(rec).__name__}'s sweep")

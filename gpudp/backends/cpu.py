@@ -147,7 +147,9 @@ def _thread_slot():
     return numba.get_thread_id()
 
 
-def _namespace(rec_cls):
+def cell_namespace(rec_cls):
+    """The names a generated CPU kernel sees: the recurrence's compiled ``cell`` and ``boundary``,
+    its value type and fill, and the helpers (public: features with kernels of their own build on it)."""
     from ..codegen import numba_value_type
 
     return {
@@ -172,7 +174,7 @@ def tiled_runner(rec_cls, n_data: int):
     from ..codegen import compile_source, data_args, fn_args, indent, n_symbols, tile_cell_source, user_args
 
     bits = rec_cls.decision_bits
-    ns = _namespace(rec_cls)
+    ns = cell_namespace(rec_cls)
     ns["tcell"] = njit(compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets), "tcell", dict(ns)))
     init = "".join(f"w{b} = 0\n" for b in range(bits))
     # the store's tile layout shifts lane (ii // RPT)'s columns by its lane number
@@ -208,7 +210,7 @@ def layered_runner(rec_cls, n_data: int, schedule):
     from ..codegen import compile_source, data_args, indent, layer_cell_source
 
     bits = rec_cls.decision_bits
-    ns = _namespace(rec_cls)
+    ns = cell_namespace(rec_cls)
     ns["lcell"] = njit(compile_source(layer_cell_source(rec_cls, n_data, schedule), "lcell", dict(ns)))
     init = "".join(f"w{b} = 0\n" for b in range(bits)) or "pass\n"
     orr = "".join(f"w{b} |= ((dd >> {b}) & 1) << lane\n" for b in range(bits)) or "pass\n"
@@ -237,7 +239,7 @@ def line_runner(rec_cls, n_data: int, schedule):
     from ..codegen import line_sweep_source
 
     src = line_sweep_source(rec_cls, n_data, schedule)
-    fn = _CACHE[key] = jit_generated(src, "run_line", _namespace(rec_cls), njit, "cpu")
+    fn = _CACHE[key] = jit_generated(src, "run_line", cell_namespace(rec_cls), njit, "cpu")
     return fn
 
 

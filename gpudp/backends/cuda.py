@@ -563,7 +563,9 @@ def _thread_slot():
     return cuda.grid(1)
 
 
-def _namespace(rec_cls):
+def cell_namespace(rec_cls):
+    """The names a generated CUDA kernel sees: the recurrence's device ``cell`` and ``boundary``,
+    its value type and fill, and the helpers (public: features with kernels of their own build on it)."""
     from ..codegen import numba_value_type
 
     return {
@@ -611,7 +613,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     sym = n_symbols(rec_cls)
     da, du, db = data_args(n_data), user_args(rec_cls, n_data), fn_args(rec_cls, n_data)
     sim = is_simulator()
-    ns = _namespace(rec_cls)
+    ns = cell_namespace(rec_cls)
     ns.update(BH=bh, TW=tw, RPT=rpt, WPT=(tw // 32 + 1) * bits * bh, U32=numba.uint32)
     ns.update(U0=np.uint32(0), SYMD=np.dtype(sym_dtype or np.int64))
     red = bool(n_reduce(rec_cls))  # the lane keeps its best cell in registers, its slot at the end
@@ -810,7 +812,7 @@ def layered_kernel(rec_cls, n_data: int, schedule):
     from ..codegen import compile_source, data_args, indent, layer_cell_source
 
     bits = rec_cls.decision_bits
-    ns = _namespace(rec_cls)
+    ns = cell_namespace(rec_cls)
     ns["lcell"] = device_jit(compile_source(layer_cell_source(rec_cls, n_data, schedule), "lcell", dict(ns)))
     sim = is_simulator()
     da = data_args(n_data)
@@ -851,7 +853,7 @@ def line_kernel(rec_cls, n_data: int, schedule):
     from ..codegen import line_sweep_source
 
     src = line_sweep_source(rec_cls, n_data, schedule, "if cuda.grid(1) != 0:\n    return")
-    fn = _CACHE[key] = generated_kernel(src, "run_line", _namespace(rec_cls))
+    fn = _CACHE[key] = generated_kernel(src, "run_line", cell_namespace(rec_cls))
     return fn
 
 
@@ -877,7 +879,7 @@ def blocked_kernel(rec_cls, n_data: int):
     from ..codegen import cell_call, compile_source, data_args, indent
 
     bits = rec_cls.decision_bits
-    ns = _namespace(rec_cls)
+    ns = cell_namespace(rec_cls)
     da = data_args(n_data)
     body = cell_call(rec_cls, "t, p", ["prev"], n_data, "v", "dd")
     ns["bcell"] = device_jit(
@@ -952,7 +954,7 @@ LAST_LAUNCHER: list = []
 SLAB_WORDS = 1 << 25
 
 
-def _coop_blocks(kernel, args, threads: int, want: int, smem: int = 0) -> tuple[object, int]:
+def coop_blocks(kernel, args, threads: int, want: int, smem: int = 0) -> tuple[object, int]:
     """Specialise the kernel for these arguments; cap the grid at what a cooperative launch allows
     (with ``smem`` bytes of dynamic shared memory per block, which the kernel is allowed to use)."""
     if is_simulator():
@@ -1282,7 +1284,7 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
         a = args(u0, u1, slabs[slot])
         if launcher is None:
             t = time.perf_counter()
-            launcher, blocks = _coop_blocks(kernel, a, threads, want, smem)
+            launcher, blocks = coop_blocks(kernel, a, threads, want, smem)
             if n_reduce(cls) and blocks * threads > len(data[-1 - n_flags(cls)]):
                 raise CheckError(
                     f"a grid of {blocks} x {threads} threads needs more reduction slots than the "
@@ -1385,7 +1387,7 @@ class _CUDA(Backend):
         return pinned_words(n)
 
     def reduction_slots(self):
-        """Every launch is capped at the co-resident grid (``_coop_blocks``): at most 4 blocks of at
+        """Every launch is capped at the co-resident grid (``coop_blocks``): at most 4 blocks of at
         most 1,024 threads an SM when the driver gives no figure."""
         if is_simulator():
             return 1024

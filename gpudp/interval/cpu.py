@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from ..backends.cpu import PARALLEL_LOCK, _namespace
+from ..backends.cpu import PARALLEL_LOCK, cell_namespace
 from ..cache import jit_generated
 from ..jit import njit
 from .table import SERIAL_WORK, cells_of, compiled_sweep
@@ -38,7 +38,7 @@ def runner(rec_cls, n_data: int):
         _RUN,
         "i, j",
         16,
-        lambda: {**_namespace(rec_cls), "SERIAL_WORK": SERIAL_WORK},
+        lambda: {**cell_namespace(rec_cls), "SERIAL_WORK": SERIAL_WORK},
         lambda src, ns: jit_generated(src, "run_diagonals", ns, njit, "cpu", parallel=True),
     )
 

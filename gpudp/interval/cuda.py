@@ -22,7 +22,7 @@ import warnings
 import numpy as np
 from numba.core.errors import NumbaPerformanceWarning
 
-from ..backends.cuda import _coop_blocks, _namespace, cuda, generated_kernel, sim_geometry
+from ..backends.cuda import cell_namespace, coop_blocks, cuda, generated_kernel, sim_geometry
 from ..codegen import n_outputs
 from .table import SimDiagonalView, cells_of, compiled_sweep, make_diagonal_view, scatter_diagonals
 
@@ -70,7 +70,7 @@ def kernel(rec_cls, n_data: int):
         _RUN,
         "d, i",
         12,
-        lambda: {**_namespace(rec_cls), "view": _view()},
+        lambda: {**cell_namespace(rec_cls), "view": _view()},
         lambda src, ns: generated_kernel(src, "run_diagonals", ns),
     )
 
@@ -94,7 +94,7 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
         args = (d0, d1, n, S, D, *d_data)
         if launcher is None:
             t = time.perf_counter()
-            launcher, blocks = _coop_blocks(fn, args, threads, want)
+            launcher, blocks = coop_blocks(fn, args, threads, want)
             stats.extra["compile_seconds"] = time.perf_counter() - t
         start, end = cuda.event(), cuda.event()
         start.record(stream=compute)

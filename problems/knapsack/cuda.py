@@ -63,11 +63,11 @@ import functools
 
 import numpy as np
 
-# _coop_blocks: the backend's one place that specialises a kernel and opts it in to more than 48 KiB
+# coop_blocks: the backend's one place that specialises a kernel and opts it in to more than 48 KiB
 # of dynamic shared memory (its co-resident block count is reported, not used: the launch is not
 # cooperative)
 from gpudp.backends.cuda import (
-    _coop_blocks,
+    coop_blocks,
     cuda,
     event,
     generated_kernel,
@@ -430,7 +430,7 @@ def launch(p, w, off, caps, small) -> Launch:
         args = (d_p, d_w, d_off, d_caps, d_doff, d_dec, rows, d_roff, ch.d_values)
         # compiles for these arguments, opts in to shared memory past 48 KiB, and says how many
         # blocks the GPU holds at once (its cooperative-launch limit)
-        kernel, ch.resident = _coop_blocks(
+        kernel, ch.resident = coop_blocks(
             _dp_kernel(ch.vt, ch.shared, unroll), args, ch.threads, 1 << 30, ch.smem
         )
         kernel[len(ch.ks), ch.threads, s, ch.smem](*args)

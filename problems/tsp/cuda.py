@@ -26,7 +26,7 @@ import functools
 
 import numpy as np
 
-from gpudp.backends.cuda import _coop_blocks, cuda, event, generated_kernel, memory_info, sim_geometry, stream
+from gpudp.backends.cuda import coop_blocks, cuda, event, generated_kernel, memory_info, sim_geometry, stream
 
 from .kernels import close, layer
 
@@ -143,7 +143,7 @@ def launch(groups) -> Launch:
             ch.d_values = cuda.device_array(c, g.D.dtype, stream=s)
             ch.d_tours = cuda.device_array((c, g.n), np.int8, stream=s)
             args = (d_D, d_binom, d_poff, width, d_par, d_layers, ch.d_values, ch.d_tours)
-            kern, _ = _coop_blocks(kernel, args, threads, 1 << 30, smem if shared else 0)
+            kern, _ = coop_blocks(kernel, args, threads, 1 << 30, smem if shared else 0)
             kern[c, threads, s, smem if shared else 0](*args)
             ch.args = args  # alive until finish(): freeing device memory a queued kernel reads would wait
             chunks.append(ch)
