@@ -10,11 +10,12 @@ A gap of length L costs ``open + extend * L``. Gotoh's recurrence keeps three va
     X(i, j) = max(M(i-1, j) - open - extend, X(i-1, j) - extend)
     Y(i, j) = max(M(i, j-1) - open - extend, Y(i, j-1) - extend)
 
-Row 0 and column 0 are the empty prefixes. The three values travel packed in one int64 (21 bits
-each, so scores stay within +-2^20: :func:`align` refuses longer inputs), and the decision keeps,
-in 4 bits, where each of the three came from. The traceback needs to know which of the three
-matrices it is in: the class declares ``traceback_state = True`` and ``back`` maps (cell,
-decision, matrix) to (predecessor, its matrix), compiled like every other static method.
+Row 0 and column 0 are the empty prefixes. The cell is a *record* of three int32 fields ``m``,
+``x``, ``y`` (``value_dtype`` a numpy structured dtype): ``cell`` receives each neighbour as a tuple
+``(m, x, y)`` and returns one, and the engine keeps each field in its own arrays. The decision
+keeps, in 4 bits, where each of the three came from. The traceback needs to know which of the three
+matrices it is in: the class declares ``traceback_state = True`` and ``back`` maps (cell, decision,
+matrix) to (predecessor, its matrix), compiled like every other static method.
 """
 
 from __future__ import annotations
@@ -22,39 +23,16 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from numba.extending import register_jitable
 
 from gpudp import GridRecurrence, sweep
 
-FIELD = 21
-BIAS = 1 << (FIELD - 1)  # a field holds score + BIAS in 0 .. 2^21 - 1
-MASK = (1 << FIELD) - 1
-NEG = -BIAS  # minus infinity: no alignment ends this way
-M, X, Y = 0, 1, 2  # the traceback's states: which matrix
-
-
-@register_jitable
-def pack(m, x, y):
-    return ((np.int64(m) + BIAS) << (2 * FIELD)) | ((np.int64(x) + BIAS) << FIELD) | (np.int64(y) + BIAS)
-
-
-@register_jitable
-def unpack(v):
-    return ((v >> (2 * FIELD)) & MASK) - BIAS, ((v >> FIELD) & MASK) - BIAS, (v & MASK) - BIAS
-
-
-@register_jitable
-def gap(open_from, extend_from, gap_open, gap_extend):
-    """The better of opening a gap after M and extending one; (score, 1 when extended)."""
-    o = max(open_from - gap_open - gap_extend, NEG)
-    e = max(extend_from - gap_extend, NEG)
-    if e > o:
-        return e, 1
-    return o, 0
+NEG = -(1 << 29)  # minus infinity: no alignment ends this way (clamped, so int32 never overflows)
+M, X, Y = 0, 1, 2  # the record's fields, and the traceback's states: which matrix
 
 
 class Gotoh(GridRecurrence):
-    value_dtype = np.int64
+    value_dtype = np.dtype([("m", np.int32), ("x", np.int32), ("y", np.int32)])
+    fill = NEG
     decision_bits = 4  # bits 0-1: M's predecessor matrix; bit 2: X extended; bit 3: Y extended
     offsets = ((-1, 0), (0, -1), (-1, -1))
     traceback_state = True
@@ -63,7 +41,7 @@ class Gotoh(GridRecurrence):
     def __init__(self, a, b, match=2, mismatch=-1, gap_open=3, gap_extend=1):
         self.a = np.frombuffer(a.encode(), np.uint8).astype(np.int32)
         self.b = np.frombuffer(b.encode(), np.uint8).astype(np.int32)
-        self.scores = np.array([match, mismatch, gap_open, gap_extend], np.int64)
+        self.scores = np.array([match, mismatch, gap_open + gap_extend, gap_extend], np.int32)
 
     def shape(self):
         return len(self.a) + 1, len(self.b) + 1
@@ -80,27 +58,24 @@ class Gotoh(GridRecurrence):
     @staticmethod
     def cell(i, j, up, left, diag, ri, cj, scores):
         if i == 0 and j == 0:
-            return pack(0, NEG, NEG), 0
-        x, dx, y, dy, m, dm = NEG, 0, NEG, 0, NEG, 0
-        if i > 0:
-            um, ux, _ = unpack(up)
-            x, dx = gap(um, ux, scores[2], scores[3])
-        if j > 0:
-            lm, _, ly = unpack(left)
-            y, dy = gap(lm, ly, scores[2], scores[3])
-        if i > 0 and j > 0:
-            pm, px, py = unpack(diag)
-            best = pm
-            if px > best:
-                best, dm = px, X
-            if py > best:
-                best, dm = py, Y
-            m = max(best + (scores[0] if ri == cj else scores[1]), NEG)
-        return pack(m, x, y), dm | (dx << 2) | (dy << 3)
+            return (0, NEG, NEG), 0
+        x, dx = max(up[M] - scores[2], NEG), 0  # open a gap after M, or extend one: X
+        if up[X] - scores[3] > x:
+            x, dx = up[X] - scores[3], 1
+        y, dy = max(left[M] - scores[2], NEG), 0
+        if left[Y] - scores[3] > y:
+            y, dy = left[Y] - scores[3], 1
+        m, dm = diag[M], M
+        if diag[X] > m:
+            m, dm = diag[X], X
+        if diag[Y] > m:
+            m, dm = diag[Y], Y
+        m = max(m + (scores[0] if ri == cj else scores[1]), NEG) if i > 0 and j > 0 else NEG
+        return (m, x, y), dm | (dx << 2) | (dy << 3)
 
     @staticmethod
     def boundary(i, j, scores):
-        return pack(NEG, NEG, NEG)  # outside row 0 and column 0: read by no valid alignment
+        return (NEG, NEG, NEG)  # outside row 0 and column 0: read by no valid alignment
 
     @staticmethod
     def back(i, j, decision, state, scores):
@@ -117,22 +92,20 @@ def align(a: str, b: str, match=2, mismatch=-1, gap_open=3, gap_extend=1, **swee
     """The optimal global alignment score and one optimal alignment ``(top, bottom)`` (``-`` for a
     gap), with the sweep's statistics. ``sweep_options`` go to :func:`gpudp.sweep`.
 
-    Raises ``ValueError`` for non-ASCII text, or when the scores could leave the 21 bits a packed
-    value holds.
+    Raises ``ValueError`` for non-ASCII text, negative gap costs, or scores that could reach minus
+    infinity (``NEG``, -2^29: the int32 fields' headroom).
     """
     if not (a.isascii() and b.isascii()):
         raise ValueError("this example aligns ASCII text (one byte a symbol)")
-    worst = (len(a) + len(b) + 1) * (max(abs(match), abs(mismatch)) + abs(gap_open) + abs(gap_extend))
-    if worst >= BIAS:
-        raise ValueError(
-            f"scores of up to {worst} do not fit the 21-bit fields of this example (< {BIAS}): "
-            "shorter sequences or smaller scores"
-        )
     if gap_open < 0 or gap_extend < 0:
         raise ValueError("gap_open and gap_extend are costs: >= 0")
+    worst = (len(a) + len(b) + 1) * (max(abs(match), abs(mismatch)) + abs(gap_open) + abs(gap_extend))
+    if worst >= 1 << 28:
+        raise ValueError(f"scores of up to {worst} come too close to minus infinity ({NEG}) for int32 fields")
     rec = Gotoh(a, b, match, mismatch, gap_open, gap_extend)
     result = sweep(rec, **sweep_options)
-    scores = unpack(int(result.last_row[-1]))
+    last = result.last_row[-1]
+    scores = [int(last[name]) for name in ("m", "x", "y")]
     state = int(np.argmax(scores))
     path = result.traceback((len(a), len(b)), state=state)  # rows (i, j, decision, state)
     i, j, _, s = path[::-1][1:].T  # from the start on, without the empty prefixes' cell (0, 0)
@@ -144,7 +117,7 @@ def align(a: str, b: str, match=2, mismatch=-1, gap_open=3, gap_extend=1, **swee
     top = np.where(s == Y, gap, sa[i]).astype(np.uint8).tobytes().decode()
     bottom = np.where(s == X, gap, sb[j]).astype(np.uint8).tobytes().decode()
     result.close()
-    return int(scores[state]), (top, bottom), result.stats
+    return scores[state], (top, bottom), result.stats
 
 
 def main(argv=None):

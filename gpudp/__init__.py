@@ -1,7 +1,8 @@
 """gpudp: a generic GPU dynamic-programming framework.
 
-Declare a recurrence by subclassing :class:`GridRecurrence`, :class:`LayeredRecurrence` or
-:class:`IntervalRecurrence` (interval DPs, swept by length: :mod:`gpudp.interval`); the
+Declare a recurrence by subclassing :class:`GridRecurrence`, :class:`LayeredRecurrence`,
+:class:`IntervalRecurrence` (interval DPs, swept by length: :mod:`gpudp.interval`) or
+:class:`Grid3Recurrence` (3-D grids swept by planes: :mod:`gpudp.grid3`); the
 engine derives the wavefront schedule, compiles the cell function for the CPU (numba) and the GPU
 (numba-cuda), sweeps it keeping only the dependency window in memory, evicts the decisions to a host
 (or disk) store and walks them back for the solution. Ready-made solvers live in
@@ -27,7 +28,7 @@ __all__ = [
 
 def __getattr__(name):
     # The engine pulls in numba; import it on first use so `import gpudp` stays light.
-    if name in ("GridRecurrence", "IntervalRecurrence", "LayeredRecurrence", "Recurrence"):
+    if name in ("GridRecurrence", "Grid3Recurrence", "IntervalRecurrence", "LayeredRecurrence", "Recurrence"):
         from . import recurrence
 
         return getattr(recurrence, name)
@@ -35,4 +36,8 @@ def __getattr__(name):
         from . import engine
 
         return getattr(engine, name)
+    if name in ("sweep_many",):
+        from . import many
+
+        return getattr(many, name)
     raise AttributeError(name)

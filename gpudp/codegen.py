@@ -19,6 +19,7 @@ import numpy as np
 
 from .fingerprint import fingerprint
 from .schedule import Schedule
+from .values import key, key_dtype
 
 _COUNTER = [0]
 
@@ -59,7 +60,7 @@ NO_CELL = 1 << 62
 
 def reduce_worst(rec_cls):
     """The value every cell beats in the recurrence's reduction: its slots start there."""
-    vt = np.dtype(rec_cls.value_dtype)
+    vt = key_dtype(rec_cls)
     worst = (-np.inf, np.inf) if vt.kind == "f" else (np.iinfo(vt).min, np.iinfo(vt).max)
     return worst[rec_cls.reduce == "min"]
 
@@ -109,10 +110,11 @@ def cell_call(
     red = ""
     if n_reduce(rec_cls) and reduce_here:  # this thread's slot keeps its best so far
         rv, rc = (f"dat{n_data - n_flags(rec_cls) - k}" for k in (2, 1))
+        kv = key(rec_cls, v)  # a record is compared by its first field
         red = (
             f"\nrs = red_slot()\n"
-            f"if {reduce_better(rec_cls, v, f'{rv}[rs]', a, f'{rc}[rs, 0]', b, f'{rc}[rs, 1]')}:\n"
-            f"    {rv}[rs] = {v}\n    {rc}[rs, 0] = {a}\n    {rc}[rs, 1] = {b}"
+            f"if {reduce_better(rec_cls, kv, f'{rv}[rs]', a, f'{rc}[rs, 0]', b, f'{rc}[rs, 1]')}:\n"
+            f"    {rv}[rs] = {kv}\n    {rc}[rs, 0] = {a}\n    {rc}[rs, 1] = {b}"
         )
     if bits:
         flag = f"dat{n_data - 1}"

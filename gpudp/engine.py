@@ -17,13 +17,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import backends
+from . import backends, values
 from .cache import jit_generated
 from .codegen import NO_CELL, data_args, reduce_worst
 from .errors import ContractError, InputError
 from .memory import available_memory, default_budget, describe, parse_bytes
 from .progress import progress_bar
-from .recurrence import GridRecurrence, IntervalRecurrence, LayeredRecurrence, Recurrence
+from .recurrence import (
+    Grid3Recurrence,
+    GridRecurrence,
+    IntervalRecurrence,
+    LayeredRecurrence,
+    Recurrence,
+    contiguous,
+    read_only,
+)
 from .schedule import Schedule, derive
 from .solution import Stats
 from .store import (
@@ -135,6 +143,7 @@ resolve_backend = backends.resolve
 device_name = backends.device_name
 cpu_cell_rate = backends.cpu_cell_rate
 gpu_start_seconds = backends.gpu_start_seconds
+cuda_usable = backends.cuda_usable
 
 
 def device_memory(backend: str) -> tuple[int, int] | None:
@@ -376,7 +385,7 @@ def plan_sweep(rec: Recurrence, backend: str = "auto", tile=None) -> Plan:
         backend, why = backends.choose(backend, rows * cols)
         if sched.tiled:
             be = backends.get(backend)
-            bh, tw = tile or be.fit_tile(be.default_tile, rows, cols)
+            bh, tw = tile or be.fit_tile(be.tile_for(cls), rows, cols)
             m = be.tile_rows_multiple
             if tw % 32 or bh < 1 or bh % m:
                 rows_rule = f", rows of {m} on {be.name}" if m > 1 else ""
@@ -405,6 +414,12 @@ def plan_sweep(rec: Recurrence, backend: str = "auto", tile=None) -> Plan:
         backend, why = backends.choose(backend, plan.cells)
     else:
         raise ContractError(f"{type(rec).__name__} is neither a GridRecurrence nor a LayeredRecurrence")
+    if values.is_record(cls) and plan.kind != "tiled":
+        raise ContractError(
+            f"{cls.__name__}.value_dtype is a record: record cells run on grids swept by tiles (offsets "
+            f"among (-1, 0), (0, -1), (-1, -1)); this {plan.kind} plan keeps scalar cells only. Pack the "
+            "fields into one number, or split the recurrence"
+        )
     plan.backend, plan.choice = backend, why
     plan.itemsize, plan.bits = np.dtype(cls.value_dtype).itemsize, bits
     plan.window = plan.schedule.window if plan.schedule else getattr(cls, "window", 1)
@@ -481,6 +496,10 @@ def sweep(
 
         swept = _values_only(rec) if not traceback and type(rec).decision_bits else rec
         return sweep_intervals(swept, rec, backend, memory_budget, progress)
+    if isinstance(rec, Grid3Recurrence):  # by planes i + j + k, a ring of planes: gpudp/grid3
+        from .grid3 import sweep_grid3
+
+        return sweep_grid3(rec, backend, memory_budget, progress, traceback)
     plan = None
     if traceback and type(rec).decision_bits and store != "full":
         plan = plan_sweep(rec, backend, tile)  # kept for the full store unless checkpoints win
@@ -494,7 +513,7 @@ def sweep(
     plan.checkpoint = _checkpoint
     backend = plan.backend
     check_memory(plan.memory(memory_budget), f"{type(rec).__name__}'s sweep")
-    data = tuple(_as_data(x) for x in rec._validate_instance())
+    data = tuple(contiguous(x) for x in rec._validate_instance())
     if isinstance(rec, GridRecurrence) and type(rec).symbols:
         data = (*_symbols(rec, plan), *data)
     _probe_cell(rec, plan, data)
@@ -577,7 +596,7 @@ def _values_only(rec):
 
 def _reduction_slots(cls, n: int):
     """``values[n]`` at :func:`reduce_worst` and ``cells[n, 2]`` at no cell."""
-    vt = np.dtype(cls.value_dtype)
+    vt = values.key_dtype(cls)
     return np.full(max(n, 1), reduce_worst(cls), vt), np.full((max(n, 1), 2), NO_CELL, np.int64)
 
 
@@ -599,12 +618,13 @@ def _probe_cell(rec, plan, data) -> None:
     kernel compiles. A cell that cannot run in plain Python on these arguments (whatever it raises)
     is left to the compiler: this is a courtesy check, not a gate."""
     cls = type(rec)
+    fs = values.fields(cls)
     vt = np.dtype(cls.value_dtype).type
     if plan.cells == 0:
         return
-    data = tuple(_read_only(x) for x in data)  # a cell that writes its data is skipped, not obeyed
+    data = tuple(read_only(x) for x in data)  # a cell that writes its data is skipped, not obeyed
     if isinstance(rec, GridRecurrence):
-        deps = [vt(cls.fill)] * len(cls.offsets)
+        deps = [vt(cls.fill) if fs is None else values.fill_values(cls)] * len(cls.offsets)
         if cls.deps_tuple:
             deps = [tuple(deps)]
         syms = [data[0][0], data[1][0]] if cls.symbols else []
@@ -624,18 +644,21 @@ def _probe_cell(rec, plan, data) -> None:
             f"{cls.__name__}.cell returned {out!r} at {where}, but decision_bits = {bits}: "
             "return (value, decision)"
         )
+    if fs is not None:  # a record: a tuple of one number per field
+        value = out[0] if bits else out
+        if not (isinstance(value, tuple | list) and len(value) == len(fs)):
+            form = "(value, decision)" if bits else "value"
+            raise ContractError(
+                f"{cls.__name__}.cell returned {out!r} at {where}: its value_dtype is a record of "
+                f"{len(fs)} fields {np.dtype(cls.value_dtype).names}, so it returns {form} with value a "
+                f"tuple of {len(fs)} numbers"
+            )
+        return
     if not bits and isinstance(out, tuple):
         raise ContractError(
             f"{cls.__name__}.cell returned the tuple {out!r} at {where}, but decision_bits = 0: return "
             "the value alone, or declare decision_bits to keep decisions for a traceback"
         )
-
-
-def _read_only(x):
-    if isinstance(x, np.ndarray):
-        x = x.view()
-        x.flags.writeable = False
-    return x
 
 
 def _symbols(rec, plan) -> tuple[np.ndarray, np.ndarray]:
@@ -658,12 +681,6 @@ def _symbols(rec, plan) -> tuple[np.ndarray, np.ndarray]:
             arr = arr.astype(np.float32)
         out.append(arr)
     return out[0], out[1]
-
-
-def _as_data(x):
-    if isinstance(x, np.ndarray):
-        return np.ascontiguousarray(x)
-    return x
 
 
 def _decode_one(plan: Plan, store, a: int, b: int) -> int:

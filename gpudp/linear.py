@@ -31,6 +31,7 @@ import time
 import numpy as np
 from numba.extending import register_jitable
 
+from . import values
 from .codegen import compile_source
 from .errors import ContractError, InputError
 from .memory import default_budget, parse_bytes
@@ -232,20 +233,29 @@ def _block_class(cls, n_data: int):
     deps = "".join(f", x{k}" for k in range(cls._n_deps()))
     sym = ", ri, cj" if cls.symbols else ""
     st = ", s" if cls.traceback_state else ""
+    fs = values.fields(cls)  # a record: the edges come as one array per field
+    nf = 1 if fs is None else len(fs)
+    edges = "".join(f", top{f}" for f in range(nf)) + "".join(f", left{f}" for f in range(nf))
+
+    def at(name, idx):
+        if fs is None:
+            return f"{name}0[{idx}]"
+        return "(" + ", ".join(f"{name}{f}[{idx}]" for f in range(nf)) + ",)"
+
     src = f"""
-def cell(i, j{deps}{sym}, r0, c0, top, left{da}):
+def cell(i, j{deps}{sym}, r0, c0{edges}{da}):
     return user_cell(i + r0, j + c0{deps}{sym}{da})
 
 
-def boundary(i, j, r0, c0, top, left{da}):
+def boundary(i, j, r0, c0{edges}{da}):
     if i < 0 and r0 > 0 and (j >= 0 or c0 > 0):
-        return top[j + 1]
+        return {at("top", "j + 1")}
     if j < 0 and c0 > 0 and i >= 0:
-        return left[i]
+        return {at("left", "i")}
     return user_boundary(i + r0, j + c0{da})
 
 
-def back(i, j, d{st}, r0, c0, top, left{da}):
+def back(i, j, d{st}, r0, c0{edges}{da}):
     out = user_back(i + r0, j + c0, d{st}{da})
     return (out[0] - r0, out[1] - c0{", out[2]" if st else ""})
 """
@@ -273,10 +283,22 @@ def back(i, j, d{st}, r0, c0, top, left{da}):
         "traceback_state": cls.traceback_state,
         "reduce": None,
         "shape": lambda self: (self.rows, self.cols),
-        "data": lambda self: (self.r0, self.c0, self.top, self.left, *self._user_data),
+        "data": lambda self: (
+            self.r0,
+            self.c0,
+            *_fields_of(cls, self.top),
+            *_fields_of(cls, self.left),
+            *self._user_data,
+        ),
         "row_symbols": lambda self: self._syms[0][self.r0 : self.r0 + self.rows],
         "col_symbols": lambda self: self._syms[1][self.c0 : self.c0 + self.cols],
         **{name: staticmethod(fn) for name, fn in fns.items()},
     }
     sub = _BLOCKS[key] = type(cls.__name__, (GridRecurrence,), attrs)
     return sub
+
+
+def _fields_of(cls, edge: np.ndarray) -> tuple:
+    """An edge of checkpoint values as the block's data: the array, or one array per field."""
+    buf = values.split(cls, edge)
+    return buf if isinstance(buf, tuple) else (buf,)

@@ -87,7 +87,15 @@ ALLOWED = {
     "backends": {"backends", "core"},
 }
 #: the core modules a backend may use (what kernels are made of), never the engine that drives it
-BACKEND_MAY_USE = {"gpudp.cache", "gpudp.codegen", "gpudp.errors", "gpudp.memory", "gpudp.store", "gpudp.jit"}
+BACKEND_MAY_USE = {
+    "gpudp.cache",
+    "gpudp.codegen",
+    "gpudp.errors",
+    "gpudp.jit",
+    "gpudp.memory",
+    "gpudp.store",
+    "gpudp.values",
+}
 
 
 def test_the_graph_is_read():

@@ -3,15 +3,16 @@ also stores the traceback decisions (issue 14's yardstick): Gotoh (examples/affi
 and Smith-Waterman with its best cell found by the engine's reduction (examples/local_alignment.py;
 also the same sweep without the reduction, to show its cost); coin change with the coins
 (examples/coin_change.py, a one-row grid swept as a line), Viterbi with 16-bit decisions
-(examples/viterbi.py) and the two-constraint knapsack with its items (examples/knapsack_2d.py).
+(examples/viterbi.py), the two-constraint knapsack with its items (examples/knapsack_2d.py) and
+the LCS of three strings (examples/lcs3.py, a 3-D grid swept by planes i + j + k).
 
-    python tools/gallery_bench.py OUT.json [--problems gotoh,sw,coin,viterbi,knapsack2d]
+    python tools/gallery_bench.py OUT.json [--problems gotoh,sw,coin,viterbi,knapsack2d,lcs3]
         [--sizes 4096,16384] [--backends cpu,cuda] [--repeat 3] [--threads 1,16]
         [--coin-amounts 1000000,10000000] [--viterbi-states 300,1000] [--viterbi-steps 1000]
-        [--knapsack-capacities 300,1000] [--knapsack-items 100]
+        [--knapsack-capacities 300,1000] [--knapsack-items 100] [--lcs3-sizes 200,400]
 
 Writes one JSON row per (problem, size, backend): median seconds of align() after a warm-up, GCUPS,
-and the plain loop's seconds beside it (its score must agree). For coin, viterbi and knapsack2d
+and the plain loop's seconds beside it (its score must agree). For coin, viterbi, knapsack2d and lcs3
 each row is the whole solve (sweep, traceback, answer), best of ``--repeat``, once per CPU thread
 count in ``--threads``, with the plain loop's best time, the ratio and whether the answers agree.
 """
@@ -48,6 +49,7 @@ local = _example("local_alignment")
 coin_change = _example("coin_change")
 viterbi = _example("viterbi")
 knapsack_2d = _example("knapsack_2d")
+lcs3 = _example("lcs3")
 
 
 @njit(cache=True)
@@ -166,6 +168,31 @@ def plain_knapsack_2d(w, v, p, max_weight, max_volume):
     return f[-1], dec[0, 0]
 
 
+@njit(cache=True)
+def plain_lcs3(a, b, c):
+    """Two n2 x n3 planes of i and a full cube of uint8 decisions (which of the four predecessors,
+    as examples/lcs3.py numbers them), one thread."""
+    n1, n2, n3 = len(a), len(b), len(c)
+    prev = np.zeros((n2 + 1, n3 + 1), np.int32)
+    cur = np.zeros((n2 + 1, n3 + 1), np.int32)
+    dec = np.zeros((n1, n2, n3), np.uint8)
+    for i in range(n1):
+        for j in range(n2):
+            for k in range(n3):
+                if a[i] == b[j] and b[j] == c[k]:
+                    v, how = prev[j, k] + 1, 0
+                else:
+                    v, how = prev[j + 1, k + 1], 1
+                    if cur[j, k + 1] > v:
+                        v, how = cur[j, k + 1], 2
+                    if cur[j + 1, k] > v:
+                        v, how = cur[j + 1, k], 3
+                cur[j + 1, k + 1] = v
+                dec[i, j, k] = how
+        prev, cur = cur, prev
+    return prev[n2, n3], dec[n1 - 1, n2 - 1, n3 - 1] if n1 and n2 and n3 else 0
+
+
 class _NoReduce(local.SmithWaterman):
     reduce = None
 
@@ -231,6 +258,16 @@ def _cases(problem, args, rng):
                 lambda b, i=(w, v, p, cap, cap): knapsack_2d.pack(*i, backend=b, progress=False)[::2],
                 lambda i=(w, v, p, cap, cap): int(plain_knapsack_2d(*i)[0]),
             )
+    elif problem == "lcs3":
+        for n in (int(x) for x in args.lcs3_sizes.split(",")):
+            s = tuple("".join(rng.choice(list("ACGT"), n)) for _ in range(3))
+            codes = tuple(np.frombuffer(x.encode(), np.uint8) for x in s)
+            yield (
+                n,
+                n**3,
+                lambda b, s=s: lcs3.solve(*s, backend=b, progress=False)[::2],
+                lambda c=codes: int(plain_lcs3(*c)[0]),
+            )
 
 
 def _best(fn, repeat: int):
@@ -243,9 +280,15 @@ def _best(fn, repeat: int):
 
 
 def _gallery_rows(problem, args, rng) -> list[dict]:
-    """The rows of one of coin, viterbi, knapsack2d: every size, backend and CPU thread count."""
+    """The rows of one of coin, viterbi, knapsack2d, lcs3: every size, backend and CPU thread count."""
     rows = []
-    small = {"coin_amounts": "10", "viterbi_states": "3", "viterbi_steps": 3, "knapsack_capacities": "4"}
+    small = {
+        "coin_amounts": "10",
+        "viterbi_states": "3",
+        "viterbi_steps": 3,
+        "knapsack_capacities": "4",
+        "lcs3_sizes": "4",
+    }
     for backend in args.backends.split(","):
         for _, _, solve, _ in _cases(
             problem, argparse.Namespace(**{**vars(args), **small}), np.random.default_rng(0)
@@ -283,7 +326,7 @@ def _gallery_rows(problem, args, rng) -> list[dict]:
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--problems", default="gotoh,sw,coin,viterbi,knapsack2d")
+    ap.add_argument("--problems", default="gotoh,sw,coin,viterbi,knapsack2d,lcs3")
     ap.add_argument("--sizes", default="4096,16384")
     ap.add_argument("--backends", default="cpu,cuda")
     ap.add_argument("--repeat", type=int, default=3)
@@ -295,11 +338,12 @@ def main(argv=None):
     ap.add_argument("--viterbi-steps", type=int, default=1000)
     ap.add_argument("--knapsack-capacities", default="300,1000", help="weight = volume capacity")
     ap.add_argument("--knapsack-items", type=int, default=100)
+    ap.add_argument("--lcs3-sizes", default="200,400", help="length of each of the three strings")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(0)
     rows = []
     for problem in args.problems.split(","):
-        if problem in ("coin", "viterbi", "knapsack2d"):
+        if problem in ("coin", "viterbi", "knapsack2d", "lcs3"):
             rows += _gallery_rows(problem, args, rng)
             continue
         for n in (int(x) for x in args.sizes.split(",")):

@@ -39,6 +39,10 @@ class Backend:
     def device_name(self) -> str:
         raise NotImplementedError
 
+    def tile_for(self, rec_cls) -> tuple[int, int]:
+        """The default tile for this recurrence's cells (a backend may pick by the cell's size)."""
+        return self.default_tile
+
     def fit_tile(self, tile: tuple[int, int], rows: int, cols: int) -> tuple[int, int]:
         """The tile a ``rows x cols`` grid runs with, from ``tile`` (the default or the caller's)."""
         return tile
@@ -84,18 +88,28 @@ class Backend:
         raise NotImplementedError
 
 
-def checkpoint_arrays(plan, value_dtype, empty):
+def checkpoint_arrays(plan, rec_cls, empty):
     """``(rows, cols, every)``: what a tiled sweep's kernels write their checkpoints into.
 
     With ``plan.checkpoint = K > 0`` the kernels copy the values of rows ``K - 1, 2K - 1, ...``
     (all but the last row) into ``rows[m]`` and of columns ``K - 1, 2K - 1, ...`` into ``cols[m]``
     (see :mod:`gpudp.linear`); else both are 1 x 1 and unused. ``empty(shape, dtype)`` allocates
-    (``np.empty``, or a device allocator)."""
+    (``np.empty``, or a device allocator); a record cell gets a tuple of arrays, one per field
+    (:mod:`gpudp.values`)."""
+    from ..values import fields
+
+    fs = fields(rec_cls)
+
+    def alloc(shape):
+        return (
+            empty(shape, np.dtype(rec_cls.value_dtype)) if fs is None else tuple(empty(shape, f) for f in fs)
+        )
+
     k = plan.checkpoint
     if not k:
-        return empty((1, 1), value_dtype), empty((1, 1), value_dtype), 0
+        return alloc((1, 1)), alloc((1, 1)), 0
     nr, nc = (max((n - 1) // k, 1) for n in (plan.rows, plan.cols))
-    return empty((nr, max(plan.cols, 1)), value_dtype), empty((nc, max(plan.rows, 1)), value_dtype), k
+    return alloc((nr, max(plan.cols, 1))), alloc((nc, max(plan.rows, 1))), k
 
 
 def line_edges(plan, line: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -9,6 +9,7 @@ import threading
 import numba
 import numpy as np
 
+from .. import values
 from ..jit import njit
 from ..store import WORD_BYTES, encode_bands, tiled_last_row
 from .base import Backend, checkpoint_arrays, line_edges
@@ -60,46 +61,46 @@ def run_tiles(d0, d1, NI, NJ, R, C, BH, TW, bottom, right, words, wtile0, diag_o
             c0 = J * TW
             ncol = min(TW, C - c0)
             eb = J * (TW + 1)
-            up = np.empty(TW + 1, VTD)
+            up = VEMPTY(TW + 1)
             if I == 0:
-                up[0] = VT(boundary(-1, c0 - 1{db}))
+                ST(up, 0, VT(boundary(-1, c0 - 1{db})))
                 for jj in range(ncol):
-                    up[jj + 1] = VT(boundary(-1, c0 + jj{db}))
+                    ST(up, jj + 1, VT(boundary(-1, c0 + jj{db})))
             else:
                 if J == 0:
-                    up[0] = VT(boundary(r0 - 1, -1{db}))
+                    ST(up, 0, VT(boundary(r0 - 1, -1{db})))
                 else:
-                    up[0] = bottom[eb]
+                    ST(up, 0, LD(bottom, eb))
                 for jj in range(ncol):
-                    up[jj + 1] = bottom[eb + 1 + jj]
+                    ST(up, jj + 1, LD(bottom, eb + 1 + jj))
             for ii in range(r1 - r0):
                 i = r0 + ii
                 if J == 0:
                     left = VT(boundary(i, -1{db}))
                 else:
-                    left = right[i]
+                    left = LD(right, i)
                 ri = {row_sym}
-                diag = up[0]
-                up[0] = left
+                diag = LD(up, 0)
+                ST(up, 0, left)
 {planes_init}
                 for jj in range(ncol):
-                    upv = up[jj + 1]
+                    upv = LD(up, jj + 1)
                     v, dd = tcell(i, c0 + jj, upv, left, diag, ri, {col_sym}{du})
                     diag = upv
                     left = v
-                    up[jj + 1] = v
+                    ST(up, jj + 1, v)
 {planes_acc}
-                right[i] = left
-            bottom[eb] = up[0]
+                ST(right, i, left)
+            ST(bottom, eb, LD(up, 0))
             for jj in range(ncol):
-                bottom[eb + 1 + jj] = up[jj + 1]
+                ST(bottom, eb + 1 + jj, LD(up, jj + 1))
             if CK > 0:  # checkpoints: rows and columns CK - 1, 2 CK - 1, ... (see codegen)
                 if r1 % CK == 0 and r1 < R:
                     for jj in range(ncol):
-                        ckrow[r1 // CK - 1, c0 + jj] = up[jj + 1]
+                        ST(ckrow, (r1 // CK - 1, c0 + jj), LD(up, jj + 1))
                 if (c0 + ncol) % CK == 0 and c0 + ncol < C:
                     for i in range(r0, r1):
-                        ckcol[(c0 + ncol) // CK - 1, i] = right[i]
+                        ST(ckcol, ((c0 + ncol) // CK - 1, i), LD(right, i))
 """
 
 _LAYERED = """
@@ -150,9 +151,9 @@ def _thread_slot():
 def cell_namespace(rec_cls):
     """The names a generated CPU kernel sees: the recurrence's compiled ``cell`` and ``boundary``,
     its value type and fill, and the helpers (public: features with kernels of their own build on it)."""
-    from ..codegen import numba_value_type
+    from ..codegen import compile_source, numba_value_type
 
-    return {
+    ns = {
         "red_slot": njit(_thread_slot, cache=True),
         "np": np,
         "prange": numba.prange,
@@ -162,6 +163,9 @@ def cell_namespace(rec_cls):
         "cell": njit(rec_cls.cell),
         "boundary": njit(getattr(rec_cls, "boundary", lambda *a: 0)),
     }
+    # a record cell: VT builds its tuple of fields
+    ns.update(values.namespace(rec_cls, njit, compile_source))
+    return ns
 
 
 def tiled_runner(rec_cls, n_data: int):
@@ -193,6 +197,7 @@ def tiled_runner(rec_cls, n_data: int):
         planes_init=indent(init, 16),
         planes_acc=indent(acc, 20),
     ).replace("BITS", str(bits))
+    src = values.expand(src, rec_cls)
     fn = jit_generated(src, "run_tiles", ns, njit, "cpu", parallel=True)
     _CACHE[key] = fn
     return fn
@@ -265,10 +270,10 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
     if plan.kind == "tiled":
         lay = plan.layout
         fn = tiled_runner(cls, len(data))
-        bottom = np.full(lay.nj * (lay.tw + 1), cls.fill, vt)
-        right = np.full(max(rows, 1), cls.fill, vt)
+        bottom = values.full(cls, lay.nj * (lay.tw + 1))
+        right = values.full(cls, max(rows, 1))
         shape = (lay.ni, lay.nj, rows, cols, lay.bh, lay.tw)
-        ck = checkpoint_arrays(plan, vt, np.empty)
+        ck = checkpoint_arrays(plan, cls, np.empty)
         fn(0, 0, *shape, bottom, right, words, 0, lay.diag_off, *ck, *data)  # compile
         stats.extra["compile_seconds"] = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -276,10 +281,10 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
             fn(d0, d1, *shape, bottom, right, words, 0, lay.diag_off, *ck, *data)
             if bar is not None:
                 bar.update(plan.unit_cells(d0, d1))
-        out["last_row"] = tiled_last_row(bottom, lay)
-        out["last_col"] = right[:rows].copy()
+        out["last_row"] = values.structured(cls, values.map_buf(bottom, lambda b: tiled_last_row(b, lay)))
+        out["last_col"] = values.structured(cls, values.map_buf(right, lambda r: r[:rows].copy()))
         if plan.checkpoint:
-            out["checkpoints"] = ck[:2]
+            out["checkpoints"] = tuple(values.structured(cls, c) for c in ck[:2])
     elif plan.kind == "line":
         fn = line_runner(cls, len(data), plan.schedule)
         line = np.full(plan.cells, cls.fill, vt)

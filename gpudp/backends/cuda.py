@@ -16,6 +16,7 @@ import numpy as np
 from numba import cuda
 from numba.core.errors import NumbaPerformanceWarning
 
+from .. import values
 from ..codegen import n_flags, n_outputs, n_reduce
 from ..errors import CheckError
 from ..memory import BlockPool
@@ -50,6 +51,33 @@ def sim_geometry(real, simulated):
     a smaller geometry there (the simulator runs a thread per Python thread, and tiny test instances
     should still span several blocks)."""
     return simulated if is_simulator() else real
+
+
+def resident_threads() -> int:
+    """Threads the device holds at once (its SMs times the threads an SM holds; 0 under the
+    simulator): what the driver reserves each thread's local memory for."""
+    if is_simulator():
+        return 0
+    dev = cuda.get_current_device()
+    per_sm = 2048  # every sm_70 .. sm_90 part; the attribute's name differs between numba-cuda versions
+    for name in ("MAX_THREADS_PER_MULTIPROCESSOR", "MAX_THREADS_PER_MULTI_PROCESSOR"):
+        try:
+            per_sm = int(getattr(dev, name))
+            break
+        except AttributeError:
+            continue
+    return per_sm * dev.MULTIPROCESSOR_COUNT
+
+
+def shared_memory_optin(simulated: int) -> int:
+    """The dynamic shared memory a block may opt in to, in bytes (``simulated`` under the
+    simulator: tiny test instances then spill to device memory as large ones do on a GPU)."""
+    if is_simulator():
+        return simulated
+    try:
+        return int(cuda.get_current_device().MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+    except Exception:  # an attribute this numba-cuda does not know: the default every GPU allows
+        return 48 * 1024
 
 
 _REASON: list[str] = []
@@ -211,12 +239,12 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off, ckro
                 elif J == 0:
                     uprev = VT(boundary(r0 - 1, -1{db}))
                 else:
-                    uprev = bottom[eb]
+                    uprev = LD(bottom, eb)
             elif i0 - 1 < R:
                 if J == 0:
                     uprev = VT(boundary(i0 - 1, c0 - 1{db}))
                 else:
-                    uprev = right[i0 - 1]
+                    uprev = LD(right, i0 - 1)
             else:
                 uprev = VT(FILL)
             own = (lastrow - r0) // RPT == k
@@ -227,7 +255,7 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off, ckro
 {col_prefetch}
             cuda.syncthreads()
             if own:
-                bottom[eb] = cn
+                ST(bottom, eb, cn)
 {planes_init}
             mine = VT(FILL)
             nsteps = ncol + 31
@@ -254,14 +282,14 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off, ckro
 {shift_left}
                             if own:
 {bottom_pick}
-                                bottom[eb + 1 + jj] = bv
+                                ST(bottom, eb + 1 + jj, bv)
 {planes_flush}
             cuda.syncthreads()
 {store_right}
             if CK > 0:  # checkpoints: rows and columns CK - 1, 2 CK - 1, ... (gpudp.linear)
                 if (lastrow + 1) % CK == 0 and lastrow + 1 < R:
                     for jj in range(k, ncol, 32):
-                        ckrow[(lastrow + 1) // CK - 1, c0 + jj] = bottom[eb + 1 + jj]
+                        ST(ckrow, ((lastrow + 1) // CK - 1, c0 + jj), LD(bottom, eb + 1 + jj))
                 if (c0 + ncol) % CK == 0 and c0 + ncol < C:
                     m = (c0 + ncol) // CK - 1
 {store_ck}
@@ -277,7 +305,7 @@ def top(I, eb, c0, col, ncol, bottom{db}):
         return VT(FILL)
     if I == 0:
         return VT(boundary(-1, c0 + col{db}))
-    return bottom[eb + 1 + col]
+    return LD(bottom, eb + 1 + col)
 """
 
 _LAYERED = """
@@ -566,9 +594,9 @@ def _thread_slot():
 def cell_namespace(rec_cls):
     """The names a generated CUDA kernel sees: the recurrence's device ``cell`` and ``boundary``,
     its value type and fill, and the helpers (public: features with kernels of their own build on it)."""
-    from ..codegen import numba_value_type
+    from ..codegen import compile_source, numba_value_type
 
-    return {
+    ns = {
         "red_slot": device_jit(_thread_slot),
         "cuda": cuda,
         "np": np,
@@ -579,6 +607,9 @@ def cell_namespace(rec_cls):
         "cell": device_jit(rec_cls.cell),
         "boundary": device_jit(getattr(rec_cls, "boundary", lambda *a: 0)),
     }
+    # a record cell: VT builds its tuple of fields
+    ns.update(values.namespace(rec_cls, device_jit, compile_source))
+    return ns
 
 
 def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
@@ -620,7 +651,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     ns["tcell"] = device_jit(
         compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets, not red), "tcell", dict(ns))
     )
-    ns["top"] = device_jit(compile_source(_TOP.format(db=db), "top", dict(ns)))
+    ns["top"] = device_jit(compile_source(values.expand(_TOP.format(db=db), rec_cls), "top", dict(ns)))
     j = "\n".join
     load_left, corner, bottom_pick, fast, slow, store_right, store_ck = [], [], [], [], [], [], []
     for r in range(rpt):
@@ -630,7 +661,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
             "    if J == 0:",
             f"        l{r} = VT(boundary(i0 + {r}, c0 - 1{db}))",
             "    else:",
-            f"        l{r} = right[i0 + {r}]",
+            f"        l{r} = LD(right, i0 + {r})",
         ]
         if sym:
             load_left.append(f"y{r} = dat0[min(i0 + {r}, R - 1)]")
@@ -643,11 +674,12 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         if red:  # the cell's row-major index breaks ties: one compare, two registers
             op = ">" if rec_cls.reduce == "max" else "<"
             lin = f"(i0 + {r}) * C + j"
-            call += f"\nif v{r} {op} bv_ or (v{r} == bv_ and {lin} < bk_):\n    bv_ = v{r}\n    bk_ = {lin}"
+            kv = values.key(rec_cls, f"v{r}")  # a record: its first field
+            call += f"\nif {kv} {op} bv_ or ({kv} == bv_ and {lin} < bk_):\n    bv_ = {kv}\n    bk_ = {lin}"
         fast.append(call)
         slow += [f"v{r} = VT(FILL)", f"e{r} = 0", f"if i0 + {r} < R:", indent(call, 4)]
-        store_right += [f"if i0 + {r} < R:", f"    right[i0 + {r}] = l{r}"]
-        store_ck += [f"if i0 + {r} < R:", f"    ckcol[m, i0 + {r}] = l{r}"]
+        store_right += [f"if i0 + {r} < R:", f"    ST(right, i0 + {r}, l{r})"]
+        store_ck += [f"if i0 + {r} < R:", f"    ST(ckcol, (m, i0 + {r}), l{r})"]
     corner.append("else:\n    cn = VT(FILL)")
     bottom_pick.append("else:\n    bv = VT(FILL)")
     rows = ["if full:", indent(j(fast), 4), "else:", indent(j(slow), 4)]
@@ -677,13 +709,13 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         lane 0 takes them from the tile's top edge (and the column symbols) held across the warp."""
         if sim:  # no warp shuffles in the simulator: the same through shared memory (block = warp)
             out = [
-                "xch[k] = mine",
+                "ST(xch, k, mine)",
                 "cuda.syncthreads()",
-                "upin = xch[k - 1] if k > 0 else mine",
+                "upin = LD(xch, k - 1) if k > 0 else mine",
                 "cuda.syncthreads()",
-                "xch[k] = tcur",
+                "ST(xch, k, tcur)",
                 "cuda.syncthreads()",
-                f"tv = xch[{step}]",
+                f"tv = LD(xch, {step})",
                 "cuda.syncthreads()",
             ]
             if sym:
@@ -698,7 +730,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
                     "cuda.syncthreads()",
                 ]
         else:
-            out = ["upin = cuda.shfl_up_sync(FULL, mine, 1)", f"tv = cuda.shfl_sync(FULL, tcur, {step})"]
+            out = ["upin = SHUP(mine)", f"tv = SHFL(tcur, {step})"]
             if sym:
                 out += ["cin = cuda.shfl_up_sync(FULL, cj, 1)", f"cv = cuda.shfl_sync(FULL, ccur, {step})"]
         out.append("if k == 0:\n    upin = tv")
@@ -718,14 +750,23 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     for q in range(u):
         st = f"(sb + {q})" if u < 32 else str(q)
         body += exchange(st) + [f"j = j0 + {st}"] + fast
-        body += acc(st) + ["uprev = upin"] + shift + ["if k == 31:", f"    bottom[b0 + {st}] = mine"]
+        body += acc(st) + ["uprev = upin"] + shift + ["if k == 31:", f"    ST(bottom, b0 + {st}, mine)"]
     steady += [indent(j(body), 4)] if u < 32 else body
-    prologue = ["xch = cuda.shared.array(32, VTD)", "sxch = cuda.shared.array(32, SYMD)"] if sim else ["pass"]
+    prologue = ["pass"]
+    if sim:  # a record's exchange buffer: one shared array per field
+        fs = values.fields(rec_cls)
+        prologue = ["xch = cuda.shared.array(32, VTD)"]
+        if fs is not None:  # one line each: the simulator tells shared arrays apart by their line
+            prologue = [f"xch{q} = cuda.shared.array(32, F{q}D)" for q in range(len(fs))]
+            prologue.append("xch = (" + ", ".join(f"xch{q}" for q in range(len(fs))) + ",)")
+        prologue.append("sxch = cuda.shared.array(32, SYMD)")
     red_flush = ["pass"]
     if red:  # the lane's best of this launch, merged into its slot (slots outlive the launches)
         rv, rc = (f"dat{n_data - n_flags(rec_cls) - k}" for k in (2, 1))
-        ns.update(RED_WORST=reduce_worst(rec_cls), NO_CELL=NO_CELL)
-        prologue += ["bv_ = VT(RED_WORST)", "bk_ = NO_CELL"]
+        ns.update(
+            RED_WORST=reduce_worst(rec_cls), NO_CELL=NO_CELL, KT=numba.from_dtype(values.key_dtype(rec_cls))
+        )
+        prologue += ["bv_ = KT(RED_WORST)", "bk_ = NO_CELL"]
         better = reduce_better(rec_cls, "bv_", f"{rv}[rs]", "bi_", f"{rc}[rs, 0]", "bj_", f"{rc}[rs, 1]")
         red_flush = [
             "rs = cuda.grid(1)",
@@ -757,7 +798,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         store_right=indent(j(store_right), 12),
         store_ck=indent(j(store_ck), 20),
     )
-    fn = generated_kernel(src, "run_tiles", ns)
+    fn = generated_kernel(values.expand(src, rec_cls), "run_tiles", ns)
     _CACHE[key] = fn
     return fn
 
@@ -1179,10 +1220,12 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
         lay = plan.layout
         sym_dtype = data[1].dtype if getattr(cls, "symbols", False) else None
         kernel = tiled_kernel(cls, len(data), lay.bh, lay.tw, sym_dtype)
-        bottom = cuda.to_device(np.full(lay.nj * (lay.tw + 1), cls.fill, vt), stream=compute)
-        right = cuda.to_device(np.full(max(rows, 1), cls.fill, vt), stream=compute)
+        bottom = values.map_buf(
+            values.full(cls, lay.nj * (lay.tw + 1)), lambda a: cuda.to_device(a, stream=compute)
+        )
+        right = values.map_buf(values.full(cls, max(rows, 1)), lambda a: cuda.to_device(a, stream=compute))
         diag_off = cuda.to_device(lay.diag_off, stream=compute)
-        ck = checkpoint_arrays(plan, vt, lambda shape, dt: cuda.device_array(shape, dt, stream=compute))
+        ck = checkpoint_arrays(plan, cls, lambda shape, dt: cuda.device_array(shape, dt, stream=compute))
         want = max((lay.tiles_on(d) for d in range(lay.num_diagonals)), default=1)
         threads = 32
 
@@ -1329,10 +1372,11 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
     for k in range(1, n_outputs(cls) + 1):  # the reduction's slots and the decision-overflow flag
         d_data[-k].copy_to_host(data[-k])
     if plan.kind == "tiled":
-        out["last_row"] = tiled_last_row(bottom.copy_to_host(), plan.layout)
-        out["last_col"] = right.copy_to_host()[:rows]
+        last = values.map_buf(values.to_host(bottom), lambda b: tiled_last_row(b, plan.layout))
+        out["last_row"] = values.structured(cls, last)
+        out["last_col"] = values.structured(cls, values.map_buf(values.to_host(right), lambda r: r[:rows]))
         if plan.checkpoint:
-            out["checkpoints"] = (ck[0].copy_to_host(), ck[1].copy_to_host())
+            out["checkpoints"] = tuple(values.structured(cls, values.to_host(c)) for c in ck[:2])
     elif plan.kind == "line":
         out["last_row"], out["last_col"] = line_edges(plan, line.copy_to_host())
     elif plan.schedule is not None:
@@ -1349,6 +1393,17 @@ class _CUDA(Backend):
     name = "cuda"
     default_tile = (256, 256)
     tile_rows_multiple = 32  # a warp's lanes hold 32-row strips
+
+    def tile_for(self, rec_cls):
+        """Half-height tiles for cells wider than 8 bytes (records): a lane keeps its rows' values
+        and decision words in registers, and fewer rows keep them in registers. Measured on the
+        H100 (tools/tile_sweep.py, Gotoh's three int32 fields, 2^17): 128 x 256 tiles, 128
+        registers a thread, 58.7 GCUPS of kernels; 256 x 256, 174 registers, 51.1."""
+        from ..values import itemsize
+
+        bh, tw = self.default_tile
+        return (bh // 2, tw) if itemsize(rec_cls) > 8 else (bh, tw)
+
     slab_words_max = SLAB_WORDS
     values_on_device = True
 

@@ -40,7 +40,7 @@ from ..errors import ContractError, InputError
 from ..jit import njit
 from ..memory import available_memory, describe
 from ..progress import progress_bar
-from ..recurrence import IntervalRecurrence
+from ..recurrence import IntervalRecurrence, contiguous, read_only
 from ..solution import Stats
 from .table import (
     SERIAL_WORK,
@@ -107,7 +107,7 @@ class IntervalResult:
         self._need_decisions()
         cls = type(self.recurrence)
         i0, j0 = self._cell(*((0, self.n - 1) if root is None else root))
-        data = tuple(_as_data(x) for x in self.recurrence.data())
+        data = tuple(contiguous(x) for x in self.recurrence.data())
         if getattr(cls, "back", None) is None:
             raise ContractError(
                 f"{cls.__name__} defines no back(...): its decisions cannot be traced back; define "
@@ -203,17 +203,6 @@ def _walker(rec_cls, n_data: int):
 # ---------------------------------------------------------------------------------------------
 
 
-def _as_data(x):
-    return np.ascontiguousarray(x) if isinstance(x, np.ndarray) else x
-
-
-def _read_only(x):
-    if isinstance(x, np.ndarray):
-        x = x.view()
-        x.flags.writeable = False
-    return x
-
-
 def _probe(rec, n: int, data: tuple) -> None:
     """Call ``cell`` once in plain Python on ``(0, 0)`` with a read-only table of ``fill`` (and
     read-only data) to catch a return of the wrong form before anything compiles; a cell that
@@ -222,10 +211,10 @@ def _probe(rec, n: int, data: tuple) -> None:
     if n == 0:
         return
     m = min(n, 64)
-    table = _read_only(np.full((m, m), cls.fill, np.dtype(cls.value_dtype)))
+    table = read_only(np.full((m, m), cls.fill, np.dtype(cls.value_dtype)))
     try:
         with np.errstate(all="ignore"):
-            out = cls.cell(0, 0, table, *(_read_only(x) for x in data))
+            out = cls.cell(0, 0, table, *(read_only(x) for x in data))
     except Exception:
         return
     bits = getattr(cls, "_declared_bits", cls.decision_bits)  # what cell returns, values-only or not
@@ -279,7 +268,7 @@ def sweep_intervals(
     runner = backends.get(backend)
     table_bytes, dec_bytes = interval_memory(n, cls.value_dtype, bits)
     _check_memory(cls.__name__, n, table_bytes, dec_bytes, runner.memory())
-    data = tuple(_as_data(x) for x in rec._validate_instance())
+    data = tuple(contiguous(x) for x in rec._validate_instance())
     _probe(rec, n, data)
     if bits:  # the decision-overflow flag, last of the kernels' data (see codegen.n_flags)
         data = (*data, np.zeros(4, np.int64))

@@ -26,7 +26,16 @@ import functools
 
 import numpy as np
 
-from gpudp.backends.cuda import coop_blocks, cuda, event, generated_kernel, memory_info, sim_geometry, stream
+from gpudp.backends.cuda import (
+    coop_blocks,
+    cuda,
+    event,
+    generated_kernel,
+    memory_info,
+    shared_memory_optin,
+    sim_geometry,
+    stream,
+)
 
 from .kernels import close, layer
 
@@ -65,18 +74,6 @@ def _kernel(vt: str, shared: bool):
     buf = "buf = cuda.shared.array(0, VT)" if shared else "buf = layers[k]"
     ns = {"cuda": cuda, "VT": getattr(numba, vt), "layer": layer, "close": close}
     return generated_kernel(_KERNEL.format(buf=buf), "tsp_many", ns)
-
-
-def _smem_block() -> int:
-    """The shared memory a block may opt in to, in bytes."""
-    sim = sim_geometry(None, SIM_SMEM)
-    if sim:
-        return sim
-    dev = cuda.get_current_device()
-    try:
-        return int(dev.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-    except Exception:
-        return 48 * 1024
 
 
 class _Chunk:
@@ -118,7 +115,7 @@ def launch(groups) -> Launch:
     ``n`` cities, matrices ``D`` int64 or float64) on the GPU, a launch a group (more where a group
     exceeds :data:`DEVICE_SHARE` of the free device memory)."""
     budget = int(memory_info()[0] * DEVICE_SHARE)
-    smem_max = _smem_block()
+    smem_max = shared_memory_optin(SIM_SMEM)
     threads_max = sim_geometry(THREADS, SIM_THREADS)
     s = stream()
     start, stop = event(), event()

@@ -1,0 +1,497 @@
+"""Many instances of one grid recurrence in one call: :func:`sweep_many`.
+
+Where :func:`gpudp.sweep` plans, launches and stores once per instance (milliseconds each), a
+batch checks and packs every instance's data once (:mod:`gpudp.many.intake`), sweeps them all with
+one generated kernel per chunk of instances (:mod:`gpudp.many.cpu`: a ``prange`` iteration a
+thread, each instance swept row by row by one thread; :mod:`gpudp.many.cuda`: a thread block an
+instance, an anti-diagonal wavefront inside the block) and walks every instance's decisions back
+with one compiled, parallel walker per chunk. Instances of more than :data:`MAX_BATCH_CELLS` cells
+go to :func:`gpudp.sweep` one by one. The kernels are built from the engine's own pieces (the cell
+wrapper of :func:`gpudp.codegen.tile_cell_source`, the backends' ``cell_namespace``, the disk
+cache of :func:`gpudp.cache.jit_generated`), so the values, decisions, reductions and paths are
+those of :func:`gpudp.sweep`, instance by instance.
+
+A chunk's decisions are one unsigned integer a cell (the smallest of uint8, uint16, uint32 that
+holds ``decision_bits``), instance after instance; chunks are cut so that their decisions stay
+within the memory budget (and, on the GPU, a share of the free device memory), and each chunk's
+decisions are dropped once its instances are walked.
+"""
+
+from __future__ import annotations
+
+import operator
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..codegen import NO_CELL, reduce_worst
+from ..engine import _values_only, choose_backend, device_name, sweep
+from ..errors import ContractError, InputError
+from ..memory import default_budget, gc_paused, parse_bytes
+from ..progress import progress_bar
+from ..schedule import derive
+from ..solution import Stats
+from .chunks import Chunk, cut
+from .intake import intake
+from .source import decision_dtype, path_width
+
+__all__ = ["MAX_BATCH_CELLS", "ManyItem", "ManyResult", "sweep_many"]
+
+#: instances of more cells than this are handed to :func:`gpudp.sweep` one by one (its tiled
+#: kernels spread one grid over every core or the whole GPU)
+MAX_BATCH_CELLS = 1 << 22
+#: cells of one chunk at most on the CPU (the progress bar moves, and Ctrl-C is seen, between chunks)
+CHUNK_CELLS = 1 << 27
+
+
+@dataclass
+class ManyItem:
+    """One instance's outcome in a :class:`ManyResult`.
+
+    ``index``: its position in the input; ``shape``: ``(rows, cols)`` (None when its shape could
+    not be read); ``last_row``, ``last_col``: the values of row ``rows - 1`` and column ``cols - 1``
+    (empty arrays for a grid without cells, as :func:`gpudp.sweep` gives them); ``value``: the last
+    cell's value, ``last_row[-1]`` (None without cells); ``best_value``, ``best_cell``: with
+    ``reduce`` declared, the best value over the cells and the earliest cell in (i, j) order that
+    holds it (None without cells); ``path``: the traceback, an int64 array of rows ``(i, j,
+    decision)`` (``(i, j, decision, state)`` with ``traceback_state``) from the start cell backwards,
+    as :meth:`gpudp.engine.SweepResult.traceback` returns it (empty for a grid without cells; None
+    with ``traceback=False`` or ``decision_bits = 0``); ``exit``: where ``back`` left the grid,
+    ``(i, j)`` or ``(i, j, state)``; ``error``: why this instance has no result, else None.
+
+    An instance refused at intake (its shape, data or symbols) or whose ``cell`` returned a decision
+    that does not fit ``decision_bits`` has only ``error`` (and ``shape`` where known). One whose
+    ``back`` failed (a step that does not go back along the sweep's order) keeps its values, with
+    ``path`` None and the error.
+    """
+
+    index: int
+    shape: tuple[int, int] | None = None
+    value: object = None
+    last_row: np.ndarray | None = None
+    last_col: np.ndarray | None = None
+    best_value: object = None
+    best_cell: tuple[int, int] | None = None
+    path: np.ndarray | None = None
+    exit: tuple | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the instance has no error."""
+        return self.error is None
+
+
+@dataclass
+class ManyResult:
+    """What :func:`sweep_many` returns: ``items[k]``, instance ``k``'s :class:`ManyItem` (in input
+    order; also ``result[k]``, ``len(result)``, iteration), and ``stats``: ``backend``,
+    ``device``, ``cells`` (the cells swept), ``seconds`` (the whole call), ``kernel_seconds``,
+    ``gcups``; ``extra``: ``instances``, ``failed``, ``batched`` (swept by the batch kernels),
+    ``alone`` (handed to :func:`gpudp.sweep`), ``empty``, ``chunks``, ``launches``,
+    ``compile_seconds``, ``walk_seconds``, ``decision_bytes`` (the largest chunk's), ``layout``,
+    ``backend_choice``, and on the GPU ``cuda`` (threads a block, shared memory)."""
+
+    items: list
+    stats: Stats
+    recurrence: type | None = None
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, k):
+        return self.items[k]
+
+    def __iter__(self):
+        return iter(self.items)
+
+    @property
+    def values(self) -> list:
+        """Every instance's ``value`` (None where it has none)."""
+        return [it.value for it in self.items]
+
+    @property
+    def errors(self) -> dict[int, str]:
+        """``{index: error}`` of the instances that failed."""
+        return {it.index: it.error for it in self.items if it.error is not None}
+
+
+def _runner(name: str):
+    if name == "cuda":
+        from . import cuda as lowering
+    else:
+        from . import cpu as lowering
+    return lowering.Runner
+
+
+def _best(rec_cls, rv: np.ndarray, rc: np.ndarray):
+    """Per instance (a row of slots): whether a slot holds a cell, the best value, and the earliest
+    cell in (i, j) order holding it (the engine's rule, :func:`gpudp.engine._reduce_slots`)."""
+    ci, cj = rc[:, :, 0], rc[:, :, 1]
+    used = ci != NO_CELL
+    v = np.where(used, rv, reduce_worst(rec_cls))
+    best = v.max(axis=1) if rec_cls.reduce == "max" else v.min(axis=1)
+    tied = used & (rv == best[:, None])
+    key = np.where(tied, ci * (1 << 31) + cj, np.iinfo(np.int64).max)  # i, j < 2^22 in a batch
+    k = key.argmin(axis=1)
+    r = np.arange(len(rv))
+    return used.any(axis=1), best, ci[r, k], cj[r, k]
+
+
+def _overflow(cls, bits: int, flag) -> str:
+    count, d, a, b = (int(x) for x in flag)
+    return (
+        f"{cls.__name__}.cell returned the decision {d} at (cell i, j) = ({a}, {b}), which does not fit "
+        f"decision_bits = {bits} (0 .. {(1 << bits) - 1}; cells seen doing so: {count}). Declare more "
+        "decision_bits: decisions are never truncated"
+    )
+
+
+def _start_states(start_state, count: int, cls) -> Callable:
+    """``f(k, rec, value) -> int``: instance ``k``'s start state, from ``start_state``."""
+    if start_state is None:
+        return lambda k, rec, value: 0
+    if not cls.traceback_state:
+        raise ContractError(
+            f"sweep_many(..., start_state=...): {cls.__name__} declares traceback_state = False"
+        )
+    if callable(start_state):
+        return lambda k, rec, value: operator.index(start_state(rec, value))
+    if isinstance(start_state, Sequence | np.ndarray):
+        states = [operator.index(s) for s in start_state]
+        if len(states) != count:
+            raise InputError("start_state", f"{len(states)} states for {count} instances: give one each")
+        return lambda k, rec, value: states[k]
+    s0 = operator.index(start_state)
+    return lambda k, rec, value: s0
+
+
+class _Batch:
+    """One call's state: the intake, the backend's runner, the items as they are made."""
+
+    def __init__(self, objs, take, kcls, used, walking, state_of, bar):
+        self.objs, self.take, self.kcls, self.used = objs, take, kcls, used
+        self.order = derive(take.cls.offsets, 2, 2)  # the sweep's order, which back must go back along
+        self.walking, self.state_of, self.bar = walking, state_of, bar
+        self.items: list = [None] * len(objs)
+        self.walk_seconds = 0.0
+        self.kernel_seconds = 0.0
+        self.cells = 0
+
+    def finish(self, chunk: Chunk, handle, runner, walker) -> None:
+        """A chunk's outputs turned into items: overflows, reductions, the walks."""
+        from .cpu import walk
+
+        out = handle.wait()
+        self.kernel_seconds += out.kernel_seconds
+        kcls, take = self.kcls, self.take
+        nq = len(chunk.ids)
+        bits = kcls.decision_bits
+        failed = out.flags[:, 0] != 0 if bits else np.zeros(nq, bool)
+        red = _best(kcls, out.rv, out.rc) if kcls.reduce else None
+        rows, cols = chunk.rows, chunk.cols
+        value_at = chunk.lroff + cols - 1
+        paths = None
+        if self.walking:
+            t = time.perf_counter()
+            sel = ~failed if red is None else ~failed & red[0]
+            qs = np.flatnonzero(sel)
+            starts = np.empty((len(qs), 2), np.int64)
+            if red is None:
+                starts[:, 0], starts[:, 1] = rows[qs] - 1, cols[qs] - 1
+                start_values = out.lr[value_at[qs]]
+            else:
+                starts[:, 0], starts[:, 1] = red[2][qs], red[3][qs]
+                start_values = red[1][qs]
+            states = np.zeros(len(qs), np.int64)
+            if kcls.traceback_state:
+                for n, q in enumerate(qs.tolist()):
+                    k = int(chunk.ids[q])
+                    states[n] = self.state_of(k, self.objs[k], start_values[n])
+            s = self.order
+            room = s.a * (rows[qs] - 1) + s.b * (cols[qs] - 1) + 2  # the wavefronts, and one more
+            poff = np.zeros(len(qs) + 1, np.int64)
+            np.cumsum(room, out=poff[1:])
+            width = path_width(kcls)
+            paths = np.empty((int(poff[-1]), width), np.int64)
+            plen = np.zeros(len(qs), np.int64)
+            exits = np.zeros((len(qs), 3), np.int64)
+            status = np.zeros(len(qs), np.int64)
+            walk(
+                walker,
+                runner.layout,
+                chunk.ids[qs],
+                starts,
+                states,
+                take.shapes,
+                chunk.doff[qs],
+                out.words,
+                poff,
+                paths,
+                plen,
+                exits,
+                status,
+                *take.packed[3 * take.n_sym :],
+            )
+            walked = {int(q): n for n, q in enumerate(qs.tolist())}
+            self.walk_seconds += time.perf_counter() - t
+        with gc_paused():
+            for q in range(nq):
+                k = int(chunk.ids[q])
+                R, C = int(rows[q]), int(cols[q])
+                if failed[q]:
+                    self.items[k] = ManyItem(k, (R, C), error=_overflow(kcls, bits, out.flags[q]))
+                    continue
+                it = ManyItem(k, (R, C))
+                it.last_row = out.lr[chunk.lroff[q] : chunk.lroff[q] + C]
+                it.last_col = out.lc[chunk.lcoff[q] : chunk.lcoff[q] + R]
+                it.value = it.last_row[-1]
+                if red is not None and red[0][q]:
+                    it.best_value, it.best_cell = red[1][q].item(), (int(red[2][q]), int(red[3][q]))
+                if self.walking:
+                    n = walked.get(q)
+                    if n is None:  # a reduction that found no cell: nothing to walk
+                        it.path = np.zeros((0, path_width(kcls)), np.int64)
+                    elif status[n]:
+                        it.error = self._walk_error(paths, poff[n], plen[n], exits[n], status[n])
+                    else:
+                        it.path = paths[poff[n] : poff[n] + plen[n]]
+                        it.exit = tuple(int(x) for x in exits[n][: 3 if kcls.traceback_state else 2])
+                self.items[k] = it
+        self.cells += int(chunk.cells.sum())
+        if self.bar is not None:
+            self.bar.update(int(chunk.cells.sum()))
+
+    def _walk_error(self, paths, p0, n, ex, status) -> str:
+        name = self.kcls.__name__
+        if status == 2:
+            return f"{name}.back() walked in a loop: it must step to one of the dependencies"
+        i, j = (int(x) for x in paths[p0 + n - 1, :2])
+        return (
+            f"{name}.back() returned ({int(ex[0])}, {int(ex[1])}) from ({i}, {j}), a cell that is not on an "
+            "earlier wavefront: it must step to one of the dependencies"
+        )
+
+    def alone(self, k: int, memory_budget) -> None:
+        """Instance ``k`` through :func:`gpudp.sweep` (too large for the batch kernels)."""
+        cls = self.take.cls
+        R, C = (int(x) for x in self.take.shapes[k])
+        try:
+            res = sweep(
+                self.objs[k],
+                backend=self.used,
+                memory_budget=memory_budget,
+                progress=False,
+                traceback=bool(self.walking),
+            )
+        except (ContractError, InputError) as e:  # this instance's decisions, or its memory
+            self.items[k] = ManyItem(k, (R, C), error=str(e))
+            return
+        try:
+            it = ManyItem(k, (R, C), last_row=res.last_row, last_col=res.last_col)
+            it.value = res.last_row[-1]
+            it.best_value, it.best_cell = res.best_value, res.best_cell
+            if self.walking:
+                start = res.best_cell if cls.reduce else (R - 1, C - 1)
+                if start is None:
+                    it.path = np.zeros((0, path_width(cls)), np.int64)
+                else:
+                    value = res.best_value if cls.reduce else it.value
+                    state = self.state_of(k, self.objs[k], value) if cls.traceback_state else None
+                    try:
+                        path, ex = res._walk(start, state)
+                        it.path, it.exit = path, tuple(int(x) for x in ex)
+                    except ContractError as e:
+                        it.error = str(e)
+        finally:
+            res.close()
+        self.items[k] = it
+        self.cells += R * C
+        if self.bar is not None:
+            self.bar.update(R * C)
+
+
+def sweep_many(
+    recs,
+    backend: str = "auto",
+    traceback: bool = True,
+    progress: bool | None = None,
+    *,
+    memory_budget=None,
+    start_state=None,
+) -> ManyResult:
+    """Sweep many instances of one grid recurrence at once: values, reductions and tracebacks
+    equal to :func:`gpudp.sweep`'s on each instance, at a fraction of the cost per instance.
+
+    Parameters
+    ----------
+    recs : sequence of GridRecurrence
+        instances of one class (the same class after :meth:`~gpudp.GridRecurrence._specialized`,
+        so instances that give their own offsets must give the same ones), each with its own shape
+        and data. Supported: ``offsets`` among ``(-1, 0), (0, -1), (-1, -1)``, ``symbols``,
+        ``deps_tuple``, ``reduce``, ``traceback_state``, ``decision_bits`` 0 to 32, scalar
+        ``value_dtype``. Every instance's ``data()`` must have the same structure: as many items,
+        each an array (same dtype and ndim; its sizes are the instance's own) or a number (same
+        numpy type; a Python int is an int64) in every instance.
+    backend : "auto", "cpu" or "cuda"
+        "auto": the CPU for batches it finishes before the GPU could start, else the GPU when one
+        is usable (:func:`gpudp.engine.choose_backend` on the batch's cells).
+    traceback : bool
+        False: values (and reductions) only; no decisions are kept, ``path`` is None.
+    progress : bool or None
+        a progress bar over the cells (None: only on a terminal).
+    memory_budget : int or str, optional
+        host bytes a chunk's decisions may take (as :func:`gpudp.sweep` takes it; default:
+        GPUDP_MEMORY_BUDGET or half of the free memory); the GPU keeps two chunks in flight, each
+        within half of it.
+    start_state : int, sequence of int, or callable, optional
+        with ``traceback_state``: the state each walk starts in: one for all, one per instance, or
+        ``start_state(rec, value) -> int`` called with the instance and its start cell's value
+        (the last cell's, or the best one's with ``reduce``). Default 0.
+
+    Returns
+    -------
+    ManyResult
+        ``result[k]`` (a :class:`ManyItem`) for instance ``k``, in input order: ``last_row``,
+        ``last_col``, ``value`` (the last cell), ``best_value`` and ``best_cell`` (with ``reduce``),
+        ``path`` (rows ``(i, j, decision[, state])`` from the last cell, or from the best cell with
+        ``reduce``, backwards until ``back`` leaves the grid), ``exit``, ``error``; and ``stats``.
+
+    Raises
+    ------
+    InputError
+        an object that is not a recurrence; instances of different classes (or offsets); a data
+        item that is not a numpy array or number; ``data()`` structures that differ (naming the
+        instance and the item); a ``start_state`` sequence of the wrong length.
+    ContractError
+        a class the batch does not run (not a grid, other offsets, a record cell: sweep those with
+        :func:`gpudp.sweep`), a mistake in its declaration (as :func:`gpudp.sweep` raises it), no
+        ``back`` with decisions to trace back, ``start_state`` without ``traceback_state``.
+    BackendError
+        an unknown backend, or "cuda" without a usable GPU.
+
+    An instance whose shape, data or symbols are invalid, or whose ``cell`` returns a decision that
+    does not fit ``decision_bits``, gets an ``error`` and no value; the other instances are solved.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> from gpudp import GridRecurrence, sweep_many
+    >>> class Lcs(GridRecurrence):
+    ...     value_dtype = np.int32
+    ...     decision_bits = 2
+    ...     def __init__(self, a, b):
+    ...         self.a, self.b = np.frombuffer(a.encode(), np.uint8), np.frombuffer(b.encode(), np.uint8)
+    ...     def shape(self):
+    ...         return len(self.a), len(self.b)
+    ...     def data(self):
+    ...         return self.a, self.b
+    ...     @staticmethod
+    ...     def cell(i, j, up, left, diag, a, b):
+    ...         if a[i] == b[j]:
+    ...             return diag + 1, 0
+    ...         return (up, 1) if up >= left else (left, 2)
+    ...     @staticmethod
+    ...     def back(i, j, d, a, b):
+    ...         return (i - 1, j - 1) if d == 0 else (i - 1, j) if d == 1 else (i, j - 1)
+    >>> res = sweep_many([Lcs("GATTACA", "TACGTA"), Lcs("ACGT", "ACGT"), Lcs("", "AC")], backend="cpu")
+    >>> [int(x.value) if x.value is not None else None for x in res]
+    [4, 4, None]
+    >>> res[1].path.tolist()
+    [[3, 3, 0], [2, 2, 0], [1, 1, 0], [0, 0, 0]]
+    """
+    t0 = time.perf_counter()
+    objs = list(recs)
+    take = intake(objs)
+    count, cls = len(objs), take.cls
+    items: list = [None] * count
+    valid = [k for k in range(count) if take.recs[k] is not None]
+    shapes = take.shapes
+    cells = shapes[:, 0] * shapes[:, 1]
+    used, why = choose_backend(backend, float(cells.sum()))
+    stats = Stats(backend=used, device=device_name(used))
+    stats.extra.update(instances=count, backend_choice=why)
+    if cls is None or not valid:
+        for k, msg in take.errors.items():
+            items[k] = ManyItem(k, error=msg)
+        stats.seconds = time.perf_counter() - t0
+        stats.extra.update(failed=len(take.errors), batched=0, alone=0, empty=0, chunks=0, launches=0)
+        return ManyResult(items, stats, cls)
+    bits = cls.decision_bits
+    walking = bool(traceback and bits)
+    if walking and getattr(cls, "back", None) is None:
+        raise ContractError(
+            f"{cls.__name__} defines no back(...): its decisions cannot be traced back; define "
+            f"{cls._form('back', len(take.kinds) - take.n_sym)} as a @staticmethod, or pass traceback=False"
+        )
+    kcls = type(_values_only(take.recs[valid[0]])) if bits and not traceback else cls
+    state_of = _start_states(start_state, count, cls)
+    budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
+    vcells = cells[valid]
+    empty = [k for k, c in zip(valid, vcells.tolist(), strict=True) if c == 0]
+    alone = [k for k, c in zip(valid, vcells.tolist(), strict=True) if c > MAX_BATCH_CELLS]
+    batched = np.array(
+        [k for k, c in zip(valid, vcells.tolist(), strict=True) if 0 < c <= MAX_BATCH_CELLS], np.int64
+    )
+    bar = progress_bar(int(vcells.sum()), progress)
+    run = _Batch(objs, take, kcls, used, walking, state_of, bar)
+    vt = np.dtype(cls.value_dtype)
+    for k in empty:
+        R, C = (int(x) for x in shapes[k])
+        run.items[k] = ManyItem(
+            k,
+            (R, C),
+            last_row=np.zeros(0, vt),
+            last_col=np.zeros(0, vt),
+            path=np.zeros((0, path_width(cls)), np.int64) if walking else None,
+        )
+    chunks, runner, largest = [], None, 0
+    try:
+        if len(batched):
+            runner = _runner(used)(kcls, take.kinds, take.n_sym, take.packed, shapes)
+            per_cell = decision_dtype(bits).itemsize if walking else 0
+            limit = runner.chunk_bytes(budget)
+            max_cells = max(1, min(CHUNK_CELLS, limit // per_cell if per_cell else CHUNK_CELLS))
+            order = batched[np.argsort(-cells[batched], kind="stable")]
+            chunks = [Chunk.of(ids, shapes, walking) for ids in cut(order, cells, max_cells)]
+            walker = None
+            if walking:
+                from .cpu import walker as make_walker
+
+                walker = make_walker(kcls, take.kinds[take.n_sym :])
+            pending = None
+            for ch in chunks:  # one chunk in flight while the previous one is walked
+                handle = runner.start(ch)
+                largest = max(largest, ch.n_words * per_cell)
+                if pending is not None:
+                    run.finish(*pending, runner, walker)
+                pending = (ch, handle)
+            if pending is not None:
+                run.finish(*pending, runner, walker)
+        for k in alone:
+            run.alone(k, memory_budget)
+    finally:
+        if bar is not None:
+            bar.close()
+    for k, msg in take.errors.items():
+        run.items[k] = ManyItem(k, error=msg)
+    stats.cells = run.cells
+    stats.kernel_seconds = run.kernel_seconds
+    stats.seconds = time.perf_counter() - t0
+    stats.extra.update(
+        failed=sum(it.error is not None for it in run.items),
+        batched=len(batched),
+        alone=len(alone),
+        empty=len(empty),
+        chunks=len(chunks),
+        launches=runner.launches if runner is not None else 0,
+        compile_seconds=runner.compile_seconds if runner is not None else 0.0,
+        walk_seconds=run.walk_seconds,
+        decision_bytes=largest,
+        layout=runner.layout if runner is not None else None,
+    )
+    if runner is not None and hasattr(runner, "info"):
+        stats.extra["cuda"] = {**runner.info, "threads": sorted(runner.info["threads"])}
+    return ManyResult(run.items, stats, cls)

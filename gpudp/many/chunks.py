@@ -1,0 +1,92 @@
+"""A batch's chunks: the instances one kernel call sweeps (:class:`Chunk`), where each one's results
+lie in the chunk's arrays, and those arrays on the host (:class:`ChunkOut`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..codegen import NO_CELL, reduce_worst
+from .source import decision_dtype
+
+
+@dataclass
+class Chunk:
+    """Instances ``ids`` (input positions) swept by one kernel call: their sizes, and where each
+    one's decisions (``doff``), last row (``lroff``) and last column (``lcoff``) start in the
+    chunk's arrays of ``n_words``, ``n_lr`` and ``n_lc`` items."""
+
+    ids: np.ndarray
+    rows: np.ndarray
+    cols: np.ndarray
+    cells: np.ndarray
+    doff: np.ndarray
+    lroff: np.ndarray
+    lcoff: np.ndarray
+    n_words: int
+    n_lr: int
+    n_lc: int
+
+    @classmethod
+    def of(cls, ids: np.ndarray, shapes: np.ndarray, keep_words: bool) -> Chunk:
+        rows, cols = shapes[ids, 0], shapes[ids, 1]
+        cells = rows * cols
+
+        def starts(x):
+            out = np.zeros(len(x) + 1, np.int64)
+            np.cumsum(x, out=out[1:])
+            return out
+
+        d, r, c = starts(cells if keep_words else 0 * cells), starts(cols), starts(rows)
+        return cls(ids, rows, cols, cells, d[:-1], r[:-1], c[:-1], int(d[-1]), int(r[-1]), int(c[-1]))
+
+
+@dataclass
+class ChunkOut:
+    """A chunk's outputs on the host: ``words`` (decisions), ``lr`` and ``lc`` (the last rows and
+    columns, packed), ``rv`` and ``rc`` (a reduction's slots: ``slots`` a row, an instance a row),
+    ``flags`` (an instance's decision-overflow flag ``[count, decision, i, j]`` a row)."""
+
+    words: np.ndarray
+    lr: np.ndarray
+    lc: np.ndarray
+    rv: np.ndarray
+    rc: np.ndarray
+    flags: np.ndarray
+    kernel_seconds: float = 0.0
+
+    @classmethod
+    def allocate(cls, rec_cls, chunk: Chunk, slots: int, empty=np.empty) -> ChunkOut:
+        """Host arrays for ``chunk``, the slots at the reduction's start and the flags at 0;
+        ``empty(n, dtype)`` allocates 1-D arrays (plain or page-locked)."""
+        nq = len(chunk.ids)
+        bits = rec_cls.decision_bits
+        vt = np.dtype(rec_cls.value_dtype)
+        words = empty(max(chunk.n_words, 1), decision_dtype(bits))
+        lr, lc = empty(max(chunk.n_lr, 1), vt), empty(max(chunk.n_lc, 1), vt)
+        n = nq if rec_cls.reduce else 1
+        s = slots if rec_cls.reduce else 1
+        rv = empty(n * s, vt).reshape(n, s)
+        rc = empty(n * s * 2, np.int64).reshape(n, s, 2)
+        flags = empty(4 * (nq if bits else 1), np.int64).reshape(-1, 4)
+        rv[:] = reduce_worst(rec_cls) if rec_cls.reduce else 0
+        rc[:] = NO_CELL
+        flags[:] = 0
+        return cls(words, lr, lc, rv, rc, flags)
+
+    def wait(self) -> ChunkOut:
+        return self
+
+
+def cut(order: np.ndarray, cells: np.ndarray, max_cells: int) -> list[np.ndarray]:
+    """``order`` cut into consecutive runs of at most ``max_cells`` cells (at least one instance)."""
+    cum = np.zeros(len(order) + 1, np.int64)
+    np.cumsum(cells[order], out=cum[1:])
+    out, u0 = [], 0
+    while u0 < len(order):
+        u1 = int(np.searchsorted(cum, cum[u0] + max_cells, side="right")) - 1
+        u1 = min(max(u1, u0 + 1), len(order))
+        out.append(order[u0:u1])
+        u0 = u1
+    return out

@@ -1,0 +1,195 @@
+"""The batch on the CPU: one generated ``njit(parallel=True)`` kernel, ``prange`` over the instances.
+
+Each instance is swept by one thread, row by row, with a buffer of ``C + 1`` values (the row above
+and the value to the left of the row), through the engine's own cell wrapper ``tcell``
+(:func:`gpudp.codegen.tile_cell_source`); its decisions go to its slice of the chunk's decision
+array, one unsigned integer a cell in row-major order (layout ``rows``), and its last row and last
+column to the chunk's packed edges. The instances of a chunk come sorted by size, largest first,
+and are dealt round robin to one ``prange`` iteration per thread, so that every thread gets a like
+share of the cells. Also here: the compiled walker both backends' chunks are traced back with
+(:func:`walker`), run on the host.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numba
+import numpy as np
+
+from ..backends.cpu import PARALLEL_LOCK, cell_namespace
+from ..cache import jit_generated
+from ..codegen import compile_source, fn_args, n_flags, n_reduce, tile_cell_source, user_args
+from ..jit import njit
+from . import source
+from .chunks import ChunkOut
+from .source import ld, new, st
+
+LAYOUT = "rows"
+#: decision bytes of one chunk at most
+CHUNK_BYTES = 1 << 28
+
+_CACHE: dict = {}
+
+
+def _no_slot():
+    """A reduction's slot in the batch on the CPU: an instance has one thread, so one slot."""
+    return 0
+
+
+def _sweep_lines(rec_cls, n_data: int, n_sym: int) -> list[str]:
+    """The sweep of instance ``b`` (``R x C``, decisions from ``base``): lines of the kernel's body."""
+    bits = rec_cls.decision_bits
+    db = fn_args(rec_cls, n_data)  # what boundary receives
+    du = user_args(rec_cls, n_data)  # what tcell receives after the symbols
+    ri = "dat0[i]" if n_sym else "0"
+    cj = "dat1[j]" if n_sym else "0"
+    lines = [
+        f"up = {new('C + 1')}",
+        st("up", "0", f"VT(boundary(-1, -1{db}))"),
+        "for j in range(C):",
+        "    " + st("up", "j + 1", f"VT(boundary(-1, j{db}))"),
+        "for i in range(R):",
+        f"    left = VT(boundary(i, -1{db}))",
+        f"    diag = {ld('up', '0')}",
+        "    " + st("up", "0", "left"),
+        f"    ri = {ri}",
+        "    row = base + i * C",
+        "    for j in range(C):",
+        f"        upv = {ld('up', 'j + 1')}",
+        f"        v, dd = tcell(i, j, upv, left, diag, ri, {cj}{du})",
+        "        diag = upv",
+        "        left = v",
+        "        " + st("up", "j + 1", "v"),
+    ]
+    if bits:
+        lines.append("        words[row + j] = dd")
+    lines += [
+        "    " + st("lc", "lcoff[q] + i", "left"),
+        "for j in range(C):",
+        "    " + st("lr", "lroff[q] + j", ld("up", "j + 1")),
+    ]
+    return lines
+
+
+def kernel(rec_cls, kinds, n_sym: int):
+    """The batch kernel of ``rec_cls`` for packed items of ``kinds`` (:func:`gpudp.many.source.views`;
+    the symbols first when the class declares them), compiled once per class and kinds in the
+    process and cached on disk (:func:`gpudp.cache.jit_generated`); numba specialises it per
+    argument types (the data's dtypes)."""
+    key = ("kernel", rec_cls, tuple(kinds))
+    if key in _CACHE:
+        return _CACHE[key]
+    n_data = len(kinds) + n_reduce(rec_cls) + n_flags(rec_cls)
+    ns = cell_namespace(rec_cls)
+    ns["red_slot"] = njit(_no_slot, cache=True)
+    ns["tcell"] = njit(compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets), "tcell", dict(ns)))
+    body = [
+        "q = order[p]",
+        "b = ids[q]",
+        "R = shapes[b, 0]",
+        "C = shapes[b, 1]",
+        "base = doff[q]",
+        *source.views(kinds),
+        *source.output_views(n_reduce(rec_cls), n_flags(rec_cls), len(kinds)),
+        *_sweep_lines(rec_cls, n_data, n_sym),
+    ]
+    src = (
+        f"def run_many(wstart, order, ids, shapes, doff, words, lr, lroff, lc, lcoff, RV, RC, FL"
+        f"{source.packed_args(len(kinds))}):\n"
+        "    for w in prange(len(wstart) - 1):\n"
+        "        for p in range(wstart[w], wstart[w + 1]):\n" + "".join(" " * 12 + x + "\n" for x in body)
+    )
+    fn = _CACHE[key] = jit_generated(src, "run_many", ns, njit, "cpu", parallel=True)
+    return fn
+
+
+def walker(rec_cls, kinds):
+    """The compiled walk of a chunk's instances (:func:`gpudp.many.source.walker_source`), in
+    parallel over the instances, over either layout (its first argument); ``kinds`` are the items
+    ``back`` receives."""
+    from ..schedule import derive
+
+    key = ("walk", rec_cls, tuple(kinds))
+    if key in _CACHE:
+        return _CACHE[key]
+    s = derive(rec_cls.offsets, 2, 2)  # the sweep's order: a step of back must go back along it
+    ns = {
+        "np": np,
+        "prange": numba.prange,
+        "back": njit(rec_cls.back),
+        "diag_start": source.diag_start,
+        "A": s.a,
+        "B": s.b,
+    }
+    src = source.walker_source(rec_cls, kinds)
+    fn = _CACHE[key] = jit_generated(src, "walk_many", ns, njit, "cpu", parallel=True)
+    return fn
+
+
+def walk(fn, layout: str, *args) -> None:
+    """Run a walker over decisions laid out as ``layout`` (one parallel region at a time in the
+    process, :data:`PARALLEL_LOCK`)."""
+    with PARALLEL_LOCK:
+        fn(source.LAYOUTS.index(layout), *args)
+
+
+def deal(cells: np.ndarray, threads: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(wstart, order)``: the positions ``0 .. len(cells) - 1`` by size, largest first, dealt
+    round robin to ``threads`` workers: worker ``w`` takes ``order[wstart[w] : wstart[w + 1]]``."""
+    n = len(cells)
+    w = max(1, min(threads, n))
+    by_size = np.argsort(-cells, kind="stable")
+    order = np.concatenate([by_size[k::w] for k in range(w)]) if n else by_size
+    counts = np.array([len(by_size[k::w]) for k in range(w)], np.int64)
+    wstart = np.zeros(w + 1, np.int64)
+    np.cumsum(counts, out=wstart[1:])
+    return wstart, order.astype(np.int64)
+
+
+class Runner:
+    """Runs a batch's chunks on the CPU (see the module's text). ``start`` computes a chunk at once
+    (the handle it returns is finished)."""
+
+    name = "cpu"
+    layout = LAYOUT
+
+    def __init__(self, rec_cls, kinds, n_sym, packed, shapes):
+        self.cls, self.packed, self.shapes = rec_cls, packed, shapes
+        self.fn = kernel(rec_cls, kinds, n_sym)
+        self.slots = 1
+        self.compile_seconds = 0.0
+        self.launches = 0
+
+    def chunk_bytes(self, budget: int) -> int:
+        """Decision bytes of one chunk at most: within the budget and :data:`CHUNK_BYTES`."""
+        return max(1, min(CHUNK_BYTES, budget))
+
+    def start(self, chunk):
+        t = time.perf_counter()
+        fn, cls = self.fn, self.cls
+        out = ChunkOut.allocate(cls, chunk, self.slots, np.empty)
+        wstart, order = deal(chunk.cells, numba.get_num_threads())
+        args = (
+            chunk.ids,
+            self.shapes,
+            chunk.doff,
+            out.words,
+            out.lr,
+            chunk.lroff,
+            out.lc,
+            chunk.lcoff,
+            out.rv,
+            out.rc,
+            out.flags,
+            *self.packed,
+        )
+        with PARALLEL_LOCK:
+            if not fn.signatures:  # the first call compiles: timed apart
+                fn(np.zeros(1, np.int64), np.zeros(0, np.int64), *args)  # no worker: types only
+                self.compile_seconds = time.perf_counter() - t
+                t = time.perf_counter()
+            fn(wstart, order, *args)
+        self.launches += 1
+        out.kernel_seconds = time.perf_counter() - t
+        return out

@@ -1,0 +1,284 @@
+"""The batch on the GPU: one thread block an instance, an anti-diagonal wavefront inside the block.
+
+Block ``q`` sweeps instance ``ids[q]`` diagonal after diagonal (``i + j = d``): its threads take
+the cells of a diagonal in turn (thread ``t`` the rows ``imin + t, imin + t + threads, ...``)
+through the engine's own cell wrapper ``tcell`` (:func:`gpudp.codegen.tile_cell_source`), and a
+barrier separates the diagonals. The three live diagonals (the one computed, the two it reads)
+rotate in one buffer of ``3 K`` values, ``K = min(rows, cols)``, indexed by the row (or by the
+column when the grid has more rows than columns): in shared memory (dynamic, opted in beyond 48
+KiB) when it fits a block's, else in the block's row of a device array, the block then stepping
+through the instances of its launch. Decisions go to the chunk's device buffer, one unsigned integer
+a cell, diagonal after diagonal (layout ``diagonals``: the threads of a diagonal write consecutive
+cells), and the last row and column to the chunk's packed edges.
+
+Instances are bucketed by ``K`` (a power of two): a bucket is one launch, with as many threads a
+block as its diagonals are long (32 to :data:`THREADS`) and the buffer its ``K`` needs. A chunk's
+launches and its copies to page-locked host memory are queued on one stream; the host walks the
+previous chunk meanwhile (:func:`gpudp.many.sweep_many`). Under the CUDA simulator a block has at
+most :data:`SIM_THREADS` threads and shared memory holds :data:`SIM_SMEM` bytes, so that tiny test
+instances take both buffers and several cells a thread.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..backends.cuda import (
+    cell_namespace,
+    coop_blocks,
+    cuda,
+    device_jit,
+    event,
+    generated_kernel,
+    memory_info,
+    pinned_pool,
+    shared_memory_optin,
+    sim_geometry,
+    stream,
+)
+from ..codegen import compile_source, fn_args, n_flags, n_reduce, tile_cell_source, user_args
+from . import source
+from .chunks import ChunkOut
+from .source import ld, st
+
+LAYOUT = "diagonals"
+#: threads a block at most (a diagonal's cells past them loop), and at least
+THREADS = 256
+MIN_THREADS = 32
+SIM_THREADS = 4
+#: dynamic shared memory a block may take under the simulator (bytes)
+SIM_SMEM = 64
+#: blocks of a launch whose diagonals live in device memory (each steps through the instances)
+GLOBAL_BLOCKS = 1024
+#: the share of the free device memory one chunk's decisions may take (two chunks are in flight)
+DEVICE_SHARE = 0.25
+#: decision bytes of one chunk at most
+CHUNK_BYTES = 1 << 28
+
+_CACHE: dict = {}
+
+
+def _thread_slot():
+    """A reduction's slot in the batch on the GPU: the thread's place in its block (each instance
+    has its own row of slots)."""
+    return cuda.threadIdx.x
+
+
+def _cell_lines(rec_cls, n_data: int, n_sym: int) -> list[str]:
+    """One cell ``(i, j)`` of diagonal ``d``: its dependencies from the buffer (slots ``p1``, ``p2``
+    of the previous two diagonals) or ``boundary``, the cell, the stores."""
+    db = fn_args(rec_cls, n_data)
+    du = user_args(rec_cls, n_data)
+    offs = {tuple(o) for o in rec_cls.offsets}
+    lines = ["j = d - i", "x = j if byj else i"]
+    deps = {"up": "VT(FILL)", "left": "VT(FILL)", "dg": "VT(FILL)"}
+    if (-1, 0) in offs:
+        lines += [
+            "if i > 0:",
+            f"    upv = {ld('buf', 'p1 + x - 1 + u')}",
+            "else:",
+            f"    upv = VT(boundary(i - 1, j{db}))",
+        ]
+        deps["up"] = "upv"
+    if (0, -1) in offs:
+        lines += [
+            "if j > 0:",
+            f"    lft = {ld('buf', 'p1 + x - u')}",
+            "else:",
+            f"    lft = VT(boundary(i, j - 1{db}))",
+        ]
+        deps["left"] = "lft"
+    if (-1, -1) in offs:
+        lines += [
+            "if i > 0 and j > 0:",
+            f"    dg = {ld('buf', 'p2 + x - 1')}",
+            "else:",
+            f"    dg = VT(boundary(i - 1, j - 1{db}))",
+        ]
+        deps["dg"] = "dg"
+    ri = "dat0[i]" if n_sym else "0"
+    cj = "dat1[j]" if n_sym else "0"
+    lines += [
+        f"v, dd = tcell(i, j, {deps['up']}, {deps['left']}, {deps['dg']}, {ri}, {cj}{du})",
+        st("buf", "cur + x", "v"),
+    ]
+    if rec_cls.decision_bits:
+        lines.append("words[dbase + i] = dd")
+    lines += [
+        "if i == R - 1:",
+        "    " + st("lr", "lroff[q] + j", "v"),
+        "if j == C - 1:",
+        "    " + st("lc", "lcoff[q] + i", "v"),
+    ]
+    return lines
+
+
+def kernel(rec_cls, kinds, n_sym: int, shared: bool):
+    """The batch kernel of ``rec_cls`` for packed items of ``kinds``, its diagonals in shared memory
+    or in ``scratch``; compiled once per class, kinds and buffer (and per argument types by numba),
+    through the cuda backend's generated kernels (the disk cache on a real GPU)."""
+    key = (rec_cls, tuple(kinds), shared)
+    if key in _CACHE:
+        return _CACHE[key]
+    n_data = len(kinds) + n_reduce(rec_cls) + n_flags(rec_cls)
+    ns = cell_namespace(rec_cls)
+    ns["red_slot"] = device_jit(_thread_slot)
+    ns["tcell"] = device_jit(
+        compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets), "tcell", dict(ns))
+    )
+    ns["diag_start"] = source.diag_start
+    per_instance = [
+        "q = qs[blk]",
+        "b = ids[q]",
+        "R = shapes[b, 0]",
+        "C = shapes[b, 1]",
+        "base = doff[q]",
+        *source.views(kinds),
+        *source.output_views(n_reduce(rec_cls), n_flags(rec_cls), len(kinds)),
+        "byj = R > C",  # the buffer is indexed by the shorter side
+        "u = 1 if byj else 0",
+        "K = C if byj else R",
+        "for d in range(R + C - 1):",
+        "    imin = max(0, d - C + 1)",
+        "    imax = min(d, R - 1)",
+        "    cur = (d % 3) * K",
+        "    p1 = ((d + 2) % 3) * K",
+        "    p2 = ((d + 1) % 3) * K",
+        "    dbase = base + diag_start(d, R, C) - imin",
+        "    i = imin + th",
+        "    while i <= imax:",
+        *("        " + x for x in _cell_lines(rec_cls, n_data, n_sym)),
+        "        i += nt",
+        "    cuda.syncthreads()",
+    ]
+    buf = "buf = cuda.shared.array(0, VT)" if shared else "buf = scratch[cuda.blockIdx.x]"
+    src = (
+        "def run_many(qs, nb, ids, shapes, doff, words, lr, lroff, lc, lcoff, RV, RC, FL, scratch"
+        f"{source.packed_args(len(kinds))}):\n"
+        "    th = cuda.threadIdx.x\n"
+        "    nt = cuda.blockDim.x\n"
+        f"    {buf}\n"
+        "    blk = cuda.blockIdx.x\n"
+        "    while blk < nb:\n"
+        + "".join(" " * 8 + x + "\n" for x in per_instance)
+        + "        blk += cuda.gridDim.x\n"
+    )
+    fn = _CACHE[key] = generated_kernel(src, "run_many", ns)
+    return fn
+
+
+def _pow2(x: int) -> int:
+    return 1 << max(int(x) - 1, 0).bit_length()
+
+
+class _Handle:
+    """A chunk on its way through the GPU; :meth:`wait` gives its :class:`gpudp.many.chunks.ChunkOut`."""
+
+    def __init__(self, out, start, end, done, keep, t0):
+        self.out, self.start, self.end, self.done, self.keep, self.t0 = out, start, end, done, keep, t0
+
+    def wait(self):
+        self.done.synchronize()  # the kernels and the copies to the host
+        try:
+            seconds = self.start.elapsed_time(self.end) / 1e3
+        except Exception:  # the simulator's events carry no time
+            seconds = time.perf_counter() - self.t0
+        self.out.kernel_seconds = max(seconds, 0.0)
+        self.keep = None  # the device buffers go
+        out = self.out  # the edges outlive the chunk (in the results): out of page-locked memory
+        out.lr, out.lc = np.array(out.lr), np.array(out.lc)
+        return self.out
+
+
+class Runner:
+    """Runs a batch's chunks on the GPU (see the module's text): :meth:`start` queues a chunk's
+    launches and copies and returns at once."""
+
+    name = "cuda"
+    layout = LAYOUT
+
+    def __init__(self, rec_cls, kinds, n_sym, packed, shapes):
+        self.cls, self.kinds, self.n_sym = rec_cls, tuple(kinds), n_sym
+        self.stream = stream()
+        self.d_packed = tuple(cuda.to_device(a, stream=self.stream) for a in packed)
+        self.d_shapes = cuda.to_device(shapes, stream=self.stream)
+        self.slots = sim_geometry(THREADS, SIM_THREADS)
+        self.min_threads = sim_geometry(MIN_THREADS, 1)
+        self.smem_max = shared_memory_optin(SIM_SMEM)
+        self.compile_seconds = 0.0
+        self.launches = 0
+        self.info = {"threads": set(), "shared_bytes_max": 0, "device_buffers": 0}
+
+    def chunk_bytes(self, budget: int) -> int:
+        """Decision bytes of one chunk at most: within the host budget (two chunks in flight, in
+        page-locked memory) and :data:`DEVICE_SHARE` of the free device memory."""
+        return max(1, min(CHUNK_BYTES, budget // 2, int(memory_info()[0] * DEVICE_SHARE)))
+
+    def start(self, chunk) -> _Handle:
+        s, cls = self.stream, self.cls
+        t0 = time.perf_counter()
+        pool = pinned_pool()
+        out = ChunkOut.allocate(cls, chunk, self.slots, pool.lease)
+        vt = np.dtype(cls.value_dtype)
+        d_words = cuda.device_array(len(out.words), out.words.dtype, stream=s)
+        d_lr = cuda.device_array(len(out.lr), vt, stream=s)
+        d_lc = cuda.device_array(len(out.lc), vt, stream=s)
+        d_rv, d_rc, d_fl = (cuda.to_device(a, stream=s) for a in (out.rv, out.rc, out.flags))
+        d_ids, d_doff, d_lroff, d_lcoff = (
+            cuda.to_device(a, stream=s) for a in (chunk.ids, chunk.doff, chunk.lroff, chunk.lcoff)
+        )
+        start, end = event(), event()
+        start.record(s)
+        keep = [d_words, d_lr, d_lc, d_rv, d_rc, d_fl, d_ids, d_doff, d_lroff, d_lcoff]
+        k_of = np.minimum(chunk.rows, chunk.cols)
+        kc = np.array([_pow2(k) for k in k_of.tolist()], np.int64)
+        for K in np.unique(kc).tolist():
+            qs = np.flatnonzero(kc == K).astype(np.int64)
+            nb = len(qs)
+            threads = int(min(self.slots, max(self.min_threads, K)))
+            smem = 3 * K * vt.itemsize
+            shared = smem <= self.smem_max
+            fn = kernel(cls, self.kinds, self.n_sym, shared)
+            grid = nb if shared else min(nb, GLOBAL_BLOCKS)
+            scratch = cuda.device_array((grid, 3 * K) if not shared else (1, 1), vt, stream=s)
+            d_qs = cuda.to_device(qs, stream=s)
+            args = (
+                d_qs,
+                nb,
+                d_ids,
+                self.d_shapes,
+                d_doff,
+                d_words,
+                d_lr,
+                d_lroff,
+                d_lc,
+                d_lcoff,
+                d_rv,
+                d_rc,
+                d_fl,
+                scratch,
+                *self.d_packed,
+            )
+            t = time.perf_counter()
+            launcher, _ = coop_blocks(fn, args, threads, 1 << 30, smem if shared else 0)  # compiles; opts in
+            self.compile_seconds += time.perf_counter() - t
+            launcher[grid, threads, s, smem if shared else 0](*args)
+            keep += [scratch, d_qs]
+            self.launches += 1
+            self.info["threads"].add(threads)
+            if shared:
+                self.info["shared_bytes_max"] = max(self.info["shared_bytes_max"], smem)
+            else:
+                self.info["device_buffers"] += grid
+        end.record(s)
+        d_words.copy_to_host(out.words, stream=s)
+        d_lr.copy_to_host(out.lr, stream=s)
+        d_lc.copy_to_host(out.lc, stream=s)
+        d_rv.copy_to_host(out.rv, stream=s)
+        d_rc.copy_to_host(out.rc, stream=s)
+        d_fl.copy_to_host(out.flags, stream=s)
+        done = event()
+        done.record(s)
+        return _Handle(out, start, end, done, keep, t0)

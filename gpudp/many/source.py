@@ -1,0 +1,179 @@
+"""Generated source the batch's lowerings share: the per-instance views of the packed data, the
+decision layouts, the value helpers and the compiled walker.
+
+A batch kernel receives every data item of every instance *packed*: item ``m`` is one 1-D array
+``Pm`` (the instances' arrays, flattened, one after the other, or their scalars side by side),
+``Om``, its instance offsets (``Om[b] .. Om[b + 1]`` are instance ``b``'s items), and ``Sm``, the
+instances' shapes (arrays of two or more dimensions; unused otherwise). :func:`views` spells the
+lines that give instance ``b`` its own data under the names the engine's cell wrappers use
+(``dat0``, ``dat1``, ...): a slice of ``Pm`` (a view, no copy), reshaped to the instance's shape,
+or the scalar ``Pm[b]``. The outputs the engine's :func:`gpudp.codegen.cell_call` writes (a reduction's
+slots, the decision-overflow flag) are given the same way, as instance ``q``'s rows of per-chunk
+arrays, so the engine's wrapper ``tcell`` (:func:`gpudp.codegen.tile_cell_source`) runs unchanged.
+
+A cell's value is one scalar of ``value_dtype``: a buffer of values is one array. Every read,
+write and allocation of a buffer in the generated kernels goes through :func:`ld`, :func:`st` and
+:func:`new`, the one place a cell of several fields would change.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba.extending import register_jitable
+
+#: the layouts of a chunk's decisions (one unsigned integer a cell, instance after instance):
+#: ``rows``, cell (i, j) at i * C + j (the cpu's row-by-row sweep); ``diagonals``, anti-diagonal
+#: after anti-diagonal, a diagonal's cells by increasing i (the cuda blocks' wavefront: the threads
+#: of a diagonal write consecutive cells)
+LAYOUTS = ("rows", "diagonals")
+
+
+def ld(buf: str, i: str) -> str:
+    """Source of the value at ``buf[i]``."""
+    return f"{buf}[{i}]"
+
+
+def st(buf: str, i: str, v: str) -> str:
+    """Source of the statement storing value ``v`` at ``buf[i]``."""
+    return f"{buf}[{i}] = {v}"
+
+
+def new(n: str) -> str:
+    """Source of a new buffer of ``n`` values (uninitialised)."""
+    return f"np.empty({n}, VTD)"
+
+
+@register_jitable
+def diag_start(d, R, C):
+    """Cells of an ``R x C`` grid on the anti-diagonals before ``d`` (``i + j < d``): pairs with
+    ``i + j < d`` less those with ``i >= R`` or ``j >= C``, plus those with both."""
+    t0 = d * (d + 1) // 2
+    x = d - R
+    t1 = x * (x + 1) // 2 if x > 0 else 0
+    x = d - C
+    t2 = x * (x + 1) // 2 if x > 0 else 0
+    x = d - R - C
+    t3 = x * (x + 1) // 2 if x > 0 else 0
+    return t0 - t1 - t2 + t3
+
+
+def diagonal_index(i, j, R, C) -> int:
+    """Cell (i, j)'s position in the ``diagonals`` layout (for the host and the tests)."""
+    d = i + j
+    return diag_start(d, R, C) + i - max(0, d - C + 1)
+
+
+#: the decision of cell (i, j) of the instance whose words start at ``base``, in either layout
+_DECODE = (
+    "(words[base + i * C + j] if by_rows else "
+    "words[base + diag_start(i + j, R, C) + i - max(0, i + j - C + 1)])"
+)
+
+
+def packed_args(n: int) -> str:
+    """``", P0, O0, S0, P1, O1, S1, ..."``: the packed items a kernel takes."""
+    return "".join(f", P{m}, O{m}, S{m}" for m in range(n))
+
+
+def views(kinds, first: int = 0, inst: str = "b") -> list[str]:
+    """Lines binding ``dat{first + m}`` to instance ``inst``'s item ``m``: ``kinds[m]`` is ``"s"``
+    (a scalar, ``Pm[b]``), ``"a1"`` (a slice of the packed array) or ``"a2"``, ``"a3"``, ...
+    (that slice reshaped to the instance's own shape, row ``b`` of ``Sm``)."""
+    out = []
+    for m, kind in enumerate(kinds):
+        if kind == "s":
+            out.append(f"dat{first + m} = P{m}[{inst}]")
+            continue
+        line = f"dat{first + m} = P{m}[O{m}[{inst}] : O{m}[{inst} + 1]]"
+        ndim = int(kind[1:])
+        if ndim > 1:
+            line += ".reshape((" + "".join(f"S{m}[{inst}, {n}], " for n in range(ndim)) + "))"
+        out.append(line)
+    return out
+
+
+def output_views(n_reduce: int, n_flags: int, first: int, inst: str = "q") -> list[str]:
+    """Lines binding the outputs :func:`gpudp.codegen.cell_call` writes, after the data: a
+    reduction's slots (``RV[q]``, ``RC[q]``: this instance's) and the overflow flag (``FL[q]``)."""
+    out = []
+    if n_reduce:
+        out += [f"dat{first} = RV[{inst}]", f"dat{first + 1} = RC[{inst}]"]
+    if n_flags:
+        out.append(f"dat{first + n_reduce} = FL[{inst}]")
+    return out
+
+
+_WALK = """
+def walk_many(layout, ids, starts, states, shapes, doff, words, poff, paths, plen, exits, status{pk}):
+    by_rows = layout == 0
+    for q in prange(len(ids)):
+        b = ids[q]
+        R = shapes[b, 0]
+        C = shapes[b, 1]
+        base = doff[q]
+{views}
+        i = starts[q, 0]
+        j = starts[q, 1]
+        s = states[q]
+        p0 = poff[q]
+        room = poff[q + 1] - p0
+        n = 0
+        bad = 0
+        while i >= 0 and i < R and j >= 0 and j < C:
+            if n >= room:
+                bad = 2
+                break
+            d = np.int64({decode})
+            paths[p0 + n, 0] = i
+            paths[p0 + n, 1] = j
+            paths[p0 + n, 2] = d{rec}
+            n += 1
+            {step}
+            if A * i2 + B * j2 >= A * i + B * j:
+                bad = 1
+                i = i2
+                j = j2
+                break
+            i = i2
+            j = j2{advance}
+        plen[q] = n
+        status[q] = bad
+        exits[q, 0] = i
+        exits[q, 1] = j
+        exits[q, 2] = s
+"""
+
+
+def walker_source(rec_cls, kinds) -> str:
+    """Source of ``walk_many``: the walk of ``back`` over the decisions of each instance ``ids[q]``
+    of a chunk (laid out as ``LAYOUTS[layout]``), in parallel, from ``starts[q]`` (and
+    ``states[q]`` with ``traceback_state``) while the cell is inside the grid, rows ``(i, j,
+    decision[, state])`` into ``paths[poff[q]:]``; ``status[q]`` 1 when ``back`` returned a cell
+    that is not on an earlier wavefront of the order ``A i + B j`` (``exits[q]`` then holds that
+    cell), 2 when the walk outgrew its room; else ``exits[q]`` is where it left the grid (and its
+    state). ``kinds``: the packed data items ``back`` receives (the recurrence's ``data()``)."""
+    da = "".join(f", dat{m}" for m in range(len(kinds)))
+    if rec_cls.traceback_state:
+        rec = "\n            paths[p0 + n, 3] = s"
+        step = f"i2, j2, s2 = back(i, j, d, s{da})"
+        advance = "\n            s = np.int64(s2)"
+    else:
+        rec, step, advance = "", f"i2, j2 = back(i, j, d{da})", ""
+    return _WALK.format(
+        pk=packed_args(len(kinds)),
+        views="\n".join(" " * 8 + x for x in views(kinds)) or "        pass",
+        decode=_DECODE,
+        rec=rec,
+        step=step,
+        advance=advance,
+    )
+
+
+def path_width(rec_cls) -> int:
+    """Columns of a path's rows: ``(i, j, decision)``, and ``state`` with ``traceback_state``."""
+    return 4 if rec_cls.traceback_state else 3
+
+
+def decision_dtype(bits: int) -> np.dtype:
+    """The smallest unsigned type holding ``bits`` decision bits (uint8 for 0 too)."""
+    return np.dtype(np.uint8 if bits <= 8 else np.uint16 if bits <= 16 else np.uint32)
