@@ -65,6 +65,24 @@ def test_exclusive_scan_cpu():
     assert pr.exclusive_scan_cpu(np.zeros(0, np.int64))[1] == 0
 
 
+def _reference_max_scan(a, init):
+    out, best = [], init
+    for v in a.tolist():
+        out.append(best)
+        best = max(best, v)
+    return out, best
+
+
+@given(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=60), st.integers(-(2**63), 2**63 - 1))
+def test_exclusive_max_scan_cpu(values, init):
+    a = np.array(values, np.int64)
+    s, total = pr.exclusive_max_scan_cpu(a, init)
+    ref, ref_total = _reference_max_scan(a, init)
+    assert s.tolist() == ref and total == ref_total
+    s, total = pr.exclusive_max_scan_cpu(np.array([3, -1, 7, 2, 7, 9, -5], np.int64), -2)
+    assert s.tolist() == [-2, 3, 3, 7, 7, 7, 9] and total == 9
+
+
 def _prc():
     """The GPU twins (imported on use: importing them imports the CUDA compiler)."""
     from gpudp.primitives import cuda as prc
@@ -99,6 +117,21 @@ def test_merge_and_scan_on_simulator_or_gpu(m, n, shared):
     assert np.array_equal(out.copy_to_host(), ref_s) and total == ref_total
 
 
+@pytest.mark.sim
+@pytest.mark.parametrize("n", [0, 1, 8, 9, 100])
+def test_max_scan_on_simulator_or_gpu(n):
+    """Scan blocks of 8: up to three levels of block maxima (100 entries: 13 blocks, then 2, then
+    1), the init padding the last block; the init above some entries and below others."""
+    kern = _prc().cuda_kernels(4, 3, 8)
+    rng = np.random.default_rng(n)
+    a = rng.integers(-1000, 1000, n).astype(np.int64)
+    for init in (-1, -(2**63), 500):
+        out = kern.cuda.to_device(np.full(max(n, 1), 7, np.int64))
+        total = _prc().exclusive_max_scan_cuda(kern.cuda.to_device(a), n, out, init, kernels=kern)
+        ref, ref_total = _reference_max_scan(a, init)
+        assert out.copy_to_host()[:n].tolist() == ref and total == ref_total
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not cuda_usable(), reason="needs a real CUDA GPU")
 def test_merge_and_scan_on_gpu_large():
@@ -113,4 +146,8 @@ def test_merge_and_scan_on_gpu_large():
     out = kern.cuda.device_array(len(a), np.int64)
     total = _prc().exclusive_scan_cuda(kern.cuda.to_device(a), len(a), out, kernels=kern)
     ref_s, ref_total = pr.exclusive_scan_cpu(a)
+    assert np.array_equal(out.copy_to_host(), ref_s) and total == ref_total
+    a = rng.integers(-(10**15), 10**15, 3_000_001).astype(np.int64)
+    total = _prc().exclusive_max_scan_cuda(kern.cuda.to_device(a), len(a), out, -(10**16), kernels=kern)
+    ref_s, ref_total = pr.exclusive_max_scan_cpu(a, -(10**16))
     assert np.array_equal(out.copy_to_host(), ref_s) and total == ref_total

@@ -6,7 +6,11 @@ R in {10^6, 10^7}, ``C`` half the total weight; ``--classes hard`` (or ``all``) 
 multiple strongly correlated, profit ceiling and circle instances. Each instance is solved by
 ``knapsack.solve_instance(method="auto")`` on each backend: the method auto ran, the seconds end to
 end (the 0/1 vector and its check included, after compilation), whether the value is proven, the
-DP's predicted time that chose the method, and the sparse DP's work (states, largest list, core).
+DP's predicted time that chose the method, and the sparse DP's work (states, largest list, core,
+the probes, the list steps that ran on the GPU). Before anything is timed, every compiled function of
+the sparse search and, where cuda runs, its GPU list step are compiled (``sparse.warm()``,
+``sparse_cuda.warm()``): on a machine whose cache is cold they would otherwise compile inside the
+first instances that use them.
 OR-Tools CP-SAT (``--peers``, on by default) runs the same instance with the same time limit on
 every core when ``ortools`` imports; otherwise the JSON says why it was skipped. Goals (issue 16):
 every instance proven, at most 1 s on the H100 and 10 s on the cpu backend.
@@ -80,14 +84,23 @@ def run_auto(inst, backend: str, time_limit: float) -> dict:
             largest_list=d.get("largest_list"),
             core_items=d.get("core_items"),
             reduced_items=d.get("reduced_items"),
+            probes=d.get("probes"),
+            gpu_steps=(d.get("gpu") or {}).get("steps"),
         )
     return out
 
 
 def _warm(backends):
-    """Compile the sparse DP and the dense DP (each backend) before anything is timed."""
+    """Compile the sparse DP (its GPU list step too where cuda runs) and the dense DP (each backend)
+    before anything is timed."""
+    from gpudp.problems.knapsack import sparse
+
+    sparse.warm()  # every compiled function of the search, not only those a small solve uses
     p, w, c = pisinger_instance(3, 60, 1000, seed=99)
-    solve_instance(validate(p, w, c), method="sparse")
+    if "cuda" in backends:
+        from gpudp.problems.knapsack.sparse import cuda as sparse_cuda
+
+        sparse_cuda.warm()
     for be in backends:
         solve_instance(validate(p, w, c), method="dp", backend=be)
 

@@ -1,4 +1,5 @@
-"""Sorted-sequence primitives shared by plug-ins: binary search, merge path, merge, exclusive scan.
+"""Sorted-sequence primitives shared by plug-ins: binary search, merge path, merge, exclusive scan
+(sum and max).
 
 The search helpers are plain Python functions written inside what both compilers accept, so one source
 runs on the CPU (numba ``njit``) and inside CUDA kernels (``cuda.jit(device=True)``). Every GPU
@@ -22,6 +23,7 @@ __all__ = [
     "corank",
     "merge_shifted_cpu",
     "exclusive_scan_cpu",
+    "exclusive_max_scan_cpu",
     "MERGE_THREADS",
     "MERGE_ITEMS",
 ]
@@ -124,3 +126,18 @@ def exclusive_scan_cpu(a):
     np.cumsum(a[:-1], out=out[1:])
     out[0] = 0
     return out, int(out[-1] + a[-1])
+
+
+def exclusive_max_scan_cpu(a, init: int):
+    """Exclusive prefix maxima of an int64 array: ``out[i] = max(init, a[0], ..., a[i-1])`` (so
+    ``out[0] = init``); returns (scan, total), ``total = max(init, a[0], ..., a[n-1])``. With a
+    list's values in list order, ``a[i] > out[i]`` marks the entries that beat every one before
+    them (a record, or a dominance filter)."""
+    a = np.asarray(a, np.int64)
+    out = np.empty(len(a), np.int64)
+    if len(a) == 0:
+        return out, int(init)
+    inc = np.maximum.accumulate(a)
+    out[0] = init
+    np.maximum(inc[:-1], init, out=out[1:])
+    return out, max(int(init), int(inc[-1]))

@@ -1,4 +1,5 @@
-"""The GPU twins of :mod:`gpudp.primitives`: merge-path merge and exclusive scan kernels.
+"""The GPU twins of :mod:`gpudp.primitives`: merge-path merge and exclusive scan kernels (sum and
+max).
 
 Imported only when the cuda backend runs (importing it imports the CUDA compiler).
 """
@@ -16,7 +17,7 @@ from gpudp.codegen import compile_source
 
 from . import MERGE_ITEMS, MERGE_THREADS, SCAN_THREADS, corank, upper_bound
 
-__all__ = ["cuda_kernels", "merge_shifted_cuda", "exclusive_scan_cuda"]
+__all__ = ["cuda_kernels", "merge_shifted_cuda", "exclusive_scan_cuda", "exclusive_max_scan_cuda"]
 
 # The GPU pieces are generated source (gpudp.backends.cuda.generated_kernel: cached on disk on a real
 # GPU, compiled in memory under the simulator) whose geometry (THREADS, ITEMS, TILE = THREADS * ITEMS,
@@ -113,6 +114,46 @@ def scan_add(out, n, offs):
         out[g] += offs[g // SCAN_THREADS]
 """
 
+_MAX_SCAN_BLOCKS = """
+def max_scan_blocks(a, n, init, out, maxes):
+    # Inclusive Hillis-Steele max-scan of one block's slice in shared memory (init past the end),
+    # written out exclusive (init first); the block's maximum into maxes.
+    s = cuda.shared.array(SCAN_THREADS, int64)
+    t = cuda.threadIdx.x
+    g = int64(cuda.blockIdx.x) * SCAN_THREADS + t
+    v = init
+    if g < n:
+        v = a[g]
+    s[t] = v
+    cuda.syncthreads()
+    off = 1
+    while off < SCAN_THREADS:
+        x = init
+        if t >= off:
+            x = s[t - off]
+        cuda.syncthreads()
+        if x > s[t]:
+            s[t] = x
+        cuda.syncthreads()
+        off *= 2
+    if g < n:
+        if t == 0:
+            out[g] = init
+        else:
+            out[g] = s[t - 1]
+    if t == SCAN_THREADS - 1:
+        maxes[cuda.blockIdx.x] = s[t]
+"""
+
+_MAX_SCAN_APPLY = """
+def max_scan_apply(out, n, offs):
+    g = cuda.grid(1)
+    if g < n:
+        x = offs[g // SCAN_THREADS]
+        if x > out[g]:
+            out[g] = x
+"""
+
 
 @functools.cache
 def cuda_kernels(threads: int = MERGE_THREADS, items: int = MERGE_ITEMS, scan_threads: int = SCAN_THREADS):
@@ -133,6 +174,8 @@ def cuda_kernels(threads: int = MERGE_THREADS, items: int = MERGE_ITEMS, scan_th
         merge_tile_at=merge_tile_at,
         scan_blocks=generated_kernel(_SCAN_BLOCKS, "scan_blocks", dict(ns)),
         scan_add=generated_kernel(_SCAN_ADD, "scan_add", dict(ns)),
+        max_scan_blocks=generated_kernel(_MAX_SCAN_BLOCKS, "max_scan_blocks", dict(ns)),
+        max_scan_apply=generated_kernel(_MAX_SCAN_APPLY, "max_scan_apply", dict(ns)),
         tile=tile,
         threads=threads,
         scan_threads=scan_threads,
@@ -164,4 +207,23 @@ def exclusive_scan_cuda(a, n, out, kernels=None, stream=0):
     offs = k.cuda.device_array(blocks, np.int64, stream=stream)
     total = exclusive_scan_cuda(sums, blocks, offs, k, stream)
     k.scan_add[blocks, k.scan_threads, stream](out, np.int64(n), offs)
+    return total
+
+
+def exclusive_max_scan_cuda(a, n, out, init, kernels=None, stream=0, want_total=True):
+    """out[0:n] = exclusive prefix maxima of the int64 device array a[0:n], ``init`` first (the
+    GPU twin of :func:`gpudp.primitives.exclusive_max_scan_cpu`); returns the total
+    ``max(init, a[0:n])`` (syncs), or None without syncing when ``want_total`` is False."""
+    k = kernels or cuda_kernels()
+    init = np.int64(init)
+    if n == 0:
+        return int(init) if want_total else None
+    blocks = (n + k.scan_threads - 1) // k.scan_threads
+    maxes = k.cuda.device_array(blocks, np.int64, stream=stream)
+    k.max_scan_blocks[blocks, k.scan_threads, stream](a, np.int64(n), init, out, maxes)
+    if blocks == 1:
+        return max(int(init), int(maxes.copy_to_host(stream=stream)[0])) if want_total else None
+    offs = k.cuda.device_array(blocks, np.int64, stream=stream)
+    total = exclusive_max_scan_cuda(maxes, blocks, offs, init, k, stream, want_total)
+    k.max_scan_apply[blocks, k.scan_threads, stream](out, np.int64(n), offs)
     return total

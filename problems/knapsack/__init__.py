@@ -7,7 +7,8 @@ Methods:
   ``n * (C + 1)``.
 - ``sparse``: the sparse-state DP (:mod:`gpudp.problems.knapsack.sparse`, after Pisinger's minknap
   and combo): lists of undominated states over an expanding core, fathomed by bounds; integer data;
-  its work follows the core, not ``C``, so it carries large coefficients; on the CPU.
+  its work follows the core, not ``C``, so it carries large coefficients; on the CPU, the steps of
+  large lists on a usable GPU (not with ``--backend cpu``).
 - ``bb``: branch and bound on the frontier engine (:mod:`gpudp.problems.knapsack.bb`); any
   non-negative integer or real data.
 - ``auto`` (default): a cost model (:func:`choose_method`). The DP's time is predicted from the
@@ -231,7 +232,8 @@ def solve(profits, weights, capacity, method: str = "auto", backend: str = "auto
     profits, weights : sequences of non-negative numbers (integers stay exact at every magnitude)
     capacity : non-negative number
     method : ``"auto"`` (the cost model of :func:`choose_method`), ``"dp"``, ``"sparse"`` or ``"bb"``
-    backend : ``"auto"``, ``"cpu"`` or ``"cuda"`` (``sparse`` runs on the CPU)
+    backend : ``"auto"``, ``"cpu"`` or ``"cuda"`` (``sparse`` runs on the CPU, its steps on large lists
+        on a usable GPU unless ``"cpu"``)
     memory_budget : host bytes for the DP's decisions before they spill to disk
     **bb : ``time_limit`` (B&B and sparse) and the branch and bound's options (``host_budget_bytes``,
         ``batch``, ...)
@@ -277,9 +279,10 @@ def _run(method, inst, backend, memory_budget, bb):
     if method == "sparse":
         from . import sparse as knapsack_sparse
 
-        sol = knapsack_sparse.solve_instance(inst, time_limit=bb.get("time_limit"))
-        if backend == "cuda":
-            sol.details["backend_note"] = "the sparse DP runs on the CPU (no GPU version yet)"
+        sol = knapsack_sparse.solve_instance(inst, time_limit=bb.get("time_limit"), backend=backend)
+        if backend == "cuda" and not sol.details["gpu"]["steps"]:
+            why = sol.details["gpu"].get("note") or "no list reached the GPU's size"
+            sol.details["backend_note"] = f"the sparse DP runs on the CPU here ({why})"
         return sol
     return knapsack_bb.solve_instance(inst, backend=backend, **bb)
 

@@ -197,6 +197,107 @@ def test_classes_vs_dense_dp(cls, n, R, tiny_room):
             assert sol.optimal and sol.value == ref.value, (cls, n, R, seed, h)
 
 
+@pytest.fixture
+def eager_bounds(monkeypatch):
+    """The cardinality relaxations after every few state operations, the flip bounds and the states'
+    relaxation from the first one on, and probes given as much work as the main search: the bounds
+    and the probes that large instances use run on instances small enough to check."""
+    monkeypatch.setattr(ks, "_CHUNK", 8)
+    monkeypatch.setattr(ks, "_RELAX_STATES", 0)
+    monkeypatch.setattr(ks, "_PROBE_SHARE", 1)
+
+
+@settings(max_examples=80)
+@given(instances(st.integers(0, 1000)))
+def test_bounds_and_probes_vs_reference_dp(inst):
+    """As test_random_instances_vs_reference_dp, with the bounds and probes of ``eager_bounds`` (a
+    fixture would not reset between examples)."""
+    saved = ks._CHUNK, ks._RELAX_STATES, ks._PROBE_SHARE
+    ks._CHUNK, ks._RELAX_STATES, ks._PROBE_SHARE = 8, 0, 1
+    try:
+        p, w, c = arrays(inst)
+        sol = ks.solve(p, w, c)
+        assert sol.optimal
+        assert_solves(sol, p, w, c, ref_dp(p.tolist(), w.tolist(), c))
+    finally:
+        ks._CHUNK, ks._RELAX_STATES, ks._PROBE_SHARE = saved
+
+
+@settings(max_examples=60)
+@given(
+    st.integers(5, 40).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(1, 300), min_size=n, max_size=n),
+            st.integers(0, 80),
+            st.lists(st.integers(-3, 3), min_size=n, max_size=n),
+            st.floats(0.1, 0.9),
+        )
+    )
+)
+def test_correlated_instances_with_eager_bounds_vs_dense_dp(inst):
+    """p = w + delta + noise: the item counts matter, the cardinality relaxations bind; the bounds and
+    probes of ``eager_bounds`` (set by hand: a fixture would not reset between examples)."""
+    w, delta, noise, frac = inst
+    p = [max(1, a + delta + e) for a, e in zip(w, noise, strict=True)]
+    c = int(sum(w) * frac)
+    saved = ks._CHUNK, ks._RELAX_STATES, ks._PROBE_SHARE
+    ks._CHUNK, ks._RELAX_STATES, ks._PROBE_SHARE = 8, 0, 1
+    try:
+        sol = ks.solve(p, w, c)
+    finally:
+        ks._CHUNK, ks._RELAX_STATES, ks._PROBE_SHARE = saved
+    assert sol.optimal and sol.value == kd.solve(p, w, c, backend="cpu", progress=False).value
+
+
+def test_almost_strongly_correlated_n_10000_stays_fast():
+    """Issue 16's slowest goal instance (class 5, n = 10,000, R = 10^7): 36 M states before the flip
+    bounds, the states' relaxation and the probes, under 2 M now; the same optimum with the probes
+    off (and the bounds computed only late)."""
+    p, w, c = classes.pisinger_instance(5, 10_000, 10**7, seed=0)
+    sol = ks.solve(p, w, c)
+    d = sol.details
+    assert sol.optimal and d["states_generated"] < 2_000_000 and d["probes"]["answered"]
+    room = ks._PROBE_SHARE, ks._PROBE_CREDIT, ks._RELAX_STATES
+    ks._PROBE_SHARE, ks._PROBE_CREDIT, ks._RELAX_STATES = 10**12, 0, 1 << 24
+    try:
+        other = ks.solve(p, w, c)
+    finally:
+        ks._PROBE_SHARE, ks._PROBE_CREDIT, ks._RELAX_STATES = room
+    probes = other.details["probes"]
+    assert other.optimal and other.value == sol.value and not probes["answered"] and probes["failed"] == 0
+
+
+@pytest.mark.parametrize("cls", sorted(classes.CLASSES))
+def test_bounds_and_probes_on_the_classes_vs_dense_dp(cls, eager_bounds):
+    """Every class at n = 60, 120: the same optimum as the dense DP with the flip bounds, the states'
+    relaxation and the probes on; across the classes, probes fail (proving bounds), answer, and the
+    states' relaxation prunes."""
+    seen = {"probes_failed": 0, "probe_answered": 0, "relaxed": 0}
+    for n, R in ((60, 1000), (120, 300)):
+        for seed in range(3):
+            p, w, c = classes.pisinger_instance(cls, n, R, seed=seed)
+            sol = ks.solve(p, w, c)
+            ref = kd.solve(p, w, c, backend="cpu", progress=False)
+            assert sol.optimal and sol.value == ref.value, (cls, n, R, seed)
+            d = sol.details
+            if d.get("probes"):
+                seen["probes_failed"] += d["probes"]["failed"]
+                seen["probe_answered"] += d["probes"]["answered"]
+                seen["relaxed"] += d["bounds"].get("state_scale", 0) > 0
+    _SEEN[cls] = seen
+
+
+_SEEN = {}
+
+
+def test_bounds_and_probes_ran():
+    """(After the test above, same module.) The eager settings did exercise each mechanism."""
+    if len(_SEEN) < len(classes.CLASSES):
+        pytest.skip("runs after test_bounds_and_probes_on_the_classes_vs_dense_dp")
+    total = {k: sum(v[k] for v in _SEEN.values()) for k in ("probes_failed", "probe_answered", "relaxed")}
+    assert all(v > 0 for v in total.values()), total
+
+
 @pytest.mark.parametrize("cls", classes.HARD + (3, 5))
 def test_hard_classes_at_n_50_vs_dense_dp(cls):
     for seed in range(3):
@@ -214,6 +315,24 @@ def test_large_coefficients_no_table_could_hold(cls, n, R):
     assert sol.optimal and sol.checked and sol.details["arithmetic"] == "128-bit products"
     ref = kb.solve(p, w, c, backend="cpu", time_limit=60)
     assert ref.optimal and sol.value == ref.value
+
+
+def test_warm_compiles_every_function():
+    """In a fresh process, ``sparse.warm()`` leaves no compiled function of the search to compile
+    inside a timed solve (the benchmark calls it first)."""
+    import subprocess
+    import sys
+
+    # the compiled functions that Python calls (the others are compiled into them)
+    entries = "_expand _collect _count_items _fixed_items _lp_break _positive_reduced _exact_order _greedy"
+    entries += " _next_item _advance _pair_due"
+    code = (
+        "from gpudp.problems.knapsack import sparse as ks\n"
+        "ks.warm()\n"
+        f"print(sorted(k for k in {entries.split()!r} if not getattr(ks, k).signatures))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out
 
 
 # --------------------------------------------------------------------------------------------
@@ -362,10 +481,10 @@ def test_auto_after_the_dp_refuses(monkeypatch, capsys):
     p, w = [18167370, 94328461, 67026996, 45671972], [129620905947, 991048253819, 320630035190, 136744841253]
     c = 1000 * 10**9
 
-    def out_of_memory(self, small, deadline):
+    def out_of_memory(self, deadline):
         raise MemoryError("the state lists would need 1.00 GiB more")
 
-    monkeypatch.setattr(ks._Search, "run", out_of_memory)
+    monkeypatch.setattr(ks._Driver, "run", out_of_memory)
     sol = front.solve(p, w, c, backend="cpu")
     assert sol.details["method"] == "bb" and sol.optimal and sol.value == brute_int(p, w, c)
     assert [a["method"] for a in sol.details["auto"]["attempts"]] == ["sparse", "bb"]
