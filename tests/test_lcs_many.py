@@ -1,6 +1,9 @@
 """Batches of LCS lengths (``lcs.solve_many``): the bit-parallel path against a plain-Python DP, on
 the cpu and (tiny) in the CUDA simulator; pattern lengths across word boundaries; big alphabets;
-per-pair errors; the checked path with ``traceback=True``; the cross-check of ``verify``."""
+per-pair errors; the cross-check of ``verify``. With ``traceback=True``: the stored column vectors
+against the DP table bit by bit, every subsequence against the DP's length and checked common in
+pure Python (all sequence types, word boundaries, empty and extreme pairs), a corrupted walk caught,
+pairs too big for the store, chunks joined as Dask joins them."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from hypothesis import strategies as st
 from test_lcs import lcs_length  # the textbook table, in pure Python
 
 from gpudp import CheckError, InputError
+from gpudp.jit import njit
 from gpudp.problems import lcs
 from gpudp.problems.lcs import bitparallel
 
@@ -84,6 +88,9 @@ def test_traceback_gives_checked_solutions():
     r = lcs.solve_many(pairs, backend="cpu", traceback=True, progress=False)
     assert r.values.tolist() == [4, 0, -1] and list(r.errors) == [2]
     assert r.solutions[0].checked and r.solutions[0].solution == "TACA" and r.solutions[2] is None
+    assert r.solutions[0].details["indices_a"].tolist() == [3, 4, 5, 6] and r.solutions[1].solution == ""
+    assert list(r.subsequences) == ["TACA", "", None] and r.verified == [0, 1]
+    assert r.subsequences.positions(2) is None and r.subsequences[-3] == "TACA"
 
 
 def test_verify_catches_a_wrong_batch(monkeypatch):
@@ -98,6 +105,8 @@ def test_verify_catches_a_wrong_batch(monkeypatch):
 def test_empty_batch():
     r = lcs.solve_many([], backend="cpu")
     assert r.values.size == 0 and r.stats.cells == 0
+    r = lcs.solve_many([], backend="cpu", traceback=True)
+    assert r.values.size == 0 and len(r.subsequences) == 0 and list(r.solutions) == []
 
 
 @pytest.mark.sim
@@ -169,3 +178,291 @@ def test_command_line_batches_over_fasta_records(tmp_path, capsys):
     bad.write_text("junk\n>r1\nAC\n")
     with pytest.raises(InputError, match="line 1: text before the first"):
         lcs.read_fasta_records(bad)
+
+
+# ------------------------------------------------------------------------------------------------
+# traceback=True: subsequences from the stored bit vectors
+
+
+def dp_table(a, b):
+    """The textbook table ``D[i][j]`` (LCS of ``a[:i]`` and ``b[:j]``), in pure Python."""
+    d = [[0] * (len(b) + 1)]
+    for x in a:
+        prev, cur = d[-1], [0]
+        for j, y in enumerate(b):
+            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+        d.append(cur)
+    return d
+
+
+def as_list(x):
+    if isinstance(x, str):
+        return list(x)
+    if isinstance(x, bytes):
+        return list(x)
+    return [int(v) for v in x]
+
+
+def assert_lcs(a, b, value, sub, at):
+    """``sub`` at positions ``at`` is a longest common subsequence of ``a`` and ``b``: checked here
+    from the sequences as given, independently of the batch's own check."""
+    la, lb = as_list(a), as_list(b)
+    assert value == lcs_length(la, lb)
+    ia, ib = (x.tolist() for x in at)
+    assert len(ia) == len(ib) == value
+    assert all(0 <= i < len(la) for i in ia) and all(0 <= j < len(lb) for j in ib)
+    assert all(np.diff(ia) > 0) and all(np.diff(ib) > 0)
+    assert [la[i] for i in ia] == [lb[j] for j in ib]
+    if isinstance(a, str):
+        assert sub == "".join(la[i] for i in ia)
+    elif isinstance(a, bytes):
+        assert sub == bytes(la[i] for i in ia)
+    else:
+        assert isinstance(sub, np.ndarray) and [int(v) for v in sub] == [la[i] for i in ia]
+
+
+def assert_batch(pairs, r):
+    assert not r.errors and len(r.subsequences) == len(pairs)
+    for p, (a, b) in enumerate(pairs):
+        assert_lcs(a, b, int(r.values[p]), r.subsequences[p], r.subsequences.positions(p))
+
+
+_KINDS = ("bytes", "str", "uint8", "int64", "list", "bigint")
+
+
+def _sequence(kind, x):
+    if kind == "bytes":
+        return (x % 256).astype(np.uint8).tobytes()
+    if kind == "str":  # beyond 94 symbols: not ASCII (code points)
+        return "".join(chr(0x21 + int(v)) for v in x)
+    if kind == "uint8":
+        return (x % 256).astype(np.uint8)
+    if kind == "int64":
+        return (x * 2**40 - 7).astype(np.int64)
+    if kind == "list":
+        return [int(v) for v in x]
+    return [2**70 + int(v) for v in x]  # beyond 64 bits: ranks of exact Python ints
+
+
+@st.composite
+def traceback_batches(draw, max_pairs=8, max_len=90, kinds=_KINDS):
+    """Pairs of one of ``kinds`` each (the batch may mix them), lengths across word boundaries and
+    empty, alphabets of 1 to 300 symbols."""
+    sigma = draw(st.sampled_from([1, 2, 4, 300]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    lengths = st.one_of(st.sampled_from([0, 1, 63, 64, 65, 128, 129]), st.integers(0, max_len))
+    pairs = []
+    for _ in range(draw(st.integers(0, max_pairs))):
+        kind = draw(st.sampled_from(kinds))
+        m, k = draw(lengths), draw(lengths)
+        pairs.append((_sequence(kind, rng.integers(0, sigma, m)), _sequence(kind, rng.integers(0, sigma, k))))
+    return pairs
+
+
+@njit
+def _vectors(pat, txt, sigma):
+    """Every column's vector of the pattern ``pat`` against ``txt`` (codes), as ``[column, word]``."""
+    m, n = len(pat), len(txt)
+    w = (m + 63) // 64
+    table = np.zeros(1, np.uint8)
+    pm = np.empty(sigma * w, np.uint64)
+    bitparallel.masks(pat, 0, m, w, sigma, table, False, pm)
+    s = np.full(w, ~np.uint64(0), np.uint64)
+    store = np.empty(n * w, np.uint64)
+    bitparallel.store_columns(txt, 0, n, pm, w, table, False, s, store, 0, w, 1)
+    return store.reshape(n, w)
+
+
+@pytest.mark.parametrize("m", [1, 2, 63, 64, 65, 128, 129])
+def test_column_vectors_are_the_table_bit_by_bit(m):
+    """Bit ``i - 1`` of ``V_j`` is 1 exactly where ``D[i][j] == D[i-1][j]``: what the walk reads."""
+    rng = np.random.default_rng(m)
+    for sigma, n in ((2, 150), (4, 70), (1, 9), (30, 40)):
+        a, b = rng.integers(0, sigma, m), rng.integers(0, sigma, n)
+        d = dp_table(a.tolist(), b.tolist())
+        v = _vectors(a, b, sigma)
+        for j in range(1, n + 1):
+            bits = [int(v[j - 1, (i - 1) >> 6] >> np.uint64((i - 1) & 63)) & 1 for i in range(1, m + 1)]
+            assert bits == [int(d[i][j] == d[i - 1][j]) for i in range(1, m + 1)], (sigma, j)
+
+
+@settings(max_examples=25)
+@given(traceback_batches())
+def test_cpu_subsequences_are_longest_and_common(pairs):
+    r = lcs.solve_many(pairs, backend="cpu", traceback=True, verify=1)
+    assert_batch(pairs, r)
+    assert r.stats.backend == "cpu" and r.verified == list(range(len(pairs)))
+
+
+@pytest.mark.parametrize("m", [63, 64, 65, 128, 129])
+def test_subsequences_across_word_boundaries_and_extremes(m):
+    rng = np.random.default_rng(m)
+    x = rng.integers(0, 4, m).astype(np.uint8)
+    pairs = [
+        (x, rng.integers(0, 4, 2 * m).astype(np.uint8)),  # pattern a
+        (rng.integers(0, 4, m + 40).astype(np.uint8), x),  # pattern b: positions swapped back
+        (np.zeros(m, np.uint8), np.zeros(m + 3, np.uint8)),  # all equal: the whole pattern
+        (np.zeros(m, np.uint8), np.ones(m, np.uint8)),  # all different: nothing
+        (bytes(m), b""),
+        (b"", bytes(m)),
+        (x, x.copy()),  # identical: every position
+        (x, x[::-1].copy()),
+    ]
+    r = lcs.solve_many(pairs, backend="cpu", traceback=True)
+    assert_batch(pairs, r)
+    assert r.values[2] == m and r.values[3] == 0 and r.values[4] == r.values[5] == 0
+    assert r.subsequences.positions(6)[1].tolist() == list(range(m))
+    rows = lcs.solve_many(
+        (np.stack([x, x[::-1]]), np.zeros((2, m - 1), np.uint8)), backend="cpu", traceback=True
+    )
+    assert_batch([(x, np.zeros(m - 1, np.uint8)), (x[::-1], np.zeros(m - 1, np.uint8))], rows)
+
+
+@pytest.fixture
+def corrupt(monkeypatch):
+    """``corrupt(fn)``: the cpu kernels' positions passed through ``fn(lengths, found, pos_a, pos_b)``."""
+
+    def install(fn):
+        real = bitparallel.subsequences_cpu
+
+        def wrong(packed, todo, start, lengths, found, pos_a, pos_b):
+            real(packed, todo, start, lengths, found, pos_a, pos_b)
+            fn(lengths, found, pos_a, pos_b)
+
+        monkeypatch.setattr(bitparallel, "subsequences_cpu", wrong)
+
+    return install
+
+
+@pytest.mark.parametrize(
+    "fault, message",
+    [
+        (
+            lambda ln, f, pa, pb: f.__setitem__(1, f[1] - 1),
+            "took 3 matched pairs for a bit-parallel length of 4",
+        ),
+        (  # a matched pair twice
+            lambda ln, f, pa, pb: (pa.__setitem__(3, pa[2]), pb.__setitem__(3, pb[2])),
+            "not strictly increasing",
+        ),
+        (lambda ln, f, pa, pb: pa.__setitem__(2, 0), "symbols at a matched pair"),  # G for T
+        (  # a common subsequence, but shorter than the optimum: verify's re-solve catches it
+            lambda ln, f, pa, pb: (ln.__setitem__(0, 0), f.__setitem__(0, 0)),
+            "LCS length 0, a checked solve 1",
+        ),
+    ],
+)
+def test_a_wrong_subsequence_is_never_returned(corrupt, fault, message):
+    """Positions the walk did not justify, or a length short of the optimum, raise CheckError."""
+    corrupt(fault)
+    with pytest.raises(CheckError, match=message):
+        lcs.solve_many(
+            [("AC", "CA"), ("GATTACA", "TACCA")],
+            backend="cpu",
+            traceback=True,
+            verify=0 if "solve" not in message else 2,
+        )
+
+
+def test_pairs_too_big_for_the_store_are_solved_alone(monkeypatch):
+    from gpudp.problems.lcs import subsequences
+
+    monkeypatch.setattr(subsequences, "PAIR_STORE_BYTES", 100)  # more than 800 cells: alone
+    rng = np.random.default_rng(5)
+    pairs = [(_sequence(k, rng.integers(0, 3, 40)), _sequence(k, rng.integers(0, 3, n))) for k, n in
+             [("str", 10), ("bytes", 30), ("int64", 25), ("list", 5)]]  # fmt: skip
+    r = lcs.solve_many(pairs, backend="cpu", traceback=True)
+    assert_batch(pairs, r)
+    assert r.stats.extra["solved_alone"] == 2 and r.stats.extra["stored_bit_vectors"] == 2
+    assert r.solutions[1].stats.backend == "cpu" and r.solutions[1].checked
+
+
+def test_chunks_join_as_one_batch():
+    """What the Dask path does with its chunks' results (:meth:`BatchResult.concat`)."""
+    from gpudp.problems.lcs.batch import BatchResult
+
+    rng = np.random.default_rng(6)
+    pairs = [
+        (bytes(rng.integers(65, 69, rng.integers(0, 80))), bytes(rng.integers(65, 69, 50))) for _ in range(9)
+    ]
+    pairs[4] = ("str", b"bytes")
+    bounds = [(0, 3), (3, 7), (7, 9)]
+    parts = [lcs.solve_many(pairs[lo:hi], backend="cpu", traceback=True) for lo, hi in bounds]
+    got = BatchResult.concat(parts, bounds, {"workers": 1, "chunks": 3, "seconds": 0.0})
+    want = lcs.solve_many(pairs, backend="cpu", traceback=True)
+    assert got.values.tolist() == want.values.tolist() and list(got.errors) == [4]
+    assert list(got.subsequences) == list(want.subsequences)
+    assert [s and s.solution for s in got.solutions] == [s and s.solution for s in want.solutions]
+    rows = (np.stack([np.frombuffer(a, np.uint8)[:0] for a, _ in pairs[:2]]), np.zeros((2, 3), np.uint8))
+    parts = [
+        lcs.solve_many((rows[0][k : k + 1], rows[1][k : k + 1]), backend="cpu", traceback=True)
+        for k in range(2)
+    ]
+    joined = BatchResult.concat(parts, [(0, 1), (1, 2)], {"workers": 1, "chunks": 2, "seconds": 0.0})
+    assert joined.values.tolist() == [0, 0] and joined.subsequences[1].tolist() == []
+
+
+@pytest.mark.sim
+@settings(max_examples=5)
+@given(traceback_batches(max_pairs=6, max_len=40, kinds=("bytes", "uint8", "int64", "str")))
+def test_cuda_subsequences_are_longest_and_common(pairs):
+    from gpudp.problems.lcs import cuda as lcs_cuda
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(lcs_cuda, "CHUNK_BYTES", 8 * 64)  # a chunk a group or two: both streams
+        r = lcs.solve_many(pairs, backend="cuda", traceback=True, verify=1)
+    assert_batch(pairs, r)
+    if pairs:
+        assert r.stats.backend == "cuda"
+
+
+@pytest.mark.sim
+def test_cuda_subsequences_of_rows():
+    rng = np.random.default_rng(12)
+    a, b = rng.integers(0, 3, (9, 30)).astype(np.uint8), rng.integers(0, 3, (9, 20)).astype(np.uint8)
+    r = lcs.solve_many((a, b), backend="cuda", traceback=True)
+    assert r.stats.backend == "cuda" and r.stats.extra["chunks"] >= 1
+    assert_batch(list(zip(a, b, strict=True)), r)
+
+
+@pytest.mark.sim
+def test_cuda_masks_past_a_threads_memory(monkeypatch):
+    """Byte batches whose masks might pass a thread's limit have the bytes present found on the host
+    first (4 bases fit); an alphabet too big for a thread's masks runs on the cpu and says so."""
+    from gpudp.problems.lcs import subsequences
+
+    monkeypatch.setattr(subsequences, "PM_LIMIT", 64)  # 256 byte values x 1 word would not fit
+    rng = np.random.default_rng(13)
+    dna = [(bytes(rng.choice(list(b"ACGT"), 30)), bytes(rng.choice(list(b"ACGT"), 40))) for _ in range(3)]
+    r = lcs.solve_many(dna, backend="cuda", traceback=True, verify=0)
+    assert r.stats.backend == "cuda" and r.stats.extra["backend_choice"] == "cuda: asked for"
+    assert_batch(dna, r)
+    wide = [(rng.integers(0, 500, 10), rng.integers(0, 500, 300))]
+    r = lcs.solve_many(wide, backend="cuda", traceback=True, verify=0)
+    assert (
+        r.stats.backend == "cpu"
+        and "words of masks a GPU thread (at most 64)" in r.stats.extra["backend_choice"]
+    )
+    assert_batch(wide, r)
+
+
+def _positions(r):
+    return [np.concatenate(r.subsequences.positions(p)).tolist() for p in range(len(r.values))]
+
+
+@pytest.mark.gpu
+def test_gpu_subsequences_equal_the_cpu_at_scale():
+    rng = np.random.default_rng(9)
+    pairs = [
+        (rng.integers(0, 4, 1000).astype(np.uint8), rng.integers(0, 4, 1000).astype(np.uint8))
+        for _ in range(2000)
+    ]
+    gpu = lcs.solve_many(pairs, backend="cuda", traceback=True)
+    cpu = lcs.solve_many(pairs, backend="cpu", traceback=True, verify=0)
+    assert gpu.stats.backend == "cuda" and np.array_equal(gpu.values, cpu.values)
+    assert _positions(gpu) == _positions(cpu)  # the same walk on both
+    a, b = np.stack([x for x, _ in pairs]), np.stack([y for _, y in pairs[::-1]])[:, :700]
+    rows = lcs.solve_many((a, b), backend="cuda", traceback=True)
+    assert _positions(rows) == _positions(lcs.solve_many((a, b), backend="cpu", traceback=True, verify=0))
+    for p in (0, 999, 1999):
+        assert_lcs(a[p], b[p], int(rows.values[p]), rows.subsequences[p], rows.subsequences.positions(p))

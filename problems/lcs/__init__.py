@@ -1,5 +1,5 @@
 """Longest common subsequence on the wavefront engine, with the subsequence itself; and the lengths
-of many pairs at once (:func:`solve_many`, bit-parallel).
+of many pairs at once, with their subsequences when asked (:func:`solve_many`, bit-parallel).
 
 ``H[i, j] = H[i-1, j-1] + 1`` when ``a[i] == b[j]``, else ``max(H[i-1, j], H[i, j-1])``: a grid
 recurrence over offsets ``(-1, 0), (0, -1), (-1, -1)``, so the engine runs it tiled by
@@ -148,16 +148,35 @@ def solve(
             ia = ib = np.zeros(0, dtype=np.int64)
     finally:
         result.close()
+    return _solution(ka, xa, xb, ea, eb, length, ia, ib, result.stats)
+
+
+def _solution(ka, xa, xb, ea, eb, length, ia, ib, stats) -> Solution:
+    """The checked :class:`Solution` of a pair (``xa``, ``xb``: the sequences' exact symbols,
+    ``ea``, ``eb``: their kernel codes) with subsequence at positions ``ia`` / ``ib``."""
     sol = Solution(
         problem="lcs",
         value=length,
         solution=_subsequence(ka, xa, ia),
-        stats=result.stats,
-        details={"indices_a": ia, "indices_b": ib, "len_a": n, "len_b": m},
+        stats=stats,
+        details={"indices_a": ia, "indices_b": ib, "len_a": len(xa), "len_b": len(xb)},
         _checker=_checker(ka, xa, xb, ea, eb),
     )
     sol.check()
     return sol
+
+
+def _witness(a, b, length, ia, ib, stats) -> Solution:
+    """A batch pair's checked :class:`Solution` from its positions (``solve_many`` with
+    ``traceback=True`` makes them when read)."""
+    xa, xb = encode(a, "a"), encode(b, "b")
+    ea, eb = kernel_codes(xa, xb)
+    return _solution(kind(a), xa, xb, ea, eb, length, ia, ib, stats)
+
+
+def _pick(a, ia):
+    """The symbols of ``a`` at positions ``ia``, in ``a``'s type (a batch pair's subsequence)."""
+    return _subsequence(kind(a), encode(a, "a"), ia)
 
 
 def _checker(kind_a: str, xa: np.ndarray, xb: np.ndarray, ea: np.ndarray, eb: np.ndarray):
@@ -366,7 +385,10 @@ def cli_arguments(p):
         "unless --traceback",
     )
     p.add_argument(
-        "--traceback", action="store_true", help="with --pairs: each pair's subsequence too (a sweep a pair)"
+        "--traceback",
+        action="store_true",
+        help="with --pairs: each pair's subsequence too (the bit vectors of every column kept and "
+        "walked back, every subsequence checked)",
     )
     p.add_argument(
         "--case-sensitive",
@@ -396,7 +418,7 @@ def cli_arguments(p):
         type=int,
         default=None,
         help="with --pairs: run the batch on a local Dask cluster of this many worker processes (one a "
-        "GPU with --backend cuda and dask-cuda installed)",
+        "GPU with --backend cuda)",
     )
 
 
@@ -421,7 +443,8 @@ def cli_solve(args) -> Solution | int:
 def solve_many(
     pairs, backend: str = "auto", traceback: bool = False, verify: int = 2, progress=None, client=None
 ):
-    """The LCS lengths of many pairs of sequences in one call.
+    """The LCS lengths of many pairs of sequences in one call, and with ``traceback=True`` a longest
+    common subsequence of each, checked.
 
     Parameters
     ----------
@@ -433,35 +456,63 @@ def solve_many(
     traceback : bool
         False (the default): lengths only, by the bit-parallel recurrence (64 cells per word
         operation; one pair per thread on the GPU, one per loop iteration on every CPU core).
-        True: each pair solved by :func:`solve` with its subsequence, checked (one sweep a pair).
+        True: the same recurrence with every column's bit vector kept (``m * n / 8`` bytes a pair),
+        then walked back from the last cell to a longest common subsequence
+        (:mod:`gpudp.problems.lcs.bitparallel` derives the walk). On the CPU a pair per loop
+        iteration, its vectors freed with it; on the GPU chunks of pairs sized to device memory,
+        a thread a pair for the vectors (interleaved so that a warp's writes are contiguous) and
+        for the walk, the positions copied back on two streams while the next chunk computes.
+        A pair whose vectors would take more than 64 MiB is solved alone by :func:`solve` (the
+        wavefront engine, in linear space when it must). The vectors' kernel needs a GPU thread's
+        local memory for the pattern's masks (symbol codes x 64-bit words a pattern, each rounded up
+        to a power of two); a batch that needs more than 4,096 words of them (more than 256 bytes
+        x 1,024 symbols, 4 bases x 65,536) runs on the cpu (``stats.extra["backend_choice"]`` says so).
     verify : int
-        with ``traceback=False``, how many pairs (chosen at random among the smaller ones) are
-        re-solved with their subsequence on the cpu and checked against the batch's lengths; a
-        disagreement raises :class:`gpudp.CheckError`. Lengths alone carry no certificate: this is
-        the batch's cross-check with the checked path.
+        how many pairs (chosen at random among the smaller ones) are re-solved with their
+        subsequence by :func:`solve` on the cpu (while the GPU computes) and compared with the
+        batch's lengths; a disagreement raises :class:`gpudp.CheckError`. Without ``traceback``
+        this is the only check of the lengths; with it, it is the cross-check of their optimality
+        (a subsequence found proves only a lower bound).
     progress : bool or None
-        a progress bar over the pairs with ``traceback=True``.
+        unused by this batch (kept for the signature the sequence solvers share).
     client : dask.distributed.Client or None
         run the batch on a Dask cluster (:mod:`gpudp.distributed`): chunks of about equal cells, one
-        task a chunk on the workers (one GPU each under dask-cuda), ``verify`` pairs checked per
-        chunk, results in input order; ``stats.extra`` gives the workers and chunks.
+        task a chunk on the workers (one GPU each where each worker sees one), ``verify`` pairs
+        checked per chunk, results in input order; ``stats.extra`` gives the workers and chunks.
 
     Returns
     -------
     gpudp.problems.lcs.batch.BatchResult
-        lengths in input order; a pair that cannot be read (a float array, a str beside bytes ...)
-        gets -1 and its error in ``errors``, without stopping the batch.
+        ``values``: lengths in input order; a pair that cannot be read (a float array, a str beside
+        bytes ...) gets -1 and its error in ``errors``, without stopping the batch. With
+        ``traceback=True`` also ``subsequences``
+        (:class:`gpudp.problems.lcs.subsequences.Subsequences`): ``subsequences[p]`` is pair
+        ``p``'s subsequence in the type of its ``a`` (str, bytes, or an array of ``a``'s dtype),
+        ``subsequences.positions(p)`` its positions in ``a`` and ``b``, and in bulk
+        ``pos_a[start[p] : start[p] + values[p]]`` / ``pos_b[...]`` (flat arrays, no object a
+        pair); ``solutions[p]`` is pair ``p``'s :class:`gpudp.Solution`, as :func:`solve` returns
+        it, made and checked once more (symbols compared as Python values) when first read;
+        ``verified`` lists every pair solved.
 
     Raises
     ------
     gpudp.CheckError
-        when a verified pair disagrees with the batch.
+        when a verified pair disagrees with the batch; with ``traceback=True`` also when a pair's
+        subsequence fails its check: before returning, every pair's positions are checked to be
+        strictly increasing in both sequences, inside them, on equal symbols, and as many as the
+        bit-parallel length (all CPU cores, independently of the walk). No unchecked subsequence
+        is returned.
 
     Examples
     --------
     >>> from gpudp.problems.lcs import solve_many
     >>> solve_many([("GATTACA", "TACCA"), ("AB", "BA"), ("", "X")], backend="cpu").values.tolist()
     [4, 1, 0]
+    >>> r = solve_many([("GATTACA", "TACCA"), (b"ACGT", b"TGCA")], backend="cpu", traceback=True)
+    >>> r.values.tolist(), list(r.subsequences)
+    ([4, 1], ['TACA', b'A'])
+    >>> [x.tolist() for x in r.subsequences.positions(0)]
+    [[3, 4, 5, 6], [0, 1, 3, 4]]
     """
     return batch.run(_SOLVER, pairs, backend, traceback, verify, progress, client)
 
@@ -472,6 +523,8 @@ _SOLVER = batch.PairSolver(
     cuda_launch="gpudp.problems.lcs.cuda:launch",
     method="bit-parallel (Hyyro 2004)",
     what="LCS length",
+    witness=_witness,
+    pick=_pick,
 )
 
 

@@ -5,7 +5,9 @@ path), a CPU and a CUDA kernel for the values of a packed batch
 (:mod:`gpudp.problems.lcs.bitparallel`), and words for reports. :func:`run` reads the pairs (a pair
 that cannot be read is an error of that pair, not of the batch), packs them, picks the backend,
 runs the kernel, and re-solves a few pairs by the checked path on the host (while the GPU
-computes) as the batch's cross-check.
+computes) as the batch's cross-check. With ``traceback=True``, a solver that can build its
+witnesses for the whole batch (the LCS: :mod:`.subsequences`) does so from the same packing; any
+other solves each pair by its ``solve``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import functools
 import importlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,8 +24,9 @@ from gpudp.engine import choose_backend, device_name, progress_bar
 from gpudp.errors import CheckError, GpudpError, InputError
 from gpudp.solution import Stats
 
-from . import bitparallel
+from . import bitparallel, subsequences
 from .sequences import encode, exact_codes, kind
+from .subsequences import Rows, Subsequences
 
 __all__ = ["BatchResult", "PairSolver", "run"]
 
@@ -38,6 +41,11 @@ class PairSolver:
     # function(packed) -> an object whose finish() gives (values, kernel seconds)
     method: str  # e.g. "bit-parallel (Hyyro 2004)"
     what: str  # e.g. "LCS length"
+    # With both, traceback=True runs the whole batch's witnesses through :mod:`.subsequences`:
+    # witness(a, b, value, indices_a, indices_b, stats) -> checked Solution; pick(a, indices_a) ->
+    # the subsequence in a's type. Without, each pair is solved by ``solve``.
+    witness: Callable | None = None
+    pick: Callable | None = None
 
 
 @dataclass
@@ -46,15 +54,19 @@ class BatchResult:
 
     ``values[p]`` is pair ``p``'s length, or -1 where the pair could not be solved (``errors[p]``
     says why); ``solutions[p]`` is its checked :class:`gpudp.Solution` when the batch ran with
-    ``traceback=True`` (else None); ``verified`` lists the pairs re-solved with their subsequence
-    and checked against ``values``.
+    ``traceback=True`` (else None); ``verified`` lists the pairs whose witness was checked: with
+    ``traceback=True`` every pair solved, else the few re-solved with their subsequence and checked
+    against ``values``. ``subsequences`` (LCS, ``traceback=True``): the batch's checked subsequences
+    and their positions as flat arrays (:class:`gpudp.problems.lcs.subsequences.Subsequences`);
+    ``solutions`` then makes each :class:`gpudp.Solution` when it is first read.
     """
 
     values: np.ndarray
     errors: dict[int, str] = field(default_factory=dict)
-    solutions: list = field(default_factory=list)
+    solutions: Sequence = field(default_factory=list)
     verified: list[int] = field(default_factory=list)
     stats: Stats = field(default_factory=Stats)
+    subsequences: Subsequences | None = None
 
     @classmethod
     def concat(cls, parts: list, bounds: list[tuple[int, int]], info: dict) -> BatchResult:
@@ -73,6 +85,9 @@ class BatchResult:
         stats.extra.update({k: v for k, v in first.extra.items() if k in ("method", "backend_choice")})
         stats.extra.update(items=len(values), dask_workers=info["workers"], dask_chunks=info["chunks"])
         stats.seconds = info["seconds"]
+        if parts and all(p.subsequences is not None for p in parts):
+            subs = Subsequences.concat([p.subsequences for p in parts], bounds)
+            return cls(values, errors, subs.solutions(), verified, stats, subs)
         return cls(values, errors, [s for p in parts for s in p.solutions], verified, stats)
 
 
@@ -110,12 +125,12 @@ def run(
     t0 = time.perf_counter()
     arrays = as_arrays(pairs)
     if arrays is not None:  # rows of two arrays: no object per pair unless one is asked for
-        pairs = _Rows(*arrays)
+        pairs = Rows(*arrays)
     else:
         pairs = list(pairs)
     values = np.full(len(pairs), -1, np.int64)
     errors: dict[int, str] = {}
-    if traceback:
+    if traceback and solver.witness is None:
         solutions = [None] * len(pairs)
         bar = progress_bar(len(pairs), progress, "pair")
         kernel_s, cells, used = 0.0, 0, None
@@ -156,6 +171,10 @@ def run(
     cells = packed.cells
     used, why = choose_backend(backend, cells / 32)  # about 32 cells a word operation, both sides
     picks = _picks(index, sizes, verify)
+    if traceback:
+        return _run_traceback(
+            solver, pairs, packed, np.asarray(index, np.int64), errors, picks, used, why, t0
+        )
     if used == "cuda":
         module, name = solver.cuda_launch.split(":")
         run = getattr(importlib.import_module(module), name)(packed)
@@ -175,6 +194,48 @@ def run(
     stats.extra.update(pairs=len(pairs), method=solver.method, backend_choice=why)
     stats.seconds = time.perf_counter() - t0
     return BatchResult(values, errors, [None] * len(pairs), verified, stats)
+
+
+def _run_traceback(solver, pairs, packed, index, errors, picks, used, why, t0) -> BatchResult:
+    """:func:`run` with ``traceback=True`` for a solver that builds the whole batch's witnesses:
+    lengths and checked positions of every packed pair (:func:`.subsequences.solve_packed`), the
+    ``picks`` re-solved by the checked one-pair path meanwhile and compared."""
+    values = np.full(len(pairs), -1, np.int64)
+    wants: list[int] = []
+    traced = subsequences.solve_packed(
+        packed,
+        used,
+        solve_one=solver.solve,
+        pair_of=lambda k: pairs[int(index[k])],
+        while_busy=lambda: wants.extend(_checked_values(solver, pairs, picks)),
+        names=index,
+    )
+    values[index] = traced.lengths
+    start = np.full(len(pairs), -1, np.int64)
+    start[index] = traced.start
+    for k, why_failed in traced.failed.items():
+        errors[int(index[k])] = why_failed
+    for p, want in zip(picks, wants, strict=True):
+        if want != values[p]:
+            raise CheckError(f"pair {p}: the batch gave {solver.what} {values[p]}, a checked solve {want}")
+    used = traced.backend
+    why = traced.extra.pop("backend_choice", why)
+    device = device_name(used)
+    solved = {int(index[k]): sol for k, sol in traced.solved.items()}
+    subs = Subsequences(
+        pairs, values, start, traced.pos_a, traced.pos_b, solver.witness, solver.pick, used, device, solved
+    )
+    stats = Stats(backend=used, device=device, cells=packed.cells, kernel_seconds=traced.kernel_seconds)
+    stats.extra.update(
+        pairs=len(pairs),
+        method=solver.method + ", every column's vector kept and walked back",
+        backend_choice=why,
+        rechecked=list(picks),
+        **traced.extra,
+    )
+    stats.seconds = time.perf_counter() - t0
+    verified = np.flatnonzero(values >= 0).tolist()
+    return BatchResult(values, errors, subs.solutions(), verified, stats, subs)
 
 
 def _run_on(client, solver, pairs, backend, traceback, verify) -> BatchResult:
@@ -208,22 +269,6 @@ def _cells(pair) -> int:
         return max(len(a) * len(b), 1)
     except (TypeError, ValueError):
         return 1
-
-
-class _Rows:
-    """Pairs as rows of two 2-D arrays, indexed like a list of pairs."""
-
-    def __init__(self, a, b):
-        self.a, self.b = a, b
-
-    def __len__(self):
-        return len(self.a)
-
-    def __getitem__(self, p):
-        return self.a[p], self.b[p]
-
-    def __iter__(self):
-        return zip(self.a, self.b, strict=True)
 
 
 def _picks(index, sizes, k: int) -> list[int]:

@@ -13,6 +13,28 @@ The batch is packed once (:func:`pack`): patterns and texts concatenated as dens
 offsets, the shorter sequence of each pair as the pattern. :func:`lengths_cpu` runs one pair per
 iteration of a parallel loop; the GPU twin, one pair per thread, is in :mod:`.cuda`. The word
 step and the final count are ``register_jitable``: one source for both compilers.
+
+**Subsequences from the vectors.** Write ``D[i][j]`` for the LCS length of ``a[:i]`` and ``b[:j]``
+and ``V_j`` for the vector after ``j`` text symbols (``V_0`` all ones). Bit ``i - 1`` of ``V_j`` is
+0 exactly when ``D[i][j] - D[i-1][j] = 1`` and 1 when that difference is 0 (the differences down a
+column are 0 or 1: Hyyrö's invariant, which is why the zero bits of ``V_n`` count ``D[m][n]``;
+``tests/test_lcs_many.py`` compares the vectors with the textbook table bit by bit). Kept for every column
+(:func:`store_columns`, ``ceil(m / 64)`` words a column), these vectors are the whole table, one
+bit a cell, and :func:`walk_back` recovers a longest common subsequence from ``(m, n)``, keeping
+``D[i][j]`` equal to the number of matches still to find:
+
+* ``a[i-1] == b[j-1]``: ``D[i][j] = D[i-1][j-1] + 1`` (``>=``: append the match; ``<=``: a common
+  subsequence of the prefixes less its last pair is one of ``a[:i-1]`` and ``b[:j-1]``), so the pair
+  ``(i-1, j-1)`` is taken and the walk goes diagonally;
+* else ``D[i][j] = max(D[i-1][j], D[i][j-1])``: when bit ``i - 1`` of ``V_j`` is 1, ``D[i-1][j] =
+  D[i][j]`` and the walk goes up; when it is 0, ``D[i-1][j] < D[i][j]``, so the maximum is
+  ``D[i][j-1] = D[i][j]`` and the walk goes left.
+
+The walk ends on row 0 or column 0, where ``D`` is 0: it has taken exactly ``D[m][n]`` pairs, at
+positions strictly decreasing in both sequences, each a pair of equal symbols. One bit is read a
+step (none for a match), at most ``m + n`` steps a pair. :func:`subsequences_cpu` runs vectors and
+walk a pair per iteration of a parallel loop; :mod:`.cuda` runs them as two kernels over chunks of
+pairs; :func:`check_subsequences` checks every result independently of both.
 """
 
 from __future__ import annotations
@@ -36,6 +58,12 @@ __all__ = [
     "lcs_of",
     "popcount64",
     "word_step",
+    "masks",
+    "store_columns",
+    "walk_back",
+    "subsequences_cpu",
+    "check_subsequences",
+    "FAULTS",
 ]
 
 
@@ -53,6 +81,8 @@ class Packed:
     sigma: int
     table: np.ndarray = field(default_factory=lambda: np.zeros(1, np.uint8))
     mapped: bool = False
+    #: ``swapped[p]`` (uint8) is 1 where pair ``p``'s pattern is its second sequence ``b``
+    swapped: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint8))
 
     @property
     def cells(self) -> int:
@@ -69,11 +99,11 @@ def pack(pairs: list[tuple[np.ndarray, np.ndarray]], table: bool = True) -> Pack
 
     Symbols are renumbered over the whole batch (through a 256-entry table when all are bytes), so
     that ``PM`` needs one row per symbol that occurs."""
-    pats, txts = [], []
-    for ea, eb in pairs:
-        a, b = (ea, eb) if len(ea) <= len(eb) else (eb, ea)
-        pats.append(a)
-        txts.append(b)
+    la = np.fromiter((len(ea) for ea, _ in pairs), np.int64, len(pairs))
+    lb = np.fromiter((len(eb) for _, eb in pairs), np.int64, len(pairs))
+    swapped = (la > lb).astype(np.uint8)  # the shorter sequence is the pattern
+    pats = [eb if s else ea for (ea, eb), s in zip(pairs, swapped.tolist(), strict=True)]
+    txts = [ea if s else eb for (ea, eb), s in zip(pairs, swapped.tolist(), strict=True)]
     pat_off = np.zeros(len(pairs) + 1, np.int64)
     txt_off = np.zeros(len(pairs) + 1, np.int64)
     np.cumsum(np.fromiter(map(len, pats), np.int64, len(pats)), out=pat_off[1:])
@@ -84,19 +114,24 @@ def pack(pairs: list[tuple[np.ndarray, np.ndarray]], table: bool = True) -> Pack
     else:
         allp = np.concatenate([np.asarray(x, np.int64) for x in pats]) if pats else np.zeros(0, np.int64)
         allt = np.concatenate([np.asarray(x, np.int64) for x in txts]) if txts else np.zeros(0, np.int64)
-    return _dense(allp, pat_off, allt, txt_off, table)
+    packed = _dense(allp, pat_off, allt, txt_off, table)
+    packed.swapped = swapped
+    return packed
 
 
 def pack_arrays(a: np.ndarray, b: np.ndarray, table: bool = True) -> Packed:
     """Pack pairs given as two 2-D integer arrays, row ``p`` of each being pair ``p`` (no Python
     loop over the pairs). ``table=False`` leaves a byte batch's table to be made where it runs
     (:func:`ensure_table` on the host; the cuda module finds the bytes present on the device)."""
-    if a.shape[1] > b.shape[1]:
+    swapped = a.shape[1] > b.shape[1]
+    if swapped:
         a, b = b, a
     n = a.shape[0]
     pat_off = np.arange(n + 1, dtype=np.int64) * a.shape[1]
     txt_off = np.arange(n + 1, dtype=np.int64) * b.shape[1]
-    return _dense(a.reshape(-1), pat_off, b.reshape(-1), txt_off, table)
+    packed = _dense(a.reshape(-1), pat_off, b.reshape(-1), txt_off, table)
+    packed.swapped = np.full(n, swapped, np.uint8)
+    return packed
 
 
 @njit(parallel=True, cache=True)
@@ -210,3 +245,159 @@ def run_cpu(kernel, packed: Packed) -> np.ndarray:
 def lengths_cpu(packed: Packed) -> np.ndarray:
     """The LCS length of every pair of ``packed``, on all CPU cores."""
     return run_cpu(_lengths, packed)
+
+
+# ------------------------------------------------------------------------------------------------
+# Subsequences: the column vectors kept, then walked back (see the module's docstring)
+
+
+@register_jitable
+def masks(pat, a0, m, w, sigma, table, mapped, pm):
+    """``pm[c * w + q]``: word ``q`` of the bit mask of symbol code ``c`` in the pattern
+    ``pat[a0:a0 + m]`` (``pm`` holds at least ``sigma * w`` words)."""
+    for q in range(sigma * w):
+        pm[q] = np.uint64(0)
+    for i in range(m):
+        x = pat[a0 + i]
+        if mapped:
+            x = table[x]
+        pm[x * w + (i >> 6)] |= np.uint64(1) << np.uint64(i & 63)
+
+
+@register_jitable
+def store_columns(txt, b0, n, pm, w, table, mapped, s, store, base, col_stride, word_stride):
+    """Run the ``n`` text symbols ``txt[b0:b0 + n]`` through the ``w``-word vector ``s`` (all ones on
+    entry) and keep ``V_j`` (``j = 1 .. n``): its word ``q`` at ``store[base + (j - 1) * col_stride +
+    q * word_stride]``."""
+    for j in range(n):
+        x = txt[b0 + j]
+        if mapped:
+            x = table[x]
+        row = x * w
+        col = base + j * col_stride
+        carry = np.uint64(0)
+        for q in range(w):
+            s[q], carry = word_step(s[q], pm[row + q], carry)
+            store[col + q * word_stride] = s[q]
+
+
+@register_jitable
+def walk_back(pat, a0, m, txt, b0, n, store, base, col_stride, word_stride, length, out_pat, out_txt, o):
+    """Walk from ``(m, n)`` to row or column 0 through the vectors :func:`store_columns` kept, taking
+    a match wherever the symbols are equal. The ``k``-th pair taken from the end goes to
+    ``out_pat[o + length - k]`` / ``out_txt[...]`` (0-based positions in pattern and text, so that
+    they come out increasing) while ``k <= length``; returns how many pairs were taken (``length``
+    when the vectors and ``length`` agree: the caller checks)."""
+    i = m
+    j = n
+    found = 0
+    cached = -1
+    word = np.uint64(0)
+    while i > 0 and j > 0:
+        if pat[a0 + i - 1] == txt[b0 + j - 1]:
+            i -= 1
+            j -= 1
+            found += 1
+            if found <= length:
+                out_pat[o + length - found] = i
+                out_txt[o + length - found] = j
+        else:
+            at = base + (j - 1) * col_stride + ((i - 1) >> 6) * word_stride
+            if at != cached:
+                word = store[at]
+                cached = at
+            if (word >> np.uint64((i - 1) & 63)) & np.uint64(1):
+                i -= 1  # D[i-1][j] == D[i][j]: up
+            else:
+                j -= 1  # D[i][j-1] == D[i][j]: left
+    return found
+
+
+@njit(parallel=True, cache=True)
+def _subsequences(
+    pat, pat_off, txt, txt_off, sigma, table, mapped, swapped, todo, start, lengths, found, pos_a, pos_b
+):
+    for t in prange(len(todo)):
+        p = todo[t]
+        a0, m = pat_off[p], pat_off[p + 1] - pat_off[p]
+        b0, n = txt_off[p], txt_off[p + 1] - txt_off[p]
+        if m == 0 or n == 0:
+            lengths[p] = 0
+            found[p] = 0
+            continue
+        w = (m + 63) // 64
+        pm = np.empty(sigma * w, np.uint64)
+        masks(pat, a0, m, w, sigma, table, mapped, pm)
+        s = np.full(w, ~np.uint64(0), np.uint64)
+        store = np.empty(n * w, np.uint64)  # this pair's vectors, freed with the iteration
+        store_columns(txt, b0, n, pm, w, table, mapped, s, store, 0, w, 1)
+        length = lcs_of(s, w, m)
+        lengths[p] = length
+        if swapped[p]:
+            found[p] = walk_back(pat, a0, m, txt, b0, n, store, 0, w, 1, length, pos_b, pos_a, start[p])
+        else:
+            found[p] = walk_back(pat, a0, m, txt, b0, n, store, 0, w, 1, length, pos_a, pos_b, start[p])
+
+
+def subsequences_cpu(packed: Packed, todo, start, lengths, found, pos_a, pos_b) -> None:
+    """For every pair ``p`` of ``todo``: its LCS length into ``lengths[p]``, and its matched positions
+    in ``a`` and ``b`` into ``pos_a`` / ``pos_b`` from ``start[p]`` on (``found[p]``: how many the
+    walk took), one pair per iteration of a parallel loop on all CPU cores; each iteration keeps
+    its own pair's vectors only (``m * n / 8`` bytes), so memory holds one pair a thread."""
+    ensure_table(packed)
+    if len(todo):
+        p = packed
+        chunk = max(1, len(todo) // (64 * numba.get_num_threads()))  # pairs of unequal sizes balance
+        with numba.parallel_chunksize(chunk):
+            _subsequences(
+                p.pat, p.pat_off, p.txt, p.txt_off, p.sigma, p.table, p.mapped, p.swapped,
+                todo, start, lengths, found, pos_a, pos_b,
+            )  # fmt: skip
+
+
+#: what :func:`check_subsequences` reports for a pair, by its fault code
+FAULTS = {
+    1: "the walk back took {found} matched pairs for a bit-parallel length of {length}",
+    2: "matched positions outside the sequences or not strictly increasing",
+    3: "the symbols at a matched pair of positions differ",
+}
+
+
+@njit(parallel=True, cache=True)
+def _check(pat, pat_off, txt, txt_off, swapped, todo, start, lengths, found, pos_a, pos_b, fault):
+    for t in prange(len(todo)):
+        p = todo[t]
+        a0, m = pat_off[p], pat_off[p + 1] - pat_off[p]
+        b0, n = txt_off[p], txt_off[p + 1] - txt_off[p]
+        length = lengths[p]
+        f = 0
+        if found[p] != length or length < 0 or length > min(m, n):
+            f = 1
+        else:
+            o = start[p]
+            last_i, last_j = -1, -1
+            for k in range(length):
+                ia, ib = np.int64(pos_a[o + k]), np.int64(pos_b[o + k])
+                i, j = (ib, ia) if swapped[p] else (ia, ib)  # pattern and text positions
+                if i <= last_i or j <= last_j or i >= m or j >= n:
+                    f = 2
+                    break
+                if pat[a0 + i] != txt[b0 + j]:
+                    f = 3
+                    break
+                last_i, last_j = i, j
+        fault[t] = f
+
+
+def check_subsequences(packed: Packed, todo, start, lengths, found, pos_a, pos_b) -> np.ndarray:
+    """A fault code (0: none, else a key of :data:`FAULTS`) for each pair of ``todo``: its positions
+    ``pos_a`` / ``pos_b`` from ``start[p]`` must be ``lengths[p]`` pairs (``found[p]`` of them taken),
+    strictly increasing in both sequences, inside them, on equal symbols. Independent of the walk:
+    reads only the packed symbols and the positions (all CPU cores)."""
+    fault = np.zeros(len(todo), np.uint8)
+    if len(todo):
+        p = packed
+        _check(
+            p.pat, p.pat_off, p.txt, p.txt_off, p.swapped, todo, start, lengths, found, pos_a, pos_b, fault
+        )
+    return fault
