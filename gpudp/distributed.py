@@ -4,10 +4,11 @@ gpudp writes no scheduler of its own. A batch (:func:`map_chunks`) is cut into c
 about equal work, one ``dask.distributed`` task a chunk, each task the plug-in's own single-process
 ``solve_many`` on its chunk; Dask places the tasks on the workers, runs a task again elsewhere when
 its worker dies (the chunk's answers come back once: the results are the tasks' return values,
-gathered by position), and the plug-in joins the chunks' results in input order. With dask-cuda's
-``LocalCUDACluster`` each worker sees one GPU, so each chunk runs on its worker's GPU.
+gathered by position), and the plug-in joins the chunks' results in input order. In a cluster of
+one worker a GPU (:func:`cluster` with ``gpus=True``, or dask-cuda's ``LocalCUDACluster``) each
+worker sees one GPU, so each chunk runs on its worker's GPU.
 
-``pip install gpudp[dask]`` brings ``dask.distributed`` (and ``dask-cuda`` where wanted); without
+``pip install gpudp[dask]`` brings ``dask.distributed``; without
 it, asking for a cluster raises :class:`~gpudp.InputError` saying so, and everything else works.
 
 Example
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 import time
 from collections.abc import Callable, Sequence
 
@@ -29,7 +31,7 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["chunk_bounds", "cluster", "dask_distributed", "map_chunks"]
+__all__ = ["chunk_bounds", "cluster", "dask_distributed", "map_chunks", "visible_gpus"]
 
 #: chunks per worker: enough that a slow or lost worker holds up a small part of the batch
 CHUNKS_PER_WORKER = 4
@@ -106,38 +108,70 @@ def map_chunks(
     return results, bounds, info
 
 
+def visible_gpus() -> list[str]:
+    """The GPUs a worker may be pinned to: ``CUDA_VISIBLE_DEVICES`` where set, else those
+    ``nvidia-smi -L`` lists (read without starting CUDA in this process); empty without a driver."""
+    seen = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if seen is not None:
+        return [d.strip() for d in seen.split(",") if d.strip() and d.strip() != "-1"]
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [str(i) for i, line in enumerate(ln for ln in out.splitlines() if ln.startswith("GPU "))]
+
+
 @contextlib.contextmanager
 def cluster(scheduler: str | None = None, workers: int | None = None, gpus: bool = False):
     """A ``Client``: of the scheduler at ``scheduler`` (an address), or of a local cluster of
-    ``workers`` processes, each running its kernels on its share of the cores (with ``gpus``:
-    dask-cuda's ``LocalCUDACluster``, one worker a GPU), closed on exit. The command line's
-    ``--scheduler`` and ``--workers``."""
+    ``workers`` processes, each running its kernels on its share of the cores; with ``gpus``, one
+    worker a GPU (``CUDA_VISIBLE_DEVICES`` set to its GPU alone in its process, as dask-cuda's
+    ``LocalCUDACluster`` does; default: every visible GPU), closed on exit. The command line's
+    ``--scheduler`` and ``--workers``.
+
+    Raises
+    ------
+    InputError
+        without ``dask.distributed``; with ``gpus``, when no GPU is visible or ``workers`` exceeds
+        the GPUs.
+    """
     dist = dask_distributed()
     if scheduler:
         with dist.Client(scheduler) as client:
             yield client
         return
-    if gpus:
-        try:
-            from dask_cuda import LocalCUDACluster
-        except ImportError:
-            raise InputError("workers", "one worker a GPU needs dask-cuda: pip install dask-cuda") from None
-        local = LocalCUDACluster(n_workers=workers)
-    else:
-        n = workers or 1
-        # each worker's numba threads: its share of the cores, read by numba when the worker
-        # process starts (the environment it is spawned with; set later, numba refuses the change)
-        saved = os.environ.get("NUMBA_NUM_THREADS")
-        os.environ["NUMBA_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // n))
-        try:
+    devices = visible_gpus() if gpus else []
+    if gpus and not devices:
+        raise InputError("workers", "one worker a GPU: no GPU is visible (nvidia-smi -L lists none)")
+    n = workers or len(devices) or 1
+    if gpus and n > len(devices):
+        raise InputError("workers", f"{n} workers, one a GPU, but {len(devices)} GPUs are visible")
+    # each worker's numba threads: its share of the cores, read by numba when the worker process
+    # starts (the environment it is spawned with; set later, numba refuses the change)
+    saved = os.environ.get("NUMBA_NUM_THREADS")
+    os.environ["NUMBA_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // n))
+    try:
+        if gpus:
+            # the GPU is set in the worker's process before it runs anything (CUDA starts lazily);
+            # each worker may hold its share of the host's memory (a Nanny's default is the share of
+            # its threads among the cores: 1/32 on a 32-core host, too little for a band's walk)
+            options = {"nthreads": 1, "memory_limit": 1 / n}
+            spec = {
+                i: {"cls": dist.Nanny, "options": {**options, "env": {"CUDA_VISIBLE_DEVICES": dev}}}
+                for i, dev in enumerate(devices[:n])
+            }
+            local = dist.SpecCluster(
+                workers=spec, scheduler={"cls": dist.Scheduler, "options": {"dashboard_address": None}}
+            )
+        else:
             local = dist.LocalCluster(
                 n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None
             )
-        finally:
-            if saved is None:
-                del os.environ["NUMBA_NUM_THREADS"]
-            else:
-                os.environ["NUMBA_NUM_THREADS"] = saved
+    finally:
+        if saved is None:
+            del os.environ["NUMBA_NUM_THREADS"]
+        else:
+            os.environ["NUMBA_NUM_THREADS"] = saved
     with local, dist.Client(local) as client:
         yield client
 
@@ -221,8 +255,9 @@ def sweep_bands(
 
 def _edges(rec, up, corner, left):
     """The top row (the corner first) and the left column of a block, from its neighbours' ends."""
-    vt = np.dtype(type(rec).value_dtype)
-    fill = np.full(1, type(rec).fill, vt)
+    from .values import full, structured
+
+    fill = structured(type(rec), full(type(rec), 1))  # a record cell's: a structured array
     top = fill if up is None else np.concatenate([fill if corner is None else corner[0][-1:], up[0]])
     return top, fill if left is None else left[1]
 

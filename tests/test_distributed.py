@@ -179,3 +179,29 @@ def test_cluster_shares_the_cores_and_workers_compile():
         assert set(threads.values()) == {max(1, (os.cpu_count() or 1) // 2)}
         res = gd.sweep_bands(rec, c, bands=2, block_rows=40, backend="cpu", tile=(32, 32))
         assert np.array_equal(res.traceback((89, 74)), full.traceback((89, 74)))
+
+
+def test_gpu_cluster_pins_one_gpu_a_worker(monkeypatch):
+    """``cluster(gpus=True)``: one worker a visible GPU, each seeing its GPU alone (the variable is
+    set in the worker's process, over the parent's), so its kernels run there; more workers than
+    GPUs, or no GPU, is refused. No GPU is touched: the workers only report what they see."""
+    from gpudp import InputError
+    from gpudp import distributed as gd
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    assert gd.visible_gpus() == ["3", "5"]
+    with gd.cluster(gpus=True) as c:
+        seen = c.run(lambda: __import__("os").environ["CUDA_VISIBLE_DEVICES"])
+        threads = c.run(lambda: __import__("numba").config.NUMBA_NUM_THREADS)
+        limits = c.run(lambda dask_worker: dask_worker.memory_manager.memory_limit)
+    assert sorted(seen.values()) == ["3", "5"]
+    total = distributed.system.MEMORY_LIMIT
+    assert all(abs(v - total // 2) <= 1 for v in limits.values()), (limits, total)
+    assert set(threads.values()) == {max(1, (os.cpu_count() or 1) // 2)}
+    with pytest.raises(InputError, match="3 workers, one a GPU, but 2 GPUs"):
+        with gd.cluster(workers=3, gpus=True):
+            pass
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    with pytest.raises(InputError, match="no GPU is visible"):
+        with gd.cluster(gpus=True):
+            pass

@@ -23,7 +23,7 @@ if __name__ == "__main__":
     one = sweep(rec, backend=backend, progress=False)
     want = one.traceback((n - 1, n - 1))
     single = time.perf_counter() - t
-    with distributed.cluster(workers=workers, gpus=backend == "cuda" and workers > 1) as client:
+    with distributed.cluster(workers=workers, gpus=backend == "cuda") as client:
         t = time.perf_counter()
         res = distributed.sweep_bands(rec, client, bands=bands, block_rows=max(n // 4, 1), backend=backend)
         fwd = time.perf_counter() - t

@@ -2,7 +2,7 @@
 # On the lent GPU machine (its own python3 3.12 with numba-cuda; no network): install gpudp with the
 # carried numpy<2.5 wheel, run the GPU tests and benchmarks, write logs under $OUT.
 # Here, first: ../shared/tools/device-wheels.sh rapidfuzz==3.14.6   (fills .whl/, carried)
-# There:       bash tools/device-run.sh [tests|gpu-tests|linear|linear-big|genomes|remeasure-a|remeasure-b|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
+# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|linear|linear-big|genomes|remeasure-a|remeasure-b|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -21,6 +21,39 @@ for stage in "${@:-all}"; do
       python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" ${TESTS:-tests} 2>&1 | tee "$OUT/tests.log" ;;&
     gpu-tests)
       python3 -m pytest -q -p no:cacheprovider -m gpu ${TESTS:-tests} 2>&1 | tee "$OUT/gpu_tests.log" ;;
+    wave)
+      # issues 14-16: batches of user recurrences, LCS batch subsequences, 3-D grids, sparse knapsack
+      python3 tools/many_bench.py --count 2000 --n 300 --backend cuda --loop 200 \
+        --json "$OUT/many-2000x300-cuda.json" 2>&1 | tail -6
+      python3 tools/many_bench.py --count 2000 --n 300 --backend cpu --loop 50 \
+        --json "$OUT/many-2000x300-cpu.json" 2>&1 | tail -6
+      python3 examples/many_alignments.py --random 2000 --length 150 --backend cuda 2>&1 | tail -4
+      python3 -m gpudp.cli bench batch --problems lcs --pairs 100000 --length 1000 --repeat 5 \
+        --traceback-pairs 200 --out "$OUT/batch-lcs-subsequences.json" 2>&1 | tail -8
+      python3 tools/gallery_bench.py "$OUT/gallery-lcs3.json" --problems lcs3 --lcs3-sizes 200,400,800 \
+        --backends cuda,cpu --threads 1,16 2>&1 | tail -8
+      python3 examples/lcs3.py --random 500 --backend cuda 2>&1 | tail -3
+      timeout 240 python3 -m gpudp.cli bench knapsack-classes --classes 1-6 --sizes 1000,10000 \
+        --ranges 1e6,1e7 --out "$OUT/knapsack-classes.json" 2>&1 | tail -30
+      timeout 200 python3 -m gpudp.cli bench knapsack-classes --classes hard --sizes 1000 --ranges 1e6,1e7 \
+        --seeds 3 --time-limit 60 --no-peers --out "$OUT/knapsack-hard.json" 2>&1 | tail -12 ;;
+    ncu-gotoh)
+      ncu --clock-control none --kernel-name regex:run_tiles --launch-skip 1 --launch-count 1 \
+        --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
+        --section LaunchStats --section MemoryWorkloadAnalysis python3 tools/ncu_gotoh.py 32768 128 2>&1 \
+        | tee "$OUT/ncu_gotoh.txt" | grep -v "^==PROF==" | tail -80 ;;
+    multi-gpu)
+      # issue 18: one worker a GPU; batch scores, one grid in bands, subset sum split across GPUs
+      export NCCL_NVLS_ENABLE=0
+      python3 -m gpudp.cli bench scale --backends cuda --workers ${SCALE_WORKERS:-1,2} --pairs ${SCALE_PAIRS:-100000} \
+        --length 1000 --repeat 3 --out "$OUT/scale-cuda.json" 2>&1 | tail -6
+      for w in ${BAND_WORKERS:-1 2}; do
+        python3 tools/bands_check.py ${BAND_N:-1048576} $w $w cuda 2>&1 | tail -2 | tee -a "$OUT/bands.jsonl"
+      done
+      for w in ${SPLIT_WORKERS:-1 2}; do
+        WORKERS=$w BACKEND=cuda SPLIT=${SPLIT:-4} python3 tools/subset_sum_split.py 64 2>&1 | tail -3 \
+          | tee -a "$OUT/subset_sum_split.jsonl"
+      done ;;
     remeasure-a)
       # issue 13: the headline GPU figures of docs/benchmarks.md, re-measured after a refactor
       python3 -m gpudp.cli bench lcs --backends cuda --sizes 32768,131072 --repeat 3 --tile 256,256 \

@@ -3,8 +3,8 @@
 LCS lengths of ``--pairs`` pairs of random DNA of ``--length`` x ``--length``, given as two 2-D
 arrays, by :func:`gpudp.problems.lcs.solve_many` with ``client=`` a local cluster of ``N`` workers
 for each ``N`` of ``--workers``: CPU processes (``--backends cpu``, each with its share of the
-cores), or with ``--backends cuda`` dask-cuda's ``LocalCUDACluster``, one worker a GPU (``N`` at
-most the GPUs; one worker is a plain process on the GPU). Each cluster first runs a small batch (the
+cores), or with ``--backends cuda`` one worker a GPU (:func:`gpudp.distributed.cluster`; ``N`` at
+most the GPUs). Each cluster first runs a small batch (the
 workers compile or load their kernels), then ``--repeat`` timed batches; the single-process solve
 on the same backend is the baseline, and every run's values must equal it. Speed-up and
 efficiency are against the first worker count.
@@ -46,7 +46,7 @@ def cli_bench(args) -> dict:
     single = time.perf_counter() - t
     rows = []
     for n in (int(x) for x in args.workers.split(",")):
-        with distributed.cluster(workers=n, gpus=backend == "cuda" and n > 1) as client:
+        with distributed.cluster(workers=n, gpus=backend == "cuda") as client:
             lcs.solve_many((a[:256], b[:256]), backend=backend, client=client)  # the workers compile
             runs = []
             for _ in range(args.repeat):
