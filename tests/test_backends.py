@@ -137,3 +137,85 @@ def test_a_layered_plan_counts_what_its_layout_holds():
     assert need.values == 2 * 101 * 4
     plain = type("Plain", (type(rec),), {"decision_codec": "plain"})(w, w + 1, 100)
     assert engine.plan_sweep(plain, "cpu").memory().decisions == len(w) * 4 * 4  # 4 groups of 32
+
+
+def test_cpu_cells_with_and_without_numba_runtime():
+    """The cpu kernels compile the user's cell without numba's reference counting (fast), and take
+    the runtime when the cell needs it (it allocates): both give the plain loop's edit distance, on
+    the tiled and the layered schedule (a knapsack there)."""
+    from gpudp import GridRecurrence, LayeredRecurrence, sweep
+
+    a = np.frombuffer(b"GATTACAGATTACA", np.uint8)
+    b = np.frombuffer(b"TACCAGTA", np.uint8)
+
+    def plain():
+        d = np.zeros((len(a) + 1, len(b) + 1), np.int64)
+        d[:, 0], d[0, :] = np.arange(len(a) + 1), np.arange(len(b) + 1)
+        for i in range(1, len(a) + 1):
+            for j in range(1, len(b) + 1):
+                d[i, j] = min(d[i - 1, j] + 1, d[i, j - 1] + 1, d[i - 1, j - 1] + (a[i - 1] != b[j - 1]))
+        return d
+
+    class Lean(GridRecurrence):
+        value_dtype = np.int64
+        offsets = ((-1, 0), (0, -1), (-1, -1))
+
+        def shape(self):
+            return len(a) + 1, len(b) + 1
+
+        def data(self):
+            return (a, b)
+
+        @staticmethod
+        def boundary(i, j, x, y):
+            return max(i, j) + 1  # unreachable from inside: row and column 0 are cells
+
+        @staticmethod
+        def cell(i, j, up, left, diag, x, y):
+            if i == 0 or j == 0:
+                return i + j
+            return min(up + 1, left + 1, diag + (x[i - 1] != y[j - 1]))
+
+    class Allocating(Lean):
+        @staticmethod
+        def cell(i, j, up, left, diag, x, y):
+            if i == 0 or j == 0:
+                return i + j
+            c = np.empty(3, np.int64)  # needs numba's runtime
+            c[0], c[1], c[2] = up + 1, left + 1, diag + (x[i - 1] != y[j - 1])
+            return c.min()
+
+    w = np.array([3, 4, 2, 5, 1], np.int64)
+    v = np.array([4, 5, 3, 8, 1], np.int64)
+    cap = 9
+
+    class Rows(LayeredRecurrence):  # a 0/1 knapsack, an item a layer
+        value_dtype = np.int64
+        window = 1
+
+        def num_layers(self):
+            return len(w) + 1
+
+        def layer_size(self, t):
+            return cap + 1
+
+        def data(self):
+            return (w, v)
+
+        @staticmethod
+        def cell(t, p, prev, w, v):
+            if t == 0:
+                return 0
+            c = np.zeros(2, np.int64)  # needs numba's runtime
+            c[0] = prev[p]
+            if p >= w[t - 1]:
+                c[1] = prev[p - w[t - 1]] + v[t - 1]
+            return c.max()
+
+    best = np.zeros(cap + 1, np.int64)
+    for k in range(len(w)):
+        best = np.maximum(best, np.concatenate([np.full(w[k], -1), best[: cap + 1 - w[k]] + v[k]]))
+    want = plain()
+    for cls in (Lean, Allocating):
+        assert np.array_equal(sweep(cls(), backend="cpu", progress=False).last_row, want[-1])
+    assert np.array_equal(sweep(Rows(), backend="cpu", progress=False).last_layer, best)

@@ -69,7 +69,7 @@ from gpudp.backends import cpu
 h = np.arange(12 * 40, dtype=np.int64).reshape(12, 40) % 7
 r = sweep(Walk(h), backend="cpu", progress=False)
 path = r.traceback((11, 39))
-fn = cpu._CACHE[("tiled", Walk, 2)]
+fn = cpu._CACHE[("tiled", Walk, 2, False)]
 print(json.dumps({"value": int(r.last_row[-1]), "path": len(path), "hits": sum(fn.stats.cache_hits.values()),
                   "misses": sum(fn.stats.cache_misses.values())}))
 """
@@ -154,7 +154,7 @@ def test_one_compile_serves_every_shape():
     for n, m in [(5, 7), (40, 33), (300, 129), (1, 600)]:
         a, b = rng.integers(0, 4, n), rng.integers(0, 4, m)
         lcs.solve(a, b, backend="cpu")
-        seen.append(len(cpu._CACHE[("tiled", lcs.LCSRecurrence, 5)].signatures))
+        seen.append(len(cpu._CACHE[("tiled", lcs.LCSRecurrence, 5, False)].signatures))
     assert seen == seen[:1] * 4  # other tests may have compiled other symbol types before: none added
 
 

@@ -627,14 +627,12 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     if key in _CACHE:
         return _CACHE[key]
     from ..codegen import (
-        NO_CELL,
         compile_source,
         data_args,
         fn_args,
         indent,
+        local_reduction,
         n_symbols,
-        reduce_better,
-        reduce_worst,
         tile_cell_source,
         user_args,
     )
@@ -648,6 +646,9 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     ns.update(BH=bh, TW=tw, RPT=rpt, WPT=(tw // 32 + 1) * bits * bh, U32=numba.uint32)
     ns.update(U0=np.uint32(0), SYMD=np.dtype(sym_dtype or np.int64))
     red = bool(n_reduce(rec_cls))  # the lane keeps its best cell in registers, its slot at the end
+    if red:
+        names, red_init, red_update, red_flush_src = local_reduction(rec_cls, n_data, "cuda.grid(1)")
+        ns.update(names)
     ns["tcell"] = device_jit(
         compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets, not red), "tcell", dict(ns))
     )
@@ -672,10 +673,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         ri = f"y{r}" if sym else "0"
         call = f"v{r}, e{r} = tcell(i0 + {r}, j, {up}, l{r}, {dg}, {ri}, cj{du})"
         if red:  # the cell's row-major index breaks ties: one compare, two registers
-            op = ">" if rec_cls.reduce == "max" else "<"
-            lin = f"(i0 + {r}) * C + j"
-            kv = values.key(rec_cls, f"v{r}")  # a record: its first field
-            call += f"\nif {kv} {op} bv_ or ({kv} == bv_ and {lin} < bk_):\n    bv_ = {kv}\n    bk_ = {lin}"
+            call += "\n" + red_update(f"v{r}", f"(i0 + {r}) * C + j")
         fast.append(call)
         slow += [f"v{r} = VT(FILL)", f"e{r} = 0", f"if i0 + {r} < R:", indent(call, 4)]
         store_right += [f"if i0 + {r} < R:", f"    ST(right, i0 + {r}, l{r})"]
@@ -762,21 +760,8 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         prologue.append("sxch = cuda.shared.array(32, SYMD)")
     red_flush = ["pass"]
     if red:  # the lane's best of this launch, merged into its slot (slots outlive the launches)
-        rv, rc = (f"dat{n_data - n_flags(rec_cls) - k}" for k in (2, 1))
-        ns.update(
-            RED_WORST=reduce_worst(rec_cls), NO_CELL=NO_CELL, KT=numba.from_dtype(values.key_dtype(rec_cls))
-        )
-        prologue += ["bv_ = KT(RED_WORST)", "bk_ = NO_CELL"]
-        better = reduce_better(rec_cls, "bv_", f"{rv}[rs]", "bi_", f"{rc}[rs, 0]", "bj_", f"{rc}[rs, 1]")
-        red_flush = [
-            "rs = cuda.grid(1)",
-            "bi_ = bk_ // C",
-            "bj_ = bk_ % C",
-            f"if bk_ != NO_CELL and ({better}):",
-            f"    {rv}[rs] = bv_",
-            f"    {rc}[rs, 0] = bi_",
-            f"    {rc}[rs, 1] = bj_",
-        ]
+        prologue += [red_init]
+        red_flush = [red_flush_src]
     src = _TILED.format(
         da=da,
         du=du,

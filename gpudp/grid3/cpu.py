@@ -122,12 +122,7 @@ def runner(rec_cls, n_data: int, nrt: bool = False):
     key = (rec_cls, n_data, nrt)
     if key not in _RUNNERS:
         opts = {} if nrt else {"_nrt": False}
-        ns = {
-            **cell_namespace(rec_cls),
-            "row_offset": njit(layout.row_offset),
-            "cell": njit(rec_cls.cell, **opts),
-            "boundary": njit(rec_cls.boundary, **opts),
-        }
+        ns = {**cell_namespace(rec_cls, nrt), "row_offset": njit(layout.row_offset)}
         row_src, run_src = source(rec_cls, n_data)
         ns["row"] = jit_generated(row_src, "row", ns, njit, "cpu", inline="always", **opts)
         _RUNNERS[key] = jit_generated(run_src, "run_planes", ns, njit, "cpu", parallel=True)
