@@ -308,7 +308,7 @@ def test_gotoh_cpu_matches_reference(a, b, scores):
 
 
 @pytest.mark.sim
-@pytest.mark.parametrize("a, b", [("GATTACA", "GCATGCT"), ("", "AC"), ("ACGTTTTA", "ACGA")])
+@pytest.mark.parametrize("a, b", [("GATTACA", "GCATGCT"), ("", "AC")])
 def test_gotoh_cuda(a, b):
     assert check_gotoh(a, b, backend="cuda").backend == "cuda"
 
@@ -364,7 +364,7 @@ def test_smith_waterman_cpu_matches_reference(a, b, scores):
 
 
 @pytest.mark.sim
-@pytest.mark.parametrize("a, b", [("TGTTACGG", "GGTTGACTA"), ("AAAA", "CCCC"), ("ACGTTGCA", "TTGCAACG")])
+@pytest.mark.parametrize("a, b", [("TGTTACGG", "GGTTGACTA"), ("AAAA", "CCCC")])
 def test_smith_waterman_cuda(a, b):
     assert check_local(a, b, backend="cuda").backend == "cuda"
 

@@ -173,7 +173,7 @@ def check_lcs3(a, b, c, backend):
 
 
 @given(strings, strings, strings, st.booleans())
-@settings(max_examples=40)
+@settings(max_examples=15)
 def test_lcs3_cpu(a, b, c, parallel):
     """Every plane in prange (``SERIAL_CELLS = 0``) or the small ones serial: the same answers."""
     from gpudp.grid3 import cpu
@@ -216,7 +216,7 @@ weights = st.tuples(
 
 
 @given(weights, st.data())
-@settings(max_examples=20)
+@settings(max_examples=8)
 def test_all_seven_offsets_cpu(w, data):
     start = tuple(data.draw(st.integers(-1, n - 1)) for n in w.shape)
     check_minpath(w, None, "cpu", starts=[start] if min(w.shape) else [])

@@ -204,7 +204,7 @@ def check_batch(recs, backend, states=None):
 # ---------------------------------------------------------------------------------------------
 
 
-@settings(max_examples=12)
+@settings(max_examples=5)
 @given(pairs(7, 16))
 def test_edit_distance_matches_sweep(batch):
     recs = [ED.EditDistance(a, b) for a, b in batch]
@@ -216,7 +216,7 @@ def test_edit_distance_matches_sweep(batch):
             assert item.value == ED.edit_distance(a, b, backend="cpu")[0]
 
 
-@settings(max_examples=8)
+@settings(max_examples=4)
 @given(pairs(6, 14), st.integers(1, 4), st.integers(-4, 0), st.integers(0, 3))
 def test_local_alignment_matches_sweep(batch, match, mismatch, gap_cost):
     recs = [SW.SmithWaterman(a, b, match, mismatch, gap_cost) for a, b in batch]
@@ -227,7 +227,7 @@ def test_local_alignment_matches_sweep(batch, match, mismatch, gap_cost):
             assert item.path[-1, 2] != SW.STOP or item.exit == (-1, -1)
 
 
-@settings(max_examples=8)
+@settings(max_examples=4)
 @given(pairs(6, 12))
 def test_affine_alignment_matches_sweep(batch):
     recs = [PackedGotoh(a, b) for a, b in batch]
@@ -243,7 +243,7 @@ def test_affine_alignment_matches_sweep(batch):
 # ---------------------------------------------------------------------------------------------
 
 
-@settings(max_examples=10)
+@settings(max_examples=4)
 @given(grids(7, 12))
 def test_generic_grid_matches_sweep(hs):
     check_batch([Mix(h) for h in hs], "cpu")
@@ -251,7 +251,7 @@ def test_generic_grid_matches_sweep(hs):
 
 @pytest.mark.sim
 @pytest.mark.parametrize("kind", ["edit", "local", "affine", "mix"])
-@settings(max_examples=3)
+@settings(max_examples=2)
 @given(batch=pairs(4, 7), hs=grids(4, 8))
 def test_cuda_batch_matches_sweep(kind, batch, hs):
     if kind == "edit":
@@ -460,7 +460,7 @@ def nw_score(a, b, match, mismatch, gap) -> int:
     return row[-1]
 
 
-@settings(max_examples=10)
+@settings(max_examples=4)
 @given(pairs(6, 12), st.integers(0, 3), st.integers(-3, 1), st.integers(0, 3))
 def test_example_many_alignments(batch, match, mismatch, gap_cost):
     out, stats = MANY.align_many(batch, match, mismatch, gap_cost, backend="cpu")

@@ -139,7 +139,7 @@ def _run(base, table, op, w, backend, tile=None):
     return r
 
 
-@settings(max_examples=40)
+@settings(max_examples=15)
 @given(
     st.sampled_from(CASES),
     st.sampled_from(DTYPES),
