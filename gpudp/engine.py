@@ -10,7 +10,6 @@ the last layer), the decision store, statistics, and ``traceback()``.
 
 from __future__ import annotations
 
-import copy
 import operator
 import time
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from .recurrence import (
     Recurrence,
     contiguous,
     read_only,
+    values_only,
 )
 from .schedule import Schedule, derive
 from .solution import Stats
@@ -494,7 +494,7 @@ def sweep(
     if isinstance(rec, IntervalRecurrence):  # by diagonals, the whole table kept: gpudp/interval
         from .interval import sweep_intervals
 
-        swept = _values_only(rec) if not traceback and type(rec).decision_bits else rec
+        swept = values_only(rec) if not traceback and type(rec).decision_bits else rec
         return sweep_intervals(swept, rec, backend, memory_budget, progress)
     if isinstance(rec, Grid3Recurrence):  # by planes i + j + k, a ring of planes: gpudp/grid3
         from .grid3 import sweep_grid3
@@ -508,7 +508,7 @@ def sweep(
 
             return checkpoint_sweep(rec, plan, sweep, memory_budget, progress, tile, checkpoint_every)
     if not traceback and type(rec).decision_bits:
-        rec = _values_only(rec)
+        rec = values_only(rec)
     plan = plan or plan_sweep(rec, backend, tile)
     plan.checkpoint = _checkpoint
     backend = plan.backend
@@ -571,27 +571,6 @@ def sweep(
     if red is not None:
         out["best_value"], out["best_cell"] = _reduce_slots(type(rec), *red)
     return SweepResult(user_rec, plan, store, stats, **out)
-
-
-_VALUES_ONLY: dict = {}
-
-
-def _values_only(rec):
-    """A copy of ``rec`` whose class drops the decisions its cell returns (``decision_bits`` 0):
-    the class, made once per recurrence class, keeps the name; the copy shares the data."""
-    cls = type(rec)
-    sub = _VALUES_ONLY.get(cls)
-    if sub is None:
-        attrs = {
-            "decision_bits": 0,
-            "_drops_decisions": True,  # codegen: unpack (value, decision), keep the value
-            "_declared_bits": cls.decision_bits,
-            "__module__": cls.__module__,
-        }
-        sub = _VALUES_ONLY[cls] = type(cls.__name__, (cls,), attrs)
-    proxy = copy.copy(rec)
-    proxy.__class__ = sub
-    return proxy
 
 
 def _reduction_slots(cls, n: int):

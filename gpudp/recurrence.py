@@ -58,6 +58,34 @@ def read_only(x):
     return x
 
 
+def _proxy(rec, table: dict, key, attrs: dict):
+    """A shallow copy of ``rec`` (sharing its data) whose class is a subclass of its class with the
+    class attributes ``attrs``, keeping its name: one such subclass per class and ``key``, kept in
+    ``table`` for the process, so that every kernel, walker and cache keyed by the class sees it."""
+    cls = type(rec)
+    sub = table.get((cls, key))
+    if sub is None:
+        attrs = {**attrs, "__module__": cls.__module__, "__qualname__": cls.__qualname__}
+        sub = table[(cls, key)] = type(cls.__name__, (cls,), attrs)
+    proxy = copy.copy(rec)
+    proxy.__class__ = sub
+    return proxy
+
+
+def _with_offsets(rec, offs):
+    """``rec`` with its class declaring ``offs``."""
+    return _proxy(rec, _BY_OFFSETS, offs, {"offsets": offs})
+
+
+def values_only(rec):
+    """``rec`` with its class dropping the decisions its cell returns (``decision_bits`` 0; codegen
+    unpacks ``(value, decision)`` and keeps the value): a sweep with ``traceback=False``."""
+    bits = type(rec).decision_bits
+    return _proxy(
+        rec, _VALUES_ONLY, None, {"decision_bits": 0, "_drops_decisions": True, "_declared_bits": bits}
+    )
+
+
 class Recurrence:
     """Common part of the contract."""
 
@@ -193,6 +221,7 @@ class Recurrence:
 
 #: (class, offsets) -> the subclass declaring those offsets (GridRecurrence._specialized)
 _BY_OFFSETS: dict = {}
+_VALUES_ONLY: dict = {}
 
 
 class GridRecurrence(Recurrence):
@@ -278,14 +307,7 @@ class GridRecurrence(Recurrence):
         offs = check_offsets(own)
         if offs == cls.offsets:
             return self
-        key = (cls, offs)
-        sub = _BY_OFFSETS.get(key)
-        if sub is None:
-            attrs = {"offsets": offs, "__module__": cls.__module__, "__qualname__": cls.__qualname__}
-            sub = _BY_OFFSETS[key] = type(cls.__name__, (cls,), attrs)
-        proxy = copy.copy(self)
-        proxy.__class__ = sub
-        return proxy
+        return _with_offsets(self, offs)
 
     @classmethod
     def _validate_class(cls):
@@ -669,14 +691,7 @@ class Grid3Recurrence(Recurrence):
         offs = _check_offsets3(cls.__name__, own)
         if offs == tuple(tuple(o) for o in cls.offsets):
             return self
-        key = (cls, offs)
-        sub = _BY_OFFSETS.get(key)
-        if sub is None:
-            attrs = {"offsets": offs, "__module__": cls.__module__, "__qualname__": cls.__qualname__}
-            sub = _BY_OFFSETS[key] = type(cls.__name__, (cls,), attrs)
-        proxy = copy.copy(self)
-        proxy.__class__ = sub
-        return proxy
+        return _with_offsets(self, offs)
 
     def _checked_shape(self) -> tuple[int, int, int]:
         """``shape()`` as three ints >= 0 (InputError naming ``shape`` otherwise)."""

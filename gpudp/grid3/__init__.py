@@ -29,7 +29,6 @@ bytes, picks the backend as the other shapes do (``auto`` from the cells), runs 
 
 from __future__ import annotations
 
-import copy
 import time
 from dataclasses import dataclass, field
 
@@ -41,7 +40,7 @@ from ..errors import ContractError, InputError
 from ..jit import njit
 from ..memory import available_memory, default_budget, describe, parse_bytes
 from ..progress import progress_bar
-from ..recurrence import Grid3Recurrence, contiguous, read_only
+from ..recurrence import Grid3Recurrence, contiguous, read_only, values_only
 from ..solution import Stats
 from ..store import WORD_BYTES, DecisionStore, spills
 from . import layout
@@ -267,28 +266,6 @@ def _walker(rec_cls, n_data: int):
 # ---------------------------------------------------------------------------------------------
 
 
-_VALUES_ONLY: dict = {}
-
-
-def _values_only(rec):
-    """A copy of ``rec`` whose class drops the decisions its cell returns (``decision_bits`` 0,
-    the name kept; made once per class): what ``traceback=False`` sweeps."""
-    cls = type(rec)
-    sub = _VALUES_ONLY.get(cls)
-    if sub is None:
-        attrs = {
-            "decision_bits": 0,
-            "_drops_decisions": True,
-            "_declared_bits": cls.decision_bits,
-            "__module__": cls.__module__,
-            "__qualname__": cls.__qualname__,
-        }
-        sub = _VALUES_ONLY[cls] = type(cls.__name__, (cls,), attrs)
-    proxy = copy.copy(rec)
-    proxy.__class__ = sub
-    return proxy
-
-
 def _probe(rec, shape, data) -> None:
     """Call ``cell`` once in plain Python on ``(0, 0, 0)`` with dependencies at ``fill`` (and
     read-only data) to catch a return of the wrong form before anything compiles; a cell that
@@ -401,7 +378,7 @@ def sweep_grid3(rec: Grid3Recurrence, backend="auto", memory_budget=None, progre
     cells = n1 * n2 * n3
     dropped = bool(not traceback and walk_cls.decision_bits)
     if dropped:
-        rec = _values_only(rec)
+        rec = values_only(rec)
     cls = type(rec)
     bits = cls.decision_bits
     backend, why = backends.choose(backend, cells)

@@ -27,10 +27,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..codegen import NO_CELL, reduce_worst
-from ..engine import _values_only, choose_backend, device_name, sweep
+from ..engine import choose_backend, device_name, sweep
 from ..errors import ContractError, InputError
 from ..memory import default_budget, gc_paused, parse_bytes
 from ..progress import progress_bar
+from ..recurrence import values_only
 from ..schedule import derive
 from ..solution import Stats
 from .chunks import Chunk, cut
@@ -426,7 +427,7 @@ def sweep_many(
             f"{cls.__name__} defines no back(...): its decisions cannot be traced back; define "
             f"{cls._form('back', len(take.kinds) - take.n_sym)} as a @staticmethod, or pass traceback=False"
         )
-    kcls = type(_values_only(take.recs[valid[0]])) if bits and not traceback else cls
+    kcls = type(values_only(take.recs[valid[0]])) if bits and not traceback else cls
     state_of = _start_states(start_state, count, cls)
     budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
     vcells = cells[valid]
