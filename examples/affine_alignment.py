@@ -28,6 +28,7 @@ from gpudp import GridRecurrence, sweep
 
 NEG = -(1 << 29)  # minus infinity: no alignment ends this way (clamped, so int32 never overflows)
 M, X, Y = 0, 1, 2  # the record's fields, and the traceback's states: which matrix
+I32 = np.int32
 
 
 class Gotoh(GridRecurrence):
@@ -41,7 +42,7 @@ class Gotoh(GridRecurrence):
     def __init__(self, a, b, match=2, mismatch=-1, gap_open=3, gap_extend=1):
         self.a = np.frombuffer(a.encode(), np.uint8).astype(np.int32)
         self.b = np.frombuffer(b.encode(), np.uint8).astype(np.int32)
-        self.scores = np.array([match, mismatch, gap_open + gap_extend, gap_extend], np.int32)
+        self.scores = tuple(I32(s) for s in (match, mismatch, gap_open + gap_extend, gap_extend))
 
     def shape(self):
         return len(self.a) + 1, len(self.b) + 1
@@ -53,32 +54,35 @@ class Gotoh(GridRecurrence):
         return np.concatenate(([-2], self.b)).astype(np.int32)
 
     def data(self):
-        return (self.scores,)
+        return self.scores  # scalars: kernel arguments, in registers (an array is read from memory)
 
     @staticmethod
-    def cell(i, j, up, left, diag, ri, cj, scores):
+    def cell(i, j, up, left, diag, ri, cj, match, mismatch, opening, extend):
+        # I32(...) keeps the arithmetic in 32 bits (numba computes int32 + int32 in 64)
         if i == 0 and j == 0:
-            return (0, NEG, NEG), 0
-        x, dx = max(up[M] - scores[2], NEG), 0  # open a gap after M, or extend one: X
-        if up[X] - scores[3] > x:
-            x, dx = up[X] - scores[3], 1
-        y, dy = max(left[M] - scores[2], NEG), 0
-        if left[Y] - scores[3] > y:
-            y, dy = left[Y] - scores[3], 1
+            return (I32(0), I32(NEG), I32(NEG)), 0
+        x, dx = max(I32(up[M] - opening), I32(NEG)), 0  # open a gap after M, or extend one: X
+        t = I32(up[X] - extend)
+        if t > x:
+            x, dx = t, 1
+        y, dy = max(I32(left[M] - opening), I32(NEG)), 0
+        t = I32(left[Y] - extend)
+        if t > y:
+            y, dy = t, 1
         m, dm = diag[M], M
         if diag[X] > m:
             m, dm = diag[X], X
         if diag[Y] > m:
             m, dm = diag[Y], Y
-        m = max(m + (scores[0] if ri == cj else scores[1]), NEG) if i > 0 and j > 0 else NEG
+        m = max(I32(m + (match if ri == cj else mismatch)), I32(NEG)) if i > 0 and j > 0 else I32(NEG)
         return (m, x, y), dm | (dx << 2) | (dy << 3)
 
     @staticmethod
-    def boundary(i, j, scores):
+    def boundary(i, j, match, mismatch, opening, extend):
         return (NEG, NEG, NEG)  # outside row 0 and column 0: read by no valid alignment
 
     @staticmethod
-    def back(i, j, decision, state, scores):
+    def back(i, j, decision, state, match, mismatch, opening, extend):
         if state == M:
             if i == 0 and j == 0:
                 return -1, -1, M  # the empty prefixes: the alignment starts here

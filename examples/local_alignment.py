@@ -21,6 +21,7 @@ import numpy as np
 from gpudp import GridRecurrence, sweep
 
 STOP, DIAG, UP, LEFT = 0, 1, 2, 3  # where H(i, j) came from; STOP: the alignment starts at (i, j)
+I32 = np.int32
 
 
 class SmithWaterman(GridRecurrence):
@@ -33,7 +34,7 @@ class SmithWaterman(GridRecurrence):
     def __init__(self, a: str, b: str, match=3, mismatch=-3, gap=2):
         self.a = np.frombuffer(a.encode(), np.uint8)
         self.b = np.frombuffer(b.encode(), np.uint8)
-        self.scores = np.array([match, mismatch, gap], np.int32)
+        self.scores = (I32(match), I32(mismatch), I32(gap))
 
     def shape(self):
         return len(self.a), len(self.b)
@@ -45,25 +46,28 @@ class SmithWaterman(GridRecurrence):
         return self.b
 
     def data(self):
-        return (self.scores,)
+        return self.scores  # scalars: kernel arguments, in registers (an array is read from memory)
 
     @staticmethod
-    def cell(i, j, up, left, diag, ri, cj, scores):
-        h, how = diag + (scores[0] if ri == cj else scores[1]), DIAG
-        if up - scores[2] > h:
-            h, how = up - scores[2], UP
-        if left - scores[2] > h:
-            h, how = left - scores[2], LEFT
+    def cell(i, j, up, left, diag, ri, cj, match, mismatch, gap):
+        # I32(...): numba computes int32 + int32 in 64 bits; kept in 32 the GPU does half the work
+        h, how = I32(diag + (match if ri == cj else mismatch)), DIAG
+        u = I32(up - gap)
+        if u > h:
+            h, how = u, UP
+        lf = I32(left - gap)
+        if lf > h:
+            h, how = lf, LEFT
         if h <= 0:
-            return 0, STOP
+            return I32(0), STOP
         return h, how
 
     @staticmethod
-    def boundary(i, j, scores):
+    def boundary(i, j, match, mismatch, gap):
         return 0
 
     @staticmethod
-    def back(i, j, how, scores):
+    def back(i, j, how, match, mismatch, gap):
         if how == DIAG:
             return i - 1, j - 1
         if how == UP:

@@ -274,15 +274,16 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off, ckro
                     for st in range(32):
 {exchange}
                         jj = s0 + st - k
+{planes_skip}
                         if jj >= 0 and jj < ncol:
                             j = c0 + jj
 {rows}
-{planes_acc}
                             uprev = upin
 {shift_left}
                             if own:
 {bottom_pick}
                                 ST(bottom, eb + 1 + jj, bv)
+{planes_acc}
 {planes_flush}
             cuda.syncthreads()
 {store_right}
@@ -688,11 +689,14 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     planes = [(r, b) for r in range(rpt) for b in range(bits)]
     init = [f"w{r}_{b} = U0" for r, b in planes]
 
-    def acc(step):
-        return [f"w{r}_{b} = U32(w{r}_{b} | (U32((e{r} >> {b}) & 1) << U32({step})))" for r, b in planes]
+    # each step shifts every word right by one and puts its bit at the top, so that after the 32
+    # steps of a block step st's bit is bit st: constant shifts, which the compiler keeps in 32 bits
+    # (a shift by the step's number was done in 64), and a step with no cell shifts in a 0
+    acc = [f"w{r}_{b} = U32((w{r}_{b} >> 1) | (((U32(e{r}) >> {b}) & 1) << 31))" for r, b in planes]
+    skip = [f"e{r} = 0" for r in range(rpt)] if bits else []
 
     flush = ["wb = twb + blk * " + str(bits * bh)]
-    flush += [f"words[wb + {b * bh + r}] = w{r}_{b}\nw{r}_{b} = U0" for r, b in planes]
+    flush += [f"words[wb + {b * bh + r}] = w{r}_{b}" for r, b in planes]
     col_prefetch, col_advance = ["cj = 0"], []
     if sym:
         col_prefetch = [
@@ -748,7 +752,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     for q in range(u):
         st = f"(sb + {q})" if u < 32 else str(q)
         body += exchange(st) + [f"j = j0 + {st}"] + fast
-        body += acc(st) + ["uprev = upin"] + shift + ["if k == 31:", f"    ST(bottom, b0 + {st}, mine)"]
+        body += acc + ["uprev = upin"] + shift + ["if k == 31:", f"    ST(bottom, b0 + {st}, mine)"]
     steady += [indent(j(body), 4)] if u < 32 else body
     prologue = ["pass"]
     if sim:  # a record's exchange buffer: one shared array per field
@@ -776,7 +780,8 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         steady_steps=indent(j(steady), 20),
         exchange=indent(j(exchange("st")), 24),
         rows=indent(j(rows), 28),
-        planes_acc=indent(j(acc("st")) or "pass", 28),
+        planes_skip=indent(j(skip) or "pass", 24),
+        planes_acc=indent(j(acc) or "pass", 24),
         shift_left=indent(j(shift), 28),
         bottom_pick=indent(j(bottom_pick), 32),
         planes_flush=indent(j(flush) if bits else "pass", 16),
