@@ -454,6 +454,14 @@ def _layered_plan(rows, cols, sched, sizes, lo, hi, bits, codec, cells) -> Plan:
     return Plan("layered", rows, cols, sched, lay, sizes, n, cells, lo=lo, hi=hi, g0=g0, gn=gn, codec=codec)
 
 
+#: bytes of decisions above which ``store="auto"`` traces a tiled grid back from checkpoints even
+#: where the full store fits the memory budget: copying and page-locking the decisions then costs
+#: more than sweeping the path's blocks again (LCS on the GPU machines: 2^19, 32 GiB, full 1.06 s
+#: against 0.92 s from checkpoints, H100 2026-11-24; 2^20 held in 154 GiB of a 512 GiB host, full
+#: 53-94 s against 2.3 s, 4 x H200 2026-11-26)
+AUTO_FULL_STORE_MAX = 16 << 30
+
+
 def sweep(
     rec: Recurrence,
     backend: str = "auto",
@@ -482,7 +490,8 @@ def sweep(
                    and column only, and the blocks the path crosses swept again when it is walked
                    (a :class:`gpudp.linear.CheckpointResult`, same surface; tiled grids only);
                    ``"auto"``: checkpoints for a tiled grid whose full store would not stay within
-                   the memory budget, else full.
+                   the memory budget or would hold more than :data:`AUTO_FULL_STORE_MAX` bytes of
+                   decisions, else full.
     checkpoint_every: K, the checkpoints' spacing and the blocks' side (default: blocks of
                    decisions up to 1 GiB; see :func:`gpudp.linear.choose_every`).
     """
@@ -503,7 +512,8 @@ def sweep(
     plan = None
     if traceback and type(rec).decision_bits and store != "full":
         plan = plan_sweep(rec, backend, tile)  # kept for the full store unless checkpoints win
-        if store == "checkpoints" or (plan.kind == "tiled" and plan.memory(memory_budget).spill):
+        need = plan.memory(memory_budget) if plan.kind == "tiled" else None
+        if store == "checkpoints" or (need and (need.spill or need.decisions > AUTO_FULL_STORE_MAX)):
             from .linear import checkpoint_sweep
 
             return checkpoint_sweep(rec, plan, sweep, memory_budget, progress, tile, checkpoint_every)

@@ -107,6 +107,21 @@ def test_lcs_solve_with_checkpoints_and_auto():
     assert "store" not in lcs.solve(a, b, backend="cpu").stats.extra  # fits: the full store
 
 
+def test_auto_takes_checkpoints_above_the_full_store_cap(monkeypatch):
+    """A full store that fits the budget but holds more decisions than the cap: checkpoints (a
+    large store costs more to copy and page-lock than the path's blocks cost to sweep again)."""
+    import gpudp.engine as engine
+
+    rng = np.random.default_rng(5)
+    a, b = rng.integers(0, 4, 300).astype(np.uint8), rng.integers(0, 4, 280).astype(np.uint8)
+    want = lcs.solve(a, b, backend="cpu", store="full")
+    monkeypatch.setattr(engine, "AUTO_FULL_STORE_MAX", 1024)
+    got = lcs.solve(a, b, backend="cpu")
+    assert got.stats.extra["store"] == "checkpoints"
+    assert got.value == want.value and np.array_equal(got.solution, want.solution)
+    assert "store" not in lcs.solve(a, b, backend="cpu", store="full").stats.extra
+
+
 def test_choose_every_and_memory_figures():
     rec = LCSRecurrence(np.zeros(5000, np.uint8), np.zeros(3000, np.uint8))
     from gpudp.engine import plan_sweep
