@@ -8,20 +8,31 @@ gathered by position), and the plug-in joins the chunks' results in input order.
 one worker a GPU (:func:`cluster` with ``gpus=True``, or dask-cuda's ``LocalCUDACluster``) each
 worker sees one GPU, so each chunk runs on its worker's GPU.
 
+:func:`map_chunks` sends each chunk's items from the client with its task. A batch whose data is in
+the cluster already (dask arrays read from files, or made by an earlier step, or persisted) runs
+by :func:`map_blocks` instead: the chunks are the arrays' row blocks (:func:`row_blocks`), each
+task takes its blocks as Dask dependencies, and Dask computes them, or finds them where they are
+kept, and runs the task on a worker holding its data; nothing of the arrays passes through the
+client.
+
 ``pip install gpudp[dask]`` brings ``dask.distributed``; without
 it, asking for a cluster raises :class:`~gpudp.InputError` saying so, and everything else works.
 
 Example
 -------
+>>> import dask.array as da                                     # doctest: +SKIP
 >>> from dask.distributed import Client, LocalCluster           # doctest: +SKIP
 >>> from gpudp.problems import lcs
 >>> with LocalCluster(n_workers=4) as cluster, Client(cluster) as client:  # doctest: +SKIP
-...     lengths = lcs.solve_many(pairs, client=client).values
+...     lengths = lcs.solve_many(pairs, client=client).values  # the pairs sent from here
+...     A, B = da.from_zarr("a.zarr"), da.from_zarr("b.zarr")  # a row of each: a pair
+...     lengths = lcs.solve_many((A, B), client=client).values  # each block solved where it is read
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import subprocess
 import time
@@ -31,7 +42,16 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["chunk_bounds", "cluster", "dask_distributed", "map_chunks", "visible_gpus"]
+__all__ = [
+    "chunk_bounds",
+    "cluster",
+    "dask_distributed",
+    "is_dask_collection",
+    "map_blocks",
+    "map_chunks",
+    "row_blocks",
+    "visible_gpus",
+]
 
 #: chunks per worker: enough that a slow or lost worker holds up a small part of the batch
 CHUNKS_PER_WORKER = 4
@@ -60,6 +80,28 @@ def chunk_bounds(costs: Sequence[float] | np.ndarray, n_chunks: int) -> list[tup
     cuts = np.searchsorted(cum, cum[-1] * np.arange(1, n_chunks) / n_chunks) + 1  # past each share
     edges = np.unique(np.concatenate(([0], cuts, [n])))
     return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
+
+
+def is_dask_collection(x) -> bool:
+    """Whether ``x`` is a Dask collection (a dask array, a ``dask.delayed`` object ...), without
+    importing dask for an object that has no Dask graph."""
+    if getattr(x, "__dask_graph__", None) is None:
+        return False
+    import dask
+
+    return dask.is_dask_collection(x)
+
+
+def _workers(client) -> int:
+    """How many workers ``client``'s cluster has (waiting up to a minute for a first one)."""
+    dask_distributed()
+    workers = len(client.scheduler_info().get("workers", {}))
+    if workers == 0:
+        client.wait_for_workers(1, timeout=60)
+        workers = len(client.scheduler_info().get("workers", {}))
+    if workers == 0:
+        raise InputError("client", "the Dask cluster has no workers")
+    return workers
 
 
 def map_chunks(
@@ -93,19 +135,124 @@ def map_chunks(
     InputError
         without ``dask.distributed``, or a client with no workers.
     """
-    dask_distributed()
-    workers = len(client.scheduler_info().get("workers", {}))
-    if workers == 0:
-        client.wait_for_workers(1, timeout=60)
-        workers = len(client.scheduler_info().get("workers", {}))
-    if workers == 0:
-        raise InputError("client", "the Dask cluster has no workers")
+    workers = _workers(client)
     t0 = time.perf_counter()
     bounds = chunk_bounds(costs, chunks or CHUNKS_PER_WORKER * workers)
     futures = [client.submit(solve_chunk, take(lo, hi), retries=retries, pure=False) for lo, hi in bounds]
     results = client.gather(futures)
     info = {"workers": workers, "chunks": len(bounds), "seconds": time.perf_counter() - t0}
     return results, bounds, info
+
+
+def map_blocks(
+    client, solve_chunk: Callable, blocks: Sequence[tuple], sizes: Sequence[int], retries: int = 2
+) -> tuple[list, list[tuple[int, int]], dict]:
+    """Run ``solve_chunk(*blocks[k])`` for every chunk ``k`` on ``client``'s workers, the chunks'
+    data in the cluster already: :func:`map_chunks` for data that is not on the client.
+
+    Each chunk is one task that takes its arguments as Dask dependencies: Dask computes them on the
+    workers (or finds them there when they are persisted or futures) and runs the task on a worker
+    that holds its data where it can, moving a block between workers only where a chunk's blocks
+    are on different ones; none passes through the client.
+
+    Parameters
+    ----------
+    client : dask.distributed.Client
+    solve_chunk : picklable callable (a module-level function or a ``functools.partial`` of one)
+        the single-process batch solve of one chunk, called with the chunk's arguments as computed
+        values (e.g. numpy arrays for the blocks of dask arrays).
+    blocks : one tuple of arguments a chunk, in input order
+        Dask collections (``dask.delayed`` objects, such as the blocks :func:`row_blocks` gives),
+        ``dask.distributed`` futures, or plain values (sent from the client with the task).
+    sizes : the items of each chunk: chunk ``k`` holds items ``sum(sizes[:k]) ..`` of the batch.
+    retries : times Dask runs a chunk again after an exception in it.
+
+    Returns
+    -------
+    ``(results, bounds, info)`` as :func:`map_chunks` gives them.
+
+    Raises
+    ------
+    InputError
+        without ``dask.distributed``, or a client with no workers.
+
+    Example
+    -------
+    >>> blocks, sizes = row_blocks(A, B)  # doctest: +SKIP
+    >>> results, bounds, info = map_blocks(client, solve_rows, blocks, sizes)  # doctest: +SKIP
+    """
+    if len(blocks) != len(sizes):
+        raise ValueError(f"{len(blocks)} chunks of blocks against {len(sizes)} sizes")
+    workers = _workers(client)
+    import dask
+
+    t0 = time.perf_counter()
+    edges = np.concatenate(([0], np.cumsum(np.asarray(sizes, dtype=np.int64))))
+    bounds = [(int(lo), int(hi)) for lo, hi in zip(edges[:-1], edges[1:], strict=True)]
+    tasks = [dask.delayed(solve_chunk, pure=False)(*args) for args in blocks]
+    results = client.gather(client.compute(tasks, retries=retries)) if tasks else []
+    info = {"workers": workers, "chunks": len(bounds), "seconds": time.perf_counter() - t0}
+    return results, bounds, info
+
+
+def row_blocks(*arrays) -> tuple[list[tuple], list[int]]:
+    """The row blocks of dask arrays of as many rows, aligned, as :func:`map_blocks` takes them.
+
+    The blocks are the first array's row chunks; each other array is rechunked along its rows to
+    them, and every array is made one block along its other axes (each row whole in its block).
+    Nothing is computed: the blocks are ``dask.delayed`` objects, computed (or found, where the
+    arrays are persisted) on the workers.
+
+    Parameters
+    ----------
+    *arrays : dask arrays of as many rows (of known chunk sizes); a numpy array among them is cut
+        into the same blocks (and travels from the client with the tasks).
+
+    Returns
+    -------
+    ``(blocks, sizes)``: per row block (empty ones left out), a tuple of one block of each array,
+    in row order; and the rows of each block.
+
+    Raises
+    ------
+    InputError
+        when an array is not a dask or numpy array, has unknown chunk sizes, or the arrays' rows
+        differ.
+
+    Example
+    -------
+    >>> import dask
+    >>> import dask.array as da
+    >>> A = da.zeros((10, 4), chunks=(3, 2), dtype="u1")
+    >>> B = da.zeros((10, 6), chunks=(5, 6), dtype="u1")
+    >>> blocks, sizes = row_blocks(A, B)
+    >>> sizes, [b.shape for b in dask.compute(*blocks[1])]
+    ([3, 3, 3, 1], [(3, 4), (3, 6)])
+    """
+    import dask.array as da
+
+    lead = next((x for x in arrays if isinstance(x, da.Array)), None)
+    for k, x in enumerate(arrays):
+        if not isinstance(x, (da.Array, np.ndarray)):
+            raise InputError(f"arrays[{k}]", f"a dask or numpy array, got {type(x).__name__}")
+        if any(math.isnan(n) for n in x.shape):
+            raise InputError(
+                f"arrays[{k}]", "unknown chunk sizes: call .compute_chunk_sizes() on the dask array first"
+            )
+        if x.ndim == 0 or x.shape[0] != arrays[0].shape[0]:
+            n = x.shape[0] if x.ndim else "no"
+            raise InputError(f"arrays[{k}]", f"{n} rows against {arrays[0].shape[0]}")
+    if lead is None:
+        raise InputError("arrays", "no dask array among them")
+    rows = lead.chunks[0]
+    cut = []
+    for x in arrays:
+        if not isinstance(x, da.Array):
+            x = da.from_array(x, chunks=(rows,) + x.shape[1:])
+        x = x.rechunk({0: rows, **{axis: -1 for axis in range(1, x.ndim)}})
+        cut.append(x.to_delayed().reshape(len(rows)))
+    keep = [k for k, n in enumerate(rows) if n > 0]
+    return [tuple(c[k] for c in cut) for k in keep], [int(rows[k]) for k in keep]
 
 
 def visible_gpus() -> list[str]:

@@ -205,3 +205,94 @@ def test_gpu_cluster_pins_one_gpu_a_worker(monkeypatch):
     with pytest.raises(InputError, match="no GPU is visible"):
         with gd.cluster(gpus=True):
             pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Data in the cluster: dask arrays, a chunk a row block, solved where the blocks are
+
+
+def _dask_rows(seed, rows=150):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 4, (rows, 40)).astype(np.uint8)
+    b = rng.integers(0, 5, (rows, 55)).astype(np.int16)  # another dtype: coded alike per chunk
+    return a, b
+
+
+def test_dask_arrays_on_the_cluster_equal_one_process(client):
+    da = pytest.importorskip("dask.array")
+    a, b = _dask_rows(4)
+    want = lcs.solve_many((a, b), backend="cpu", traceback=True)
+    A = da.from_array(a, chunks=(37, 15))  # uneven rows, columns in blocks (made whole per chunk)
+    B = da.from_array(b, chunks=(50, 55))  # other row chunks: rechunked to A's
+    got = lcs.solve_many((A, B), backend="cpu", client=client)
+    assert np.array_equal(got.values, want.values) and not got.errors
+    assert got.stats.extra["dask_chunks"] == 5 and got.stats.extra["items"] == 150
+    assert got.verified and all(got.values[p] >= 0 for p in got.verified)
+    A, B = client.persist([A, B])  # kept on the workers: found there, not computed again
+    distributed.wait([A, B])
+    traced = lcs.solve_many((A, B), backend="cpu", traceback=True, client=client)
+    assert np.array_equal(traced.values, want.values)
+    assert np.array_equal(traced.subsequences.start >= 0, want.subsequences.start >= 0)
+    for p in (0, 36, 37, 149):
+        assert np.array_equal(traced.subsequences[p], want.subsequences[p])
+        assert all(
+            np.array_equal(x, y)
+            for x, y in zip(traced.subsequences.positions(p), want.subsequences.positions(p), strict=True)
+        )
+    assert traced.solutions[40].value == want.solutions[40].value
+    rows = edit_distance.solve_many((A, B), backend="cpu", client=client)  # the same runner
+    assert np.array_equal(rows.values, edit_distance.solve_many((a, b), backend="cpu").values)
+
+
+def test_dask_arrays_refused_as_one_process_refuses_them(client):
+    from gpudp import InputError
+
+    da = pytest.importorskip("dask.array")
+    a, b = _dask_rows(5, rows=20)
+    A, B = da.from_array(a, chunks=(7, 40)), da.from_array(b, chunks=(7, 55))
+    with pytest.raises(InputError, match="dask arrays need client="):
+        lcs.solve_many((A, B), backend="cpu")
+    with pytest.raises(InputError, match="20 rows against 19"):
+        lcs.solve_many((A, B[:19]), backend="cpu", client=client)
+    with pytest.raises(InputError, match="must hold integers"):
+        lcs.solve_many((A, B.astype(np.float32)), backend="cpu", client=client)
+    with pytest.raises(InputError, match="two 2-D arrays"):
+        lcs.solve_many((A, B[0]), backend="cpu", client=client)
+    with pytest.raises(InputError, match="unknown chunk sizes"):
+        lcs.solve_many((A[A[:, 0] >= 0], B), backend="cpu", client=client)
+    with pytest.raises(InputError, match="give \\(A, B\\)"):
+        lcs.solve_many(da.stack([A, A]), backend="cpu", client=client)
+    with pytest.raises(InputError, match="the tuple \\(A, B\\), not a list"):
+        lcs.solve_many([A, B], backend="cpu", client=client)
+
+
+def _block_sum(*blocks):
+    return [int(np.asarray(x).sum()) for x in blocks]
+
+
+def test_map_blocks_takes_futures_collections_and_values(client):
+    from gpudp.distributed import map_blocks, row_blocks
+
+    da = pytest.importorskip("dask.array")
+    x = np.arange(30).reshape(10, 3)
+    blocks, sizes = row_blocks(da.from_array(x, chunks=(4, 2)), x)  # a numpy array cut alike
+    assert sizes == [4, 4, 2]
+    out, bounds, info = map_blocks(client, _block_sum, blocks, sizes)
+    assert bounds == [(0, 4), (4, 8), (8, 10)] and info["chunks"] == 3
+    assert out == [[int(x[lo:hi].sum())] * 2 for lo, hi in bounds]
+    fut = client.scatter(x, hash=False)
+    assert map_blocks(client, _block_sum, [(fut, 5)], [10])[0] == [[int(x.sum()), 5]]
+
+
+def test_bench_scale_with_resident_data(capsys):
+    from gpudp.bench import scale
+    from gpudp.cli import build_parser
+
+    argv = ["bench", "scale", "--backends", "cpu", "--workers", "2", "--pairs", "48", "--length", "24"]
+    argv += ["--repeat", "1", "--chunks-per-worker", "2"]  # --data both: the default
+    out = scale.cli_bench(build_parser(argv).parse_args(argv))  # values checked against one process's
+    got = {(r["workers"], r["data"]): r for r in out["results"]}
+    assert sorted(got) == [(2, "client"), (2, "resident")]
+    assert got[2, "resident"]["chunks"] == 4 and got[2, "client"]["chunks"] == 4
+    assert got[2, "resident"]["bytes_between_workers_per_run"] == 0  # each chunk where its blocks are
+    assert "resident" in out["workload"]

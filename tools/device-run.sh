@@ -43,15 +43,21 @@ for stage in "${@:-all}"; do
         --section LaunchStats --section MemoryWorkloadAnalysis python3 tools/ncu_gotoh.py 32768 128 2>&1 \
         | tee "$OUT/ncu_gotoh.txt" | grep -v "^==PROF==" | tail -80 ;;
     multi-gpu)
-      # issue 18: one worker a GPU; batch scores, one grid in bands, subset sum split across GPUs
+      # issue 18: one worker a GPU; batch scores (pairs sent from the client, and pairs resident on
+      # the workers), one grid in bands, subset sum split across GPUs
       export NCCL_NVLS_ENABLE=0
-      python3 -m gpudp.cli bench scale --backends cuda --workers ${SCALE_WORKERS:-1,2} --pairs ${SCALE_PAIRS:-100000} \
-        --length 1000 --repeat 3 --out "$OUT/scale-cuda.json" 2>&1 | tail -6
+      timeout 200 python3 -m gpudp.cli bench scale --backends cuda --workers ${SCALE_WORKERS:-1,2} \
+        --pairs ${SCALE_PAIRS:-100000} --length 1000 --repeat 3 --data client \
+        --out "$OUT/scale-cuda-client.json" 2>&1 | tail -6
+      timeout 300 python3 -m gpudp.cli bench scale --backends cuda --workers ${SCALE_WORKERS:-1,2} \
+        --pairs ${RESIDENT_PAIRS:-1000000} --length 1000 --repeat 3 --data resident \
+        --out "$OUT/scale-cuda-resident.json" 2>&1 | tail -6
       for w in ${BAND_WORKERS:-1 2}; do
-        python3 tools/bands_check.py ${BAND_N:-1048576} $w $w cuda 2>&1 | tail -2 | tee -a "$OUT/bands.jsonl"
+        timeout 200 python3 tools/bands_check.py ${BAND_N:-1048576} $w $w cuda ${BAND_ROWS:-65536} 2>&1 \
+          | grep "^{" | tee -a "$OUT/bands.jsonl"
       done
       for w in ${SPLIT_WORKERS:-1 2}; do
-        WORKERS=$w BACKEND=cuda SPLIT=${SPLIT:-4} python3 tools/subset_sum_split.py 64 2>&1 | tail -3 \
+        WORKERS=$w BACKEND=cuda SPLIT=${SPLIT:-4} timeout 120 python3 tools/subset_sum_split.py 64 2>&1 | grep "^{" \
           | tee -a "$OUT/subset_sum_split.jsonl"
       done ;;
     remeasure-a)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# One device call on a multi-GPU machine (issue 18), everything in $OUT/all.tgz (and the two logs):
-# the GPU tests that a previous call lost, the batch of user recurrences, then the multi-GPU stage.
+# One device call on a multi-GPU machine (issue 18), everything in $OUT/all.tgz (and the logs): the
+# distributed tests, then the multi-GPU stage on 1, 2 and 4 GPUs (all the GPUs the machine shows).
 set -uo pipefail
 FINAL=${OUT:-/tmp/out}
 export OUT=/tmp/session-out
@@ -8,11 +8,10 @@ mkdir -p "$OUT" "$FINAL"
 bash tools/device-run.sh none > "$OUT/setup.log" 2>&1
 export PYTHONPATH=/tmp/site:$PWD:${PYTHONPATH:-} PYTHONWARNINGS=ignore
 nvidia-smi -L >> "$OUT/setup.log"
-{
-  timeout 150 python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" tests/test_lcs_many.py tests/test_many.py 2>&1 | tail -4
-  timeout 90 python3 tools/many_bench.py --count 2000 --n 300 --backend cuda --loop 200 \
-    --json "$OUT/many-2000x300-cuda.json" 2>&1 | tail -4
-} > "$OUT/retest.log" 2>&1
-SCALE_WORKERS=1,2 timeout ${MULTI_TIMEOUT:-330} bash tools/device-run.sh multi-gpu > "$OUT/multi.log" 2>&1
+gpus=$(nvidia-smi -L | grep -c "^GPU ")
+counts=1; list="1"; for k in 2 4 8; do [ "$k" -le "$gpus" ] && counts="$counts,$k" && list="$list $k"; done
+timeout 100 python3 -m pytest -q -p no:cacheprovider -x tests/test_distributed.py > "$OUT/retest.log" 2>&1
+SCALE_WORKERS=$counts BAND_WORKERS="1 $gpus" SPLIT_WORKERS="$list" \
+  timeout ${MULTI_TIMEOUT:-400} bash tools/device-run.sh multi-gpu > "$OUT/multi.log" 2>&1
 tar czf "$FINAL/all.tgz" -C "$OUT" . && cp "$OUT/retest.log" "$OUT/multi.log" "$FINAL/"
-tail -5 "$OUT/retest.log"; tail -30 "$OUT/multi.log"
+tail -3 "$OUT/retest.log"; tail -40 "$OUT/multi.log"

@@ -4,14 +4,19 @@ LCS lengths of ``--pairs`` pairs of random DNA of ``--length`` x ``--length``, g
 arrays, by :func:`gpudp.problems.lcs.solve_many` with ``client=`` a local cluster of ``N`` workers
 for each ``N`` of ``--workers``: CPU processes (``--backends cpu``, each with its share of the
 cores), or with ``--backends cuda`` one worker a GPU (:func:`gpudp.distributed.cluster`; ``N`` at
-most the GPUs). Each cluster first runs a small batch (the
-workers compile or load their kernels), then ``--repeat`` timed batches; the single-process solve
-on the same backend is the baseline, and every run's values must equal it. Speed-up and
-efficiency are against the first worker count.
+most the GPUs). Where the pairs are (``--data``): ``client``, two numpy arrays in this process,
+each chunk's rows sent with its task (timed); ``resident``, the same arrays as dask arrays of row
+blocks of ``pairs / (chunks per worker x N)`` rows, block ``k`` of both arrays on worker
+``k mod N``, placed and persisted before the timer starts (data already in the cluster: the
+timed batch moves no pair through this process); ``both`` (the default) runs each. Each cluster
+first runs a small batch (the workers compile or load their kernels), then ``--repeat`` timed
+batches; the single-process solve on the same backend is the baseline, and every run's values
+must equal it. Speed-up and efficiency are against the first worker count, for each ``data``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import statistics
 import time
@@ -25,6 +30,8 @@ from gpudp.problems import lcs
 
 from .instances import random_dna
 
+DATA = ("client", "resident")
+
 
 def bench_arguments(p):
     p.add_argument("--workers", default="1,2,4", help="comma-separated worker counts")
@@ -32,44 +39,116 @@ def bench_arguments(p):
     p.add_argument("--length", type=int, default=1000, help="length of each sequence")
     p.add_argument("--repeat", type=int, default=3, help="timed runs per worker count (median)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--data",
+        default="both",
+        choices=[*DATA, "both"],
+        help="client: the pairs sent from this process with their tasks; resident: dask arrays "
+        "persisted on the workers before timing; both (default)",
+    )
+    p.add_argument(
+        "--chunks-per-worker",
+        type=int,
+        default=distributed.CHUNKS_PER_WORKER,
+        help=f"chunks a worker (default {distributed.CHUNKS_PER_WORKER})",
+    )
+
+
+@contextlib.contextmanager
+def _chunks_per_worker(k: int):
+    """:func:`gpudp.distributed.map_chunks`'s chunks a worker set to ``k`` meanwhile (the client
+    path; the resident path's chunks are its row blocks)."""
+    saved = distributed.CHUNKS_PER_WORKER
+    distributed.CHUNKS_PER_WORKER = k
+    try:
+        yield
+    finally:
+        distributed.CHUNKS_PER_WORKER = saved
+
+
+def resident(client, arrays, rows: int) -> list:
+    """``arrays`` (numpy, as many rows) as dask arrays of row blocks of ``rows`` rows, block ``k``
+    of each kept on worker ``k mod N`` (a chunk's blocks on one worker), persisted: what the batch
+    finds when its data was made in the cluster. Returns once every block is in place."""
+    import dask.array as da
+
+    dist = distributed.dask_distributed()
+    workers = sorted(client.scheduler_info()["workers"])
+    out = []
+    for x in arrays:
+        blocks = []
+        for k, lo in enumerate(range(0, len(x), rows)):
+            part = x[lo : lo + rows]
+            fut = client.scatter(part, workers=[workers[k % len(workers)]], hash=False)
+            blocks.append(da.from_delayed(fut, part.shape, part.dtype))
+        out.append(da.concatenate(blocks, axis=0))
+    out = client.persist(out)
+    dist.wait(out)
+    return out
+
+
+def _incoming_bytes(dask_worker) -> int:
+    """Bytes this worker has fetched from other workers (its transfer log)."""
+    return sum(int(e.get("total", 0)) for e in getattr(dask_worker, "transfer_incoming_log", ()))
+
+
+def _moved(client) -> int:
+    return sum(client.run(_incoming_bytes).values())
 
 
 def cli_bench(args) -> dict:
     rng = np.random.default_rng(args.seed)
-    a = np.stack([random_dna(args.length, rng) for _ in range(args.pairs)])
-    b = np.stack([random_dna(args.length, rng) for _ in range(args.pairs)])
+    a = random_dna(args.pairs * args.length, rng).reshape(args.pairs, args.length)  # one draw an array
+    b = random_dna(args.pairs * args.length, rng).reshape(args.pairs, args.length)
     cells = args.pairs * args.length * args.length
     backend = args.backends if args.backends in ("cpu", "cuda") else "cpu"
+    modes = DATA if args.data == "both" else (args.data,)
+    cpw = max(1, int(args.chunks_per_worker))
     lcs.solve_many((a[:64], b[:64]), backend=backend)  # warm-up
     t = time.perf_counter()
     want = lcs.solve_many((a, b), backend=backend)
     single = time.perf_counter() - t
     rows = []
     for n in (int(x) for x in args.workers.split(",")):
-        with distributed.cluster(workers=n, gpus=backend == "cuda") as client:
+        block_rows = max(1, -(-args.pairs // (cpw * n)))
+        with distributed.cluster(workers=n, gpus=backend == "cuda") as client, _chunks_per_worker(cpw):
             lcs.solve_many((a[:256], b[:256]), backend=backend, client=client)  # the workers compile
-            runs = []
-            for _ in range(args.repeat):
-                t = time.perf_counter()
-                got = lcs.solve_many((a, b), backend=backend, client=client)
-                runs.append(time.perf_counter() - t)
-                if not np.array_equal(got.values, want.values):
-                    raise CheckError(f"{n} workers: the values differ from the single process's")
-        s = statistics.median(runs)
-        rows.append(
-            {
-                "workers": n,
-                "chunks": got.stats.extra["dask_chunks"],
-                "seconds_median": s,
-                "runs": runs,
-                "gcups": cells / s / 1e9,
-            }
-        )
-        print(f"  {n:3d} workers: {s:8.3f} s, {cells / s / 1e9:9.1f} GCUPS", flush=True)
-    base = rows[0]["seconds_median"] * rows[0]["workers"] if rows else None
-    for r in rows:
-        r["speedup_vs_first"] = rows[0]["seconds_median"] / r["seconds_median"]
-        r["efficiency_vs_first"] = base / (r["seconds_median"] * r["workers"]) if base else None
+            for mode in modes:
+                if mode == "resident":
+                    pairs = tuple(resident(client, (a, b), block_rows))  # untimed: already there
+                    lcs.solve_many((pairs[0][:256], pairs[1][:256]), backend=backend, client=client)
+                else:
+                    pairs = (a, b)
+                runs, moved = [], _moved(client)
+                for _ in range(args.repeat):
+                    t = time.perf_counter()
+                    got = lcs.solve_many(pairs, backend=backend, client=client)
+                    runs.append(time.perf_counter() - t)
+                    if not np.array_equal(got.values, want.values):
+                        raise CheckError(f"{n} workers, {mode}: the values differ from the single process's")
+                moved = (_moved(client) - moved) / max(1, args.repeat)
+                del pairs
+                s = statistics.median(runs)
+                rows.append(
+                    {
+                        "workers": n,
+                        "data": mode,
+                        "chunks": got.stats.extra["dask_chunks"],
+                        "seconds_median": s,
+                        "runs": runs,
+                        "gcups": cells / s / 1e9,
+                        "bytes_between_workers_per_run": moved,
+                    }
+                )
+                print(f"  {n:3d} workers, {mode:8s}: {s:8.3f} s, {cells / s / 1e9:9.1f} GCUPS", flush=True)
+    for mode in modes:
+        same = [r for r in rows if r["data"] == mode]
+        first = same[0] if same else None
+        for r in same:
+            r["speedup_vs_first"] = first["seconds_median"] / r["seconds_median"]
+            r["efficiency_vs_first"] = (
+                first["seconds_median"] * first["workers"] / (r["seconds_median"] * r["workers"])
+            )
     from gpudp.info import info
 
     return {
@@ -79,7 +158,13 @@ def cli_bench(args) -> dict:
         "device": device_name(backend),
         "backend": backend,
         "workload": f"LCS lengths of {args.pairs} pairs of random DNA, {args.length} x {args.length}, "
-        "as two 2-D arrays, on a local Dask cluster",
+        f"as two 2-D arrays, on a local Dask cluster, {cpw} chunks a worker; data 'client': numpy "
+        "arrays in the calling process, each chunk's rows sent with its task, in the timed run; "
+        "data 'resident': the same arrays as dask arrays of row blocks of pairs / (chunks a worker "
+        "x workers) rows, block k of both arrays scattered to worker k mod workers and persisted "
+        "before the timer starts (data already in the cluster, as when read by dask.array or made "
+        "by an earlier step): each chunk's task runs where its blocks are, no pair passes through "
+        "the client",
         "cells": cells,
         "single_process_seconds": single,
         "results": rows,

@@ -451,7 +451,9 @@ def solve_many(
     pairs : iterable of ``(a, b)``, or a tuple ``(A, B)`` of two 2-D integer arrays
         each pair as :func:`solve` takes it (str, bytes, 1-D integer arrays or lists); or pair
         ``p`` as rows ``A[p]`` and ``B[p]``, the fast form for many pairs of equal lengths (no
-        Python work per pair).
+        Python work per pair). ``A`` and ``B`` may be dask arrays (data in a Dask cluster: read
+        from files by ``dask.array``, made by an earlier step, or persisted), with ``client``
+        only: see ``client``.
     backend : "auto", "cpu" or "cuda"
     traceback : bool
         False (the default): lengths only, by the bit-parallel recurrence (64 cells per word
@@ -479,6 +481,13 @@ def solve_many(
         run the batch on a Dask cluster (:mod:`gpudp.distributed`): chunks of about equal cells, one
         task a chunk on the workers (one GPU each where each worker sees one), ``verify`` pairs
         checked per chunk, results in input order; ``stats.extra`` gives the workers and chunks.
+        Pairs given here (lists, numpy arrays) are sent from this process with their chunks'
+        tasks. With ``(A, B)`` dask arrays the chunks are ``A``'s row blocks (``B`` rechunked to
+        them along its rows, each array one block along its columns), and each chunk's task
+        takes its two blocks as Dask dependencies: Dask computes them on the workers, or finds
+        them there, and runs the task on a worker that holds them, so no pair passes through
+        this process on the way in (with ``traceback=True`` the results bring their pairs back,
+        for ``subsequences`` and ``solutions``). Dask arrays without a client are refused.
 
     Returns
     -------
@@ -496,6 +505,9 @@ def solve_many(
 
     Raises
     ------
+    gpudp.InputError
+        for 2-D arrays that are not integers or not of as many rows, and for dask arrays without
+        ``client`` (or of unknown chunk sizes).
     gpudp.CheckError
         when a verified pair disagrees with the batch; with ``traceback=True`` also when a pair's
         subsequence fails its check: before returning, every pair's positions are checked to be
@@ -513,6 +525,13 @@ def solve_many(
     ([4, 1], ['TACA', b'A'])
     >>> [x.tolist() for x in r.subsequences.positions(0)]
     [[3, 4, 5, 6], [0, 1, 3, 4]]
+
+    Rows of two dask arrays, solved on a cluster's workers where their blocks are:
+
+    >>> import dask.array as da                                  # doctest: +SKIP
+    >>> A = da.from_zarr("reads_a.zarr")  # (pairs, length) uint8  # doctest: +SKIP
+    >>> B = da.from_zarr("reads_b.zarr")                          # doctest: +SKIP
+    >>> solve_many((A, B), client=client).values                  # doctest: +SKIP
     """
     return batch.run(_SOLVER, pairs, backend, traceback, verify, progress, client)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -105,23 +106,55 @@ def as_arrays(pairs):
     a, b = pairs
     if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.ndim == 2 and b.ndim == 2):
         return None
-    for name, x in (("pairs[0]", a), ("pairs[1]", b)):
-        if x.dtype.kind not in "iu":
-            raise InputError(name, f"2-D arrays of pairs must hold integers, got {x.dtype}")
-    if a.shape[0] != b.shape[0]:
-        raise InputError("pairs", f"{a.shape[0]} rows against {b.shape[0]}: one row of each per pair")
+    _check_arrays(a, b)
     if a.dtype != b.dtype:
         a, b = exact_codes(a.reshape(-1), b.reshape(-1))
         a, b = a.reshape(pairs[0].shape), b.reshape(pairs[1].shape)
     return np.ascontiguousarray(a), np.ascontiguousarray(b)
 
 
+def dask_arrays(pairs):
+    """``(A, B)`` when ``pairs`` is two 2-D integer arrays of as many rows, one or both of them a
+    Dask collection (a dask array: checked from its shape and dtype, nothing computed), else None."""
+    from gpudp.distributed import is_dask_collection
+
+    if is_dask_collection(pairs):
+        raise InputError(
+            "pairs", "a Dask collection of pairs: give (A, B), two 2-D dask arrays, a row of each a pair"
+        )
+    if not (isinstance(pairs, tuple | list) and len(pairs) == 2 and any(map(is_dask_collection, pairs))):
+        return None
+    if isinstance(pairs, list):  # a list is of pairs: two dask arrays would be two wrong pairs
+        raise InputError("pairs", "dask arrays of pairs: give the tuple (A, B), not a list")
+    for name, x in zip(("pairs[0]", "pairs[1]"), pairs, strict=True):
+        if getattr(x, "ndim", None) != 2 or getattr(x, "dtype", None) is None:
+            raise InputError(name, f"pairs with a Dask collection are two 2-D arrays, got {type(x).__name__}")
+    _check_arrays(*pairs)
+    return pairs
+
+
+def _check_arrays(a, b):
+    for name, x in (("pairs[0]", a), ("pairs[1]", b)):
+        if x.dtype.kind not in "iu":
+            raise InputError(name, f"2-D arrays of pairs must hold integers, got {x.dtype}")
+    known = not (math.isnan(a.shape[0]) or math.isnan(b.shape[0]))  # a dask array's may be unknown
+    if known and a.shape[0] != b.shape[0]:
+        raise InputError("pairs", f"{a.shape[0]} rows against {b.shape[0]}: one row of each per pair")
+
+
 def run(
     solver: PairSolver, pairs, backend: str, traceback: bool, verify: int, progress, client=None
 ) -> BatchResult:
     """Values of many pairs (see :func:`gpudp.problems.lcs.solve_many` for the parameters)."""
+    resident = dask_arrays(pairs)
+    if resident is not None and client is None:
+        raise InputError(
+            "client",
+            "dask arrays need client=, a dask.distributed.Client, to be solved block by block on "
+            "its workers (or .compute() them into numpy arrays first)",
+        )
     if client is not None:
-        return _run_on(client, solver, pairs, backend, traceback, verify)
+        return _run_on(client, solver, pairs, backend, traceback, verify, resident)
     t0 = time.perf_counter()
     arrays = as_arrays(pairs)
     if arrays is not None:  # rows of two arrays: no object per pair unless one is asked for
@@ -238,11 +271,18 @@ def _run_traceback(solver, pairs, packed, index, errors, picks, used, why, t0) -
     return BatchResult(values, errors, subs.solutions(), verified, stats, subs)
 
 
-def _run_on(client, solver, pairs, backend, traceback, verify) -> BatchResult:
+def _run_on(client, solver, pairs, backend, traceback, verify, resident=None) -> BatchResult:
     """:func:`run` over a Dask cluster: chunks of about equal cells, each run by :func:`run` on a
-    worker (``verify`` pairs cross-checked per chunk), joined in input order."""
+    worker (``verify`` pairs cross-checked per chunk), joined in input order. ``resident``: the two
+    dask arrays of :func:`dask_arrays`, whose row blocks are the chunks, each solved on a worker
+    that holds it (nothing of them through the client)."""
     from gpudp import distributed
 
+    fn = functools.partial(run, solver, backend=backend, traceback=traceback, verify=verify, progress=False)
+    if resident is not None:
+        blocks, sizes = distributed.row_blocks(*resident)
+        rows = functools.partial(_run_rows, fn)
+        return BatchResult.concat(*distributed.map_blocks(client, rows, blocks, sizes))
     arrays = as_arrays(pairs)
     if arrays is not None:
         a, b = arrays
@@ -257,8 +297,12 @@ def _run_on(client, solver, pairs, backend, traceback, verify) -> BatchResult:
         def take(lo, hi):
             return pairs[lo:hi]
 
-    fn = functools.partial(run, solver, backend=backend, traceback=traceback, verify=verify, progress=False)
     return BatchResult.concat(*distributed.map_chunks(client, fn, take, costs))
+
+
+def _run_rows(fn, a, b) -> BatchResult:
+    """A chunk of rows on a worker: ``fn`` (:func:`run` with its options) on blocks ``a`` and ``b``."""
+    return fn((np.asarray(a), np.asarray(b)))
 
 
 def _cells(pair) -> int:
