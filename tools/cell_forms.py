@@ -128,6 +128,7 @@ def main(argv=None):
     ap.add_argument("--problems", default="sw,gotoh")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--backend", default="cuda")
+    ap.add_argument("--forms", default="array-int64,scalars-int32")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(0)
     a = "".join(rng.choice(list("ACGT"), args.n))
@@ -143,6 +144,8 @@ def main(argv=None):
                 opts = {"backend": args.backend, "tile": (bh, tw), "progress": False}
                 want = None
                 for form, cls in forms[problem].items():
+                    if form not in args.forms.split(","):
+                        continue
                     _run(cls(a[:300], b[:300]), problem, opts)  # compile
                     times, kernels = [], []
                     for _ in range(args.repeat):
