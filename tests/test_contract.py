@@ -229,14 +229,18 @@ def _wide(bits: int):
     return Wide
 
 
-@pytest.mark.parametrize("bits", [9, 16, 31, 32])
-def test_decisions_up_to_32_bits(bits):
-    """Decisions wider than a byte keep every bit, up to a uint32 (issue 14)."""
+@pytest.mark.parametrize("tile", [None, (64, 32)])
+@pytest.mark.parametrize("bits", [3, 9, 16, 31, 32])
+def test_decisions_up_to_32_bits(bits, tile):
+    """Decisions wider than a byte keep every bit, up to a uint32 (issue 14), in every cell: tiles
+    cut by the grid's edges, lanes' column shifts across groups of 32 (64 x 32 tiles)."""
     top = (1 << bits) - 1
-    rec = _wide(bits)(37, 45, top)
-    res = sweep(rec, backend="cpu")
-    for i, j in [(0, 0), (5, 7), (36, 44), (20, 3)]:
-        assert res.decision(i, j) == (i * 7919 + j * 104729 + top) % (top + 1)
+    rec = _wide(bits)(37, 75, top)
+    res = sweep(rec, backend="cpu", tile=tile)
+    i, j = np.indices((37, 75))
+    want = (i * 7919 + j * 104729 + top) % (top + 1)
+    got = [[res.decision(a, b) for b in range(75)] for a in range(37)]
+    assert np.array_equal(np.array(got), want)
 
 
 def test_a_decision_past_32_bits_is_refused():
