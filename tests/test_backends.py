@@ -219,3 +219,60 @@ def test_cpu_cells_with_and_without_numba_runtime():
     for cls in (Lean, Allocating):
         assert np.array_equal(sweep(cls(), backend="cpu", progress=False).last_row, want[-1])
     assert np.array_equal(sweep(Rows(), backend="cpu", progress=False).last_layer, best)
+
+
+def test_large_layers_on_one_thread_and_on_all():
+    """With one numba thread every layer runs as a plain loop (cpu.serial_groups): the same values
+    and decisions as the threads' loop, on layers of hundreds of groups of 32 cells."""
+    import numba
+
+    from gpudp import LayeredRecurrence, sweep
+    from gpudp.backends import cpu
+
+    rng = np.random.default_rng(3)
+    w, v = rng.integers(1, 900, 12), rng.integers(1, 1000, 12)
+    cap = 20_000  # 625 groups a layer: past SERIAL_GROUPS
+
+    class Knap(LayeredRecurrence):
+        value_dtype = np.int64
+        decision_bits = 1
+
+        def num_layers(self):
+            return len(w)
+
+        def layer_size(self, t):
+            return cap + 1
+
+        def data(self):
+            return (w, v)
+
+        @staticmethod
+        def cell(t, p, prev, w, v):
+            skip = prev[p] if t > 0 else 0
+            take = (prev[p - w[t]] if t > 0 else 0) + v[t] if p >= w[t] else -1
+            return max(take, skip), int(take > skip)
+
+        @staticmethod
+        def back(t, p, taken, w, v):
+            return t - 1, p - w[t] if taken else p
+
+    best = np.zeros(cap + 1, np.int64)
+    for k in range(len(w)):
+        best = np.maximum(best, np.concatenate([np.full(w[k], -1), best[: cap + 1 - w[k]] + v[k]]))
+    assert cpu.SERIAL_GROUPS < (cap + 1) // 32
+    runs = {}
+    before = numba.get_num_threads()
+    try:
+        for threads in sorted({1, numba.config.NUMBA_NUM_THREADS}):
+            numba.set_num_threads(threads)
+            assert (cpu.serial_groups() > 1 << 40) == (threads == 1)
+            res = sweep(Knap(), backend="cpu", progress=False)
+            runs[threads] = (res.last_layer.copy(), res.traceback((len(w) - 1, cap)))
+            res.close()
+    finally:
+        numba.set_num_threads(before)
+    for layer, path in runs.values():
+        assert np.array_equal(layer, best)
+        assert np.array_equal(path, runs[1][1])
+        taken = [int(t) for t, _, d in path if d]
+        assert int(v[taken].sum()) == best[-1] and int(w[taken].sum()) <= cap

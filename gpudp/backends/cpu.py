@@ -107,14 +107,15 @@ def run_tiles(d0, d1, NI, NJ, R, C, BH, TW, bottom, right, words, wtile0, diag_o
 """
 
 _LAYERED = """
-def run_layers(t0, t1, q0, q1, ring, lo, hi, g0, gn, woff, words, wbase, last_row, last_col, R, C{da}):
+def run_layers(t0, t1, q0, q1, serial, ring, lo, hi, g0, gn, woff, words, wbase, last_row, last_col, R,
+               C{da}):
     W1 = ring.shape[0]
     for t in range(t0, t1):
         a = lo[t]
         b = hi[t]
         row = ring[t % W1]
         n = max(min(gn[t], q1) - q0, 0)
-        if n < SERIAL_GROUPS:  # a small layer: a parallel region would cost more than its cells
+        if n < serial:  # a small layer, or one thread (serial_groups)
             for qq in range(n):
 {body}
         else:
@@ -124,6 +125,15 @@ def run_layers(t0, t1, q0, q1, ring, lo, hi, g0, gn, woff, words, wbase, last_ro
 
 #: layers of fewer groups of 32 cells than this run on one thread (measured: see docs/benchmarks.md)
 SERIAL_GROUPS = 64
+
+
+def serial_groups() -> int:
+    """Layers of fewer groups than this run as a plain loop: :data:`SERIAL_GROUPS`, or every layer
+    when numba runs one thread (the loop outlined for the threads ran a light cell about 2x slower
+    than the same loop inline: the two-constraint knapsack at W = V = 1,000, one thread, 1.31 s
+    against 0.67 s on the development machine, 2026-11-26)."""
+    return SERIAL_GROUPS if numba.get_num_threads() > 1 else 1 << 62
+
 
 _GROUP = """
 q = qq + q0
@@ -282,7 +292,6 @@ def layered_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
         planes_store=indent(store, 0),
     )
     src = _runtime_note(_LAYERED.format(da=data_args(n_data), body=indent(body, 16)), nrt)
-    ns["SERIAL_GROUPS"] = SERIAL_GROUPS
     fn = jit_generated(src, "run_layers", ns, njit, "cpu", parallel=True)
     _CACHE[key] = fn
     return fn
@@ -368,14 +377,16 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
             packed = np.zeros_like(words)
         fn = compiled(  # compile (or load)
             lambda nrt: layered_runner(cls, len(data), plan.schedule, nrt),
-            *(0, 0, 0, 0, ring, *ranges, words, 0, last_row, last_col, rows, cols, *data),
+            *(0, 0, 0, 0, 0, ring, *ranges, words, 0, last_row, last_col, rows, cols, *data),
         )
         stats.extra["compile_seconds"] = time.perf_counter() - t0
+        serial = serial_groups()
         t0 = time.perf_counter()
         for t0_, t1_ in plan.chunks:
             wbase = int(woff[t0_]) if bands else 0
             for q0, q1 in _pieces(plan, t0_, t1_):
-                fn(t0_, t1_, q0, q1, ring, *ranges, words, wbase, last_row, last_col, rows, cols, *data)
+                args = (ring, *ranges, words, wbase, last_row, last_col, rows, cols, *data)
+                fn(t0_, t1_, q0, q1, serial, *args)
             if bands:
                 _store_bands(store, plan, t0_, t1_, words, wbase, packed)
             if bar is not None:
