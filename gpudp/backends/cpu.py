@@ -161,6 +161,12 @@ def _thread_slot():
     return numba.get_thread_id()
 
 
+def nrt_options(nrt: bool) -> dict:
+    """``njit`` options for a function the kernels call: without numba's reference counting unless
+    ``nrt`` (see :func:`cell_namespace`)."""
+    return {} if nrt else {"_nrt": False}
+
+
 def cell_namespace(rec_cls, nrt: bool = True):
     """The names a generated CPU kernel sees: the recurrence's compiled ``cell`` and ``boundary``,
     its value type and fill, and the helpers (public: features with kernels of their own build on it).
@@ -172,8 +178,7 @@ def cell_namespace(rec_cls, nrt: bool = True):
     needs the runtime and does not compile so: :func:`compiled` then takes the kernel made with it."""
     from ..codegen import compile_source, numba_value_type
 
-    opts = {} if nrt else {"_nrt": False}
-
+    opts = nrt_options(nrt)
     ns = {
         "red_slot": njit(_thread_slot, cache=True),
         "np": np,
@@ -234,7 +239,7 @@ def tiled_runner(rec_cls, n_data: int, nrt: bool = False):
     ns = cell_namespace(rec_cls, nrt)
     red = bool(n_reduce(rec_cls))  # a tile keeps its best cell in locals, its thread's slot at the end
     cell_src = tile_cell_source(rec_cls, n_data, rec_cls.offsets, not red)
-    ns["tcell"] = njit(compile_source(cell_src, "tcell", dict(ns)), **({} if nrt else {"_nrt": False}))
+    ns["tcell"] = njit(compile_source(cell_src, "tcell", dict(ns)), **nrt_options(nrt))
     red_init = red_acc = red_flush = "pass"
     if red:
         names, red_init, update, red_flush = local_reduction(rec_cls, n_data, "red_slot()")
@@ -280,7 +285,7 @@ def layered_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
     bits = rec_cls.decision_bits
     ns = cell_namespace(rec_cls, nrt)
     lcell = compile_source(layer_cell_source(rec_cls, n_data, schedule), "lcell", dict(ns))
-    ns["lcell"] = njit(lcell, **({} if nrt else {"_nrt": False}))
+    ns["lcell"] = njit(lcell, **nrt_options(nrt))
     init = "".join(f"w{b} = 0\n" for b in range(bits)) or "pass\n"
     orr = "".join(f"w{b} |= ((dd >> {b}) & 1) << lane\n" for b in range(bits)) or "pass\n"
     store = "".join(f"words[woff[t] - wbase + q * {bits} + {b}] = w{b}\n" for b in range(bits)) or "pass\n"
@@ -381,12 +386,12 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
         )
         stats.extra["compile_seconds"] = time.perf_counter() - t0
         serial = serial_groups()
+        tail = (last_row, last_col, rows, cols, *data)  # the arguments after each chunk's own
         t0 = time.perf_counter()
         for t0_, t1_ in plan.chunks:
             wbase = int(woff[t0_]) if bands else 0
             for q0, q1 in _pieces(plan, t0_, t1_):
-                args = (ring, *ranges, words, wbase, last_row, last_col, rows, cols, *data)
-                fn(t0_, t1_, q0, q1, serial, *args)
+                fn(t0_, t1_, q0, q1, serial, ring, *ranges, words, wbase, *tail)
             if bands:
                 _store_bands(store, plan, t0_, t1_, words, wbase, packed)
             if bar is not None:

@@ -24,9 +24,8 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from numba.core.errors import NumbaError
 
-from ..backends.cpu import PARALLEL_LOCK, cell_namespace
+from ..backends.cpu import PARALLEL_LOCK, cell_namespace, compiled, nrt_options
 from ..cache import jit_generated
 from ..jit import njit
 from . import layout
@@ -121,7 +120,7 @@ def runner(rec_cls, n_data: int, nrt: bool = False):
     and compiled in 5.7 s against 3.2 for a cell of seven dependencies (2.6 for the LCS)."""
     key = (rec_cls, n_data, nrt)
     if key not in _RUNNERS:
-        opts = {} if nrt else {"_nrt": False}
+        opts = nrt_options(nrt)
         ns = {**cell_namespace(rec_cls, nrt), "row_offset": njit(layout.row_offset)}
         row_src, run_src = source(rec_cls, n_data)
         ns["row"] = jit_generated(row_src, "row", ns, njit, "cpu", inline="always", **opts)
@@ -140,16 +139,11 @@ def run(rec_cls, shape, data, starts, decisions, flag, bar, stats) -> tuple[np.n
     with PARALLEL_LOCK:  # numba's parallel regions: one at a time per process (gpudp.backends.cpu)
         t0 = time.perf_counter()
         args = (n1, n2, n3, ring, starts, 0, decisions, *faces, flag, SERIAL_CELLS, *data)
-        fn = runner(rec_cls, len(data))
-        try:
-            fn(0, 0, *args)  # compile (or load)
-        except NumbaError:  # a cell that needs numba's runtime (it allocates): compile with it
-            fn = runner(rec_cls, len(data), nrt=True)
-            fn(0, 0, *args)
+        fn = compiled(lambda nrt: runner(rec_cls, len(data), nrt), 0, 0, *args)  # compile (or load)
         stats.extra["compile_seconds"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         for d0, d1 in layout.chunks(starts, layout.CPU_CHUNK_CELLS):
-            fn(d0, d1, n1, n2, n3, ring, starts, 0, decisions, *faces, flag, SERIAL_CELLS, *data)
+            fn(d0, d1, *args)
             if bar is not None:
                 bar.update(int(starts[d1] - starts[d0]))
         stats.kernel_seconds = time.perf_counter() - t0
