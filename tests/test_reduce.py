@@ -160,6 +160,38 @@ def test_reduction_on_cuda(case, shape):
     _run(base, table, op, _weights(shape, sum(shape), np.int64, True), "cuda")
 
 
+@pytest.mark.sim
+@pytest.mark.parametrize("dtype", [np.int32, np.float64])
+def test_reduction_in_steady_tiles_on_cuda(dtype):
+    """Tiles 64 columns wide: a whole-height tile's second block of 32 steps runs the kernel's
+    steady path (a row's best kept by one compare, the bottom row through shared memory), the
+    tile below it the checked path; many ties, so the earliest cell must win across rows."""
+    w = _weights((40, 70), 7, dtype, True)
+    r = _run(Local, local_table, "max", w, "cuda", tile=(32, 64))
+    assert np.array_equal(r.last_row, local_table(w)[-1])  # through the bottom rows of the tiles
+
+
+class Worst(WeightGrid):
+    """Every cell the worst value a reduction can hold: the earliest cell still wins."""
+
+    reduce = "max"
+    offsets = ((-1, 0), (0, -1))
+
+    @staticmethod
+    def cell(i, j, up, left, w):
+        return w[0, 0]
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("worst", [np.iinfo(np.int64).min, -np.inf], ids=["int64", "float64"])
+def test_all_cells_the_worst_value_on_cuda(worst):
+    w = np.full((33, 64), worst)
+    cls = type("W", (Worst,), {"value_dtype": w.dtype.type})
+    for backend in ("cpu", "cuda"):
+        r = sweep(cls(w), backend=backend, progress=False, tile=(32, 64))
+        assert (r.best_value, r.best_cell) == (worst, (0, 0)), backend
+
+
 def test_extremes_and_empty_grids():
     w = np.full((3, 4), np.iinfo(np.int64).min // 4, np.int64)
     w[2, 3] = 5

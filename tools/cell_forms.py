@@ -107,6 +107,7 @@ def _run(rec, problem, opts):
 
     t = time.perf_counter()
     res = sweep(rec, **opts)
+    res.stats.extra["sweep_seconds"] = time.perf_counter() - t
     if problem == "sw":
         score, path = int(res.best_value), res.traceback(res.best_cell)
     else:
@@ -129,6 +130,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--backend", default="cuda")
     ap.add_argument("--forms", default="array-int64,scalars-int32")
+    ap.add_argument("--store", default="auto", help="the sweeps' store= (auto, full, checkpoints)")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(0)
     a = "".join(rng.choice(list("ACGT"), args.n))
@@ -141,17 +143,18 @@ def main(argv=None):
         for problem in args.problems.split(","):
             for tile in args.tiles.split(","):
                 bh, tw = (int(x) for x in tile.split("x"))
-                opts = {"backend": args.backend, "tile": (bh, tw), "progress": False}
+                opts = {"backend": args.backend, "tile": (bh, tw), "progress": False, "store": args.store}
                 want = None
                 for form, cls in forms[problem].items():
                     if form not in args.forms.split(","):
                         continue
                     _run(cls(a[:300], b[:300]), problem, opts)  # compile
-                    times, kernels = [], []
+                    times, kernels, parts = [], [], []
                     for _ in range(args.repeat):
                         s, score, path, stats = _run(cls(a, b), problem, opts)
                         times.append(s)
                         kernels.append(stats.kernel_seconds)
+                        parts.append([stats.extra.get(k, 0.0) for k in ("sweep_seconds", "gpu_seconds")])
                     if want is None:
                         want = (score, path)
                     elif score != want[0] or not np.array_equal(path, want[1]):
@@ -168,8 +171,16 @@ def main(argv=None):
                         "kernel_seconds": kmed,
                         "gcups_kernels": cells / kmed / 1e9,
                         "registers_per_thread": stats.extra.get("registers_per_thread"),
+                        # where the whole time goes: the sweep (its launches and copies, then the
+                        # rest of the call), the traceback and the strings after it
+                        "sweep_seconds": statistics.median(x[0] for x in parts),
+                        "gpu_seconds": statistics.median(x[1] for x in parts),
+                        "store": stats.extra.get("decision_store_bytes"),
+                        "bytes_to_host": stats.extra.get("bytes_to_host"),
+                        "codec": stats.extra.get("decision_codec"),
                         "device": stats.device,
                         "score": score,
+                        "store_kind": args.store,
                         "gpudp": str(pathlib.Path(gpudp.__file__).parent),
                     }
                     print(json.dumps(row), flush=True)

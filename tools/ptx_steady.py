@@ -74,6 +74,13 @@ def shuffle_loops(ptx: str) -> list[dict]:
             continue
         body = [x.strip() for x in lines[labels[m.group(1)] : k + 1]]
         ins = [x for x in body if x.endswith(";") and not x.startswith(("//", "{", "}"))]
+        for x in body:  # an inline asm block on one line: {.reg ..; a; b;}
+            if x.startswith("{") and x.endswith("}"):
+                ins += [
+                    y.strip() + ";"
+                    for y in x[1:-1].split(";")
+                    if y.strip() and not y.strip().startswith(".reg")
+                ]
         ops = collections.Counter(re.sub(r"^@!?%p\d+\s+", "", x).split()[0].split(".")[0] for x in ins)
         if not ops["shfl"]:
             continue

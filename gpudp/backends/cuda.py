@@ -233,6 +233,7 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off, ckro
             i0 = r0 + k * RPT
             full = i0 + RPT <= R
 {load_left}
+{rows_red_init}
             if k == 0:
                 if I == 0:
                     uprev = VT(boundary(-1, c0 - 1{db}))
@@ -268,8 +269,10 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off, ckro
 {col_advance}
                 if steady and s0 >= 31 and s0 + 32 <= ncol:
                     j0 = c0 + s0 - k
-                    b0 = eb + 1 + s0 - k
 {steady_steps}
+                    cuda.syncthreads()  # lane 31's bottom row of these 32 steps, one column a lane
+                    ST(bottom, eb - 30 + s0 + k, LD(bsh, k))
+                    cuda.syncthreads()
                 else:
                     for st in range(32):
 {exchange}
@@ -285,6 +288,7 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off, ckro
                                 ST(bottom, eb + 1 + jj, bv)
 {planes_acc}
 {planes_flush}
+{rows_red_merge}
             cuda.syncthreads()
 {store_right}
             if CK > 0:  # checkpoints: rows and columns CK - 1, 2 CK - 1, ... (gpudp.linear)
@@ -584,6 +588,50 @@ def _shifted_intrinsic():
     return shifted
 
 
+_FUNNEL: list = []
+
+
+def _funnel_intrinsic():
+    """``funnel(x, w, b)`` (``b`` a literal): ``w >> 1`` with bit ``b`` of ``x`` on top, the low 32
+    bits of ``(x >> b):w`` shifted right one place: how the tiled kernel puts a step's decision bit
+    into a plane's word, in one ``shf.r`` (and a 32-bit shift for b > 0) where numba's shifts and
+    ors take five instructions, some in 64 bits. The simulator gets the same in Python."""
+    if _FUNNEL:
+        return _FUNNEL[0]
+    if is_simulator():
+
+        def funnel(x, w, b):
+            return np.uint32((((int(x) >> b) & 1) << 31) | (int(w) >> 1))
+
+        _FUNNEL.append(funnel)
+        return funnel
+    from llvmlite import ir
+    from numba.cuda import types
+    from numba.cuda.extending import intrinsic
+
+    @intrinsic
+    def funnel(typingctx, x, w, b):
+        if not (isinstance(x, types.Integer) and isinstance(w, types.Integer)):
+            return None
+        if not isinstance(b, types.IntegerLiteral):
+            return None
+
+        def codegen(context, builder, sig, args):
+            # inline PTX: NVVM expands llvm.fshr with a constant shift into two shifts and an or
+            i32 = ir.IntType(32)
+            hi, lo = (
+                context.cast(builder, a, t, types.uint32) for a, t in zip(args[:2], sig.args[:2], strict=True)
+            )
+            pre = f"shr.b32 t, $1, {b.literal_value}; " if b.literal_value else "mov.b32 t, $1; "
+            src = "{.reg .b32 t; " + pre + "shf.r.wrap.b32 $0, $2, t, 1;}"
+            return builder.call(ir.InlineAsm(ir.FunctionType(i32, [i32, i32]), src, "=r,r,r"), [hi, lo])
+
+        return types.uint32(x, w, b), codegen
+
+    _FUNNEL.append(funnel)
+    return funnel
+
+
 #: threads per block of the band encoder (one block per layer, grid-stride over the chunk's layers)
 ENCODE_THREADS = 1024
 
@@ -645,17 +693,40 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     sim = is_simulator()
     ns = cell_namespace(rec_cls)
     ns.update(BH=bh, TW=tw, RPT=rpt, WPT=(tw // 32 + 1) * bits * bh, U32=numba.uint32)
-    ns.update(U0=np.uint32(0), SYMD=np.dtype(sym_dtype or np.int64))
+    ns.update(U0=np.uint32(0), SYMD=np.dtype(sym_dtype or np.int64), FUNNEL=_funnel_intrinsic())
     red = bool(n_reduce(rec_cls))  # the lane keeps its best cell in registers, its slot at the end
     if red:
-        names, red_init, red_update, red_flush_src = local_reduction(rec_cls, n_data, "cuda.grid(1)")
-        ns.update(names)
+        names, red_init, _, red_flush_src = local_reduction(rec_cls, n_data, "cuda.grid(1)")
+        ns.update(names, I32=numba.int32)
     ns["tcell"] = device_jit(
         compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets, not red), "tcell", dict(ns))
     )
     ns["top"] = device_jit(compile_source(values.expand(_TOP.format(db=db), rec_cls), "top", dict(ns)))
     j = "\n".join
     load_left, corner, bottom_pick, fast, slow, store_right, store_ck = [], [], [], [], [], [], []
+    red_rows, red_merge = [], []
+    op = ">" if rec_cls.reduce == "max" else "<"
+    exact = values.key_dtype(rec_cls).kind == "f"  # a float row may hold NaN, which never wins
+
+    def row_best(r: int, kv: str) -> str:
+        """A lane takes a row's cells in column order, so a strict compare keeps the row's first
+        best column (the row-major tie-break within the row) in an int32: no 64-bit index a cell.
+        Integer rows: no cell beats the worst only when all are the worst, and the merge takes the
+        row's first column then; float rows (NaN) also take the first cell equal to the worst."""
+        cond = f"{kv} {op} rb{r}"
+        if exact:
+            cond = f"({cond}) | (({kv} == rb{r}) & (rj{r} < 0))"
+        return f"if {cond}:\n    rb{r} = {kv}\n    rj{r} = I32(j)"
+
+    def row_merge(r: int) -> list[str]:
+        """The row's best of this tile into the lane's (value, row-major index), ties to the earlier."""
+        lin = f"(i0 + {r}) * C + rj{r}"
+        take = [f"if rb{r} {op} bv_ or (rb{r} == bv_ and {lin} < bk_):"]
+        take += [f"    bv_ = rb{r}", f"    bk_ = {lin}"]
+        if exact:  # a row of NaN has no best
+            return [f"if i0 + {r} < R and rj{r} >= 0:", indent(j(take), 4)]
+        return [f"if i0 + {r} < R:", f"    if rj{r} < 0:", f"        rj{r} = I32(c0)", indent(j(take), 4)]
+
     for r in range(rpt):
         load_left += [
             f"l{r} = VT(FILL)",
@@ -673,8 +744,10 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         dg = "uprev" if r == 0 else f"l{r - 1}"
         ri = f"y{r}" if sym else "0"
         call = f"v{r}, e{r} = tcell(i0 + {r}, j, {up}, l{r}, {dg}, {ri}, cj{du})"
-        if red:  # the cell's row-major index breaks ties: one compare, two registers
-            call += "\n" + red_update(f"v{r}", f"(i0 + {r}) * C + j")
+        if red:  # the row's best in this tile: its first best column, by one compare
+            call += "\n" + row_best(r, values.key(rec_cls, f"v{r}"))
+            red_rows += [f"rb{r} = KT(RED_WORST)", f"rj{r} = I32(-1)"]
+            red_merge += row_merge(r)
         fast.append(call)
         slow += [f"v{r} = VT(FILL)", f"e{r} = 0", f"if i0 + {r} < R:", indent(call, 4)]
         store_right += [f"if i0 + {r} < R:", f"    ST(right, i0 + {r}, l{r})"]
@@ -689,10 +762,10 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     planes = [(r, b) for r in range(rpt) for b in range(bits)]
     init = [f"w{r}_{b} = U0" for r, b in planes]
 
-    # each step shifts every word right by one and puts its bit at the top, so that after the 32
-    # steps of a block step st's bit is bit st: constant shifts, which the compiler keeps in 32 bits
-    # (a shift by the step's number was done in 64), and a step with no cell shifts in a 0
-    acc = [f"w{r}_{b} = U32((w{r}_{b} >> 1) | (((U32(e{r}) >> {b}) & 1) << 31))" for r, b in planes]
+    # each step shifts every word right by one and puts its bit at the top (one funnel shift), so
+    # that after the 32 steps of a block step st's bit is bit st (a shift by the step's number was
+    # done in 64 bits), and a step with no cell shifts in a 0
+    acc = [f"w{r}_{b} = FUNNEL(e{r}, w{r}_{b}, {b})" for r, b in planes]
     skip = [f"e{r} = 0" for r in range(rpt)] if bits else []
 
     flush = ["wb = twb + blk * " + str(bits * bh)]
@@ -747,21 +820,28 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     # took 39 s to compile (numba's front end is superlinear in the function's size), 255 registers
     # and 288 GCUPS; one step a loop trip compiles in 5.8 s, takes 96 registers and runs 324 GCUPS
     u = steady_unroll()
-    steady = [f"for sb in range(0, 32, {u}):"] if u < 32 else []
+    # (a while loop: numba's range loop keeps a count beside the index, both in 64 bits)
+    steady = ["sb = 0", "while sb < 32:"] if u < 32 else []
     body = []
     for q in range(u):
         st = f"(sb + {q})" if u < 32 else str(q)
         body += exchange(st) + [f"j = j0 + {st}"] + fast
-        body += acc + ["uprev = upin"] + shift + ["if k == 31:", f"    ST(bottom, b0 + {st}, mine)"]
-    steady += [indent(j(body), 4)] if u < 32 else body
-    prologue = ["pass"]
-    if sim:  # a record's exchange buffer: one shared array per field
+        body += acc + ["uprev = upin"] + shift + ["if k == 31:", f"    ST(bsh, {st}, mine)"]
+    steady += [indent(j([*body, f"sb += {u}"]), 4)] if u < 32 else body
+
+    def shared_values(name: str) -> list[str]:
+        """A shared buffer of 32 values (a record's: one array per field, each on its own line: the
+        simulator tells shared arrays apart by their line)."""
         fs = values.fields(rec_cls)
-        prologue = ["xch = cuda.shared.array(32, VTD)"]
-        if fs is not None:  # one line each: the simulator tells shared arrays apart by their line
-            prologue = [f"xch{q} = cuda.shared.array(32, F{q}D)" for q in range(len(fs))]
-            prologue.append("xch = (" + ", ".join(f"xch{q}" for q in range(len(fs))) + ",)")
-        prologue.append("sxch = cuda.shared.array(32, SYMD)")
+        if fs is None:
+            return [f"{name} = cuda.shared.array(32, VTD)"]
+        out = [f"{name}{q} = cuda.shared.array(32, F{q}D)" for q in range(len(fs))]
+        return out + [f"{name} = (" + ", ".join(f"{name}{q}" for q in range(len(fs))) + ",)"]
+
+    # the steady state's bottom row: lane 31 leaves a step's value here, the warp stores the 32
+    prologue = shared_values("bsh")
+    if sim:  # the exchange through shared memory
+        prologue += shared_values("xch") + ["sxch = cuda.shared.array(32, SYMD)"]
     red_flush = ["pass"]
     if red:  # the lane's best of this launch, merged into its slot (slots outlive the launches)
         prologue += [red_init]
@@ -771,6 +851,8 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         du=du,
         db=db,
         prologue=indent(j(prologue), 4),
+        rows_red_init=indent(j(red_rows) or "pass", 12),
+        rows_red_merge=indent(j(red_merge) or "pass", 12),
         red_flush=indent(j(red_flush), 4),
         load_left=indent(j(load_left), 12),
         corner_pick=indent(j(corner), 12),
