@@ -101,6 +101,31 @@ def test_cuda_batch_matches_the_reference():
     ]
 
 
+@pytest.mark.sim
+def test_cuda_batch_staged_in_slices(monkeypatch):
+    """The distances through the LCS's launch with the batch staged in page-locked memory and cut
+    into slices, a kernel each: bytes (empty sides, an empty pair; later slices bring new bytes,
+    so the table grows), wide codes and the rows form."""
+    from test_lcs_many import STAGED_SIZES, dna_pairs, kernels_used, staged_uploads
+
+    staged = staged_uploads(monkeypatch, slice_bytes=64)
+    used = kernels_used(monkeypatch)
+    rng = np.random.default_rng(15)
+    dna = dna_pairs(rng, STAGED_SIZES[:4], b"AC") + dna_pairs(rng, STAGED_SIZES[4:], b"ACGT")
+    wide = [(rng.integers(-5, 1 << 40, m), rng.integers(-5, 1 << 40, k)) for m, k in STAGED_SIZES]
+    assert pack(wide).pat.itemsize == 4  # over 256 codes: 4 bytes a symbol
+    a = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, (5, 40))]
+    b = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, (5, 66))]
+    for batch, pairs in ((dna, dna), (wide, wide), ((a, b), list(zip(a, b, strict=True)))):
+        staged.clear(), used.clear()
+        r = ed.solve_many(batch, backend="cuda", verify=2)
+        assert r.stats.backend == "cuda" and len(used) > 1 and len(staged) == 2 * len(used)
+        assert r.values.tolist() == [levenshtein(list(x), list(y)) for x, y in pairs]
+        assert r.values.tolist() == ed.solve_many(batch, backend="cpu").values.tolist()
+        if batch is dna:
+            assert used[0] == 2 and used[-1] == 4  # 'AC' first, then 'GT' too
+
+
 @pytest.mark.gpu
 def test_gpu_batch_matches_the_cpu_at_scale():
     rng = np.random.default_rng(10)

@@ -122,6 +122,254 @@ def test_cuda_lengths_match_the_reference():
     assert lcs.solve_many((a, b), backend="cuda").values.tolist() == reference(list(zip(a, b, strict=True)))
 
 
+def staged_uploads(monkeypatch, slice_bytes: int = 1 << 62) -> list:
+    """Make the cuda launch stage every batch, however small, in page-locked memory (copy tasks of
+    16 bytes) and cut it into slices of about ``slice_bytes`` of symbols, of one pair or more;
+    returns the list every staging copy appends ``(items, mark)`` to (two copies a slice: its
+    patterns' symbols, then its texts')."""
+    from gpudp.problems.lcs import cuda as lcs_cuda
+
+    staged, copy = [], lcs_cuda.stage_copy
+
+    def counted(dst, src, chunk, mark):
+        staged.append((len(src), bool(mark)))
+        return copy(dst, src, chunk, mark)
+
+    monkeypatch.setattr(lcs_cuda, "STAGE_MIN_BYTES", 0)
+    monkeypatch.setattr(lcs_cuda, "COPY_CHUNK_BYTES", 16)
+    monkeypatch.setattr(lcs_cuda, "SLICE_BYTES", slice_bytes)
+    monkeypatch.setattr(lcs_cuda, "MIN_SLICE_PAIRS", 1)
+    monkeypatch.setattr(lcs_cuda, "stage_copy", counted)
+    return staged
+
+
+def kernels_used(monkeypatch) -> list:
+    """The codes each slice's kernel is compiled for, in launch order (``_kernel``'s ``sigma``)."""
+    from gpudp.problems.lcs import cuda as lcs_cuda
+
+    used, make = [], lcs_cuda._kernel
+    monkeypatch.setattr(
+        lcs_cuda, "_kernel", lambda spec, sigma, words: used.append(sigma) or make(spec, sigma, words)
+    )
+    return used
+
+
+def dna_pairs(rng, sizes, alphabet=b"ACGT"):
+    acgt = np.frombuffer(alphabet, np.uint8)
+    return [
+        (acgt[rng.integers(0, len(acgt), m)].tobytes(), acgt[rng.integers(0, len(acgt), k)].tobytes())
+        for m, k in sizes
+    ]
+
+
+def staged_symbols(staged) -> int:
+    return sum(items for items, _ in staged)
+
+
+#: pair sizes across word boundaries, with empty sides and an empty pair
+STAGED_SIZES = [(40, 70), (0, 9), (64, 65), (1, 1), (30, 0), (0, 0), (65, 20), (12, 33)]
+
+
+@pytest.mark.sim
+def test_cuda_lengths_staged_in_slices(monkeypatch):
+    """A staged batch cut into slices of about 64 symbols, one kernel a slice: bytes of pairs of
+    unequal lengths with empty sides and an empty pair (their table found by the staging copy),
+    4-byte codes (copied only), a slice of no symbol, the rows form (a pair a slice), and
+    subsequences (their launch stages the whole batch as one slice)."""
+    from gpudp.problems.lcs import cuda as lcs_cuda
+
+    staged = staged_uploads(monkeypatch, slice_bytes=64)
+    used = kernels_used(monkeypatch)
+    rng = np.random.default_rng(14)
+    dna = dna_pairs(rng, STAGED_SIZES)
+    wide = [(rng.integers(-5, 1 << 40, m), rng.integers(-5, 1 << 40, k)) for m, k in STAGED_SIZES]
+    assert bitparallel.pack(wide).pat.itemsize == 4  # over 256 codes: 4 bytes a symbol
+    empty = [(b"", b"AC"), (b"", b""), (b"G", b"")]  # the second slice holds no symbol
+    for pairs, mark, slice_bytes, count in ((dna, True, 64, 5), (wide, False, 64, 5), (empty, True, 1, 3)):
+        monkeypatch.setattr(lcs_cuda, "SLICE_BYTES", slice_bytes)
+        staged.clear(), used.clear()
+        r = lcs.solve_many(pairs, backend="cuda", verify=2)
+        assert r.stats.backend == "cuda" and r.stats.kernel_seconds >= 0
+        assert len(used) == count and len(staged) == 2 * count  # two copies and a kernel a slice
+        assert staged_symbols(staged) == sum(len(a) + len(b) for a, b in pairs)
+        assert {m for _, m in staged} == {mark}
+        assert r.values.tolist() == reference(pairs) == lcs.solve_many(pairs, backend="cpu").values.tolist()
+    a = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, (7, 50))]
+    b = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, (7, 30))]
+    staged.clear(), used.clear()
+    monkeypatch.setattr(lcs_cuda, "SLICE_BYTES", 64)
+    r = lcs.solve_many((a, b), backend="cuda")
+    assert len(used) == 7 and staged == [(30, True), (50, True)] * 7  # a pair a slice; shorter rows first
+    assert r.values.tolist() == reference(list(zip(a, b, strict=True)))
+    staged.clear()
+    r = lcs.solve_many(dna, backend="cuda", traceback=True, verify=1)
+    assert len(staged) == 2 and staged_symbols(staged) == sum(len(x) + len(y) for x, y in dna)
+    assert_batch(dna, r)
+
+
+@pytest.mark.sim
+def test_cuda_table_grows_slice_by_slice(monkeypatch):
+    """Later slices bring new bytes: slice 1 only 'AC', slice 2 'GT', slice 3 any bytes. Earlier
+    bytes keep their codes, new ones take the next free codes; each slice's kernel is compiled for
+    the codes seen so far and reads the table as it stood then; the batch ends with the whole
+    table; the values are the reference's."""
+    from gpudp.problems.lcs import cuda as lcs_cuda
+
+    staged = staged_uploads(monkeypatch, slice_bytes=150)
+    used = kernels_used(monkeypatch)
+    rng = np.random.default_rng(21)
+    sizes = [(20, 30), (0, 50), (30, 20)]  # 150 symbols a group: a slice each
+    pairs = (
+        dna_pairs(rng, sizes, b"AC") + dna_pairs(rng, sizes, b"GT") + dna_pairs(rng, sizes, bytes(range(256)))
+    )
+    packed = bitparallel.pack(
+        [(np.frombuffer(x, np.uint8), np.frombuffer(y, np.uint8)) for x, y in pairs], table=False
+    )
+    assert lcs_cuda._slices(packed) == [(0, 3), (3, 6), (6, 9)]
+    run = lcs_cuda.launch(packed)
+    tables = run.held[-1].copy_to_host().reshape(3, 256)  # each slice's device copy of the table
+    values, _ = run.finish()
+    assert values.tolist() == reference(pairs) == lcs.solve_many(pairs, backend="cpu").values.tolist()
+    assert [m for _, m in staged] == [True] * 6
+    present = np.zeros(256, bool)
+    present[np.frombuffer(b"".join(x + y for x, y in pairs), np.uint8)] = True
+    code = dict(zip(b"ACGT", range(4), strict=True))
+    assert {k: int(packed.table[k]) for k in b"ACGT"} == code
+    assert packed.sigma == present.sum() > 4 and used == [2, 4, 1 << (int(packed.sigma) - 1).bit_length()]
+    assert sorted(packed.table[present].tolist()) == list(range(packed.sigma))  # one to one
+    assert [tables[0][k] for k in b"AC"] == [0, 1] and [tables[1][k] for k in b"ACGT"] == [0, 1, 2, 3]
+    assert np.array_equal(tables[2][present], packed.table[present])
+
+
+@pytest.mark.sim
+def test_staging_block_goes_back_after_finish(monkeypatch):
+    """The launch holds its page-locked block until ``finish()``, which gives it back to the pool."""
+    from gpudp.backends.cuda import pinned_pool
+    from gpudp.problems.lcs import cuda as lcs_cuda
+
+    staged_uploads(monkeypatch, slice_bytes=40)
+    pool, given = pinned_pool(), []
+    give = pool.give
+    monkeypatch.setattr(pool, "give", lambda buf: (given.append(buf.nbytes), give(buf)))
+    pairs = dna_pairs(np.random.default_rng(3), [(20, 30), (5, 0), (17, 17)])
+    run = lcs_cuda.launch(
+        bitparallel.pack(
+            [(np.frombuffer(x, np.uint8), np.frombuffer(y, np.uint8)) for x, y in pairs], table=False
+        )
+    )
+    assert given == []
+    values, _ = run.finish()
+    assert given == [1 << 20]  # the smallest block: a MiB
+    assert values.tolist() == reference(pairs)
+
+
+@pytest.mark.sim
+def test_unstaged_when_no_page_locked_block(monkeypatch):
+    """Where the pool would exceed its share of host memory, or page-locking fails, the batch goes
+    from pageable memory as a small one does (one slice, its table found on the device), with the
+    same values."""
+    from gpudp.memory import BlockPool
+    from gpudp.problems.lcs import cuda as lcs_cuda
+
+    staged = staged_uploads(monkeypatch, slice_bytes=16)
+    used = kernels_used(monkeypatch)
+    pairs = dna_pairs(np.random.default_rng(4), [(20, 30), (0, 3), (9, 12)])
+
+    def fails(nbytes, dtype):
+        raise MemoryError("no page-locked memory")
+
+    for pool, room in ((BlockPool(), 0), (BlockPool(fails), 1 << 40)):
+        used.clear()
+        monkeypatch.setattr(lcs_cuda, "pinned_pool", lambda pool=pool: pool)
+        monkeypatch.setattr(lcs_cuda, "available_memory", lambda room=room: room)
+        r = lcs.solve_many(pairs, backend="cuda", verify=0)
+        assert staged == [] and used == [4] and r.values.tolist() == reference(pairs)
+
+
+def test_stage_block_limits_and_sizes(monkeypatch):
+    """A block is rounded up (a MiB at least, then a sixteenth of its power of two), taken from a
+    spare one that holds it whatever the memory left, else made only within its share of it."""
+    from gpudp.memory import BlockPool
+    from gpudp.problems.lcs import cuda as lcs_cuda
+
+    made = []
+    pool = BlockPool(lambda nbytes, dtype: made.append(nbytes) or np.empty(nbytes, dtype))
+    monkeypatch.setattr(lcs_cuda, "pinned_pool", lambda: pool)
+    monkeypatch.setattr(lcs_cuda, "available_memory", lambda: 100 << 20)
+    x = lcs_cuda._stage_block(10, np.int32)
+    assert x.dtype == np.int32 and len(x) == (1 << 20) // 4 and made == [1 << 20]
+    y = lcs_cuda._stage_block((16 << 20) + 1, np.uint8)
+    assert len(y) == 18 << 20 and made == [1 << 20, 18 << 20]
+    assert lcs_cuda._stage_block(26 << 20, np.uint8) is None  # more than a quarter of 100 MiB
+    del y
+    monkeypatch.setattr(lcs_cuda, "available_memory", lambda: 0)
+    z = lcs_cuda._stage_block(17 << 20, np.uint8)
+    assert len(z) == 18 << 20 and len(made) == 2  # the spare block, whatever the memory left
+    assert lcs_cuda._stage_block(3, np.uint8) is None and len(x) and len(z)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32])
+def test_stage_copy(dtype):
+    """The parallel staging copy, on plain arrays: sizes of none, less than a task, whole tasks and
+    a part, odd ones, across the marking blocks; with ``mark`` (bytes) the flags are exactly the
+    values present, else none."""
+    from gpudp.problems.lcs.cuda import MARK_BLOCK, stage_copy
+
+    rng = np.random.default_rng(5)
+    marks = (True, False) if dtype == np.uint8 else (False,)
+    for n in (0, 1, 7, 8, 9, 29, 1000, MARK_BLOCK - 1, MARK_BLOCK, MARK_BLOCK + 1, 2 * MARK_BLOCK + 29):
+        for chunk in (1, 8, MARK_BLOCK, 1 << 20):
+            if chunk == 1 and n > 1000:
+                continue
+            for mark in marks:
+                top = int(rng.integers(1, 257)) if dtype == np.uint8 else 1 << 20
+                src = rng.integers(0, top, n).astype(dtype)
+                dst = np.full(n + 3, 127, dtype)
+                present = stage_copy(dst[:n], src, chunk, mark)
+                assert np.array_equal(dst[:n], src) and (dst[n:] == 127).all()
+                want = np.zeros(256, bool)
+                if mark:
+                    want[src] = True
+                assert present.dtype == np.bool_ and np.array_equal(present, want)
+
+
+def test_slices_of_whole_pairs():
+    """Slices cover the pairs in order, whole pairs each, about equal symbols each; at most as many
+    as :data:`SLICE_BYTES` and :data:`MIN_SLICE_PAIRS` allow, all of at least that many pairs but
+    a lone one."""
+    from types import SimpleNamespace
+
+    from gpudp.problems.lcs import cuda as lcs_cuda
+
+    def slices(m, k, itemsize=1, slice_bytes=128 << 20, least=4096):
+        off = [np.zeros(len(m) + 1, np.int64), np.zeros(len(k) + 1, np.int64)]
+        np.cumsum(m, out=off[0][1:]), np.cumsum(k, out=off[1][1:])
+        packed = SimpleNamespace(pat_off=off[0], txt_off=off[1], pat=np.zeros(1, f"u{itemsize}"))
+        old = lcs_cuda.SLICE_BYTES, lcs_cuda.MIN_SLICE_PAIRS
+        lcs_cuda.SLICE_BYTES, lcs_cuda.MIN_SLICE_PAIRS = slice_bytes, least
+        try:
+            out = lcs_cuda._slices(packed)
+        finally:
+            lcs_cuda.SLICE_BYTES, lcs_cuda.MIN_SLICE_PAIRS = old
+        assert out[0][0] == 0 and out[-1][1] == len(m)
+        assert all(p1 == q0 for (_, p1), (q0, _) in zip(out, out[1:], strict=False))
+        assert len(out) == 1 or all(p1 - p0 >= least for p0, p1 in out)
+        return out
+
+    full = np.full(500_000, 1000)  # 1 GB of symbols: 8 slices of 62,500 pairs
+    assert slices(full, full) == [(62_500 * i, 62_500 * (i + 1)) for i in range(8)]
+    assert len(slices(full, full, itemsize=4)) == 30  # 4 GB
+    # 4096 pairs a slice at least
+    assert slices(full[:9000], full[:9000], slice_bytes=1 << 20) == [(0, 4500), (4500, 9000)]
+    assert slices(full[:8191], full[:8191], slice_bytes=1 << 20) == [(0, 8191)]
+    assert slices(np.zeros(5, np.int64), np.zeros(5, np.int64), slice_bytes=1, least=1) == [(0, 5)]
+    # unequal pairs: one of 10 symbols, then ones of 1 (cuts where the symbols reach a share)
+    m = np.array([10] + [1] * 10)
+    assert slices(m, np.zeros(11, np.int64), slice_bytes=5, least=1) == [(0, 1), (1, 4), (4, 7), (7, 11)]
+    assert slices(m, np.zeros(11, np.int64), slice_bytes=5, least=3) == [(0, 3), (3, 7), (7, 11)]
+    assert slices(m, m, slice_bytes=1, least=1) == [(p, p + 1) for p in range(11)]
+
+
 @pytest.mark.gpu
 def test_gpu_lengths_match_the_cpu_at_scale():
     rng = np.random.default_rng(8)

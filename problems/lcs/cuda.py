@@ -9,12 +9,40 @@ import textwrap
 from dataclasses import dataclass
 
 import numpy as np
+from numba import prange
 
-from gpudp.backends.cuda import cuda, generated_kernel, resident_threads, sim_geometry
+from gpudp.backends.cuda import (
+    cuda,
+    event,
+    generated_kernel,
+    pinned_pool,
+    resident_threads,
+    sim_geometry,
+    stream,
+)
+from gpudp.jit import njit
+from gpudp.memory import available_memory
 
 from .bitparallel import Packed, lcs_of, masks, store_columns, table_of, walk_back, word_step
 
 THREADS = 128
+#: bytes of symbols from which a batch is staged in page-locked memory and pipelined slice by slice
+#: (:func:`launch`); a smaller batch is copied from where it lies (tests make it tiny)
+STAGE_MIN_BYTES = 64 << 20
+#: a new staging block takes at most this share of the memory the process may still allocate
+#: (page-locked memory is never swapped out; a quarter, as the branch-and-bound ring's pinned budget)
+STAGE_HOST_SHARE = 0.25
+#: bytes of symbols one task of the parallel staging copy takes (:func:`stage_copy`)
+COPY_CHUNK_BYTES = 1 << 20
+#: bytes of symbols in one slice of a staged batch (about): the host stages slice ``k + 1`` while the
+#: GPU runs slice ``k``'s kernel, so that only the first slice's staging is not hidden behind a kernel
+SLICE_BYTES = 128 << 20
+#: pairs a slice holds at least (all but the last), so that every kernel still has threads enough
+#: to keep the GPU busy
+MIN_SLICE_PAIRS = 4096
+#: symbols the staging copy moves before it marks them (:func:`stage_copy`): the marking loop then
+#: reads them from the core's L1 cache, not from memory a second time
+MARK_BLOCK = 16 << 10
 
 # One pair per thread. The pattern's bit masks ``pm`` (a row of ``w`` words per symbol code) and the
 # kernel's own bit vectors live in the thread's local memory; a text symbol's code comes through
@@ -128,15 +156,21 @@ def _present_kernel():
 class Launch:
     """A batch on its way through the GPU: :func:`launch` starts it, :meth:`finish` waits for it."""
 
-    def __init__(self, n, d_out, start, end):
+    def __init__(self, n, d_out, start, end, held=()):
         self.n, self.d_out, self.start, self.end = n, d_out, start, end
+        # what the queued copies and kernels read (device arrays, the slices' tables, the page-locked
+        # staging block), kept until they are done; the block then goes back to the pinned pool
+        self.held = held
 
     def finish(self) -> tuple[np.ndarray, float]:
-        """The LCS length of every pair, and the kernel's seconds (CUDA events)."""
+        """The value of every pair, and the kernels' seconds: from the first kernel's start to the
+        last one's end (CUDA events on the compute stream; a slice whose copy is late shows up as a
+        gap inside that span)."""
         out = np.zeros(self.n, np.int64)
         if self.n == 0:
             return out, 0.0
         self.end.synchronize()
+        self.held = ()
         self.d_out.copy_to_host(out)
         try:
             seconds = self.start.elapsed_time(self.end) / 1e3
@@ -145,37 +179,232 @@ class Launch:
         return out, max(seconds, 0.0)
 
 
-def _upload(packed: Packed):
-    """The batch's symbols on the device, ``(d_pat, d_txt)``. A byte batch packed without its table
-    gets it here: the bytes present are found on the device (one pass, a flag per byte value), so
-    the host never reads the sequences."""
-    d_pat, d_txt = cuda.to_device(packed.pat), cuda.to_device(packed.txt)
-    if packed.mapped and packed.sigma == 0:
-        flags = cuda.to_device(np.zeros(256, np.int32))
+@njit(parallel=True, cache=True)
+def stage_copy(dst, src, chunk, mark):
+    """``dst[:] = src`` (1-D, equal lengths) on all of numba's threads, ``chunk`` items a task; with
+    ``mark`` (``src`` holds bytes), also which of the 256 byte values ``src`` holds (else all False).
+
+    A task copies :data:`MARK_BLOCK` items at a time by slice assignment (vectorised: an indexed loop
+    over ``range(lo, hi)`` is not, as its signed index may wrap), then marks them from its L1 cache
+    in its own row of flags (no two tasks write one cache line); the rows are OR-ed at the end."""
+    n = len(src)
+    tasks = (n + chunk - 1) // chunk
+    flags = np.zeros((tasks if mark else 0, 256), np.bool_)
+    for c in prange(tasks):
+        lo = c * chunk
+        hi = min(lo + chunk, n)
+        if mark:
+            row = flags[c]
+            for j in range(lo, hi, MARK_BLOCK):
+                k = min(j + MARK_BLOCK, hi)
+                dst[j:k] = src[j:k]
+                s = src[j:k]
+                for i in range(k - j):
+                    row[s[i]] = True
+        else:
+            dst[lo:hi] = src[lo:hi]
+    present = np.zeros(256, np.bool_)
+    for c in range(flags.shape[0]):
+        present |= flags[c]
+    return present
+
+
+def _stage_block(items: int, dtype):
+    """A page-locked array of at least ``items`` of ``dtype`` leased from the process's pool (it goes
+    back there when every view of it is dropped), or None: where no spare block of the pool holds it
+    and a new one would take more than :data:`STAGE_HOST_SHARE` of the memory this process may
+    still allocate, or where page-locking fails. Sizes are rounded up to a sixteenth of their power
+    of two, so that a batch a little larger than the last still takes its block."""
+    dtype = np.dtype(dtype)
+    nbytes = max(items, 1) * dtype.itemsize
+    step = 1 << max(nbytes.bit_length() - 4, 20)
+    nbytes = -(-nbytes // step) * step
+    pool = pinned_pool()
+    if all(size < nbytes for size in pool.spare) and nbytes > STAGE_HOST_SHARE * available_memory():
+        return None
+    try:
+        return pool.lease(nbytes // dtype.itemsize, dtype)
+    except Exception:  # the driver would not page-lock that much (CudaAPIError), or no memory at all
+        return None
+
+
+def _staging_block(packed: Packed, extra: int = 0):
+    """The page-locked block a batch of at least :data:`STAGE_MIN_BYTES` of symbols is staged in
+    (its patterns, then its texts, then ``extra`` items), or None: a smaller batch, or one for which
+    no block can be had (:func:`_stage_block`), is copied from where it lies."""
+    items = len(packed.pat) + len(packed.txt)
+    if items * packed.pat.itemsize < STAGE_MIN_BYTES:
+        return None
+    return _stage_block(items + extra, packed.pat.dtype)
+
+
+def _growing(packed: Packed) -> bool:
+    """Whether the batch is bytes packed without their table (``pack(..., table=False)``): its table
+    is found where its symbols are first read (the staging copy, else a kernel on the device)."""
+    return bool(packed.mapped and packed.sigma == 0)
+
+
+def _device_table(packed: Packed, d_pat, d_txt, st=0) -> None:
+    """A byte batch packed without its table, copied from where it lies, gets it here: the bytes
+    present are found on the device (one pass over ``d_pat`` and ``d_txt`` on stream ``st``, a flag
+    per byte value), so the host never reads the sequences; the host waits for the flags (the
+    kernel is compiled for the number of codes)."""
+    if _growing(packed):
+        flags = cuda.to_device(np.zeros(256, np.int32), stream=st)
         threads = sim_geometry(256, 32)
         for d in (d_pat, d_txt):
             blocks = max(1, min(4096, -(-len(d) // threads)))
-            _present_kernel()[blocks, threads](d, len(d), flags)
-        packed.table, packed.sigma = table_of(flags.copy_to_host() != 0)
+            _present_kernel()[blocks, threads, st](d, len(d), flags)
+        present = flags.copy_to_host(stream=st)
+        if st:
+            st.synchronize()
+        packed.table, packed.sigma = table_of(present != 0)
+
+
+def _pageable(packed: Packed, st=0):
+    """A batch that is not staged on the device, ``(d_pat, d_txt)``: ``cuda.to_device`` from where
+    it lies (one synchronous copy from pageable memory each, at a third of a staged copy's speed),
+    and a byte batch's table found there (:func:`_device_table`, on stream ``st``)."""
+    d_pat, d_txt = cuda.to_device(packed.pat), cuda.to_device(packed.txt)
+    _device_table(packed, d_pat, d_txt, st)
     return d_pat, d_txt
 
 
+def _stage(packed: Packed, staged, d_pat, d_txt, p0: int, p1: int, st, mark: bool) -> np.ndarray:
+    """Stage pairs ``p0 .. p1 - 1``: their patterns' and their texts' symbols copied by all of
+    numba's threads (:func:`stage_copy`) to their places in ``staged`` (the page-locked block:
+    all the patterns, then all the texts), and from there to the same places of ``d_pat`` and
+    ``d_txt`` asynchronously on stream ``st`` (at once on the default stream ``0``). Each pair's
+    symbols are read once; with ``mark``, the byte values they hold come back (256 flags)."""
+    chunk = max(COPY_CHUNK_BYTES // packed.pat.itemsize, 1)
+    present = np.zeros(256, np.bool_)
+    base = 0
+    for host, off, dev in ((packed.pat, packed.pat_off, d_pat), (packed.txt, packed.txt_off, d_txt)):
+        a0, a1 = int(off[p0]), int(off[p1])
+        region = staged[base + a0 : base + a1]
+        present |= stage_copy(region, host[a0:a1], chunk, mark)
+        if a1 > a0:
+            dev[a0:a1].copy_to_device(region, stream=st)
+        base += len(host)
+    return present
+
+
+def _upload(packed: Packed):
+    """The batch's symbols on the device, ``(d_pat, d_txt)``, and a byte batch's table, on the
+    default stream (done on return): for the subsequences' kernels, which need the whole batch
+    before they start. A batch of at least :data:`STAGE_MIN_BYTES` is staged as one slice of
+    :func:`launch` (its table found by the staging copy), a smaller one copied from where it lies
+    (:func:`_pageable`)."""
+    block = _staging_block(packed)
+    if block is None:
+        return _pageable(packed)
+    d_pat = cuda.device_array(len(packed.pat), packed.pat.dtype)
+    d_txt = cuda.device_array(len(packed.txt), packed.txt.dtype)
+    grow = _growing(packed)
+    present = _stage(packed, block.view(np.ndarray), d_pat, d_txt, 0, len(packed.pat_off) - 1, 0, grow)
+    if grow:
+        packed.table, packed.sigma = table_of(present)
+    return d_pat, d_txt
+
+
+def _slices(packed: Packed) -> list[tuple[int, int]]:
+    """A staged batch's slices ``[p0, p1)``: runs of whole pairs in order, as many as make about
+    :data:`SLICE_BYTES` of symbols each (at least one). Each cut comes at the first pair boundary
+    with an equal share of the symbols still to cut before it; every slice but the last holds at
+    least :data:`MIN_SLICE_PAIRS` pairs, and so does the last unless it is the only one."""
+    n = len(packed.pat_off) - 1
+    before = packed.pat_off - packed.pat_off[0] + packed.txt_off - packed.txt_off[0]
+    total = int(before[-1])
+    least = max(int(MIN_SLICE_PAIRS), 1)
+    count = max(1, min(-(-total * packed.pat.itemsize // max(int(SLICE_BYTES), 1)), n // least))
+    out, p0 = [], 0
+    for left in range(count, 1, -1):  # slices still to cut, this one included
+        target = int(before[p0]) + (total - int(before[p0])) // left
+        p1 = max(int(np.searchsorted(before, target)), p0 + least)
+        if n - p1 < least:
+            break
+        out.append((p0, p1))
+        p0 = p1
+    out.append((p0, n))
+    return out
+
+
 def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
-    """Copy the batch to the device and start its kernel; the host is free until ``finish()``."""
+    """Copy the batch to the device and start its kernels; the host is free until ``finish()``.
+
+    A batch of at least :data:`STAGE_MIN_BYTES` of symbols is cut into slices of whole pairs
+    (:func:`_slices`) and pipelined on two streams: slice by slice, the host stages its symbols in
+    one page-locked block (:func:`_stage`: all the process's threads, each symbol read once) and
+    queues their copy on the copy stream, and the compute stream, after waiting for that copy (an
+    event), runs the slice's kernel, so that the host stages slice ``k + 1`` while the GPU computes
+    slice ``k``. The device arrays are the whole batch's, made up front; a slice's copy fills its
+    range and its kernel takes views of the offsets (absolute positions) and of the results.
+
+    A byte batch's table (``table=False``) is found by the same staging copy, so the host neither
+    reads the symbols twice nor waits for the device: it only grows, slice by slice, the bytes first
+    seen in a slice taking the next free codes, so that every slice's bytes map one to one. Each
+    slice's kernel reads its own copy of the table as it stood then, and is the one compiled for
+    that many codes: a pair's value depends only on which of its symbols are equal, never on their
+    codes. ``packed.table`` / ``packed.sigma`` end as the whole batch's table.
+
+    A smaller batch, or one for which no page-locked block can be had, is one slice copied from
+    where it lies, its table found on the device (:func:`_pageable`)."""
     n = len(packed.pat_off) - 1
     if n == 0:
         return Launch(0, None, None, None)
-    d_pat, d_txt = _upload(packed)
-    kernel = _kernel(spec, _pow2(packed.sigma), _pow2(packed.max_words))
-    args = (d_pat, cuda.to_device(packed.pat_off), d_txt, cuda.to_device(packed.txt_off))
-    args += (packed.sigma, cuda.to_device(packed.table), packed.mapped)
-    d_out = cuda.device_array(n, np.int64)
+    copy, compute = stream(), stream()
+    slices = _slices(packed)
+    grow = _growing(packed)
+    block = _staging_block(packed, 256 * len(slices) if grow else 0)
+    if block is None:
+        slices, grow = [(0, n)], False
+        d_pat, d_txt = _pageable(packed, copy)
+    else:
+        d_pat = cuda.device_array(len(packed.pat), packed.pat.dtype, stream=copy)
+        d_txt = cuda.device_array(len(packed.txt), packed.txt.dtype, stream=copy)
+    # everything is allocated before the first kernel is queued (freeing device memory waits for
+    # the device), and the offsets are copied (from pageable memory) while the copy stream is idle
+    pat_off, txt_off = (cuda.to_device(x, stream=copy) for x in (packed.pat_off, packed.txt_off))
+    d_out = cuda.device_array(n, np.int64, stream=compute)
+    if grow:
+        d_table = cuda.device_array(256 * len(slices), np.uint8, stream=copy)
+        table, sigma = np.zeros(256, np.uint8), 0
+        seen = np.zeros(256, np.bool_)
+    else:
+        d_table = cuda.to_device(packed.table, stream=copy)
+        table, sigma = packed.table, packed.sigma
+    staged = None if block is None else block.view(np.ndarray)
+    tables = len(packed.pat) + len(packed.txt)  # where the slices' tables go in the block
+    words = _pow2(packed.max_words)
     threads = sim_geometry(THREADS, 32)
-    start, end = cuda.event(), cuda.event()
-    start.record()
-    kernel[(n + threads - 1) // threads, threads](*args, d_out)
-    end.record()
-    return Launch(n, d_out, start, end)
+    start, end = event(), event()
+    for k, (p0, p1) in enumerate(slices):
+        tab = d_table
+        if staged is not None:
+            present = _stage(packed, staged, d_pat, d_txt, p0, p1, copy, grow)
+        if grow:
+            new = np.flatnonzero(present & ~seen)
+            table[new] = sigma + np.arange(len(new))
+            seen[new] = True
+            sigma += len(new)
+            host_tab = staged[tables + 256 * k : tables + 256 * (k + 1)]
+            host_tab[:] = table
+            tab = d_table[256 * k : 256 * (k + 1)]
+            tab.copy_to_device(host_tab, stream=copy)
+        ready = event(timing=False)
+        ready.record(copy)
+        ready.wait(compute)
+        if k == 0:
+            start.record(compute)
+        codes = max(sigma, 1)
+        kernel = _kernel(spec, _pow2(codes), words)
+        kernel[-(-(p1 - p0) // threads), threads, compute](
+            d_pat, pat_off[p0 : p1 + 1], d_txt, txt_off[p0 : p1 + 1], codes, tab, packed.mapped, d_out[p0:p1]
+        )
+    end.record(compute)
+    if grow:
+        packed.table, packed.sigma = table, max(sigma, 1)
+    return Launch(n, d_out, start, end, held=(block, d_pat, d_txt, pat_off, txt_off, d_table))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -338,7 +567,7 @@ def launch_subsequences(packed: Packed, order, start, pos_a, pos_b, chunk_bytes:
     from gpudp.backends.cuda import memory_info
 
     t_count = len(order)
-    d_pat, d_txt = _upload(packed)
+    d_pat, d_txt = _upload(packed)  # on the default stream: copied on return
     pat_off, txt_off = packed.pat_off, packed.txt_off
     m = (pat_off[1:] - pat_off[:-1])[order]
     n = (txt_off[1:] - txt_off[:-1])[order]
