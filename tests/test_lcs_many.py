@@ -171,14 +171,17 @@ STAGED_SIZES = [(40, 70), (0, 9), (64, 65), (1, 1), (30, 0), (0, 0), (65, 20), (
 
 
 @pytest.mark.sim
-def test_cuda_lengths_staged_in_slices(monkeypatch):
-    """A staged batch cut into slices of about 64 symbols, one kernel a slice: bytes of pairs of
-    unequal lengths with empty sides and an empty pair (their table found by the staging copy),
-    4-byte codes (copied only), a slice of no symbol, the rows form (a pair a slice), and
-    subsequences (their launch stages the whole batch as one slice)."""
+@pytest.mark.parametrize("slots", [1, 3])
+def test_cuda_lengths_staged_in_slices(monkeypatch, slots):
+    """A staged batch cut into slices of about 64 symbols, one kernel a slice, staged through
+    ``slots`` page-locked slots (each reused once its copy is done): bytes of pairs of unequal
+    lengths with empty sides and an empty pair (their table found by the staging copy), 4-byte
+    codes (copied only), a slice of no symbol, the rows form (a pair a slice), and subsequences
+    (their launch stages the whole batch as one slice)."""
     from gpudp.problems.lcs import cuda as lcs_cuda
 
     staged = staged_uploads(monkeypatch, slice_bytes=64)
+    monkeypatch.setattr(lcs_cuda, "STAGE_SLOTS", slots)
     used = kernels_used(monkeypatch)
     rng = np.random.default_rng(14)
     dna = dna_pairs(rng, STAGED_SIZES)

@@ -40,6 +40,10 @@ SLICE_BYTES = 128 << 20
 #: pairs a slice holds at least (all but the last), so that every kernel still has threads enough
 #: to keep the GPU busy
 MIN_SLICE_PAIRS = 4096
+#: slices staged at once: the page-locked block holds this many slices (each slot reused once its
+#: copy is done), so that it stays small however large the batch (a block of the whole batch, 8 GB
+#: for 4 million pairs of 1000, was not had on the 4-GPU host: the batch went the pageable way)
+STAGE_SLOTS = 3
 #: symbols the staging copy moves before it marks them (:func:`stage_copy`): the marking loop then
 #: reads them from the core's L1 cache, not from memory a second time
 MARK_BLOCK = 16 << 10
@@ -228,14 +232,13 @@ def _stage_block(items: int, dtype):
         return None
 
 
-def _staging_block(packed: Packed, extra: int = 0):
-    """The page-locked block a batch of at least :data:`STAGE_MIN_BYTES` of symbols is staged in
-    (its patterns, then its texts, then ``extra`` items), or None: a smaller batch, or one for which
-    no block can be had (:func:`_stage_block`), is copied from where it lies."""
-    items = len(packed.pat) + len(packed.txt)
-    if items * packed.pat.itemsize < STAGE_MIN_BYTES:
+def _staging_block(packed: Packed, items: int):
+    """The page-locked block of ``items`` symbols a batch of at least :data:`STAGE_MIN_BYTES` of
+    symbols is staged through, or None: a smaller batch, or one for which no block can be had
+    (:func:`_stage_block`), is copied from where it lies."""
+    if (len(packed.pat) + len(packed.txt)) * packed.pat.itemsize < STAGE_MIN_BYTES:
         return None
-    return _stage_block(items + extra, packed.pat.dtype)
+    return _stage_block(items, packed.pat.dtype)
 
 
 def _growing(packed: Packed) -> bool:
@@ -270,22 +273,22 @@ def _pageable(packed: Packed, st=0):
     return d_pat, d_txt
 
 
-def _stage(packed: Packed, staged, d_pat, d_txt, p0: int, p1: int, st, mark: bool) -> np.ndarray:
-    """Stage pairs ``p0 .. p1 - 1``: their patterns' and their texts' symbols copied by all of
-    numba's threads (:func:`stage_copy`) to their places in ``staged`` (the page-locked block:
-    all the patterns, then all the texts), and from there to the same places of ``d_pat`` and
-    ``d_txt`` asynchronously on stream ``st`` (at once on the default stream ``0``). Each pair's
-    symbols are read once; with ``mark``, the byte values they hold come back (256 flags)."""
+def _stage(packed: Packed, region, d_pat, d_txt, p0: int, p1: int, st, mark: bool) -> np.ndarray:
+    """Stage pairs ``p0 .. p1 - 1``: their patterns' and then their texts' symbols copied by all of
+    numba's threads (:func:`stage_copy`) into ``region`` (page-locked, at least that long), and from
+    there to their places in ``d_pat`` and ``d_txt`` asynchronously on stream ``st`` (at once on the
+    default stream ``0``). Each pair's symbols are read once; with ``mark``, the byte values they
+    hold come back (256 flags)."""
     chunk = max(COPY_CHUNK_BYTES // packed.pat.itemsize, 1)
     present = np.zeros(256, np.bool_)
-    base = 0
+    o = 0
     for host, off, dev in ((packed.pat, packed.pat_off, d_pat), (packed.txt, packed.txt_off, d_txt)):
         a0, a1 = int(off[p0]), int(off[p1])
-        region = staged[base + a0 : base + a1]
-        present |= stage_copy(region, host[a0:a1], chunk, mark)
+        part = region[o : o + a1 - a0]
+        present |= stage_copy(part, host[a0:a1], chunk, mark)
         if a1 > a0:
-            dev[a0:a1].copy_to_device(region, stream=st)
-        base += len(host)
+            dev[a0:a1].copy_to_device(part, stream=st)
+        o += a1 - a0
     return present
 
 
@@ -295,7 +298,7 @@ def _upload(packed: Packed):
     before they start. A batch of at least :data:`STAGE_MIN_BYTES` is staged as one slice of
     :func:`launch` (its table found by the staging copy), a smaller one copied from where it lies
     (:func:`_pageable`)."""
-    block = _staging_block(packed)
+    block = _staging_block(packed, len(packed.pat) + len(packed.txt))
     if block is None:
         return _pageable(packed)
     d_pat = cuda.device_array(len(packed.pat), packed.pat.dtype)
@@ -355,7 +358,10 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
     copy, compute = stream(), stream()
     slices = _slices(packed)
     grow = _growing(packed)
-    block = _staging_block(packed, 256 * len(slices) if grow else 0)
+    ends = packed.pat_off + packed.txt_off
+    slot = max(int(ends[p1] - ends[p0]) for p0, p1 in slices) + 256  # a slice's symbols, its table
+    ring = min(STAGE_SLOTS, len(slices))
+    block = _staging_block(packed, ring * slot)
     if block is None:
         slices, grow = [(0, n)], False
         d_pat, d_txt = _pageable(packed, copy)
@@ -374,26 +380,30 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
         d_table = cuda.to_device(packed.table, stream=copy)
         table, sigma = packed.table, packed.sigma
     staged = None if block is None else block.view(np.ndarray)
-    tables = len(packed.pat) + len(packed.txt)  # where the slices' tables go in the block
+    copied = [None] * ring  # per slot: its last copy's event (the slot is free again after it)
     words = _pow2(packed.max_words)
     threads = sim_geometry(THREADS, 32)
     start, end = event(), event()
     for k, (p0, p1) in enumerate(slices):
         tab = d_table
         if staged is not None:
-            present = _stage(packed, staged, d_pat, d_txt, p0, p1, copy, grow)
+            if copied[k % ring] is not None:
+                copied[k % ring].synchronize()
+            region = staged[(k % ring) * slot : (k % ring + 1) * slot]
+            present = _stage(packed, region, d_pat, d_txt, p0, p1, copy, grow)
         if grow:
             new = np.flatnonzero(present & ~seen)
             table[new] = sigma + np.arange(len(new))
             seen[new] = True
             sigma += len(new)
-            host_tab = staged[tables + 256 * k : tables + 256 * (k + 1)]
+            host_tab = region[slot - 256 :]
             host_tab[:] = table
             tab = d_table[256 * k : 256 * (k + 1)]
             tab.copy_to_device(host_tab, stream=copy)
         ready = event(timing=False)
         ready.record(copy)
         ready.wait(compute)
+        copied[k % ring] = ready
         if k == 0:
             start.record(compute)
         codes = max(sigma, 1)
