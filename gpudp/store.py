@@ -178,8 +178,10 @@ class TileLayout:
         sizes = np.array([self.tiles_on(d) for d in range(self.num_diagonals)], dtype=np.int64)
         self.diag_off = np.zeros(self.num_diagonals + 1, dtype=np.int64)
         np.cumsum(sizes, out=self.diag_off[1:])
-        #: column groups of a tile: lane shifts of up to 31 columns need one group more
-        self.groups = self.tw // 32 + 1
+        #: column groups of a tile's row (words a plane): lane k's row runs from shifted column k
+        #: to tw + k, and its last group's bits (shifted columns tw .. tw + k - 1) fill the first
+        #: group's low bits, which the shift left free (the kernels OR them in)
+        self.groups = self.tw // 32
         self.words_per_tile = self.groups * self.bits * self.bh
         self.n_words = int(self.diag_off[-1]) * self.words_per_tile
 
@@ -207,8 +209,8 @@ def tile_decision(words, i, j, bh, tw, ni, nj, bits, diag_off, rpt):
     tile = diag_off[d] + (big - imin)
     ii = i - big * bh
     x = j - bjg * tw + ii // rpt  # the column, shifted by the row's lane
-    wpt = (tw // 32 + 1) * bits * bh
-    base = tile * wpt + (x // 32) * bits * bh + ii
+    groups = tw // 32
+    base = tile * groups * bits * bh + (x // 32) % groups * bits * bh + ii  # the last group folds
     lane = x % 32
     out = 0
     for b in range(bits):

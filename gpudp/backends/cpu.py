@@ -48,7 +48,7 @@ _CACHE: dict = {}
 _TILED = """
 def run_tiles(d0, d1, NI, NJ, R, C, BH, TW, bottom, right, words, wtile0, diag_off, ckrow, ckcol, CK{da}):
     RPT = -(-BH // 32)
-    WPT = (TW // 32 + 1) * BITS * BH
+    WPT = (TW // 32) * BITS * BH
     for d in range(d0, d1):
         imin = max(0, d - (NJ - 1))
         imax = min(d, NI - 1)
@@ -249,9 +249,12 @@ def tiled_runner(rec_cls, n_data: int, nrt: bool = False):
     # the store's tile layout shifts lane (ii // RPT)'s columns by its lane number
     acc = "x = jj + ii // RPT\n" if bits else ""
     acc += "".join(f"w{b} |= ((dd >> {b}) & 1) << (x & 31)\n" for b in range(bits))
-    if bits:
-        acc += "if (x & 31) == 31 or jj == ncol - 1:\n    base = twb + (x >> 5) * BITS * BH + ii\n"
-        acc += "".join(f"    words[base + {b} * BH] = w{b}\n    w{b} = 0\n" for b in range(bits))
+    if bits:  # a row's last group (shifted columns from TW on) folds into its first (store.TileLayout)
+        acc += "if (x & 31) == 31 or jj == ncol - 1:\n    g = x >> 5\n    if g == TW >> 5:\n"
+        acc += "".join(f"        words[twb + ii + {b} * BH] |= w{b}\n" for b in range(bits))
+        acc += "    else:\n        base = twb + g * BITS * BH + ii\n"
+        acc += "".join(f"        words[base + {b} * BH] = w{b}\n" for b in range(bits))
+        acc += "".join(f"    w{b} = 0\n" for b in range(bits))
     sym = n_symbols(rec_cls)
     src = _TILED.format(
         da=data_args(n_data),

@@ -692,7 +692,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     da, du, db = data_args(n_data), user_args(rec_cls, n_data), fn_args(rec_cls, n_data)
     sim = is_simulator()
     ns = cell_namespace(rec_cls)
-    ns.update(BH=bh, TW=tw, RPT=rpt, WPT=(tw // 32 + 1) * bits * bh, U32=numba.uint32)
+    ns.update(BH=bh, TW=tw, RPT=rpt, WPT=(tw // 32) * bits * bh, U32=numba.uint32)
     ns.update(U0=np.uint32(0), SYMD=np.dtype(sym_dtype or np.int64), FUNNEL=_funnel_intrinsic())
     red = bool(n_reduce(rec_cls))  # the lane keeps its best cell in registers, its slot at the end
     if red:
@@ -768,8 +768,11 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     acc = [f"w{r}_{b} = FUNNEL(e{r}, w{r}_{b}, {b})" for r, b in planes]
     skip = [f"e{r} = 0" for r in range(rpt)] if bits else []
 
-    flush = ["wb = twb + blk * " + str(bits * bh)]
-    flush += [f"words[wb + {b * bh + r}] = w{r}_{b}" for r, b in planes]
+    # a row's last block (shifted columns from tw on) folds into its first, whose low bits the lane
+    # shift left free (store.TileLayout): no word of padding a row
+    flush = [f"if blk < {tw // 32}:", "    wb = twb + blk * " + str(bits * bh)]
+    flush += [f"    words[wb + {b * bh + r}] = w{r}_{b}" for r, b in planes]
+    flush += ["else:"] + [f"    words[twb + {b * bh + r}] |= w{r}_{b}" for r, b in planes]
     col_prefetch, col_advance = ["cj = 0"], []
     if sym:
         col_prefetch = [
