@@ -91,13 +91,13 @@ def reduce_better(rec_cls, v: str, bv: str, a: str, ba: str, b: str, bb: str) ->
     return f"{v} {op} {bv} or ({v} == {bv} and ({a} < {ba} or ({a} == {ba} and {b} < {bb})))"
 
 
-def local_reduction(rec_cls, n_data: int, slot: str) -> tuple[dict, str, Callable[[str, str], str], str]:
+def local_reduction(rec_cls, n_data: int, slot: str) -> tuple[dict, str, str]:
     """A kernel's reduction kept in two locals while it sweeps, merged into its slot once: ``bv_``
     (the best value's key: a record's first field) and ``bk_`` (its cell's row-major index ``i * C +
-    j``, which breaks ties as :func:`reduce_better` does). Returns ``(names, init, update, flush)``:
-    the names the lines need in the kernel's namespace, the lines that start the locals, a function
-    ``update(value, index)`` giving the lines that take a cell into them, and the lines that merge
-    them into slot ``slot`` (an expression: the thread's id) of the kernel's reduction arrays."""
+    j``, which breaks ties as :func:`reduce_better` does). Returns ``(names, init, flush)``: the
+    names the lines need in the kernel's namespace, the lines that start the locals, and the lines
+    that merge them into slot ``slot`` (an expression: the thread's id) of the kernel's reduction
+    arrays. Cells come into the locals a row at a time (:func:`row_reduction`)."""
     import numba
 
     rv, rc = (f"dat{n_data - n_flags(rec_cls) - k}" for k in (2, 1))
@@ -106,18 +106,40 @@ def local_reduction(rec_cls, n_data: int, slot: str) -> tuple[dict, str, Callabl
         "NO_CELL": NO_CELL,
         "KT": numba.from_dtype(key_dtype(rec_cls)),
     }
-    op = ">" if rec_cls.reduce == "max" else "<"
-
-    def update(v: str, lin: str) -> str:
-        kv = key(rec_cls, v)
-        return f"if {kv} {op} bv_ or ({kv} == bv_ and {lin} < bk_):\n    bv_ = {kv}\n    bk_ = {lin}"
-
     better = reduce_better(rec_cls, "bv_", f"{rv}[rs]", "bi_", f"{rc}[rs, 0]", "bj_", f"{rc}[rs, 1]")
     flush = (
         f"rs = {slot}\nbi_ = bk_ // C\nbj_ = bk_ % C\nif bk_ != NO_CELL and ({better}):\n"
         f"    {rv}[rs] = bv_\n    {rc}[rs, 0] = bi_\n    {rc}[rs, 1] = bj_"
     )
-    return names, "bv_ = KT(RED_WORST)\nbk_ = NO_CELL", update, flush
+    return names, "bv_ = KT(RED_WORST)\nbk_ = NO_CELL", flush
+
+
+def row_reduction(rec_cls) -> tuple[Callable[[str, str, str], str], Callable[[str, str, str, str], str]]:
+    """A reduction kept by rows, for a kernel that takes a row's cells in column order and holds
+    :func:`local_reduction`'s locals (``bv_``, ``bk_``): ``best(rb, rj, column)`` gives the lines
+    that take a cell (its key in ``kv``) into the row's best ``rb`` and its column ``rj`` with one
+    strict compare (the row's first best column: the row-major tie-break within a row, and no
+    64-bit index a cell), and ``merge(rb, rj, row, first)`` those that merge the row into the
+    locals once, with the full tie-break. ``rj`` starts negative. An integer row none of whose
+    cells beats the worst value is all worst values, and its first column (``first``) is taken at
+    the merge; a float row also takes a first cell equal to the worst (NaN never wins)."""
+    op = ">" if rec_cls.reduce == "max" else "<"
+    exact = key_dtype(rec_cls).kind == "f"
+
+    def best(rb: str, rj: str, column: str) -> str:
+        cond = f"kv {op} {rb}"
+        if exact:
+            cond = f"({cond}) | ((kv == {rb}) & ({rj} < 0))"
+        return f"if {cond}:\n    {rb} = kv\n    {rj} = {column}"
+
+    def merge(rb: str, rj: str, row: str, first: str) -> str:
+        lin = f"({row}) * C + {rj}"
+        take = f"if {rb} {op} bv_ or ({rb} == bv_ and {lin} < bk_):\n    bv_ = {rb}\n    bk_ = {lin}"
+        if exact:
+            return f"if {rj} >= 0:\n{indent(take, 4)}"
+        return f"if {rj} < 0:\n    {rj} = {first}\n{take}"
+
+    return best, merge
 
 
 def cell_call(

@@ -682,6 +682,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         indent,
         local_reduction,
         n_symbols,
+        row_reduction,
         tile_cell_source,
         user_args,
     )
@@ -696,7 +697,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     ns.update(U0=np.uint32(0), SYMD=np.dtype(sym_dtype or np.int64), FUNNEL=_funnel_intrinsic())
     red = bool(n_reduce(rec_cls))  # the lane keeps its best cell in registers, its slot at the end
     if red:
-        names, red_init, _, red_flush_src = local_reduction(rec_cls, n_data, "cuda.grid(1)")
+        names, red_init, red_flush_src = local_reduction(rec_cls, n_data, "cuda.grid(1)")
         ns.update(names, I32=numba.int32)
     ns["tcell"] = device_jit(
         compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets, not red), "tcell", dict(ns))
@@ -705,28 +706,8 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     j = "\n".join
     load_left, corner, bottom_pick, fast, slow, store_right, store_ck = [], [], [], [], [], [], []
     red_rows, red_merge = [], []
-    op = ">" if rec_cls.reduce == "max" else "<"
-    exact = values.key_dtype(rec_cls).kind == "f"  # a float row may hold NaN, which never wins
-
-    def row_best(r: int, kv: str) -> str:
-        """A lane takes a row's cells in column order, so a strict compare keeps the row's first
-        best column (the row-major tie-break within the row) in an int32: no 64-bit index a cell.
-        Integer rows: no cell beats the worst only when all are the worst, and the merge takes the
-        row's first column then; float rows (NaN) also take the first cell equal to the worst."""
-        cond = f"{kv} {op} rb{r}"
-        if exact:
-            cond = f"({cond}) | (({kv} == rb{r}) & (rj{r} < 0))"
-        return f"if {cond}:\n    rb{r} = {kv}\n    rj{r} = I32(j)"
-
-    def row_merge(r: int) -> list[str]:
-        """The row's best of this tile into the lane's (value, row-major index), ties to the earlier."""
-        lin = f"(i0 + {r}) * C + rj{r}"
-        take = [f"if rb{r} {op} bv_ or (rb{r} == bv_ and {lin} < bk_):"]
-        take += [f"    bv_ = rb{r}", f"    bk_ = {lin}"]
-        if exact:  # a row of NaN has no best
-            return [f"if i0 + {r} < R and rj{r} >= 0:", indent(j(take), 4)]
-        return [f"if i0 + {r} < R:", f"    if rj{r} < 0:", f"        rj{r} = I32(c0)", indent(j(take), 4)]
-
+    if red:
+        row_best, row_merge = row_reduction(rec_cls)
     for r in range(rpt):
         load_left += [
             f"l{r} = VT(FILL)",
@@ -744,10 +725,13 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         dg = "uprev" if r == 0 else f"l{r - 1}"
         ri = f"y{r}" if sym else "0"
         call = f"v{r}, e{r} = tcell(i0 + {r}, j, {up}, l{r}, {dg}, {ri}, cj{du})"
-        if red:  # the row's best in this tile: its first best column, by one compare
-            call += "\n" + row_best(r, values.key(rec_cls, f"v{r}"))
+        if red:  # the row's best in this tile (a lane takes a row's cells in column order)
+            call += f"\nkv = {values.key(rec_cls, f'v{r}')}\n" + row_best(f"rb{r}", f"rj{r}", "I32(j)")
             red_rows += [f"rb{r} = KT(RED_WORST)", f"rj{r} = I32(-1)"]
-            red_merge += row_merge(r)
+            red_merge += [
+                f"if i0 + {r} < R:",
+                indent(row_merge(f"rb{r}", f"rj{r}", f"i0 + {r}", "I32(c0)"), 4),
+            ]
         fast.append(call)
         slow += [f"v{r} = VT(FILL)", f"e{r} = 0", f"if i0 + {r} < R:", indent(call, 4)]
         store_right += [f"if i0 + {r} < R:", f"    ST(right, i0 + {r}, l{r})"]
