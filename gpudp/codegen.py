@@ -91,13 +91,14 @@ def reduce_better(rec_cls, v: str, bv: str, a: str, ba: str, b: str, bb: str) ->
     return f"{v} {op} {bv} or ({v} == {bv} and ({a} < {ba} or ({a} == {ba} and {b} < {bb})))"
 
 
-def local_reduction(rec_cls, n_data: int, slot: str) -> tuple[dict, str, str]:
+def local_reduction(rec_cls, n_data: int, slot: str) -> tuple[dict, str, Callable[[str, str], str], str]:
     """A kernel's reduction kept in two locals while it sweeps, merged into its slot once: ``bv_``
     (the best value's key: a record's first field) and ``bk_`` (its cell's row-major index ``i * C +
-    j``, which breaks ties as :func:`reduce_better` does). Returns ``(names, init, flush)``: the
-    names the lines need in the kernel's namespace, the lines that start the locals, and the lines
-    that merge them into slot ``slot`` (an expression: the thread's id) of the kernel's reduction
-    arrays. Cells come into the locals a row at a time (:func:`row_reduction`)."""
+    j``, which breaks ties as :func:`reduce_better` does). Returns ``(names, init, update, flush)``:
+    the names the lines need in the kernel's namespace, the lines that start the locals, a function
+    ``update(value, index)`` giving the lines that take a cell into them (the cpu kernel's; the
+    CUDA kernel takes a row at a time, :func:`row_reduction`), and the lines that merge them into
+    slot ``slot`` (an expression: the thread's id) of the kernel's reduction arrays."""
     import numba
 
     rv, rc = (f"dat{n_data - n_flags(rec_cls) - k}" for k in (2, 1))
@@ -106,12 +107,18 @@ def local_reduction(rec_cls, n_data: int, slot: str) -> tuple[dict, str, str]:
         "NO_CELL": NO_CELL,
         "KT": numba.from_dtype(key_dtype(rec_cls)),
     }
+    op = ">" if rec_cls.reduce == "max" else "<"
+
+    def update(v: str, lin: str) -> str:
+        kv = key(rec_cls, v)
+        return f"if {kv} {op} bv_ or ({kv} == bv_ and {lin} < bk_):\n    bv_ = {kv}\n    bk_ = {lin}"
+
     better = reduce_better(rec_cls, "bv_", f"{rv}[rs]", "bi_", f"{rc}[rs, 0]", "bj_", f"{rc}[rs, 1]")
     flush = (
         f"rs = {slot}\nbi_ = bk_ // C\nbj_ = bk_ % C\nif bk_ != NO_CELL and ({better}):\n"
         f"    {rv}[rs] = bv_\n    {rc}[rs, 0] = bi_\n    {rc}[rs, 1] = bj_"
     )
-    return names, "bv_ = KT(RED_WORST)\nbk_ = NO_CELL", flush
+    return names, "bv_ = KT(RED_WORST)\nbk_ = NO_CELL", update, flush
 
 
 def row_reduction(rec_cls) -> tuple[Callable[[str, str, str], str], Callable[[str, str, str, str], str]]:

@@ -84,7 +84,6 @@ def run_tiles(d0, d1, NI, NJ, R, C, BH, TW, bottom, right, words, wtile0, diag_o
                 diag = LD(up, 0)
                 ST(up, 0, left)
 {planes_init}
-{red_row}
                 for jj in range(ncol):
                     upv = LD(up, jj + 1)
                     v, dd = tcell(i, c0 + jj, upv, left, diag, ri, {col_sym}{du})
@@ -93,7 +92,6 @@ def run_tiles(d0, d1, NI, NJ, R, C, BH, TW, bottom, right, words, wtile0, diag_o
                     left = v
                     ST(up, jj + 1, v)
 {planes_acc}
-{red_merge}
                 ST(right, i, left)
             ST(bottom, eb, LD(up, 0))
             for jj in range(ncol):
@@ -233,7 +231,6 @@ def tiled_runner(rec_cls, n_data: int, nrt: bool = False):
         local_reduction,
         n_reduce,
         n_symbols,
-        row_reduction,
         tile_cell_source,
         user_args,
     )
@@ -243,14 +240,11 @@ def tiled_runner(rec_cls, n_data: int, nrt: bool = False):
     red = bool(n_reduce(rec_cls))  # a tile keeps its best cell in locals, its thread's slot at the end
     cell_src = tile_cell_source(rec_cls, n_data, rec_cls.offsets, not red)
     ns["tcell"] = njit(compile_source(cell_src, "tcell", dict(ns)), **nrt_options(nrt))
-    red_init = red_acc = red_flush = red_row = red_merge = "pass"
-    if red:  # a row's best by one compare a cell, merged into the tile's once a row
-        names, red_init, red_flush = local_reduction(rec_cls, n_data, "red_slot()")
+    red_init = red_acc = red_flush = "pass"
+    if red:
+        names, red_init, update, red_flush = local_reduction(rec_cls, n_data, "red_slot()")
         ns.update(names)
-        best, merge = row_reduction(rec_cls)
-        red_row = "rb = KT(RED_WORST)\nrj = -1"
-        red_acc = f"kv = {values.key(rec_cls, 'v')}\n" + best("rb", "rj", "c0 + jj")
-        red_merge = merge("rb", "rj", "i", "c0")
+        red_acc = update("v", "i * C + c0 + jj")
     init = "".join(f"w{b} = 0\n" for b in range(bits))
     # the store's tile layout shifts lane (ii // RPT)'s columns by its lane number
     acc = "x = jj + ii // RPT\n" if bits else ""
@@ -271,8 +265,6 @@ def tiled_runner(rec_cls, n_data: int, nrt: bool = False):
         planes_init=indent(init, 16),
         planes_acc=indent(acc, 20),
         red_init=indent(red_init, 12),
-        red_row=indent(red_row, 16),
-        red_merge=indent(red_merge, 16),
         red_acc=indent(red_acc, 20),
         red_flush=indent(red_flush, 12),
     ).replace("BITS", str(bits))

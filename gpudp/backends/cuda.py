@@ -697,7 +697,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     ns.update(U0=np.uint32(0), SYMD=np.dtype(sym_dtype or np.int64), FUNNEL=_funnel_intrinsic())
     red = bool(n_reduce(rec_cls))  # the lane keeps its best cell in registers, its slot at the end
     if red:
-        names, red_init, red_flush_src = local_reduction(rec_cls, n_data, "cuda.grid(1)")
+        names, red_init, _, red_flush_src = local_reduction(rec_cls, n_data, "cuda.grid(1)")
         ns.update(names, I32=numba.int32)
     ns["tcell"] = device_jit(
         compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets, not red), "tcell", dict(ns))
