@@ -87,8 +87,20 @@ def fn_args(rec_cls, n_data: int) -> str:
 def reduce_better(rec_cls, v: str, bv: str, a: str, ba: str, b: str, bb: str) -> str:
     """The condition under which value ``v`` at cell ``(a, b)`` beats the best so far ``bv`` at
     ``(ba, bb)``: a better value, or an equal one at an earlier cell (a deterministic winner)."""
-    op = ">" if rec_cls.reduce == "max" else "<"
+    op = _reduce_op(rec_cls)
     return f"{v} {op} {bv} or ({v} == {bv} and ({a} < {ba} or ({a} == {ba} and {b} < {bb})))"
+
+
+def _reduce_op(rec_cls) -> str:
+    """The comparison by which a value beats another in the recurrence's reduction."""
+    return ">" if rec_cls.reduce == "max" else "<"
+
+
+def _take(rec_cls, kv: str, lin: str) -> str:
+    """Lines that take key ``kv`` at row-major index ``lin`` into :func:`local_reduction`'s locals
+    when it beats them (ties to the earlier cell)."""
+    op = _reduce_op(rec_cls)
+    return f"if {kv} {op} bv_ or ({kv} == bv_ and {lin} < bk_):\n    bv_ = {kv}\n    bk_ = {lin}"
 
 
 def local_reduction(rec_cls, n_data: int, slot: str) -> tuple[dict, str, Callable[[str, str], str], str]:
@@ -107,11 +119,9 @@ def local_reduction(rec_cls, n_data: int, slot: str) -> tuple[dict, str, Callabl
         "NO_CELL": NO_CELL,
         "KT": numba.from_dtype(key_dtype(rec_cls)),
     }
-    op = ">" if rec_cls.reduce == "max" else "<"
 
     def update(v: str, lin: str) -> str:
-        kv = key(rec_cls, v)
-        return f"if {kv} {op} bv_ or ({kv} == bv_ and {lin} < bk_):\n    bv_ = {kv}\n    bk_ = {lin}"
+        return _take(rec_cls, key(rec_cls, v), lin)
 
     better = reduce_better(rec_cls, "bv_", f"{rv}[rs]", "bi_", f"{rc}[rs, 0]", "bj_", f"{rc}[rs, 1]")
     flush = (
@@ -130,7 +140,7 @@ def row_reduction(rec_cls) -> tuple[Callable[[str, str, str], str], Callable[[st
     locals once, with the full tie-break. ``rj`` starts negative. An integer row none of whose
     cells beats the worst value is all worst values, and its first column (``first``) is taken at
     the merge; a float row also takes a first cell equal to the worst (NaN never wins)."""
-    op = ">" if rec_cls.reduce == "max" else "<"
+    op = _reduce_op(rec_cls)
     exact = key_dtype(rec_cls).kind == "f"
 
     def best(rb: str, rj: str, column: str) -> str:
@@ -140,8 +150,7 @@ def row_reduction(rec_cls) -> tuple[Callable[[str, str, str], str], Callable[[st
         return f"if {cond}:\n    {rb} = kv\n    {rj} = {column}"
 
     def merge(rb: str, rj: str, row: str, first: str) -> str:
-        lin = f"({row}) * C + {rj}"
-        take = f"if {rb} {op} bv_ or ({rb} == bv_ and {lin} < bk_):\n    bv_ = {rb}\n    bk_ = {lin}"
+        take = _take(rec_cls, rb, f"({row}) * C + {rj}")
         if exact:
             return f"if {rj} >= 0:\n{indent(take, 4)}"
         return f"if {rj} < 0:\n    {rj} = {first}\n{take}"

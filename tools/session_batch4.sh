@@ -29,4 +29,5 @@ done
 timeout 150 python3 -m gpudp.cli bench scale --backends cuda --workers "$counts" --pairs 100000 --length 1000 \
   --repeat 3 --data client --out "$OUT/scale-client.json" > "$OUT/scale-client.log" 2>&1 || tail -5 "$OUT/scale-client.log"
 tail -4 "$OUT/scale-client.log"
-tar czf "$OUT/batch4.tgz" -C "$OUT" --exclude batch4.tgz . && find "$OUT" -type f ! -name batch4.tgz -delete
+# one archive (the device returns a few files only), made outside $OUT and moved in
+tar czf /tmp/batch4.tgz -C "$OUT" . && find "$OUT" -type f -delete && mv /tmp/batch4.tgz "$OUT/"

@@ -41,8 +41,9 @@ SLICE_BYTES = 128 << 20
 #: to keep the GPU busy
 MIN_SLICE_PAIRS = 4096
 #: slices staged at once: the page-locked block holds this many slices (each slot reused once its
-#: copy is done), so that it stays small however large the batch (a block of the whole batch, 8 GB
-#: for 4 million pairs of 1000, was not had on the 4-GPU host: the batch went the pageable way)
+#: copy is done), so that it stays small however large the batch (a block of the whole batch would
+#: be 8 GB for 4 million pairs of 1000; that batch took 1.5 s on one worker of the 4-GPU host, most
+#: likely by the pageable way, 0.9 s with three slots)
 STAGE_SLOTS = 3
 #: symbols the staging copy moves before it marks them (:func:`stage_copy`): the marking loop then
 #: reads them from the core's L1 cache, not from memory a second time
