@@ -230,7 +230,7 @@ def _wide(bits: int):
 
 
 @pytest.mark.parametrize("tile", [None, (64, 32)])
-@pytest.mark.parametrize("bits", [3, 9, 16, 31, 32])
+@pytest.mark.parametrize("bits", [1, 3, 8, 9, 16, 31, 32])
 def test_decisions_up_to_32_bits(bits, tile):
     """Decisions wider than a byte keep every bit, up to a uint32 (issue 14), in every cell: tiles
     cut by the grid's edges, lanes' column shifts across groups of 32 (64 x 32 tiles)."""
