@@ -104,6 +104,17 @@ def _workers(client) -> int:
     return workers
 
 
+def _gather(futures: list) -> list:
+    """The futures' results in their order, each fetched as soon as its task ends (while the others
+    still run; ``client.gather`` would wait for all and then fetch every result at once). The
+    first error raised in a task is raised here."""
+    at = {f.key: k for k, f in enumerate(futures)}
+    results: list = [None] * len(futures)
+    for fut, res in dask_distributed().as_completed(futures, with_results=True):
+        results[at[fut.key]] = res
+    return results
+
+
 def map_chunks(
     client,
     solve_chunk: Callable,
@@ -128,7 +139,8 @@ def map_chunks(
     Returns
     -------
     ``(results, bounds, info)``: the chunks' results and ranges, in input order, and
-    ``{"workers", "chunks", "seconds"}``.
+    ``{"workers", "chunks", "seconds", "started"}`` (``started``: the wall-clock time, epoch
+    seconds, the call began).
 
     Raises
     ------
@@ -136,11 +148,12 @@ def map_chunks(
         without ``dask.distributed``, or a client with no workers.
     """
     workers = _workers(client)
-    t0 = time.perf_counter()
+    t0, started = time.perf_counter(), time.time()
     bounds = chunk_bounds(costs, chunks or CHUNKS_PER_WORKER * workers)
     futures = [client.submit(solve_chunk, take(lo, hi), retries=retries, pure=False) for lo, hi in bounds]
-    results = client.gather(futures)
+    results = _gather(futures)
     info = {"workers": workers, "chunks": len(bounds), "seconds": time.perf_counter() - t0}
+    info["started"] = started
     return results, bounds, info
 
 
@@ -186,12 +199,13 @@ def map_blocks(
     workers = _workers(client)
     import dask
 
-    t0 = time.perf_counter()
+    t0, started = time.perf_counter(), time.time()
     edges = np.concatenate(([0], np.cumsum(np.asarray(sizes, dtype=np.int64))))
     bounds = [(int(lo), int(hi)) for lo, hi in zip(edges[:-1], edges[1:], strict=True)]
     tasks = [dask.delayed(solve_chunk, pure=False)(*args) for args in blocks]
-    results = client.gather(client.compute(tasks, retries=retries)) if tasks else []
+    results = _gather(client.compute(tasks, retries=retries)) if tasks else []
     info = {"workers": workers, "chunks": len(bounds), "seconds": time.perf_counter() - t0}
+    info["started"] = started
     return results, bounds, info
 
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from gpudp.distributed import chunk_bounds, map_chunks
 from gpudp.problems import edit_distance, lcs
+from gpudp.problems.lcs import batch
 from gpudp.problems.lcs.batch import BatchResult
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
@@ -74,6 +75,11 @@ def test_lcs_batch_on_the_cluster_equals_one_process(client):
     assert np.array_equal(got.values, want.values) and got.errors == want.errors
     assert got.stats.extra["dask_workers"] == 2 and got.stats.extra["dask_chunks"] == 8
     assert got.verified and all(got.values[p] >= 0 for p in got.verified)
+    extra = got.stats.extra  # where the call's time went: each chunk on its worker, the waits around
+    assert len(extra["chunk_seconds"]) == 8 and min(extra["chunk_seconds"]) > 0
+    for wait in ("first_chunk_wait", "last_result_wait"):
+        assert 0 < extra[wait] < got.stats.seconds
+    assert got.solutions == [None] * len(pairs) and isinstance(got.solutions, batch.NoSolutions)
     rng = np.random.default_rng(2)
     a, b = rng.integers(0, 4, (64, 50)).astype(np.uint8), rng.integers(0, 4, (64, 70)).astype(np.uint8)
     rows = edit_distance.solve_many((a, b), backend="cpu", client=client)
@@ -295,4 +301,7 @@ def test_bench_scale_with_resident_data(capsys):
     assert sorted(got) == [(2, "client"), (2, "resident")]
     assert got[2, "resident"]["chunks"] == 4 and got[2, "client"]["chunks"] == 4
     assert got[2, "resident"]["bytes_between_workers_per_run"] == 0  # each chunk where its blocks are
+    for r in got.values():
+        assert 0 < r["chunk_seconds_min"] <= r["chunk_seconds_max"] < r["seconds_median"]
+        assert r["first_chunk_wait"] > 0 and r["last_result_wait"] > 0
     assert "resident" in out["workload"]

@@ -16,7 +16,7 @@ from test_lcs import lcs_length  # the textbook table, in pure Python
 from gpudp import CheckError, InputError
 from gpudp.jit import njit
 from gpudp.problems import lcs
-from gpudp.problems.lcs import bitparallel
+from gpudp.problems.lcs import batch, bitparallel
 
 symbols = st.sampled_from([2, 4, 20, 256])
 
@@ -100,6 +100,40 @@ def test_verify_catches_a_wrong_batch(monkeypatch):
     monkeypatch.setattr(lcs, "_SOLVER", wrong)
     with pytest.raises(CheckError, match="the batch gave LCS length 0"):
         lcs.solve_many([("AAA", "AAA")] * 4, backend="cpu", verify=2)
+
+
+def test_values_only_solutions_are_nones_in_constant_space():
+    """Without tracebacks ``solutions`` is a sequence of Nones that holds no list (a chunk of a
+    distributed batch sends it back, and the chunks' are joined)."""
+    r = lcs.solve_many([("ACGT", "AGT"), ("AC", "C"), ("", "A")], backend="cpu")
+    s = r.solutions
+    assert isinstance(s, batch.NoSolutions) and len(s) == 3 and s[0] is None and s[-3] is None
+    assert list(s) == [None] * 3 and s == [None, None, None] and s != [None, 1, None] and s != [None]
+    assert s[1:] == batch.NoSolutions(2) and len(s[::2]) == 2 and s.count(None) == 3
+    for k in (3, -4):
+        with pytest.raises(IndexError):
+            s[k]
+    info = {"workers": 1, "chunks": 2, "seconds": 0.0}
+    parts = [r, lcs.solve_many([("A", "A")], backend="cpu")]
+    joined = batch.BatchResult.concat(parts, [(0, 3), (3, 4)], info)
+    assert isinstance(joined.solutions, batch.NoSolutions) and len(joined.solutions) == 4
+    traced = lcs.solve_many([("A", "A")], backend="cpu", traceback=True)
+    mixed = batch.BatchResult.concat([r, traced], [(0, 3), (3, 4)], info)
+    assert mixed.solutions[:3] == [None] * 3 and mixed.solutions[3].solution == "A"
+
+
+@pytest.mark.parametrize("top, size", [(0, 2), (200, 2), (40_000, 4), (1 << 40, 8)])
+def test_a_batch_result_pickles_its_values_narrow(top, size):
+    """A chunk's values travel from its worker in the smallest integer type that holds them, and
+    come back as the int64 they were."""
+    import pickle
+
+    r = lcs.solve_many([("AC", "C")] * 3, backend="cpu")
+    r.values = np.array([-1, top, 7], np.int64)
+    back = pickle.loads(pickle.dumps(r))
+    assert back.values.dtype == np.int64 and back.values.tolist() == [-1, top, 7]
+    assert back.stats.cells == r.stats.cells and back.solutions == r.solutions
+    assert r.__getstate__()["values"].itemsize == size and r.values.dtype == np.int64
 
 
 def test_empty_batch():

@@ -96,6 +96,18 @@ def _moved(client) -> int:
     return sum(client.run(_incoming_bytes).values())
 
 
+def _where(extra: dict) -> dict:
+    """Where one batch's time went (:meth:`gpudp.problems.lcs.batch.BatchResult.concat`): the
+    slowest chunk's seconds on its worker, the wait before the first chunk started and after the
+    last one ended (scheduling, moving blocks, gathering the results)."""
+    return {
+        "chunk_seconds_max": max(extra["chunk_seconds"]),
+        "chunk_seconds_min": min(extra["chunk_seconds"]),
+        "first_chunk_wait": extra["first_chunk_wait"],
+        "last_result_wait": extra["last_result_wait"],
+    }
+
+
 def cli_bench(args) -> dict:
     rng = np.random.default_rng(args.seed)
     a = random_dna(args.pairs * args.length, rng).reshape(args.pairs, args.length)  # one draw an array
@@ -119,11 +131,12 @@ def cli_bench(args) -> dict:
                     lcs.solve_many((pairs[0][:256], pairs[1][:256]), backend=backend, client=client)
                 else:
                     pairs = (a, b)
-                runs, moved = [], _moved(client)
+                runs, spans, moved = [], [], _moved(client)
                 for _ in range(args.repeat):
                     t = time.perf_counter()
                     got = lcs.solve_many(pairs, backend=backend, client=client)
                     runs.append(time.perf_counter() - t)
+                    spans.append(_where(got.stats.extra))
                     if not np.array_equal(got.values, want.values):
                         raise CheckError(f"{n} workers, {mode}: the values differ from the single process's")
                 moved = (_moved(client) - moved) / max(1, args.repeat)
@@ -138,9 +151,16 @@ def cli_bench(args) -> dict:
                         "runs": runs,
                         "gcups": cells / s / 1e9,
                         "bytes_between_workers_per_run": moved,
+                        **{k: statistics.median(x[k] for x in spans) for k in spans[0]},
                     }
                 )
-                print(f"  {n:3d} workers, {mode:8s}: {s:8.3f} s, {cells / s / 1e9:9.1f} GCUPS", flush=True)
+                w = rows[-1]
+                print(
+                    f"  {n:3d} workers, {mode:8s}: {s:8.3f} s, {cells / s / 1e9:9.1f} GCUPS (chunks "
+                    f"{w['chunk_seconds_min']:.3f}-{w['chunk_seconds_max']:.3f} s, first waited "
+                    f"{w['first_chunk_wait']:.3f} s, last result {w['last_result_wait']:.3f} s)",
+                    flush=True,
+                )
     for mode in modes:
         same = [r for r in rows if r["data"] == mode]
         first = same[0] if same else None

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import functools
 import importlib
+import itertools
 import math
+import operator
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -49,6 +51,41 @@ class PairSolver:
     pick: Callable | None = None
 
 
+class NoSolutions(Sequence):
+    """``BatchResult.solutions`` of a batch run without tracebacks: None for each of ``n`` pairs, in
+    constant space (a list of a million Nones takes tens of milliseconds to send from a worker and
+    to join with its neighbours, a fixed cost of every chunk of a distributed batch)."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int):
+        self.n = int(n)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return NoSolutions(len(range(*k.indices(self.n))))
+        k = operator.index(k)
+        if not -self.n <= k < self.n:
+            raise IndexError(f"pair {k} of a batch of {self.n}")
+        return None
+
+    def __iter__(self):
+        return itertools.repeat(None, self.n)
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, NoSolutions):
+            return self.n == other.n
+        return isinstance(other, Sequence) and len(other) == self.n and all(x is None for x in other)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"NoSolutions({self.n})"
+
+
 @dataclass
 class BatchResult:
     """The LCS lengths of a batch of pairs, in input order.
@@ -69,6 +106,21 @@ class BatchResult:
     stats: Stats = field(default_factory=Stats)
     subsequences: Subsequences | None = None
 
+    def __getstate__(self) -> dict:
+        """Pickled (a chunk's result on its way back from a Dask worker) with ``values`` in the
+        smallest integer type that holds them (lengths of some thousands: 2 bytes a pair, not 8);
+        unpickled as int64 again."""
+        state = self.__dict__.copy()
+        v = self.values
+        if v.dtype == np.int64 and v.size:
+            small = np.result_type(np.min_scalar_type(int(v.min())), np.min_scalar_type(int(v.max())))
+            state["values"] = v.astype(small)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        state["values"] = np.asarray(state["values"]).astype(np.int64, copy=False)
+        self.__dict__.update(state)
+
     @classmethod
     def concat(cls, parts: list, bounds: list[tuple[int, int]], info: dict) -> BatchResult:
         """The results of a batch's chunks (items ``lo .. hi - 1`` each, :func:`gpudp.distributed.map_chunks`)
@@ -85,10 +137,20 @@ class BatchResult:
         )
         stats.extra.update({k: v for k, v in first.extra.items() if k in ("method", "backend_choice")})
         stats.extra.update(items=len(values), dask_workers=info["workers"], dask_chunks=info["chunks"])
+        spans = [p.stats.extra.get("span") for p in parts]
+        if parts and all(spans):  # where the call's time went (the workers share this host's clock)
+            t0, t1 = info["started"], info["started"] + info["seconds"]
+            stats.extra.update(
+                chunk_seconds=[float(b - a) for a, b in spans],
+                first_chunk_wait=float(min(a for a, _ in spans) - t0),
+                last_result_wait=float(t1 - max(b for _, b in spans)),
+            )
         stats.seconds = info["seconds"]
         if parts and all(p.subsequences is not None for p in parts):
             subs = Subsequences.concat([p.subsequences for p in parts], bounds)
             return cls(values, errors, subs.solutions(), verified, stats, subs)
+        if all(isinstance(p.solutions, NoSolutions) for p in parts):
+            return cls(values, errors, NoSolutions(len(values)), verified, stats)
         return cls(values, errors, [s for p in parts for s in p.solutions], verified, stats)
 
 
@@ -226,7 +288,7 @@ def run(
     stats = Stats(backend=used, device=device_name(used), cells=cells, kernel_seconds=kernel_s)
     stats.extra.update(pairs=len(pairs), method=solver.method, backend_choice=why)
     stats.seconds = time.perf_counter() - t0
-    return BatchResult(values, errors, [None] * len(pairs), verified, stats)
+    return BatchResult(values, errors, NoSolutions(len(pairs)), verified, stats)
 
 
 def _run_traceback(solver, pairs, packed, index, errors, picks, used, why, t0) -> BatchResult:
@@ -278,7 +340,8 @@ def _run_on(client, solver, pairs, backend, traceback, verify, resident=None) ->
     that holds it (nothing of them through the client)."""
     from gpudp import distributed
 
-    fn = functools.partial(run, solver, backend=backend, traceback=traceback, verify=verify, progress=False)
+    solve = functools.partial(run, solver, backend=backend, traceback=traceback, verify=verify)
+    fn = functools.partial(_stamped, functools.partial(solve, progress=False))
     if resident is not None:
         blocks, sizes = distributed.row_blocks(*resident)
         rows = functools.partial(_run_rows, fn)
@@ -298,6 +361,16 @@ def _run_on(client, solver, pairs, backend, traceback, verify, resident=None) ->
             return pairs[lo:hi]
 
     return BatchResult.concat(*distributed.map_chunks(client, fn, take, costs))
+
+
+def _stamped(fn, pairs) -> BatchResult:
+    """``fn(pairs)`` on a worker, its result's ``stats.extra["span"]`` the wall-clock times (epoch
+    seconds) it started and ended: with the call's own start (``BatchResult.concat``) they show
+    how long the chunks waited for Dask and how long their results took to come back."""
+    t = time.time()
+    res = fn(pairs)
+    res.stats.extra["span"] = (t, time.time())
+    return res
 
 
 def _run_rows(fn, a, b) -> BatchResult:
