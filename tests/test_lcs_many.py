@@ -209,9 +209,9 @@ STAGED_SIZES = [(40, 70), (0, 9), (64, 65), (1, 1), (30, 0), (0, 0), (65, 20), (
 def test_cuda_lengths_staged_in_slices(monkeypatch, slots):
     """A staged batch cut into slices of about 64 symbols, one kernel a slice, staged through
     ``slots`` page-locked slots (each reused once its copy is done): bytes of pairs of unequal
-    lengths with empty sides and an empty pair (their table found by the staging copy), 4-byte
-    codes (copied only), a slice of no symbol, the rows form (a pair a slice), and subsequences
-    (their launch stages the whole batch as one slice)."""
+    lengths with empty sides and an empty pair (their table found on the device, slice by slice;
+    the host's part a plain copy), 4-byte codes, a slice of no symbol, the rows form (a pair a
+    slice), and subsequences (their launch stages the whole batch as one slice)."""
     from gpudp.problems.lcs import cuda as lcs_cuda
 
     staged = staged_uploads(monkeypatch, slice_bytes=64)
@@ -222,25 +222,26 @@ def test_cuda_lengths_staged_in_slices(monkeypatch, slots):
     wide = [(rng.integers(-5, 1 << 40, m), rng.integers(-5, 1 << 40, k)) for m, k in STAGED_SIZES]
     assert bitparallel.pack(wide).pat.itemsize == 4  # over 256 codes: 4 bytes a symbol
     empty = [(b"", b"AC"), (b"", b""), (b"G", b"")]  # the second slice holds no symbol
-    for pairs, mark, slice_bytes, count in ((dna, True, 64, 5), (wide, False, 64, 5), (empty, True, 1, 3)):
+    for pairs, slice_bytes, count in ((dna, 64, 5), (wide, 64, 5), (empty, 1, 3)):
         monkeypatch.setattr(lcs_cuda, "SLICE_BYTES", slice_bytes)
         staged.clear(), used.clear()
         r = lcs.solve_many(pairs, backend="cuda", verify=2)
         assert r.stats.backend == "cuda" and r.stats.kernel_seconds >= 0
         assert len(used) == count and len(staged) == 2 * count  # two copies and a kernel a slice
         assert staged_symbols(staged) == sum(len(a) + len(b) for a, b in pairs)
-        assert {m for _, m in staged} == {mark}
+        assert {m for _, m in staged} == {False}
         assert r.values.tolist() == reference(pairs) == lcs.solve_many(pairs, backend="cpu").values.tolist()
     a = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, (7, 50))]
     b = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, (7, 30))]
     staged.clear(), used.clear()
     monkeypatch.setattr(lcs_cuda, "SLICE_BYTES", 64)
     r = lcs.solve_many((a, b), backend="cuda")
-    assert len(used) == 7 and staged == [(30, True), (50, True)] * 7  # a pair a slice; shorter rows first
+    assert len(used) == 7 and staged == [(30, False), (50, False)] * 7  # a pair a slice; shorter rows first
     assert r.values.tolist() == reference(list(zip(a, b, strict=True)))
     staged.clear()
     r = lcs.solve_many(dna, backend="cuda", traceback=True, verify=1)
     assert len(staged) == 2 and staged_symbols(staged) == sum(len(x) + len(y) for x, y in dna)
+    assert {m for _, m in staged} == {True}  # one slice: its table found by the staging copy
     assert_batch(dna, r)
 
 
@@ -264,10 +265,10 @@ def test_cuda_table_grows_slice_by_slice(monkeypatch):
     )
     assert lcs_cuda._slices(packed) == [(0, 3), (3, 6), (6, 9)]
     run = lcs_cuda.launch(packed)
-    tables = run.held[-1].copy_to_host().reshape(3, 256)  # each slice's device copy of the table
+    tables = run.held[5].copy_to_host().reshape(3, 256)  # each slice's device copy of the table
     values, _ = run.finish()
     assert values.tolist() == reference(pairs) == lcs.solve_many(pairs, backend="cpu").values.tolist()
-    assert [m for _, m in staged] == [True] * 6
+    assert [m for _, m in staged] == [False] * 6  # the bytes are found on the device
     present = np.zeros(256, bool)
     present[np.frombuffer(b"".join(x + y for x, y in pairs), np.uint8)] = True
     code = dict(zip(b"ACGT", range(4), strict=True))
@@ -280,7 +281,8 @@ def test_cuda_table_grows_slice_by_slice(monkeypatch):
 
 @pytest.mark.sim
 def test_staging_block_goes_back_after_finish(monkeypatch):
-    """The launch holds its page-locked block until ``finish()``, which gives it back to the pool."""
+    """The launch holds its page-locked blocks (the staging slots; the slices' byte flags and
+    tables) until ``finish()``, which gives them back to the pool."""
     from gpudp.backends.cuda import pinned_pool
     from gpudp.problems.lcs import cuda as lcs_cuda
 
@@ -296,7 +298,7 @@ def test_staging_block_goes_back_after_finish(monkeypatch):
     )
     assert given == []
     values, _ = run.finish()
-    assert given == [1 << 20]  # the smallest block: a MiB
+    assert sorted(given) == [4096, 1 << 20]  # the 2 slices' flags and tables (4 KiB), the slots
     assert values.tolist() == reference(pairs)
 
 

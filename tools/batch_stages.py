@@ -24,9 +24,11 @@ without the overlap, and of the old pageable path:
 ``pack``              ``as_arrays`` and ``pack_arrays(table=False)``, as ``batch.run`` packs
 ``stage_copy``        ``stage_copy`` of both arrays into one page-locked block from the process's
                       pool (``_stage_block``) without marking bytes: the bare copy, all the
-                      process's numba threads
-``stage_marked``      the same copy marking the bytes present, as every slice of ``launch`` stages
-                      (the whole batch's worth: the host's share of the pipeline)
+                      process's numba threads, as every slice of ``launch`` stages (the whole
+                      batch's worth: the host's share of the pipeline; the bytes are found on
+                      the device)
+``stage_marked``      the same copy marking the bytes present on the host, as the subsequences'
+                      upload (``_upload``) stages (and every slice of ``launch`` did before)
 ``h2d_pinned``        the asynchronous copy of that block to the device on one stream (CUDA events)
 ``h2d_pageable``      ``cuda.to_device`` of both arrays from pageable memory (the old upload)
 ``launch_host``       ``launch`` until it returns: every slice staged and its copy and kernel queued

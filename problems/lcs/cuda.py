@@ -244,7 +244,8 @@ def _staging_block(packed: Packed, items: int):
 
 def _growing(packed: Packed) -> bool:
     """Whether the batch is bytes packed without their table (``pack(..., table=False)``): its table
-    is found where its symbols are first read (the staging copy, else a kernel on the device)."""
+    is found on the device (:func:`launch`'s slices, :func:`_pageable`) or, for the subsequences'
+    single upload, by its staging copy (:func:`_upload`)."""
     return bool(packed.mapped and packed.sigma == 0)
 
 
@@ -296,9 +297,9 @@ def _stage(packed: Packed, region, d_pat, d_txt, p0: int, p1: int, st, mark: boo
 def _upload(packed: Packed):
     """The batch's symbols on the device, ``(d_pat, d_txt)``, and a byte batch's table, on the
     default stream (done on return): for the subsequences' kernels, which need the whole batch
-    before they start. A batch of at least :data:`STAGE_MIN_BYTES` is staged as one slice of
-    :func:`launch` (its table found by the staging copy), a smaller one copied from where it lies
-    (:func:`_pageable`)."""
+    before they start. A batch of at least :data:`STAGE_MIN_BYTES` is staged in one page-locked
+    block in one pass (its table found by that staging copy: the host waits for the whole upload
+    anyway), a smaller one copied from where it lies (:func:`_pageable`)."""
     block = _staging_block(packed, len(packed.pat) + len(packed.txt))
     if block is None:
         return _pageable(packed)
@@ -344,12 +345,16 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
     slice ``k``. The device arrays are the whole batch's, made up front; a slice's copy fills its
     range and its kernel takes views of the offsets (absolute positions) and of the results.
 
-    A byte batch's table (``table=False``) is found by the same staging copy, so the host neither
-    reads the symbols twice nor waits for the device: it only grows, slice by slice, the bytes first
-    seen in a slice taking the next free codes, so that every slice's bytes map one to one. Each
-    slice's kernel reads its own copy of the table as it stood then, and is the one compiled for
-    that many codes: a pair's value depends only on which of its symbols are equal, never on their
-    codes. ``packed.table`` / ``packed.sigma`` end as the whole batch's table.
+    A byte batch's table (``table=False``) is found on the device: behind each slice's copy, a
+    kernel on the copy stream flags the byte values the slice holds and the flags come back to
+    page-locked memory; the host stages slice ``k + 1`` before it waits for slice ``k``'s flags, so
+    its part of a slice stays one plain copy (marking every byte on the host cost more than the
+    copy, and with several processes on one host their staging shares the cores). The table only
+    grows, slice by slice, the bytes first seen in a slice taking the next free codes, so that
+    every slice's bytes map one to one. Each slice's kernel reads its own copy of the table as it
+    stood then (uploaded on the compute stream), and is the one compiled for that many codes: a
+    pair's value depends only on which of its symbols are equal, never on their codes.
+    ``packed.table`` / ``packed.sigma`` end as the whole batch's table.
 
     A smaller batch, or one for which no page-locked block can be had, is one slice copied from
     where it lies, its table found on the device (:func:`_pageable`)."""
@@ -360,7 +365,7 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
     slices = _slices(packed)
     grow = _growing(packed)
     ends = packed.pat_off + packed.txt_off
-    slot = max(int(ends[p1] - ends[p0]) for p0, p1 in slices) + 256  # a slice's symbols, its table
+    slot = max(int(ends[p1] - ends[p0]) for p0, p1 in slices)  # a slice's symbols
     ring = min(STAGE_SLOTS, len(slices))
     block = _staging_block(packed, ring * slot)
     if block is None:
@@ -382,29 +387,54 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
         table, sigma = packed.table, packed.sigma
     staged = None if block is None else block.view(np.ndarray)
     copied = [None] * ring  # per slot: its last copy's event (the slot is free again after it)
+    marked = [None] * len(slices)  # per slice: its copy (and its byte flags) done
+    if grow:  # each slice's bytes found on the device, their flags back in page-locked memory
+        d_flags = cuda.to_device(np.zeros((len(slices), 256), np.int32), stream=copy)
+        small = pinned_pool().lease(2 * 256 * len(slices), np.int32)  # flags, then the tables
+        host_flags = small[: 256 * len(slices)].reshape(len(slices), 256)
+        host_tabs = small[256 * len(slices) :].view(np.uint8)[: 256 * len(slices)].reshape(len(slices), 256)
+
+    def queue(k: int) -> None:
+        """Stage slice ``k`` (the host's part: a plain copy into a free slot) and queue its copy to
+        the device, and with a growing table its bytes' flags, on the copy stream."""
+        p0, p1 = slices[k]
+        if copied[k % ring] is not None:
+            copied[k % ring].synchronize()
+        region = staged[(k % ring) * slot : (k % ring + 1) * slot]
+        _stage(packed, region, d_pat, d_txt, p0, p1, copy, False)
+        if grow:
+            for d, off in ((d_pat, packed.pat_off), (d_txt, packed.txt_off)):
+                a0, a1 = int(off[p0]), int(off[p1])
+                if a1 > a0:
+                    blocks = max(1, min(4096, -(-(a1 - a0) // threads)))
+                    _present_kernel()[blocks, threads, copy](d[a0:a1], a1 - a0, d_flags[k])
+            d_flags[k].copy_to_host(host_flags[k], stream=copy)
+        copied[k % ring] = marked[k] = event(timing=False)
+        marked[k].record(copy)
+
     words = _pow2(packed.max_words)
     threads = sim_geometry(THREADS, 32)
     start, end = event(), event()
+    if staged is not None:
+        queue(0)
     for k, (p0, p1) in enumerate(slices):
-        tab = d_table
-        if staged is not None:
-            if copied[k % ring] is not None:
-                copied[k % ring].synchronize()
-            region = staged[(k % ring) * slot : (k % ring + 1) * slot]
-            present = _stage(packed, region, d_pat, d_txt, p0, p1, copy, grow)
+        if staged is not None and k + 1 < len(slices):
+            queue(k + 1)  # the host stages the next slice before waiting for this one's flags
+        tab, ready = d_table, marked[k]
         if grow:
-            new = np.flatnonzero(present & ~seen)
+            ready.synchronize()
+            new = np.flatnonzero((host_flags[k] != 0) & ~seen)
             table[new] = sigma + np.arange(len(new))
             seen[new] = True
             sigma += len(new)
-            host_tab = region[slot - 256 :]
-            host_tab[:] = table
+            host_tabs[k] = table
             tab = d_table[256 * k : 256 * (k + 1)]
-            tab.copy_to_device(host_tab, stream=copy)
-        ready = event(timing=False)
-        ready.record(copy)
+        if ready is None:  # not staged: copied from where it lies, on the copy stream
+            ready = event(timing=False)
+            ready.record(copy)
         ready.wait(compute)
-        copied[k % ring] = ready
+        if grow:
+            tab.copy_to_device(host_tabs[k], stream=compute)
         if k == 0:
             start.record(compute)
         codes = max(sigma, 1)
@@ -415,7 +445,10 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
     end.record(compute)
     if grow:
         packed.table, packed.sigma = table, max(sigma, 1)
-    return Launch(n, d_out, start, end, held=(block, d_pat, d_txt, pat_off, txt_off, d_table))
+    held = (block, d_pat, d_txt, pat_off, txt_off, d_table)
+    if grow:
+        held += (d_flags, small)
+    return Launch(n, d_out, start, end, held=held)
 
 
 # ------------------------------------------------------------------------------------------------
