@@ -230,10 +230,19 @@ def numba_value_type(rec_cls):
     return numba.from_dtype(np.dtype(rec_cls.value_dtype))
 
 
-def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None) -> str:
+def layer_rows(rec_cls) -> list[str]:
+    """The names of a LayeredRecurrence's previous layers in its window, newest first, as
+    ``layer_cell_source(..., rows=True)`` takes them (``pr1`` is layer ``t - 1``)."""
+    return [f"pr{w}" for w in range(1, rec_cls.window + 1)]
+
+
+def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None, rows: bool = False) -> str:
     """Source of ``lcell(t, p, ring, W1, last_row, last_col, R, C, d0..) -> (value, decision)``.
 
-    For a LayeredRecurrence it passes the window's previous layers to the user's cell. For a grid
+    For a LayeredRecurrence it passes the window's previous layers to the user's cell: the rows
+    ``ring[(t - w) % W1]``, or with ``rows`` the arguments :func:`layer_rows` names instead of
+    ``ring, W1`` (the caller takes the views once a layer: made a cell, they cost the cpu's
+    two-constraint knapsack about 40 % of its sweep, one thread, 2026-11-26). For a grid
     with a linear schedule it maps (wavefront t, slot p) to (i, j), reads each dependency from the
     ring of wavefronts (or from ``boundary`` outside the grid), and records the last row and column.
     Slots that hold no cell return ``fill`` and decision 0.
@@ -241,11 +250,13 @@ def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None) -> str:
     da = data_args(n_data)
     du = fn_args(rec_cls, n_data)
     if schedule is None:
-        prev = [f"ring[(t - {w}) % W1]" for w in range(1, rec_cls.window + 1)]
+        prev = layer_rows(rec_cls)
+        args = ", ".join(prev) if rows else "ring, W1"
+        if not rows:
+            prev = [f"ring[(t - {w}) % W1]" for w in range(1, rec_cls.window + 1)]
         body = cell_call(rec_cls, "t, p", prev, n_data, "v", "dd")
-        return (
-            f"def lcell(t, p, ring, W1, last_row, last_col, R, C{da}):\n{indent(body, 4)}\n    return v, dd\n"
-        )
+        head = f"def lcell(t, p, {args}, last_row, last_col, R, C{da}):"
+        return f"{head}\n{indent(body, 4)}\n    return v, dd\n"
     s = schedule
     lines = [f"def lcell(t, p, ring, W1, last_row, last_col, R, C{da}):"]
     # t counts from the first wavefront; t_min depends on the grid's size, so it is computed here

@@ -221,6 +221,59 @@ def test_cpu_cells_with_and_without_numba_runtime():
     assert np.array_equal(sweep(Rows(), backend="cpu", progress=False).last_layer, best)
 
 
+def _two_back(layers: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """F(t, k) = F(t - 1, k) + 2 F(t - 2, k - 1) + (k % 3) mod 1009 (5 for F(t - 2, -1)), the two
+    layers before the first all ``fill`` (7); the decision: whether the t - 2 term is odd. Plain
+    loops: ``(values, decisions)`` of every layer."""
+    f = np.full((layers + 2, size), 7, np.int64)  # rows 0 and 1: the layers before the first
+    d = np.zeros((layers, size), np.int64)
+    for t in range(layers):
+        for k in range(size):
+            two = f[t, k - 1] if k > 0 else 5
+            f[t + 2, k] = (f[t + 1, k] + 2 * two + k % 3) % 1009
+            d[t, k] = two & 1
+    return f[2:], d
+
+
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.sim)])
+def test_a_window_of_two_layers(backend):
+    """A layered recurrence whose cell reads the two previous layers: every layer's values and
+    decisions equal a plain loop's (the cpu kernel takes the window's rows once a layer)."""
+    from gpudp import LayeredRecurrence, sweep
+
+    layers, size = (9, 70) if backend == "cpu" else (4, 40)
+
+    class TwoBack(LayeredRecurrence):
+        value_dtype = np.int64
+        window = 2
+        decision_bits = 1
+        fill = 7
+
+        def num_layers(self):
+            return layers
+
+        def layer_size(self, t):
+            return size
+
+        def data(self):
+            return (np.int64(1009),)
+
+        @staticmethod
+        def cell(t, k, p1, p2, m):
+            two = p2[k - 1] if k > 0 else 5
+            return (p1[k] + 2 * two + k % 3) % m, two & 1
+
+        @staticmethod
+        def back(t, k, d, m):
+            return t - 1, k
+
+    want, dec = _two_back(layers, size)
+    res = sweep(TwoBack(), backend=backend, progress=False)
+    assert np.array_equal(res.last_layer, want[-1])
+    got = [[res.decision(t, k) for k in range(size)] for t in range(layers)]
+    assert np.array_equal(np.array(got), dec)
+
+
 def test_large_layers_on_one_thread_and_on_all():
     """With one numba thread every layer runs as a plain loop (cpu.serial_groups): the same values
     and decisions as the threads' loop, on layers of hundreds of groups of 32 cells."""

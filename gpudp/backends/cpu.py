@@ -115,6 +115,7 @@ def run_layers(t0, t1, q0, q1, serial, ring, lo, hi, g0, gn, woff, words, wbase,
         a = lo[t]
         b = hi[t]
         row = ring[t % W1]
+{hoist}
         n = max(min(gn[t], q1) - q0, 0)
         if n < serial:  # a small layer, or one thread (serial_groups)
             for qq in range(n):
@@ -143,14 +144,14 @@ g = g0[t] + q
 if g * 32 >= a and g * 32 + 32 <= b:  # a whole group: no range test a lane
     for lane in range(32):
         p = g * 32 + lane
-        v, dd = lcell(t, p, ring, W1, last_row, last_col, R, C{da})
+        v, dd = lcell(t, p, {prev}, last_row, last_col, R, C{da})
         row[p] = v
 {planes_or}
 elif g * 32 + 32 > a and g * 32 < b:
     for lane in range(32):
         p = g * 32 + lane
         if p >= a and p < b:
-            v, dd = lcell(t, p, ring, W1, last_row, last_col, R, C{da})
+            v, dd = lcell(t, p, {prev}, last_row, last_col, R, C{da})
             row[p] = v
 {planes_or2}
 {planes_store}
@@ -317,23 +318,28 @@ def layered_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
     if key in _CACHE:
         return _CACHE[key]
     from ..cache import jit_generated
-    from ..codegen import compile_source, data_args, indent, layer_cell_source
+    from ..codegen import compile_source, data_args, indent, layer_cell_source, layer_rows
 
     bits = rec_cls.decision_bits
     ns = cell_namespace(rec_cls, nrt)
-    lcell = compile_source(layer_cell_source(rec_cls, n_data, schedule), "lcell", dict(ns))
+    rows = schedule is None  # a layered recurrence's previous layers: views taken once a layer
+    lcell = compile_source(layer_cell_source(rec_cls, n_data, schedule, rows), "lcell", dict(ns))
     ns["lcell"] = njit(lcell, **nrt_options(nrt))
     init = "".join(f"w{b} = 0\n" for b in range(bits)) or "pass\n"
     orr = "".join(f"w{b} |= ((dd >> {b}) & 1) << lane\n" for b in range(bits)) or "pass\n"
     store = "".join(f"words[woff[t] - wbase + q * {bits} + {b}] = w{b}\n" for b in range(bits)) or "pass\n"
+    prev = layer_rows(rec_cls) if rows else ["ring", "W1"]
+    hoist = "".join(f"{r} = ring[(t - {w}) % W1]\n" for w, r in enumerate(prev, 1)) if rows else "pass\n"
     body = _GROUP.format(
+        prev=", ".join(prev),
         da=data_args(n_data),
         planes_init=indent(init, 0),
         planes_or=indent(orr, 8),
         planes_or2=indent(orr, 12),
         planes_store=indent(store, 0),
     )
-    src = _runtime_note(_LAYERED.format(da=data_args(n_data), body=indent(body, 16)), nrt)
+    src = _LAYERED.format(da=data_args(n_data), body=indent(body, 16), hoist=indent(hoist, 8))
+    src = _runtime_note(src, nrt)
     fn = jit_generated(src, "run_layers", ns, njit, "cpu", parallel=True)
     _CACHE[key] = fn
     return fn
