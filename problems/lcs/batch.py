@@ -138,7 +138,7 @@ class BatchResult:
         stats.extra.update({k: v for k, v in first.extra.items() if k in ("method", "backend_choice")})
         stats.extra.update(items=len(values), dask_workers=info["workers"], dask_chunks=info["chunks"])
         spans = [p.stats.extra.get("span") for p in parts]
-        if parts and all(spans):  # where the call's time went (the workers share this host's clock)
+        if parts and all(spans):  # where the time went (clocks of one host; across hosts, their skew)
             t0, t1 = info["started"], info["started"] + info["seconds"]
             stats.extra.update(
                 chunk_seconds=[float(b - a) for a, b in spans],
