@@ -18,11 +18,18 @@ __all__ = [
     "CheckError",
     "ContractError",
     "GpudpError",
+    "Grid3Recurrence",
+    "GridRecurrence",
     "InputError",
+    "IntervalRecurrence",
+    "LayeredRecurrence",
+    "Recurrence",
     "ScheduleError",
     "Solution",
     "Stats",
     "__version__",
+    "sweep",
+    "sweep_many",
 ]
 
 

@@ -11,7 +11,11 @@ in the next process instead of compiling. The hash covers:
   constants of the recurrence's static methods and of every function they call, the values of the
   globals they read (numba freezes those into the machine code), dtypes and numba types;
 - the versions of gpudp, numba, numba-cuda, llvmlite and Python (numba adds the target: CPU model
-  and features, or the GPU's compute capability).
+  and features, or the GPU's compute capability);
+- numba's settings that change the code it makes (:func:`_compiler_settings`: bounds checking,
+  optimisation level, fast math, debug info), which numba's own cache does not key its entries by:
+  ``NUMBA_BOUNDSCHECK=1`` gets kernels that check their indices, not the unchecked ones of an
+  earlier run.
 
 So an edited cell function, or a helper it calls, gets a new file and a new compile; stale code is
 never served. Files are written atomically (a temporary name, then ``os.replace``), so processes
@@ -114,6 +118,15 @@ def _load_module(path: str, modname: str, namespace: dict):
     return mod
 
 
+def _compiler_settings() -> str:
+    """numba's settings (read from ``NUMBA_*`` when numba starts) that change the code it makes."""
+    import numba
+
+    c = numba.config
+    names = ("BOUNDSCHECK", "OPT", "FASTMATH", "DEBUGINFO_DEFAULT", "CUDA_DEBUGINFO_DEFAULT")
+    return ";".join(f"{n}={getattr(c, n, None)}" for n in names)
+
+
 def generated_function(src: str, name: str, namespace: dict, kind: str):
     """The function ``name`` defined by ``src`` in ``namespace``, from a file in the cache whose name
     hashes the source, the namespace's fingerprints and the versions (see the module doc); None when
@@ -121,7 +134,7 @@ def generated_function(src: str, name: str, namespace: dict, kind: str):
     if not enabled():
         return None
     h = hashlib.sha256()
-    h.update(kind.encode() + b"\0" + src.encode())
+    h.update(kind.encode() + b"\0" + src.encode() + b"\0" + _compiler_settings().encode())
     for k in sorted(namespace):
         if k.startswith("__"):
             continue

@@ -480,7 +480,9 @@ class BandResult:
         import functools
 
         cls = type(self.recurrence)
-        i, j = (int(x) for x in start)
+        from .recurrence import start_cell
+
+        i, j = start_cell(start)
         if not (0 <= i < self.rows and 0 <= j < self.cols):
             raise IndexError(f"cell ({i}, {j}) outside the {self.rows} x {self.cols} grid")
         s = (0 if state is None else int(state)) if cls.traceback_state else None

@@ -30,6 +30,7 @@ from .recurrence import (
     Recurrence,
     contiguous,
     read_only,
+    start_cell,
     values_only,
 )
 from .schedule import Schedule, derive
@@ -347,7 +348,7 @@ class SweepResult:
             )
         data = tuple(self.recurrence.data())
         walker = _walker(rec, len(data), self.plan)
-        a, b = (int(x) for x in start)
+        a, b = start_cell(start)
         self.decision(a, b)  # raises IndexError for a start outside the grid / layers
         s0 = (np.int64(0 if state is None else operator.index(state)),) if rec.traceback_state else ()
         lay = self.plan.layout
@@ -355,7 +356,13 @@ class SweepResult:
         if self.plan.kind == "tiled":
             maxlen = self.plan.rows + self.plan.cols + 1
         params = self.store.params() if self.plan.codec == "bands" else lay.params()
-        return walker(a, b, *s0, self.plan.rows, self.plan.cols, maxlen, self.store.words, *params, *data)
+        layered = self.plan.schedule is None and self.plan.kind != "tiled"
+        sizes = (np.asarray(self.plan.sizes, np.int64),) if layered else ()
+        words = self.store.words
+        path, out = walker(a, b, *s0, self.plan.rows, self.plan.cols, maxlen, words, *sizes, *params, *data)
+        if out[-1]:  # the walk stopped on a step back may not take
+            _bad_step(rec, self.plan, path, out)
+        return path, out[:-1]
 
     def _need_store(self):
         if self.store is None and type(self.recurrence).decision_bits:
@@ -565,7 +572,8 @@ def sweep(
         where = "layer t, cell k" if plan.schedule is None and plan.kind == "layered" else "cell i, j"
         raise ContractError(
             f"{type(rec).__name__}.cell returned the decision {d} at ({where}) = ({a}, {b}), which does "
-            f"not fit decision_bits = {bits} (0 .. {(1 << bits) - 1}; cells seen doing so: {count}). Declare "
+            f"not fit decision_bits = {bits} (0 .. {(1 << bits) - 1}; "
+            f"{count} cells did so, this one among them). Declare "
             "more decision_bits: decisions are never truncated"
         )
     if isinstance(rec, GridRecurrence) and plan.cells == 0:
@@ -711,15 +719,15 @@ def walk(i, j{s0}, R, C, maxlen, words{lp}{da}):
         path[n, 2] = d{rec}
         n += 1
         {step}
-        if A * i2 + B * j2 >= A * i + B * j:
-            raise ContractError("{cls}.back() returned a cell that is not on an earlier wavefront")
+        if A * i2 + B * j2 >= A * i + B * j:  # not earlier: the caller names the step (_bad_step)
+            return path[:n], np.array([{exit2}, 1], np.int64)
         i = i2
         j = j2
-    return path[:n], np.array([{exit}], np.int64)
+    return path[:n], np.array([{exit}, 0], np.int64)
 """
 
 _LAYER_WALK = """
-def walk(t, k{s0}, R, C, maxlen, words{lp}{da}):
+def walk(t, k{s0}, R, C, maxlen, words, S{lp}{da}):
     path = np.empty((maxlen, {width}), np.int64)
     n = 0
     L = maxlen - 1
@@ -730,12 +738,35 @@ def walk(t, k{s0}, R, C, maxlen, words{lp}{da}):
         path[n, 2] = d{rec}
         n += 1
         {step}
-        if t2 >= t:
-            raise ContractError("{cls}.back() must return a cell (t2, k2) of an earlier layer, t2 < t")
+        if t2 >= t or (t2 >= 0 and (k2 < 0 or k2 >= S[t2])):  # the caller names it (_bad_step)
+            return path[:n], np.array([{exit2}, 1], np.int64)
         t = t2
         k = k2
-    return path[:n], np.array([{exit}], np.int64)
+    return path[:n], np.array([{exit}, 0], np.int64)
 """
+
+
+def _bad_step(rec_cls, plan: Plan, path: np.ndarray, out: np.ndarray) -> None:
+    """Raise :class:`ContractError` naming the step on which a compiled walk stopped (they stop on a
+    step ``back`` may not take and leave the message to this): a step to a cell not on an earlier
+    wavefront, or for layers one not on an earlier layer or outside its layer's cells."""
+    a, b, d = (int(v) for v in path[-1, :3])
+    a2, b2 = (int(v) for v in out[:2])
+    if plan.schedule is None and plan.kind != "tiled":  # layers
+        why = (
+            f"layer {a2} is not earlier than layer {a}"
+            if a2 >= a
+            else f"layer {a2} has cells 0 .. {int(plan.sizes[a2]) - 1}"
+        )
+        raise ContractError(
+            f"{rec_cls.__name__}.back({a}, {b}, {d}) returned ({a2}, {b2}): {why}; back must return "
+            "a cell (t2, k2) of an earlier layer, t2 < t, inside it, or t2 = -1 to end the walk"
+        )
+    raise ContractError(
+        f"{rec_cls.__name__}.back({a}, {b}, {d}) returned ({a2}, {b2}), which is not on an earlier "
+        f"wavefront of the sweep's order: it must step to an earlier cell, normally one of the "
+        f"dependencies {tuple(tuple(int(x) for x in o) for o in rec_cls.offsets)} (or leave the grid)"
+    )
 
 
 def _walker(rec_cls, n_data: int, plan: Plan):
@@ -770,6 +801,7 @@ def _walker(rec_cls, n_data: int, plan: Plan):
             "rec": "\n        path[n, 3] = s",
             "step": f"{a}2, {b}2, s2 = back({a}, {b}, d, s{da})\n        s = np.int64(s2)",
             "exit": f"{a}, {b}, s",
+            "exit2": f"{a}2, {b}2, s",
         }
     else:
         form = {
@@ -778,6 +810,7 @@ def _walker(rec_cls, n_data: int, plan: Plan):
             "rec": "",
             "step": f"{a}2, {b}2 = back({a}, {b}, d{da})",
             "exit": f"{a}, {b}",
+            "exit2": f"{a}2, {b}2",
         }
     if s is None and plan.codec == "bands":
         lp = ", lo, hi, lead_n, band_n, band_off, lead_w, trail_w, bits"

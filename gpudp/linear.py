@@ -36,7 +36,7 @@ from .codegen import compile_source
 from .errors import ContractError, InputError
 from .memory import default_budget, parse_bytes
 from .progress import progress_bar
-from .recurrence import GridRecurrence
+from .recurrence import GridRecurrence, start_cell
 from .solution import Stats
 
 #: a block's decision store is at most this many bytes (and an eighth of the memory budget)
@@ -177,7 +177,7 @@ class CheckpointResult:
             raise ContractError(
                 f"{cls.__name__}.traceback(start, state=...): the class declares traceback_state = False"
             )
-        i, j = (int(x) for x in start)
+        i, j = start_cell(start)
         if not (0 <= i < self.plan.rows and 0 <= j < self.plan.cols):
             raise IndexError(f"cell ({i}, {j}) outside the {self.plan.rows} x {self.plan.cols} grid")
         s = (0 if state is None else operator.index(state)) if cls.traceback_state else None

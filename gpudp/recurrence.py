@@ -11,7 +11,8 @@ Three shapes share one engine:
     a 2-D grid of ``rows x cols`` cells; cell ``(i, j)`` reads the cells at constant ``offsets``
     (e.g. ``(-1, 0), (0, -1), (-1, -1)`` for alignment problems; an instance may give its own, such
     as coin change's ``(0, -c)`` per coin). Reads that fall outside the grid take
-    ``boundary(i, j, *data)``. The engine derives the wavefront order from the offsets.
+    ``boundary(i, j, *data)`` (0 unless the class defines it). The engine derives the wavefront order
+    from the offsets.
 
 ``LayeredRecurrence``
     ``num_layers()`` layers of ``layer_size(t)`` cells; a cell of layer ``t`` may read any cell of
@@ -227,19 +228,29 @@ _VALUES_ONLY: dict = {}
 class GridRecurrence(Recurrence):
     """A 2-D grid recurrence with constant dependency offsets.
 
-    Subclasses set ``offsets`` and define::
+    Subclasses set ``offsets`` (default ``((-1, 0), (0, -1), (-1, -1))``) and define::
 
-        def shape(self) -> (rows, cols)
+        def shape(self) -> (rows, cols)             # required
         @staticmethod
-        def cell(i, j, dep_0, dep_1, ..., *data) -> value or (value, decision)
+        def cell(i, j, dep_0, dep_1, ..., *data) -> value or (value, decision)  # required
         @staticmethod
-        def boundary(i, j, *data) -> value          # for reads outside the grid
+        def boundary(i, j, *data) -> value          # optional, default 0: reads outside the grid
         @staticmethod
-        def back(i, j, decision, *data) -> (i2, j2) # traceback: the predecessor of (i, j)
+        def back(i, j, decision, *data) -> (i2, j2) # traceback only: the predecessor of (i, j)
                                                     # (traceback_state: back(i, j, decision,
                                                     # state, *data) -> (i2, j2, state2))
 
     ``dep_k`` is the value of cell ``(i + offsets[k][0], j + offsets[k][1])``.
+
+    **What is required, and when it is checked.** A missing ``shape`` or ``cell`` is a
+    :class:`ContractError` when the sweep starts, before anything compiles. ``boundary`` is
+    optional: the default gives 0 for every cell outside the grid, and nothing reports its absence,
+    so a recurrence whose boundary is not 0 (edit distance: ``D(-1, j) = j + 1``) must define it.
+    ``back`` is needed only for a traceback: a missing one is a :class:`ContractError` when
+    :meth:`gpudp.engine.SweepResult.traceback` is called, not before. ``back`` should return one
+    of the cell's dependencies; the engine checks only that the cell returned lies on an earlier
+    wavefront of the sweep's order (a :class:`ContractError` naming the step otherwise). A cell
+    outside the grid ends the walk.
 
     **Offsets given by the instance.** When the offsets depend on the problem's data (coin change:
     ``(0, -c)`` for every coin value ``c``), set them on the instance, ``self.offsets = ...`` in
@@ -345,16 +356,22 @@ class GridRecurrence(Recurrence):
 class LayeredRecurrence(Recurrence):
     """Explicit layers; a cell reads whole previous layers.
 
-    Subclasses set ``window`` and define::
+    Subclasses may set ``window`` (default 1: the previous layer only) and define::
 
         def num_layers(self) -> int
         def layer_size(self, t) -> int
         @staticmethod
         def cell(t, k, prev_1, ..., prev_window, *data) -> value or (value, decision)
         @staticmethod
-        def back(t, k, decision, *data) -> (t2, k2)
+        def back(t, k, decision, *data) -> (t2, k2)  # traceback only: the predecessor of (t, k)
 
     ``prev_w`` is the array of layer ``t - w``'s values (holding ``fill`` when ``t - w < 0``).
+    ``boundary`` is not used (never called): the layers before the first hold ``fill``. The sweep's
+    result keeps the values of the last layer, ``last_layer`` (:class:`gpudp.engine.SweepResult`;
+    its ``last_row`` and ``last_col`` are None). ``back`` returns a cell ``(t2, k2)`` of an earlier
+    layer, ``t2 < t``, which must lie in layer ``t2``'s cells, ``0 <= k2 < layer_size(t2)``;
+    ``t2 = -1`` ends the walk. Any other step is a :class:`ContractError` when the traceback is
+    walked.
 
     Optional:
 
@@ -708,3 +725,14 @@ class Grid3Recurrence(Recurrence):
                     "shape", f"{type(self).__name__}.shape(): {name} must be an integer >= 0, got {v!r}"
                 )
         return int(n1), int(n2), int(n3)
+
+
+def start_cell(start) -> tuple[int, int]:
+    """A traceback's start, ``(i, j)`` or ``(t, k)``, as two ints; :class:`InputError` for anything
+    else (a bare number, a wrong length)."""
+    try:
+        a, b = (int(x) for x in start)
+    except (TypeError, ValueError):
+        what = "the cell to walk back from, two integers (i, j) or (t, k)"
+        raise InputError("start", f"{start!r}: {what}") from None
+    return a, b

@@ -193,6 +193,21 @@ def test_cache_off_and_cli(tmp_path, monkeypatch, capsys):
     assert not (tmp_path / "c").exists()
 
 
+def test_numba_settings_key_the_entries(tmp_path, monkeypatch):
+    """numba's own cache does not key its entries by NUMBA_BOUNDSCHECK (and the like): ours does,
+    so a run with bounds checking never gets an earlier run's unchecked kernel."""
+    import numba
+
+    monkeypatch.setenv("GPUDP_CACHE_DIR", str(tmp_path))
+    src = "def f(x):\n    return x + 1\n"
+    plain = cache.generated_function(src, "f", {}, "cpu")
+    monkeypatch.setattr(numba.config, "BOUNDSCHECK", 1)
+    checked = cache.generated_function(src, "f", {}, "cpu")
+    assert plain.__module__ != checked.__module__ and plain(1) == checked(1) == 2
+    monkeypatch.setattr(numba.config, "BOUNDSCHECK", None)
+    assert cache.generated_function(src, "f", {}, "cpu").__module__ == plain.__module__
+
+
 @pytest.mark.parametrize("problem", ["lcs", "tsp"])
 def test_warmup_runs(problem, capsys):
     from gpudp.cli import main

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from numba.extending import register_jitable
 
-from gpudp import ContractError, GridRecurrence, LayeredRecurrence, ScheduleError
+from gpudp import ContractError, GridRecurrence, InputError, LayeredRecurrence, ScheduleError
 from gpudp.engine import sweep
 
 
@@ -193,8 +193,54 @@ def test_back_that_does_not_step_back():
             return i, j
 
     res = sweep(Stuck(), backend="cpu")
-    with pytest.raises(ContractError, match="Stuck.back"):
+    with pytest.raises(ContractError, match=r"Stuck.back\(2, 3, 1\) returned \(2, 3\), which is not on an"):
         res.traceback((2, 3))
+
+    class Forth(Grid):  # off the grid's right edge: leaving the grid, but not backwards
+        @staticmethod
+        def back(i, j, d, h):
+            return i, j + 1
+
+    with pytest.raises(ContractError, match=r"Forth.back\(1, 3, 1\) returned \(1, 4\)"):
+        sweep(Forth(), backend="cpu").traceback((1, 3))
+
+
+def test_a_traceback_start_is_a_cell():
+    res = sweep(Grid(), backend="cpu")
+    for bad in (3, (1, 2, 3), "ab", (1.5, None)):
+        with pytest.raises(InputError, match="the cell to walk back from, two integers"):
+            res.traceback(bad)
+
+
+def test_a_layered_back_must_stay_in_the_layer_it_returns():
+    """A step to a cell past its layer's cells (or before them) would read another layer's
+    decisions: the walk names the step instead; t2 = -1 ends it."""
+
+    class Off(LayeredRecurrence):
+        decision_bits = 1
+
+        def num_layers(self):
+            return 4
+
+        def layer_size(self, t):
+            return 5 + t
+
+        @staticmethod
+        def cell(t, k, prev):
+            return prev[k] + 1, 1
+
+        @staticmethod
+        def back(t, k, d):
+            if t == 0:
+                return -1, k  # the walk ends
+            return (t - 1, k - 2) if t == 1 else (t - 1, k + 1)
+
+    res = sweep(Off(), backend="cpu", progress=False)
+    assert res.traceback((3, 2)).tolist() == [[3, 2, 1], [2, 3, 1], [1, 4, 1], [0, 2, 1]]
+    with pytest.raises(ContractError, match=r"back\(3, 6, 1\) returned \(2, 7\): layer 2 has cells 0 .. 6"):
+        res.traceback((3, 6))
+    with pytest.raises(ContractError, match=r"back\(1, 1, 1\) returned \(0, -1\): layer 0 has cells 0 .. 4"):
+        res.traceback((2, 0))
 
 
 def test_contract_errors_are_still_type_and_value_errors():

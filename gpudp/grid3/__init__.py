@@ -432,7 +432,8 @@ def sweep_grid3(rec: Grid3Recurrence, backend="auto", memory_budget=None, progre
         count, d, i, j, k = (int(x) for x in flag)
         raise ContractError(
             f"{cls.__name__}.cell returned the decision {d} at cell (i, j, k) = ({i}, {j}, {k}), which "
-            f"does not fit decision_bits = {bits} (0 .. {(1 << bits) - 1}; cells seen doing so: {count}). "
+            f"does not fit decision_bits = {bits} (0 .. {(1 << bits) - 1}; "
+            f"{count} cells did so, this one among them). "
             "Declare more decision_bits: decisions are never truncated"
         )
     stats.seconds = time.perf_counter() - t_start

@@ -128,7 +128,8 @@ class IntervalResult:
         if err == 1:
             raise ContractError(
                 f"{cls.__name__}.back({i}, {j}, {self.decisions[i, j]}) returned the child ({a}, {b}): a "
-                f"child must be a shorter interval inside ({i}, {j}), or (-1, -1) for none"
+                f"child must be a shorter interval inside ({i}, {j}) (an empty one is written (a, a - 1)), "
+                "or (-1, -1) for none"
             )
         if err == 2:
             raise ContractError(
@@ -298,7 +299,8 @@ def sweep_intervals(
         count, d, a, b = (int(x) for x in data[-1])
         raise ContractError(
             f"{cls.__name__}.cell returned the decision {d} at cell (i, j) = ({a}, {b}), which does not fit "
-            f"decision_bits = {bits} (0 .. {(1 << bits) - 1}; cells seen doing so: {count}). Declare more "
+            f"decision_bits = {bits} (0 .. {(1 << bits) - 1}; "
+            f"{count} cells did so, this one among them). Declare more "
             "decision_bits: decisions are never truncated"
         )
     stats.seconds = time.perf_counter() - t_start

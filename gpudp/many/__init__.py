@@ -145,7 +145,8 @@ def _overflow(cls, bits: int, flag) -> str:
     count, d, a, b = (int(x) for x in flag)
     return (
         f"{cls.__name__}.cell returned the decision {d} at (cell i, j) = ({a}, {b}), which does not fit "
-        f"decision_bits = {bits} (0 .. {(1 << bits) - 1}; cells seen doing so: {count}). Declare more "
+        f"decision_bits = {bits} (0 .. {(1 << bits) - 1}; "
+        f"{count} cells did so, this one among them). Declare more "
         "decision_bits: decisions are never truncated"
     )
 
