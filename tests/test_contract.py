@@ -323,6 +323,26 @@ def test_a_register_jitable_helper_runs_on_the_cpu():
     assert res.last_row.tolist() == [1000, 1000, 1000, 1000]
 
 
+def _plain_gain(x, h):
+    """The same helper, not compiled."""
+    return min(x + h, 1000)
+
+
+def test_a_plain_python_helper_is_named_with_the_fix():
+    """numba's typing error stays (its type and text), with a note naming the helper and the fix."""
+    from numba.core.errors import TypingError
+
+    class Plain(Grid):
+        @staticmethod
+        def cell(i, j, up, left, diag, h):
+            return max(up, left, _plain_gain(diag, h[i, j])), 1
+
+    with pytest.raises(TypingError) as e:
+        sweep(Plain(np.ones((3, 4), np.int64)), backend="cpu")
+    notes = e.value.__notes__
+    assert any("_plain_gain is a plain Python function" in n and "register_jitable" in n for n in notes)
+
+
 @pytest.mark.sim
 def test_a_register_jitable_helper_runs_on_cuda():
     h = np.arange(12, dtype=np.int64).reshape(3, 4) * 300

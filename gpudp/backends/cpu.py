@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import threading
 
 import numba
@@ -207,8 +208,27 @@ def compiled(make, *args):
         fn(*args)
     except NumbaError:
         fn = make(True)
-        fn(*args)
+        try:
+            fn(*args)
+        except NumbaError as e:
+            untyped_note(e)
+            raise
     return fn
+
+
+_UNTYPED = re.compile(r"Untyped global name '([^']+)'.*?<class 'function'>", re.S)
+
+
+def untyped_note(e: Exception) -> None:
+    """Add to numba's typing error a note saying what to do when the recurrence's code calls a
+    plain Python function (numba: "Untyped global name 'f' ... <class 'function'>")."""
+    m = _UNTYPED.search(str(e))
+    if m:
+        e.add_note(
+            f"gpudp: {m.group(1)} is a plain Python function; cell, boundary and back may call only "
+            f"compiled ones: decorate it with @numba.extending.register_jitable (docs/tutorial.md, "
+            f"section 2), which compiles it for the CPU and the GPU alike"
+        )
 
 
 def _runtime_note(src: str, nrt: bool) -> str:
