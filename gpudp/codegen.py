@@ -250,10 +250,9 @@ def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None, rows: boo
     da = data_args(n_data)
     du = fn_args(rec_cls, n_data)
     if schedule is None:
-        prev = layer_rows(rec_cls)
+        ring = [f"ring[(t - {w}) % W1]" for w in range(1, rec_cls.window + 1)]
+        prev = layer_rows(rec_cls) if rows else ring
         args = ", ".join(prev) if rows else "ring, W1"
-        if not rows:
-            prev = [f"ring[(t - {w}) % W1]" for w in range(1, rec_cls.window + 1)]
         body = cell_call(rec_cls, "t, p", prev, n_data, "v", "dd")
         head = f"def lcell(t, p, {args}, last_row, last_col, R, C{da}):"
         return f"{head}\n{indent(body, 4)}\n    return v, dd\n"

@@ -104,15 +104,38 @@ def _workers(client) -> int:
     return workers
 
 
-def _gather(futures: list) -> list:
-    """The futures' results in their order, each fetched as soon as its task ends (while the others
-    still run; ``client.gather`` would wait for all and then fetch every result at once). The
-    first error raised in a task is raised here."""
+def _timed(fn: Callable, *args) -> tuple:
+    """``(fn(*args), (start, end))`` on a worker: the wall-clock times (epoch seconds) of the call."""
+    t = time.time()
+    out = fn(*args)
+    return out, (t, time.time())
+
+
+def _gather(futures: list) -> tuple[list, list]:
+    """The results of :func:`_timed` tasks in their order, and their spans, each fetched as soon as
+    its task ends (while the others still run; ``client.gather`` would wait for all and then fetch
+    every result at once). The first error raised in a task is raised here."""
     at = {f.key: k for k, f in enumerate(futures)}
     results: list = [None] * len(futures)
-    for fut, res in dask_distributed().as_completed(futures, with_results=True):
-        results[at[fut.key]] = res
-    return results
+    spans: list = [None] * len(futures)
+    for fut, (res, span) in dask_distributed().as_completed(futures, with_results=True):
+        results[at[fut.key]], spans[at[fut.key]] = res, span
+    return results, spans
+
+
+def _info(workers: int, chunks: int, t0: float, started: float, spans: list) -> dict:
+    """A map's ``info``: workers, chunks and seconds, and where the time went (the workers' clocks
+    against this process's: one host here; across hosts their skew enters): each chunk's seconds
+    on its worker, the wait before the first one started and after the last one ended."""
+    seconds = time.perf_counter() - t0
+    info = {"workers": workers, "chunks": chunks, "seconds": seconds, "started": started}
+    if spans:
+        info.update(
+            chunk_seconds=[float(b - a) for a, b in spans],
+            first_chunk_wait=float(min(a for a, _ in spans) - started),
+            last_result_wait=float(started + seconds - max(b for _, b in spans)),
+        )
+    return info
 
 
 def map_chunks(
@@ -140,7 +163,8 @@ def map_chunks(
     -------
     ``(results, bounds, info)``: the chunks' results and ranges, in input order, and
     ``{"workers", "chunks", "seconds", "started"}`` (``started``: the wall-clock time, epoch
-    seconds, the call began).
+    seconds, the call began) and, with chunks, ``chunk_seconds`` (each chunk's on its worker),
+    ``first_chunk_wait`` and ``last_result_wait`` (before the first started, after the last ended).
 
     Raises
     ------
@@ -150,11 +174,11 @@ def map_chunks(
     workers = _workers(client)
     t0, started = time.perf_counter(), time.time()
     bounds = chunk_bounds(costs, chunks or CHUNKS_PER_WORKER * workers)
-    futures = [client.submit(solve_chunk, take(lo, hi), retries=retries, pure=False) for lo, hi in bounds]
-    results = _gather(futures)
-    info = {"workers": workers, "chunks": len(bounds), "seconds": time.perf_counter() - t0}
-    info["started"] = started
-    return results, bounds, info
+    futures = [
+        client.submit(_timed, solve_chunk, take(lo, hi), retries=retries, pure=False) for lo, hi in bounds
+    ]
+    results, spans = _gather(futures)
+    return results, bounds, _info(workers, len(bounds), t0, started, spans)
 
 
 def map_blocks(
@@ -202,11 +226,9 @@ def map_blocks(
     t0, started = time.perf_counter(), time.time()
     edges = np.concatenate(([0], np.cumsum(np.asarray(sizes, dtype=np.int64))))
     bounds = [(int(lo), int(hi)) for lo, hi in zip(edges[:-1], edges[1:], strict=True)]
-    tasks = [dask.delayed(solve_chunk, pure=False)(*args) for args in blocks]
-    results = _gather(client.compute(tasks, retries=retries)) if tasks else []
-    info = {"workers": workers, "chunks": len(bounds), "seconds": time.perf_counter() - t0}
-    info["started"] = started
-    return results, bounds, info
+    tasks = [dask.delayed(_timed, pure=False)(solve_chunk, *args) for args in blocks]
+    results, spans = _gather(client.compute(tasks, retries=retries)) if tasks else ([], [])
+    return results, bounds, _info(workers, len(bounds), t0, started, spans)
 
 
 def row_blocks(*arrays) -> tuple[list[tuple], list[int]]:

@@ -137,14 +137,8 @@ class BatchResult:
         )
         stats.extra.update({k: v for k, v in first.extra.items() if k in ("method", "backend_choice")})
         stats.extra.update(items=len(values), dask_workers=info["workers"], dask_chunks=info["chunks"])
-        spans = [p.stats.extra.get("span") for p in parts]
-        if parts and all(spans):  # where the time went (clocks of one host; across hosts, their skew)
-            t0, t1 = info["started"], info["started"] + info["seconds"]
-            stats.extra.update(
-                chunk_seconds=[float(b - a) for a, b in spans],
-                first_chunk_wait=float(min(a for a, _ in spans) - t0),
-                last_result_wait=float(t1 - max(b for _, b in spans)),
-            )
+        where = ("chunk_seconds", "first_chunk_wait", "last_result_wait")  # map_chunks' figures
+        stats.extra.update({k: info[k] for k in where if k in info})
         stats.seconds = info["seconds"]
         if parts and all(p.subsequences is not None for p in parts):
             subs = Subsequences.concat([p.subsequences for p in parts], bounds)
@@ -340,8 +334,7 @@ def _run_on(client, solver, pairs, backend, traceback, verify, resident=None) ->
     that holds it (nothing of them through the client)."""
     from gpudp import distributed
 
-    solve = functools.partial(run, solver, backend=backend, traceback=traceback, verify=verify)
-    fn = functools.partial(_stamped, functools.partial(solve, progress=False))
+    fn = functools.partial(run, solver, backend=backend, traceback=traceback, verify=verify, progress=False)
     if resident is not None:
         blocks, sizes = distributed.row_blocks(*resident)
         rows = functools.partial(_run_rows, fn)
@@ -361,16 +354,6 @@ def _run_on(client, solver, pairs, backend, traceback, verify, resident=None) ->
             return pairs[lo:hi]
 
     return BatchResult.concat(*distributed.map_chunks(client, fn, take, costs))
-
-
-def _stamped(fn, pairs) -> BatchResult:
-    """``fn(pairs)`` on a worker, its result's ``stats.extra["span"]`` the wall-clock times (epoch
-    seconds) it started and ended: with the call's own start (``BatchResult.concat``) they show
-    how long the chunks waited for Dask and how long their results took to come back."""
-    t = time.time()
-    res = fn(pairs)
-    res.stats.extra["span"] = (t, time.time())
-    return res
 
 
 def _run_rows(fn, a, b) -> BatchResult:

@@ -122,8 +122,8 @@ def pack(pairs: list[tuple[np.ndarray, np.ndarray]], table: bool = True) -> Pack
 def pack_arrays(a: np.ndarray, b: np.ndarray, table: bool = True) -> Packed:
     """Pack pairs given as two 2-D integer arrays, row ``p`` of each being pair ``p`` (no Python
     loop over the pairs). ``table=False`` leaves a byte batch's table to be made where it runs
-    (:func:`ensure_table` on the host; the cuda module finds the bytes present as it stages a large
-    batch, on the device for a small one)."""
+    (:func:`ensure_table` on the host; the cuda module finds the bytes present on the device, or
+    for the subsequences' single upload as it stages it)."""
     swapped = a.shape[1] > b.shape[1]
     if swapped:
         a, b = b, a

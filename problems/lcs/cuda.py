@@ -256,14 +256,20 @@ def _device_table(packed: Packed, d_pat, d_txt, st=0) -> None:
     kernel is compiled for the number of codes)."""
     if _growing(packed):
         flags = cuda.to_device(np.zeros(256, np.int32), stream=st)
-        threads = sim_geometry(256, 32)
         for d in (d_pat, d_txt):
-            blocks = max(1, min(4096, -(-len(d) // threads)))
-            _present_kernel()[blocks, threads, st](d, len(d), flags)
+            _flag_bytes(d, flags, st)
         present = flags.copy_to_host(stream=st)
         if st:
             st.synchronize()
         packed.table, packed.sigma = table_of(present != 0)
+
+
+def _flag_bytes(d, flags, st=0) -> None:
+    """Queue on stream ``st`` the kernel that sets ``flags[v]`` (int32, 256) for every byte value
+    ``v`` the device array ``d`` holds."""
+    if len(d):
+        threads = sim_geometry(256, 32)
+        _present_kernel()[max(1, min(4096, -(-len(d) // threads))), threads, st](d, len(d), flags)
 
 
 def _pageable(packed: Packed, st=0):
@@ -404,10 +410,7 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
         _stage(packed, region, d_pat, d_txt, p0, p1, copy, False)
         if grow:
             for d, off in ((d_pat, packed.pat_off), (d_txt, packed.txt_off)):
-                a0, a1 = int(off[p0]), int(off[p1])
-                if a1 > a0:
-                    blocks = max(1, min(4096, -(-(a1 - a0) // threads)))
-                    _present_kernel()[blocks, threads, copy](d[a0:a1], a1 - a0, d_flags[k])
+                _flag_bytes(d[int(off[p0]) : int(off[p1])], d_flags[k], copy)
             d_flags[k].copy_to_host(host_flags[k], stream=copy)
         copied[k % ring] = marked[k] = event(timing=False)
         marked[k].record(copy)
