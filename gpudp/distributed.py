@@ -49,6 +49,7 @@ __all__ = [
     "is_dask_collection",
     "map_blocks",
     "map_chunks",
+    "page_locked",
     "row_blocks",
     "visible_gpus",
 ]
@@ -289,6 +290,43 @@ def row_blocks(*arrays) -> tuple[list[tuple], list[int]]:
         cut.append(x.to_delayed().reshape(len(rows)))
     keep = [k for k, n in enumerate(rows) if n > 0]
     return [tuple(c[k] for c in cut) for k in keep], [int(rows[k]) for k in keep]
+
+
+def page_locked(x):
+    """A dask array whose blocks are kept in page-locked host memory on the workers that hold them
+    (:func:`gpudp.memory.page_locked` a block; a worker without a usable GPU keeps its blocks as
+    they are), for batches solved from resident data: a chunk's blocks then go to the worker's GPU
+    by DMA from where they lie, with no staging copy on the host. Persist the result
+    (``client.persist``) so that the page-locked blocks stay; the copy is made once, where each
+    block is.
+
+    Parameters
+    ----------
+    x : dask array (a numpy array is page-locked in this process instead)
+
+    Returns
+    -------
+    The lazy dask array of the page-locked blocks (same shape, chunks and dtype).
+
+    Raises
+    ------
+    InputError
+        for anything but a dask or numpy array.
+
+    Example
+    -------
+    >>> A = client.persist(page_locked(A))  # doctest: +SKIP
+    >>> lengths = lcs.solve_many((A, B), client=client).values  # doctest: +SKIP
+    """
+    from . import memory
+
+    if isinstance(x, np.ndarray):
+        return memory.page_locked(x)
+    import dask.array as da
+
+    if not isinstance(x, da.Array):
+        raise InputError("x", f"a dask or numpy array, got {type(x).__name__}")
+    return x.map_blocks(memory.page_locked, dtype=x.dtype, meta=np.empty((0,) * x.ndim, x.dtype))
 
 
 def visible_gpus() -> list[str]:

@@ -295,13 +295,30 @@ def test_bench_scale_with_resident_data(capsys):
     from gpudp.cli import build_parser
 
     argv = ["bench", "scale", "--backends", "cpu", "--workers", "2", "--pairs", "48", "--length", "24"]
-    argv += ["--repeat", "1", "--chunks-per-worker", "2"]  # --data both: the default
+    argv += ["--repeat", "1", "--chunks-per-worker", "2", "--data", "all"]
     out = scale.cli_bench(build_parser(argv).parse_args(argv))  # values checked against one process's
     got = {(r["workers"], r["data"]): r for r in out["results"]}
-    assert sorted(got) == [(2, "client"), (2, "resident")]
+    assert sorted(got) == [(2, "client"), (2, "pinned"), (2, "resident")]
     assert got[2, "resident"]["chunks"] == 4 and got[2, "client"]["chunks"] == 4
-    assert got[2, "resident"]["bytes_between_workers_per_run"] == 0  # each chunk where its blocks are
+    for data in ("resident", "pinned"):  # each chunk where its blocks are (page-locked there: the same)
+        assert got[2, data]["bytes_between_workers_per_run"] == 0
     for r in got.values():
         assert 0 < r["chunk_seconds_min"] <= r["chunk_seconds_max"] < r["seconds_median"]
         assert r["first_chunk_wait"] > 0 and r["last_result_wait"] > 0
-    assert "resident" in out["workload"]
+    assert "resident" in out["workload"] and "page-locked" in out["workload"]
+
+
+def test_page_locked_dask_arrays_keep_their_blocks(client):
+    """distributed.page_locked: a lazy array of the same shape, chunks and values (a worker without
+    a GPU keeps its blocks as they are); a numpy array is page-locked here; others refused."""
+    from gpudp import InputError
+    from gpudp.distributed import page_locked
+
+    da = pytest.importorskip("dask.array")
+    x = np.arange(60, dtype=np.uint8).reshape(12, 5)
+    P = page_locked(da.from_array(x, chunks=(5, 5)))
+    assert P.chunks == ((5, 5, 2), (5,)) and P.dtype == x.dtype
+    assert np.array_equal(client.compute(P).result(), x)
+    assert np.array_equal(page_locked(x), x)
+    with pytest.raises(InputError, match="a dask or numpy array"):
+        page_locked([1, 2])

@@ -325,6 +325,49 @@ def test_unstaged_when_no_page_locked_block(monkeypatch):
         assert staged == [] and used == [4] and r.values.tolist() == reference(pairs)
 
 
+@pytest.mark.sim
+def test_page_locked_batches_go_to_the_device_from_where_they_lie(monkeypatch):
+    """A batch whose two arrays are page-locked (gpudp.memory.page_locked; the simulator's stand-in
+    memory) is cut into slices as a staged one, but no staging copy is made: every slice is copied
+    from the arrays themselves, its bytes found on the device. Views of a page-locked array count
+    as page-locked; a plain array, or one side only page-locked, does not go this way. The
+    subsequences' single upload takes it too."""
+    from gpudp.backends.cuda import is_page_locked
+    from gpudp.memory import page_locked
+
+    staged = staged_uploads(monkeypatch, slice_bytes=64)
+    used = kernels_used(monkeypatch)
+    rng = np.random.default_rng(31)
+    a = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, (6, 40))]
+    b = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, (6, 24))]
+    la, lb = page_locked(a), page_locked(b)
+    assert is_page_locked(la) and is_page_locked(la[2:4].reshape(-1)) and not is_page_locked(a)
+    assert np.array_equal(la, a) and page_locked(la) is la
+    want = reference(list(zip(a, b, strict=True)))
+    r = lcs.solve_many((la, lb), backend="cuda")
+    assert staged == [] and len(used) == 6  # a pair a slice, none staged on the host
+    assert r.values.tolist() == want
+    r = lcs.solve_many((la, b), backend="cuda")  # one side pageable: staged as before
+    assert len(staged) == 12 and r.values.tolist() == want
+    staged.clear()
+    r = lcs.solve_many((la, lb), backend="cuda", traceback=True, verify=1)
+    assert staged == [] and r.values.tolist() == want
+    assert_batch(list(zip(a, b, strict=True)), r)
+
+
+def test_page_locked_without_a_gpu_is_the_array_itself(monkeypatch):
+    """Without a usable GPU (and outside the simulator) page_locked gives the array back; anything
+    but a numpy array is refused."""
+    from gpudp import memory
+
+    monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
+    monkeypatch.setattr("gpudp.backends.cuda_usable", lambda: False)
+    x = np.arange(6).reshape(2, 3)
+    assert memory.page_locked(x) is x
+    with pytest.raises(InputError, match="numpy array"):
+        memory.page_locked([1, 2, 3])
+
+
 def test_stage_block_limits_and_sizes(monkeypatch):
     """A block is rounded up (a MiB at least, then a sixteenth of its power of two), taken from a
     spare one that holds it whatever the memory left, else made only within its share of it."""

@@ -31,6 +31,8 @@ __all__ = [
     "device_name",
     "device_jit",
     "kernel_jit",
+    "is_page_locked",
+    "page_locked_copy",
     "pinned_empty",
     "pinned_pool",
     "pinned_words",
@@ -146,11 +148,45 @@ def generated_kernel(src: str, name: str, namespace: dict, **kw):
     return jit_generated(src, name, namespace, kernel_jit, "cuda", **kw)
 
 
+class _SimLocked(bytearray):
+    """Plain memory that stands for page-locked memory under the simulator (so that the code paths
+    taken for page-locked arrays run there too)."""
+
+
 def pinned_empty(shape, dtype) -> np.ndarray:
     """Page-locked host memory (fast, asynchronous DMA); plain memory under the simulator."""
     if is_simulator():
-        return np.empty(shape, dtype)
+        dtype = np.dtype(dtype)
+        n = int(np.prod(shape, dtype=np.int64))
+        return np.ndarray(shape, dtype, buffer=_SimLocked(max(n, 1) * dtype.itemsize))
     return cuda.pinned_array(shape, dtype=dtype)
+
+
+def is_page_locked(x) -> bool:
+    """Whether the numpy array ``x`` (or the array it is a view of) lies in page-locked host memory
+    that CUDA allocated (:func:`pinned_empty`, ``cuda.pinned_array``): its copies to the device go by
+    DMA from where it lies, asynchronously. False for anything else (pageable memory, memory
+    page-locked by other means: those are copied the pageable way, correctly, only slower)."""
+    base = x
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if isinstance(base, _SimLocked):
+        return True
+    if is_simulator():
+        return False
+    from numba.cuda.cudadrv.driver import PinnedMemory
+
+    return isinstance(base, PinnedMemory)
+
+
+def page_locked_copy(x: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy of ``x`` in page-locked memory (:func:`pinned_empty`); ``x`` itself when it
+    is already such an array."""
+    if is_page_locked(x) and x.flags.c_contiguous:
+        return x
+    out = pinned_empty(x.shape, x.dtype)
+    out[...] = x
+    return out
 
 
 def mapped_empty(shape, dtype) -> np.ndarray:

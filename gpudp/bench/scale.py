@@ -8,7 +8,10 @@ most the GPUs). Where the pairs are (``--data``): ``client``, two numpy arrays i
 each chunk's rows sent with its task (timed); ``resident``, the same arrays as dask arrays of row
 blocks of ``pairs / (chunks per worker x N)`` rows, block ``k`` of both arrays on worker
 ``k mod N``, placed and persisted before the timer starts (data already in the cluster: the
-timed batch moves no pair through this process); ``both`` (the default) runs each. Each cluster
+timed batch moves no pair through this process); ``pinned``, as ``resident`` with each block
+page-locked on its worker (:func:`gpudp.distributed.page_locked`: copied to the GPU by DMA from
+where it lies, no staging copy); ``both`` (the default) runs ``client`` and ``resident``, ``all``
+the three. Each cluster
 first runs a small batch (the workers compile or load their kernels), then ``--repeat`` timed
 batches; the single-process solve on the same backend is the baseline, and every run's values
 must equal it. Speed-up and efficiency are against the first worker count, for each ``data``.
@@ -25,12 +28,12 @@ import numpy as np
 
 from gpudp import distributed
 from gpudp.backends import device_name
-from gpudp.errors import CheckError
+from gpudp.errors import CheckError, InputError
 from gpudp.problems import lcs
 
 from .instances import random_dna
 
-DATA = ("client", "resident")
+DATA = ("client", "resident", "pinned")
 
 
 def bench_arguments(p):
@@ -42,9 +45,9 @@ def bench_arguments(p):
     p.add_argument(
         "--data",
         default="both",
-        choices=[*DATA, "both"],
         help="client: the pairs sent from this process with their tasks; resident: dask arrays "
-        "persisted on the workers before timing; both (default)",
+        "persisted on the workers before timing; pinned: resident, page-locked on the workers; "
+        "several comma-separated; both (default): client,resident; all: the three",
     )
     p.add_argument(
         "--chunks-per-worker",
@@ -66,10 +69,11 @@ def _chunks_per_worker(k: int):
         distributed.CHUNKS_PER_WORKER = saved
 
 
-def resident(client, arrays, rows: int) -> list:
+def resident(client, arrays, rows: int, pinned: bool = False) -> list:
     """``arrays`` (numpy, as many rows) as dask arrays of row blocks of ``rows`` rows, block ``k``
     of each kept on worker ``k mod N`` (a chunk's blocks on one worker), persisted: what the batch
-    finds when its data was made in the cluster. Returns once every block is in place."""
+    finds when its data was made in the cluster; with ``pinned``, each block page-locked there
+    (:func:`gpudp.distributed.page_locked`). Returns once every block is in place."""
     import dask.array as da
 
     dist = distributed.dask_distributed()
@@ -81,7 +85,8 @@ def resident(client, arrays, rows: int) -> list:
             part = x[lo : lo + rows]
             fut = client.scatter(part, workers=[workers[k % len(workers)]], hash=False)
             blocks.append(da.from_delayed(fut, part.shape, part.dtype))
-        out.append(da.concatenate(blocks, axis=0))
+        x = da.concatenate(blocks, axis=0)
+        out.append(distributed.page_locked(x) if pinned else x)
     out = client.persist(out)
     dist.wait(out)
     return out
@@ -114,7 +119,9 @@ def cli_bench(args) -> dict:
     b = random_dna(args.pairs * args.length, rng).reshape(args.pairs, args.length)
     cells = args.pairs * args.length * args.length
     backend = args.backends if args.backends in ("cpu", "cuda") else "cpu"
-    modes = DATA if args.data == "both" else (args.data,)
+    modes = {"both": DATA[:2], "all": DATA}.get(args.data) or tuple(args.data.split(","))
+    if not set(modes) <= set(DATA):
+        raise InputError("--data", f"{args.data!r}: one or more of {', '.join(DATA)} (or both, all)")
     cpw = max(1, int(args.chunks_per_worker))
     lcs.solve_many((a[:64], b[:64]), backend=backend)  # warm-up
     t = time.perf_counter()
@@ -126,8 +133,8 @@ def cli_bench(args) -> dict:
         with distributed.cluster(workers=n, gpus=backend == "cuda") as client, _chunks_per_worker(cpw):
             lcs.solve_many((a[:256], b[:256]), backend=backend, client=client)  # the workers compile
             for mode in modes:
-                if mode == "resident":
-                    pairs = tuple(resident(client, (a, b), block_rows))  # untimed: already there
+                if mode != "client":  # untimed: already there
+                    pairs = tuple(resident(client, (a, b), block_rows, pinned=mode == "pinned"))
                     lcs.solve_many((pairs[0][:256], pairs[1][:256]), backend=backend, client=client)
                 else:
                     pairs = (a, b)
@@ -184,7 +191,9 @@ def cli_bench(args) -> dict:
         "x workers) rows, block k of both arrays scattered to worker k mod workers and persisted "
         "before the timer starts (data already in the cluster, as when read by dask.array or made "
         "by an earlier step): each chunk's task runs where its blocks are, no pair passes through "
-        "the client",
+        "the client; data 'pinned': as 'resident', each block then copied into page-locked memory "
+        "on its worker before the timer starts (gpudp.distributed.page_locked), so that it goes to "
+        "the GPU by DMA with no staging copy",
         "cells": cells,
         "single_process_seconds": single,
         "results": rows,

@@ -15,6 +15,7 @@ from gpudp.backends.cuda import (
     cuda,
     event,
     generated_kernel,
+    is_page_locked,
     pinned_pool,
     resident_threads,
     sim_geometry,
@@ -286,14 +287,18 @@ def _stage(packed: Packed, region, d_pat, d_txt, p0: int, p1: int, st, mark: boo
     numba's threads (:func:`stage_copy`) into ``region`` (page-locked, at least that long), and from
     there to their places in ``d_pat`` and ``d_txt`` asynchronously on stream ``st`` (at once on the
     default stream ``0``). Each pair's symbols are read once; with ``mark``, the byte values they
-    hold come back (256 flags)."""
+    hold come back (256 flags). With ``region`` None (a batch page-locked where it lies) the copies
+    to the device go from there, and nothing is marked."""
     chunk = max(COPY_CHUNK_BYTES // packed.pat.itemsize, 1)
     present = np.zeros(256, np.bool_)
     o = 0
     for host, off, dev in ((packed.pat, packed.pat_off, d_pat), (packed.txt, packed.txt_off, d_txt)):
         a0, a1 = int(off[p0]), int(off[p1])
-        part = region[o : o + a1 - a0]
-        present |= stage_copy(part, host[a0:a1], chunk, mark)
+        if region is None:  # page-locked where they lie: copied from there
+            part = host[a0:a1]
+        else:
+            part = region[o : o + a1 - a0]
+            present |= stage_copy(part, host[a0:a1], chunk, mark)
         if a1 > a0:
             dev[a0:a1].copy_to_device(part, stream=st)
         o += a1 - a0
@@ -306,8 +311,9 @@ def _upload(packed: Packed):
     before they start. A batch of at least :data:`STAGE_MIN_BYTES` is staged in one page-locked
     block in one pass (its table found by that staging copy: the host waits for the whole upload
     anyway), a smaller one copied from where it lies (:func:`_pageable`)."""
-    block = _staging_block(packed, len(packed.pat) + len(packed.txt))
-    if block is None:
+    direct = is_page_locked(packed.pat) and is_page_locked(packed.txt)
+    block = None if direct else _staging_block(packed, len(packed.pat) + len(packed.txt))
+    if block is None:  # small, or page-locked already (then copied by DMA from where it lies)
         return _pageable(packed)
     d_pat = cuda.device_array(len(packed.pat), packed.pat.dtype)
     d_txt = cuda.device_array(len(packed.txt), packed.txt.dtype)
@@ -362,6 +368,10 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
     pair's value depends only on which of its symbols are equal, never on their codes.
     ``packed.table`` / ``packed.sigma`` end as the whole batch's table.
 
+    A batch whose symbols lie in page-locked memory already (:func:`gpudp.memory.page_locked`, e.g.
+    a Dask worker's resident blocks) goes the same way without the host's part: each slice is
+    copied to the device from where it lies (DMA), whatever the batch's size.
+
     A smaller batch, or one for which no page-locked block can be had, is one slice copied from
     where it lies, its table found on the device (:func:`_pageable`)."""
     n = len(packed.pat_off) - 1
@@ -373,8 +383,9 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
     ends = packed.pat_off + packed.txt_off
     slot = max(int(ends[p1] - ends[p0]) for p0, p1 in slices)  # a slice's symbols
     ring = min(STAGE_SLOTS, len(slices))
-    block = _staging_block(packed, ring * slot)
-    if block is None:
+    direct = is_page_locked(packed.pat) and is_page_locked(packed.txt)
+    block = None if direct else _staging_block(packed, ring * slot)
+    if block is None and not direct:
         slices, grow = [(0, n)], False
         d_pat, d_txt = _pageable(packed, copy)
     else:
@@ -404,9 +415,9 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
         """Stage slice ``k`` (the host's part: a plain copy into a free slot) and queue its copy to
         the device, and with a growing table its bytes' flags, on the copy stream."""
         p0, p1 = slices[k]
-        if copied[k % ring] is not None:
+        if copied[k % ring] is not None and not direct:
             copied[k % ring].synchronize()
-        region = staged[(k % ring) * slot : (k % ring + 1) * slot]
+        region = None if direct else staged[(k % ring) * slot : (k % ring + 1) * slot]
         _stage(packed, region, d_pat, d_txt, p0, p1, copy, False)
         if grow:
             for d, off in ((d_pat, packed.pat_off), (d_txt, packed.txt_off)):
@@ -418,10 +429,11 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
     words = _pow2(packed.max_words)
     threads = sim_geometry(THREADS, 32)
     start, end = event(), event()
-    if staged is not None:
+    pipelined = direct or staged is not None
+    if pipelined:
         queue(0)
     for k, (p0, p1) in enumerate(slices):
-        if staged is not None and k + 1 < len(slices):
+        if pipelined and k + 1 < len(slices):
             queue(k + 1)  # the host stages the next slice before waiting for this one's flags
         tab, ready = d_table, marked[k]
         if grow:
