@@ -337,6 +337,96 @@ def line_sweep_source(rec_cls, n_data: int, schedule: Schedule, guard: str = "pa
     return f"def run_line(g0, g1, line, words, wbase, R, C{da}):\n{indent(body, 4)}\n"
 
 
+#: The values around one block of a tiled grid that :mod:`gpudp.linear` sweeps again: ``top_at(c,
+#: ..)`` the value at row ``r0 - 1``, column ``c >= -1``; ``left_at(r, ..)`` the value at row ``r``,
+#: column ``c0 - 1``. They come from the forward sweep's checkpoints (``ckrow[m]``: row ``(m + 1) K - 1``;
+#: ``ckcol[m]``: column ``(m + 1) K - 1``) or, at the grid's edges, from the boundary's values
+#: (``brow[c + 1]``: ``boundary(-1, c)``; ``bcol[r]``: ``boundary(r, -1)``). Value macros
+#: (:func:`gpudp.values.expand`) keep one source for scalar and record cells, and both backends.
+BLOCK_EDGES = """
+def top_at(c, bi, r0, ckrow, brow, bcol):
+    if r0 == 0:
+        return LD(brow, c + 1)
+    if c < 0:
+        return LD(bcol, r0 - 1)
+    return LD(ckrow, (bi - 1, c))
+
+
+def left_at(r, bj, c0, ckcol, bcol):
+    if c0 == 0:
+        return LD(bcol, r)
+    return LD(ckcol, (bj - 1, r))
+"""
+
+
+#: block ``q`` of a round (``bis[q]``, ``bjs[q]``): its first row and column and its rows and columns
+#: (the last blocks of the grid may be smaller than ``K``); both backends' block kernels start so
+BLOCK_ORIGIN = """
+bi = bis[q]
+bj = bjs[q]
+r0 = bi * K
+c0 = bj * K
+nr = min(K, R - r0)
+nc = min(K, C - c0)
+"""
+
+
+def block_edges(rec_cls, namespace: dict, compile_fn) -> None:
+    """Put the compiled ``top_at`` and ``left_at`` of :data:`BLOCK_EDGES` (``compile_fn``: the
+    backend's compiler of device functions) into a kernel's ``namespace``."""
+    from .values import expand
+
+    src = expand(BLOCK_EDGES, rec_cls)
+    for name in ("top_at", "left_at"):
+        namespace[name] = compile_fn(compile_source(src, name, dict(namespace)))
+
+
+def block_source(template: str, rec_cls, n_data: int, namespace: dict, compile_fn, ri: str, cj: str, **more):
+    """A backend's kernel of blocks swept again (:mod:`gpudp.linear`) from its ``template``: the
+    cell wrapper ``tcell`` (no reduction: the forward sweep made it) and :data:`BLOCK_EDGES`'s
+    functions compiled into ``namespace`` by ``compile_fn``, the template filled in (``{origin}``:
+    :data:`BLOCK_ORIGIN`; ``{da}``, ``{du}``: the data arguments; ``{ri}``, ``{cj}``: the symbols'
+    expressions; ``more``) and its value macros expanded."""
+    from .values import expand
+
+    cell = tile_cell_source(rec_cls, n_data, rec_cls.offsets, False)
+    namespace["tcell"] = compile_fn(compile_source(cell, "tcell", dict(namespace)))
+    block_edges(rec_cls, namespace, compile_fn)
+    src = template.format(
+        origin=indent(BLOCK_ORIGIN, 8).rstrip("\n"),
+        da=data_args(n_data),
+        du=user_args(rec_cls, n_data),
+        ri=ri,
+        cj=cj,
+        **more,
+    )
+    return expand(src, rec_cls)
+
+
+def walk_form(rec_cls, n_data: int) -> dict:
+    """The pieces of a compiled walk's source that differ with ``traceback_state``: its extra
+    argument, the path's width, the state column, the step (``back``'s call) and the exits."""
+    da = data_args(n_data)
+    a, b = rec_cls._INDEX
+    if rec_cls.traceback_state:
+        return {
+            "s0": ", s",
+            "width": 4,
+            "rec": "\n        path[n, 3] = s",
+            "step": f"{a}2, {b}2, s2 = back({a}, {b}, d, s{da})\n        s = np.int64(s2)",
+            "exit": f"{a}, {b}, s",
+            "exit2": f"{a}2, {b}2, s",
+        }
+    return {
+        "s0": "",
+        "width": 3,
+        "rec": "",
+        "step": f"{a}2, {b}2 = back({a}, {b}, d{da})",
+        "exit": f"{a}, {b}",
+        "exit2": f"{a}2, {b}2",
+    }
+
+
 def tile_cell_source(rec_cls, n_data: int, offsets, reduce_here=True) -> str:
     """Source of ``tcell(i, j, up, left, diag, ri, cj, <user data>)`` calling the user's cell with
     its dependencies in declared order (``ri``, ``cj``: the symbols, ignored when it has none)."""

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import backends, values
 from .cache import jit_generated
-from .codegen import NO_CELL, data_args, reduce_worst
+from .codegen import NO_CELL, data_args, reduce_worst, walk_form
 from .errors import ContractError, InputError
 from .memory import available_memory, default_budget, describe, parse_bytes
 from .progress import progress_bar
@@ -259,17 +259,10 @@ class Plan:
             if self.kind == "line" and self.schedule.line_step < 0:  # swept from the line's end
                 self.chunks.reverse()
             return
-        self.chunks = []
-        u0 = 0
-        while u0 < self.n_units:
-            u1 = u0 + 1
-            while u1 < self.n_units:
-                w0, w1 = lay.words_of(u0, u1 + 1)
-                if w1 - w0 > max_words or self.unit_cells(u0, u1 + 1) > max_cells:
-                    break
-                u1 += 1
-            self.chunks.append((u0, u1))
-            u0 = u1
+        tiles = lay.diag_off[: self.n_units + 1]  # tiles before each diagonal
+        self.chunks = _greedy_chunks(
+            tiles * lay.words_per_tile, tiles * (lay.bh * lay.tw), max_words, max_cells
+        )
 
 
 def _cumulative(x: np.ndarray) -> np.ndarray:
@@ -315,8 +308,10 @@ class SweepResult:
     best_value: float | int | None = None
     best_cell: tuple[int, int] | None = None
     #: swept with checkpoints (:mod:`gpudp.linear`): the values of rows and of columns
-    #: ``K - 1, 2K - 1, ...``, one per row of each array
-    checkpoints: tuple[np.ndarray, np.ndarray] | None = None
+    #: ``K - 1, 2K - 1, ...``, one per row of each array, as the backend's kernels wrote them (on
+    #: the device for cuda; a record's as one array per field); and the kernels' data
+    checkpoints: tuple | None = None
+    kernel_data: tuple | None = None
 
     def decision(self, *cell) -> int:
         """The decision recorded for one cell: ``(i, j)`` of a grid or ``(t, k)`` of layers."""
@@ -537,7 +532,7 @@ def sweep(
     runner = backends.get(backend)
     red = None
     if type(rec).reduce:  # per-thread slots (codegen.n_reduce), before the overflow flag
-        red = _reduction_slots(type(rec), runner.reduction_slots())
+        red = _reduction_slots(type(rec), runner.reduction_slots(plan))
         data = (*data, *red)
     bits = type(rec).decision_bits
     if bits:  # the decision-overflow flag, last of the kernels' data (see codegen.n_flags)
@@ -588,6 +583,8 @@ def sweep(
         stats.extra["compression"] = store.nbytes / max(store.full_words * 4, 1)
     if red is not None:
         out["best_value"], out["best_cell"] = _reduce_slots(type(rec), *red)
+    if _checkpoint:
+        out["kernel_data"] = data
     return SweepResult(user_rec, plan, store, stats, **out)
 
 
@@ -793,25 +790,7 @@ def _walker(rec_cls, n_data: int, plan: Plan):
         "band_decision": band_decision,
     }
     da = data_args(n_data)
-    a, b = rec_cls._INDEX
-    if rec_cls.traceback_state:
-        form = {
-            "s0": ", s",
-            "width": 4,
-            "rec": "\n        path[n, 3] = s",
-            "step": f"{a}2, {b}2, s2 = back({a}, {b}, d, s{da})\n        s = np.int64(s2)",
-            "exit": f"{a}, {b}, s",
-            "exit2": f"{a}2, {b}2, s",
-        }
-    else:
-        form = {
-            "s0": "",
-            "width": 3,
-            "rec": "",
-            "step": f"{a}2, {b}2 = back({a}, {b}, d{da})",
-            "exit": f"{a}, {b}",
-            "exit2": f"{a}2, {b}2",
-        }
+    form = walk_form(rec_cls, n_data)
     if s is None and plan.codec == "bands":
         lp = ", lo, hi, lead_n, band_n, band_off, lead_w, trail_w, bits"
         src = _LAYER_WALK.format(

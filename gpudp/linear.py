@@ -1,54 +1,72 @@
-"""Tracebacks in linear space: checkpoints, and the blocks the path crosses swept again.
+"""Tracebacks in linear space: checkpoints, and the blocks the path crosses swept again, in rounds.
 
 A full decision store keeps ``rows x cols x decision_bits`` bits: 32 GiB for an LCS of 2^19 x
-2^19, 2 TiB at 2^22. With ``sweep(..., store="checkpoints")`` (chosen by ``store="auto"`` when the
-full store would not stay in the memory budget) the forward sweep keeps no decisions at all: its
-kernels run values only and copy aside the values of every ``K``-th row and column (rows and columns
-``K - 1, 2K - 1, ...``: :func:`gpudp.backends.base.checkpoint_arrays`), ``(rows + cols) x rows / K``
-values in all.
+2^19, 2 TiB at 2^22; and even where it fits, copying it off the GPU can take longer than the sweep
+(Gotoh at 2^17: 8.6 GB). With ``sweep(..., store="checkpoints")`` (chosen by ``store="auto"`` when
+the full store would not stay in the memory budget) the forward sweep keeps no decisions at all:
+its kernels run values only and copy aside the values of every ``K``-th row and column (rows and
+columns ``K - 1, 2K - 1, ...``: :func:`gpudp.backends.base.checkpoint_arrays`), ``(rows + cols) x
+rows / K`` values in all, left where the kernels wrote them (on the GPU for cuda).
 
-The traceback then walks block by block over the ``K x K`` blocks of the grid. The block holding the
-current cell is swept again, only its part above and to the left of the cell, as a grid recurrence
-of its own (:func:`_block_class`: the user's functions at shifted coordinates, its top row and left
-column read from the checkpoints instead of computed), this time with its decisions; the walk goes
-on in it until ``back`` leaves it, and then in the block it entered. A cell's value depends only on
-the cells above and to the left of it, so the block's cells get the values and the decisions of the
-full sweep, and the path is the one the full store would give. The path crosses about
-``(rows + cols) / K`` blocks, so the traceback sweeps about ``(rows + cols) x K`` cells again: a
-small part of the forward sweep's ``rows x cols`` for the grids this is for.
+The grid is then ``K x K`` blocks, each of which can be swept again on its own from the values
+around it (a checkpoint row above, a checkpoint column to its left, or the grid's boundary:
+:data:`gpudp.codegen.BLOCK_EDGES`), with its decisions. A cell's value depends only on the cells
+above and to the left of it, so a block's cells get the values and decisions of the full sweep, and
+the path is the one the full store would give. The traceback walks in *rounds*: a round sweeps, in
+one call of the backend (:meth:`gpudp.backends.base.Backend.run_blocks`: one launch on the GPU, a
+thread block a block; a thread a block on the CPU), the block holding the current cell and the
+blocks along the path's way up and to the left (a band along the direction the path has taken so
+far, :data:`ROUND_REACH` blocks ahead), then walks ``back`` through them (compiled, on the host)
+until the path leaves the grid or reaches a block the round did not sweep, where the next round
+starts. Independent blocks swept at once keep the GPU busy where one block's wavefront would leave
+it waiting on its own critical path (``K / rows_of_a_tile + K / cols_of_a_tile`` steps a block,
+whatever the number of blocks); a round costs a launch and a copy of its decisions (one integer a
+cell).
 
 Grid recurrences on the tiled schedule (offsets among ``(-1, 0), (0, -1), (-1, -1)``: alignments,
 LCS, edit distance, DTW) use it; others are refused with the reason. It works with every backend,
 with reductions (the forward sweep computes them; the walk may start at ``best_cell``) and with
-``traceback_state``. The engine hands this module its ``sweep`` (this module imports no engine).
+``traceback_state``. The engine hands this module its ``sweep``.
 """
 
 from __future__ import annotations
 
+import math
 import operator
 import time
 
 import numpy as np
 from numba.extending import register_jitable
 
-from . import values
-from .codegen import compile_source
+from . import backends, values
+from .codegen import compile_source, data_args, fn_args, n_reduce, walk_form
 from .errors import ContractError, InputError
+from .many.source import diag_start, diagonal_index
 from .memory import default_budget, parse_bytes
 from .progress import progress_bar
 from .recurrence import GridRecurrence, start_cell
 from .solution import Stats
 
-#: a block's decision store is at most this many bytes (and an eighth of the memory budget)
-BLOCK_BYTES = 1 << 30
-#: the smallest block side picked by default (a block narrower than this has too few tiles on
-#: its anti-diagonals to keep a GPU busy; a smaller grid is one block)
-MIN_EVERY = 512
+#: the block side by default (rounded to the tile): small blocks are swept again fast, many at once
+#: (a round's launch holds up to :data:`ROUND_BLOCKS` of them); ``K`` doubles while the checkpoints
+#: would take more than a quarter of the memory budget (or of the GPU's free memory)
+DEFAULT_EVERY = 512
+#: blocks one round sweeps at most, and decision bytes at most (one integer a cell). A round's
+#: launch costs about the same however many blocks it holds (up to a GPU's worth), so few large
+#: rounds win. H100, 2^17, blocks of 512 (2026-11-26): Smith-Waterman reach 16 / 32 / 64 / 128
+#: blocks (at most 64 / 128 / 256 / 512 a round): 19 / 12 / 8 / 4 rounds, traceback 58 / 50 / 37 /
+#: 28 ms; Gotoh (whose path leaves the band more often) 8 rounds at 64 and at 128: 37 / 43 ms
+ROUND_BLOCKS = 512
+ROUND_BYTES = 1 << 28
+#: how far ahead a round looks: blocks along the path's direction (and one on either side)
+ROUND_REACH = 128
 
 
 def choose_every(plan, memory_budget=None, every=None) -> int:
-    """The block side ``K``: ``every`` when given (checked against the tile), else the largest power
-    of two whose ``K x K`` block decisions fit :data:`BLOCK_BYTES` and an eighth of the budget.
+    """The block side ``K``: ``every`` when given (checked against the tile), else
+    :data:`DEFAULT_EVERY` rounded up to a multiple of the tile's rows and columns, doubled while the
+    checkpoints would take more than a quarter of the memory budget or (on the GPU) of its free
+    memory.
 
     Raises :class:`InputError` for a side that is not a positive multiple of the tile's rows and
     columns."""
@@ -62,10 +80,15 @@ def choose_every(plan, memory_budget=None, every=None) -> int:
             )
         return k
     budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
-    cap = max(min(BLOCK_BYTES, budget // 8) * 8 // max(plan.bits, 1), 1)
-    k = 1 << max((int(cap**0.5)).bit_length() - 1, 0)
+    room = budget // 4
+    device = backends.get(plan.backend).memory()
+    if device is not None:
+        room = min(room, device[0] // 4)
     step = int(np.lcm(bh, tw))
-    return max(k // step * step, step, MIN_EVERY // step * step)
+    k = max(-(-DEFAULT_EVERY // step) * step, step)
+    while k < max(plan.rows, plan.cols) and checkpoint_bytes(plan.rows, plan.cols, k, plan.itemsize) > room:
+        k *= 2
+    return k
 
 
 def checkpoint_bytes(rows: int, cols: int, every: int, itemsize: int) -> int:
@@ -104,14 +127,18 @@ def checkpoint_sweep(rec, plan, sweep, memory_budget=None, progress=None, tile=N
             "checkpoint_every or memory_budget",
         )
     fwd = sweep(rec, plan.backend, memory_budget, progress, tile, traceback=False, _checkpoint=k)
-    ck_rows, ck_cols = fwd.checkpoints
     fwd.stats.extra.update(
         store="checkpoints",
         checkpoint_every=k,
         checkpoint_bytes=need,
-        block_bytes=-(-k * k * plan.bits // 8),
+        block_bytes=k * k * _decision_dtype(cls.decision_bits).itemsize,
     )
-    return CheckpointResult(rec, plan, fwd, ck_rows, ck_cols, k, sweep, memory_budget, progress, tile)
+    return CheckpointResult(rec, plan, fwd, k, progress)
+
+
+def _decision_dtype(bits: int) -> np.dtype:
+    """A block's decisions: the smallest unsigned integer that holds ``bits`` bits."""
+    return np.dtype(np.uint8 if bits <= 8 else np.uint16 if bits <= 16 else np.uint32)
 
 
 class CheckpointResult:
@@ -119,53 +146,109 @@ class CheckpointResult:
 
     The same surface as :class:`gpudp.engine.SweepResult`: ``last_row``, ``last_col``,
     ``best_value``, ``best_cell``, ``stats``, :meth:`traceback` and :meth:`decision` (each of these
-    two sweeps again the block it reads), :meth:`close`. ``stats.extra["traceback"]`` records the
-    last traceback's blocks, cells and seconds."""
+    two sweeps again the blocks it reads), :meth:`close`. ``stats.extra["traceback"]`` records the
+    last traceback's rounds, blocks, cells again and seconds (the backend's kernels among them)."""
 
-    def __init__(self, rec, plan, fwd, ck_rows, ck_cols, every, sweep, memory_budget, progress, tile):
+    def __init__(self, rec, plan, fwd, every, progress):
         self.recurrence, self.plan, self.every = rec, plan, every
         self.stats: Stats = fwd.stats
         self.last_row, self.last_col = fwd.last_row, fwd.last_col
         self.last_layer = None
         self.best_value, self.best_cell = fwd.best_value, fwd.best_cell
-        self._rows, self._cols = ck_rows, ck_cols
-        self._sweep, self._opts = sweep, (plan.backend, memory_budget, tile)
         self._progress = progress
-        self._data = tuple(rec.data())
+        self._user = tuple(rec.data())
         cls = type(rec)
-        self._syms = (np.asarray(rec.row_symbols()), np.asarray(rec.col_symbols())) if cls.symbols else None
+        data = list(fwd.kernel_data)  # symbols, the user's, the reduction's slots (not used again)
+        if n_reduce(cls):
+            data[-2:] = [np.zeros(1, data[-2].dtype), np.zeros((1, 2), data[-1].dtype)]
+        self._data = (*data, np.zeros(4, np.int64))  # and the decision-overflow flag
+        self._edges = (*fwd.checkpoints, *self._boundary())
+        self._runner = backends.get(plan.backend)
+        self._context: dict = {}
+        self._words = None
 
-    # -- one block, swept again with its decisions -------------------------------------------
-    def _block(self, i: int, j: int):
-        """The block holding cell (i, j), swept again up to (i, j): ``(result, r0, c0)``."""
+    def _boundary(self):
+        """The grid's boundary values above and left of it: ``brow[c + 1] = boundary(-1, c)`` for
+        ``c = -1 .. cols - 1``, ``bcol[r] = boundary(r, -1)``."""
+        cls = type(self.recurrence)
+        brow = values.full(cls, self.plan.cols + 1)
+        bcol = values.full(cls, max(self.plan.rows, 1))
+        _edge_filler(cls, len(self._data))(self.plan.rows, self.plan.cols, brow, bcol, *self._data)
+        return brow, bcol
+
+    # -- rounds: blocks swept again with their decisions -------------------------------------
+    def _sweep_blocks(self, blocks: np.ndarray):
+        """Sweep ``blocks`` (``(nb, 2)`` block indices) again; their decisions, ``nb x K x K``
+        integers (block ``q``'s row-major from ``q K^2``), and the kernels' seconds."""
+        cls = type(self.recurrence)
         k = self.every
-        r0, c0 = i // k * k, j // k * k
-        vt = np.dtype(type(self.recurrence).value_dtype)
-        if r0:
-            row = self._rows[r0 // k - 1]
-            top = row[c0 - 1 : j + 1] if c0 else np.concatenate([np.zeros(1, vt), row[: j + 1]])
-        else:
-            top = np.zeros(1, vt)
-        left = self._cols[c0 // k - 1, r0 : i + 1] if c0 else np.zeros(1, vt)
-        block = _block_class(type(self.recurrence), len(self._data))(
-            self.recurrence, self._data, self._syms, r0, c0, i - r0 + 1, j - c0 + 1, top, left
+        n = max(len(blocks), self._round_cap()) * k * k  # one lease for every round (page-locked)
+        if self._words is None or len(self._words) < n:
+            self._words = None
+            self._words = self._runner.host_pool().lease(n, _decision_dtype(cls.decision_bits))
+        flag = self._data[-1]
+        words, seconds = self._runner.run_blocks(
+            cls,
+            self._data,
+            blocks,
+            k,
+            self.plan.rows,
+            self.plan.cols,
+            self._edges,
+            self._words,
+            self._context,
         )
-        backend, budget, tile = self._opts
-        return self._sweep(block, backend, budget, False, tile, store="full"), r0, c0
+        if flag[0]:
+            count, d, a, b = (int(x) for x in flag)
+            flag[:] = 0
+            raise ContractError(
+                f"{cls.__name__}.cell returned the decision {d} at (cell i, j) = ({a}, {b}), which does "
+                f"not fit decision_bits = {cls.decision_bits} (0 .. {(1 << cls.decision_bits) - 1}; "
+                f"{count} cells did so, this one among them). Declare more decision_bits: decisions "
+                "are never truncated"
+            )
+        return words, seconds
+
+    def _round_blocks(self, i: int, j: int, slope: float) -> np.ndarray:
+        """The blocks of a round from cell ``(i, j)``: its block, then the blocks along a line up and
+        to the left at ``slope`` rows a column (points half a block apart) and half a block to
+        either side of it, nearest first, as far as :data:`ROUND_REACH` blocks or the round's
+        limits (:data:`ROUND_BLOCKS`, :data:`ROUND_BYTES`)."""
+        k = self.every
+        bi, bj = i // k, j // k
+        cap = self._round_cap()
+        steps = np.arange(1, 2 * ROUND_REACH + 1, dtype=np.float64)
+        ahead = 0.5 * k / max(slope, 1.0)  # half a block along the longer side
+        ys, xs = i + 0.5 - steps * ahead * slope, j + 0.5 - steps * ahead
+        norm = math.hypot(slope, 1.0)
+        py, px = 0.5 * k / norm, -0.5 * k * slope / norm  # half a block across
+        a = np.floor(np.stack([ys, ys + py, ys - py], axis=1) / k).astype(np.int64).ravel()
+        b = np.floor(np.stack([xs, xs + px, xs - px], axis=1) / k).astype(np.int64).ravel()
+        ok = (a >= 0) & (a <= bi) & (b >= 0) & (b <= bj)
+        key = np.concatenate(([bi * (bj + 1) + bj], a[ok] * (bj + 1) + b[ok]))
+        _, first = np.unique(key, return_index=True)
+        key = key[np.sort(first)][:cap]  # distinct, nearest first
+        return np.stack([key // (bj + 1), key % (bj + 1)], axis=1)
+
+    def _round_cap(self) -> int:
+        """Blocks of a round at most (:data:`ROUND_BLOCKS`, :data:`ROUND_BYTES`)."""
+        size = self.every**2 * _decision_dtype(type(self.recurrence).decision_bits).itemsize
+        return max(1, min(ROUND_BLOCKS, ROUND_BYTES // size))
 
     def decision(self, *cell) -> int:
-        """The decision of one cell (its block swept again up to it)."""
+        """The decision of one cell (its block swept again)."""
         a, b = (int(x) for x in cell)
         if not (0 <= a < self.plan.rows and 0 <= b < self.plan.cols):
             raise IndexError(f"cell ({a}, {b}) outside the {self.plan.rows} x {self.plan.cols} grid")
-        res, r0, c0 = self._block(a, b)
-        try:
-            return res.decision(a - r0, b - c0)
-        finally:
-            res.close()
+        k = self.every
+        words, _ = self._sweep_blocks(np.array([[a // k, b // k]], np.int64))
+        nr, nc = min(k, self.plan.rows - a // k * k), min(k, self.plan.cols - b // k * k)
+        if self._runner.blocks_by_rows:
+            return int(words[(a % k) * nc + b % k])
+        return int(words[diagonal_index(a % k, b % k, nr, nc)])
 
     def traceback(self, start, state=None) -> np.ndarray:
-        """Walk ``back`` from ``start`` until leaving the grid, block by block; the rows
+        """Walk ``back`` from ``start`` until leaving the grid, round by round; the rows
         :meth:`gpudp.engine.SweepResult.traceback` would give. A progress bar (as the sweep's)
         counts the anti-diagonals walked back."""
         return self._walk(start, state)[0]
@@ -178,27 +261,45 @@ class CheckpointResult:
                 f"{cls.__name__}.traceback(start, state=...): the class declares traceback_state = False"
             )
         i, j = start_cell(start)
-        if not (0 <= i < self.plan.rows and 0 <= j < self.plan.cols):
-            raise IndexError(f"cell ({i}, {j}) outside the {self.plan.rows} x {self.plan.cols} grid")
+        rows, cols, k = self.plan.rows, self.plan.cols, self.every
+        if not (0 <= i < rows and 0 <= j < cols):
+            raise IndexError(f"cell ({i}, {j}) outside the {rows} x {cols} grid")
         s = (0 if state is None else operator.index(state)) if cls.traceback_state else None
+        walker = _block_walker(cls, len(self._user))
+        slots = np.full((-(-rows // k), -(-cols // k)), -1, np.int32)
         t0 = time.perf_counter()
-        parts, blocks, cells = [], 0, 0
+        parts, rounds, blocks, cells, kernel_s, walk_s = [], 0, 0, 0, 0.0, 0.0
+        slope = (i + 1) / (j + 1)
         bar = progress_bar(i + j + 1, self._progress, "diagonal")
         try:
-            while 0 <= i < self.plan.rows and 0 <= j < self.plan.cols:
-                res, r0, c0 = self._block(i, j)
-                blocks, cells = blocks + 1, cells + res.stats.cells
-                try:
-                    path, out = res._walk((i - r0, j - c0), s)
-                finally:
-                    res.close()
+            while 0 <= i < rows and 0 <= j < cols:
+                todo = self._round_blocks(i, j, slope)
+                words, seconds = self._sweep_blocks(todo)
+                rounds, blocks, kernel_s = rounds + 1, blocks + len(todo), kernel_s + seconds
+                sizes = np.minimum(k, rows - todo[:, 0] * k) + np.minimum(k, cols - todo[:, 1] * k)
+                cells += int(
+                    np.dot(np.minimum(k, rows - todo[:, 0] * k), np.minimum(k, cols - todo[:, 1] * k))
+                )
+                slots[todo[:, 0], todo[:, 1]] = np.arange(len(todo), dtype=np.int32)
+                s0 = (np.int64(s),) if s is not None else ()
+                by_rows, maxlen = self._runner.blocks_by_rows, int(sizes.sum()) + 1
+                tw = time.perf_counter()
+                path, out = walker(
+                    i, j, *s0, rows, cols, k, maxlen, words, slots, k * k, by_rows, *self._user
+                )
+                walk_s += time.perf_counter() - tw
+                slots[todo[:, 0], todo[:, 1]] = -1
+                if out[-1] == 1:  # a step back may not take
+                    from .engine import _bad_step
+
+                    _bad_step(cls, self.plan, path, out)
                 if len(path):
-                    path[:, 0] += r0
-                    path[:, 1] += c0
                     parts.append(path)
-                i2, j2 = int(out[0]) + r0, int(out[1]) + c0
+                i2, j2 = int(out[0]), int(out[1])
                 if s is not None:
                     s = int(out[2])
+                if i - i2 >= k // 2 and j - j2 >= k // 2:  # the direction the path has taken
+                    slope = min(max((i - i2) / (j - j2), 1 / 256), 256.0)
                 if bar is not None:
                     bar.update(max(i + j - max(i2 + j2, -1), 0))
                 i, j = i2, j2
@@ -206,16 +307,103 @@ class CheckpointResult:
             if bar is not None:
                 bar.close()
         self.stats.extra["traceback"] = {
+            "rounds": rounds,
             "blocks": blocks,
             "cells": cells,
             "seconds": time.perf_counter() - t0,
+            "kernel_seconds": kernel_s,
+            "walk_seconds": walk_s,
         }
         width = 4 if cls.traceback_state else 3
         path = np.concatenate(parts) if parts else np.zeros((0, width), np.int64)
         return path, np.array([i, j] + ([] if s is None else [s]), np.int64)
 
     def close(self):
-        """Nothing to release: the checkpoints are plain arrays."""
+        """Let go of the checkpoints (on the GPU for cuda) and of the rounds' buffers."""
+        self._edges, self._context, self._words = None, {}, None
+
+
+_FILLERS: dict = {}
+
+_EDGE_FILL = """
+def fill(R, C, brow, bcol{da}):
+    for c in range(-1, C):
+        ST(brow, c + 1, VT(boundary(-1, c{db})))
+    for r in range(R):
+        ST(bcol, r, VT(boundary(r, -1{db})))
+"""
+
+
+def _edge_filler(cls, n_data: int):
+    """Compiled (CPU): the grid's boundary values above row 0 and left of column 0."""
+    key = (cls, n_data)
+    if key not in _FILLERS:
+        from .backends.cpu import cell_namespace
+        from .jit import njit
+
+        src = values.expand(_EDGE_FILL.format(da=data_args(n_data), db=fn_args(cls, n_data)), cls)
+        _FILLERS[key] = njit(compile_source(src, "fill", cell_namespace(cls)))
+    return _FILLERS[key]
+
+
+_WALKERS: dict = {}
+
+# A walk through the blocks of a round: ``slot[bi, bj]`` is block (bi, bj)'s place among the round's
+# decisions (-1: not swept), each block's row-major or diagonal after diagonal (``by_rows``: the
+# backend's layout); status 0 left the grid, 1 a step back may not take, 2 a block not swept
+_BLOCK_WALK = """
+def walk(i, j{s0}, R, C, K, maxlen, words, slot, WS, by_rows{da}):
+    path = np.empty((maxlen, {width}), np.int64)
+    n = 0
+    while i >= 0 and i < R and j >= 0 and j < C:
+        r0 = i // K * K
+        c0 = j // K * K
+        q = slot[r0 // K, c0 // K]
+        if q < 0:
+            return path[:n], np.array([{exit}, 2], np.int64)
+        nr = min(K, R - r0)
+        nc = min(K, C - c0)
+        base = q * WS
+        while i >= r0 and i < r0 + nr and j >= c0 and j < c0 + nc:  # in this block
+            if n >= maxlen:
+                raise ContractError("{cls}.back() walked in a loop: it must step to one of the dependencies")
+            a = i - r0
+            b = j - c0
+            if by_rows:
+                d = np.int64(words[base + a * nc + b])
+            else:
+                e = a + b
+                d = np.int64(words[base + diag_start(e, nr, nc) + a - max(0, e - nc + 1)])
+            path[n, 0] = i
+            path[n, 1] = j
+            path[n, 2] = d{rec}
+            n += 1
+            {step}
+            if i2 + j2 >= i + j:
+                return path[:n], np.array([{exit2}, 1], np.int64)
+            i = i2
+            j = j2
+    return path[:n], np.array([{exit}, 0], np.int64)
+"""
+
+
+def _block_walker(cls, n_user: int):
+    """The compiled walk of ``back`` through a round's blocks (``n_user``: the user's data)."""
+    key = (cls, n_user)
+    if key not in _WALKERS:
+        from .cache import jit_generated
+        from .jit import njit
+
+        if not hasattr(cls, "back"):
+            raise ContractError(f"{cls.__name__} defines no back(...): its decisions cannot be traced back")
+        ns = {"np": np, "ContractError": ContractError, "back": njit(cls.back), "diag_start": diag_start}
+        form = {
+            k: v.replace("\n        ", "\n            ") if isinstance(v, str) else v
+            for k, v in walk_form(cls, n_user).items()
+        }
+        src = _BLOCK_WALK.format(cls=cls.__name__, da=data_args(n_user), **form)  # the inner loop's indent
+        _WALKERS[key] = jit_generated(src, "walk", ns, njit, "cpu")
+    return _WALKERS[key]
 
 
 _BLOCKS: dict = {}

@@ -175,7 +175,8 @@ class TileLayout:
         self.ni = -(-self.rows // self.bh) if self.rows else 0
         self.nj = -(-self.cols // self.tw) if self.cols else 0
         self.num_diagonals = self.ni + self.nj - 1 if self.ni and self.nj else 0
-        sizes = np.array([self.tiles_on(d) for d in range(self.num_diagonals)], dtype=np.int64)
+        d = np.arange(self.num_diagonals, dtype=np.int64)  # tiles_on(d) for every d, at once
+        sizes = np.minimum(d, self.ni - 1) - np.maximum(0, d - (self.nj - 1)) + 1
         self.diag_off = np.zeros(self.num_diagonals + 1, dtype=np.int64)
         np.cumsum(sizes, out=self.diag_off[1:])
         #: column groups of a tile's row (words a plane): lane k's row runs from shifted column k

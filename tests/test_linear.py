@@ -50,9 +50,9 @@ def test_lcs_paths_equal_the_full_store(a, b, every):
     a, b = np.array(a, np.uint8), np.array(b, np.uint8)
     full, ck = _both(LCSRecurrence(a, b), every)
     path = _same_walk(full, ck, (len(a) - 1, len(b) - 1))
-    blocks = ck.stats.extra["traceback"]["blocks"]
-    rows_crossed = (len(a) - 1) // every - path[-1, 0] // every + 1
-    assert rows_crossed <= blocks <= rows_crossed + (len(b) - 1) // every  # each block entered once
+    tb = ck.stats.extra["traceback"]
+    crossed = {(i // every, j // every) for i, j in path[:, :2]}
+    assert 1 <= tb["rounds"] <= len(crossed) and tb["blocks"] >= len(crossed)  # each swept at least once
     i, j = path[-1, :2]
     assert ck.decision(i, j) == full.decision(i, j)
 
@@ -84,6 +84,54 @@ def test_gotoh_stateful_walk(a, b):
     full, ck = _both(gotoh.Gotoh(a, b), 32)
     for state in (0, 1, 2):
         _same_walk(full, ck, (len(a), len(b)), state=state)
+
+
+@pytest.mark.parametrize("reach, most", [(1, 2), (2, 3), (0, 1)])
+def test_rounds_of_few_blocks(monkeypatch, reach, most):
+    """Rounds that look one or two blocks ahead, or sweep one block: the walk leaves each round at a
+    block it did not sweep, and the next round starts there; the paths (LCS, Smith-Waterman from
+    its best cell, Gotoh with a state) are the full store's, whatever the band."""
+    import gpudp.linear as linear
+
+    monkeypatch.setattr(linear, "ROUND_REACH", reach)
+    monkeypatch.setattr(linear, "ROUND_BLOCKS", most)
+    rng = np.random.default_rng(8)
+    a, b = rng.integers(0, 4, 150).astype(np.uint8), rng.integers(0, 4, 200).astype(np.uint8)
+    full, ck = _both(LCSRecurrence(a, b), 32)
+    path = _same_walk(full, ck, (149, 199))
+    crossed = {(i // 32, j // 32) for i, j in path[:, :2]}
+    assert ck.stats.extra["traceback"]["rounds"] >= len(crossed) / most
+    s, t = ("".join(rng.choice(list("ACGT"), n)) for n in (140, 120))
+    full, ck = _both(sw.SmithWaterman(s, t), 32)
+    _same_walk(full, ck, full.best_cell)
+    full, ck = _both(gotoh.Gotoh(s[:90], t[:100]), 32)
+    _same_walk(full, ck, (90, 100), state=1)
+
+
+def test_contract_errors_in_rounds():
+    """A decision that does not fit (never checked by the forward sweep, which keeps none) and a
+    back that does not step back are reported from the rounds as from the full store."""
+
+    class Wide(GridRecurrence):
+        decision_bits = 1
+        offsets = ((-1, 0), (0, -1), (-1, -1))
+
+        def shape(self):
+            return (40, 40)
+
+        @staticmethod
+        def cell(i, j, up, left, diag):
+            return up + 1, 2 if (i, j) == (35, 3) else 1
+
+        @staticmethod
+        def back(i, j, d):
+            return (i, j) if (i, j) == (5, 5) else (i - 1, j - 1)
+
+    ck = sweep(Wide(), backend="cpu", tile=TILE, store="checkpoints", checkpoint_every=32)
+    with pytest.raises(ContractError, match="decision 2 at .* = \\(35, 3\\).*decision_bits = 1"):
+        ck.traceback((39, 39))
+    with pytest.raises(ContractError, match="back\\(5, 5, 1\\) returned \\(5, 5\\)"):
+        ck.traceback((20, 20))
 
 
 def test_one_block_and_thin_grids():
@@ -127,10 +175,11 @@ def test_choose_every_and_memory_figures():
     from gpudp.engine import plan_sweep
 
     plan = plan_sweep(rec, "cpu", (32, 32))
-    k = choose_every(plan, memory_budget=1 << 40)
-    assert k & (k - 1) == 0 and k * k // 8 <= 1 << 30 and (k * 2) ** 2 // 8 > 1 << 30
-    assert choose_every(plan, memory_budget=1 << 20) == 1024  # 128 KiB blocks: an eighth
-    assert choose_every(plan, memory_budget=1 << 16) == 512  # never below MIN_EVERY
+    assert choose_every(plan, memory_budget=1 << 40) == 512  # DEFAULT_EVERY
+    assert checkpoint_bytes(5000, 3000, 512, 4) == 208_000
+    assert choose_every(plan, memory_budget=1 << 20) == 512  # within a quarter of the budget
+    assert choose_every(plan, memory_budget=1 << 19) == 1024  # doubled until they are
+    assert choose_every(plan_sweep(rec, "cpu", (96, 32)), memory_budget=1 << 40) == 576  # the tile's
     assert checkpoint_bytes(5000, 3000, 1000, 4) == (4 * 3000 + 2 * 5000) * 4
     with pytest.raises(InputError, match="multiple of the tile"):
         choose_every(plan, every=48)
@@ -174,7 +223,7 @@ def test_refusals():
 
 
 @pytest.mark.sim
-def test_cuda_checkpoints_and_blocks_in_the_simulator():
+def test_cuda_checkpoints_and_blocks_in_the_simulator(monkeypatch):
     """The CUDA kernels' checkpoint copies and a block swept again on the device (tiny: simulated)."""
     rng = np.random.default_rng(5)
     a, b = rng.integers(0, 4, 34).astype(np.uint8), rng.integers(0, 4, 33).astype(np.uint8)
@@ -182,8 +231,23 @@ def test_cuda_checkpoints_and_blocks_in_the_simulator():
     full = sweep(rec, backend="cpu", store="full", tile=(32, 32))
     ck = sweep(rec, backend="cuda", store="checkpoints", tile=(32, 32), checkpoint_every=32)
     cpu = sweep(rec, backend="cpu", store="checkpoints", tile=(32, 32), checkpoint_every=32)
-    assert np.array_equal(ck._rows, cpu._rows) and np.array_equal(ck._cols, cpu._cols)
+    for dev, host in zip(ck._edges, cpu._edges, strict=True):  # checkpoints (on the device), boundary
+        assert np.array_equal(dev if isinstance(dev, np.ndarray) else dev.copy_to_host(), host)
     assert np.array_equal(full.traceback((33, 32)), ck.traceback((33, 32)))
+    assert ck.decision(20, 31) == full.decision(20, 31)
+    # a record cell with a state: the cpu's forward sweep (the simulated tiled kernel would take a
+    # minute), its blocks swept again by the CUDA kernel
+    from gpudp import backends
+
+    s, t = "".join(rng.choice(list("ACGT"), 35)), "".join(rng.choice(list("ACGT"), 33))
+    full = sweep(gotoh.Gotoh(s, t), backend="cpu", store="full", tile=(32, 32))
+    ck = sweep(gotoh.Gotoh(s, t), backend="cpu", store="checkpoints", tile=(32, 32), checkpoint_every=32)
+    ck._runner = backends.get("cuda")
+    assert np.array_equal(full.traceback((35, 33), state=2), ck.traceback((35, 33), state=2))
+    assert ck.stats.extra["traceback"]["blocks"] >= 2
+    monkeypatch.setattr("gpudp.backends.cuda.BLOCK_SHARED", 0)  # diagonals in device memory
+    ck._context = {}
+    assert np.array_equal(full.traceback((35, 33), state=1), ck.traceback((35, 33), state=1))
 
 
 @pytest.mark.gpu

@@ -71,9 +71,10 @@ class Backend:
         """A zeroed uint32 array of ``n`` words for an in-memory decision store."""
         return np.zeros(n, np.uint32)
 
-    def reduction_slots(self) -> int:
+    def reduction_slots(self, plan=None) -> int:
         """How many per-thread slots a reduction (``Recurrence.reduce``) needs: more than the
-        largest ``red_slot()`` any of :meth:`run_plan`'s kernels can return."""
+        largest ``red_slot()`` any of :meth:`run_plan`'s kernels can return (for ``plan``, when
+        given; else for any plan)."""
         return 1
 
     def host_pool(self) -> BlockPool:
@@ -85,6 +86,25 @@ class Backend:
     def run_plan(self, plan, rec, data, store, stats, bar) -> dict:
         """Run a planned sweep: decisions into ``store``, statistics into ``stats``, progress on
         ``bar``; return the result's arrays (``last_row``/``last_col`` or ``last_layer``)."""
+        raise NotImplementedError
+
+    #: how :meth:`run_blocks` lays out a block's decisions: row-major (else diagonal after
+    #: diagonal, :func:`gpudp.many.source.diagonal_index`)
+    blocks_by_rows = True
+
+    def run_blocks(self, rec_cls, data, blocks, every, rows, cols, edges, words, context):
+        """Sweep blocks of a tiled grid again, each from the values around it, keeping decisions:
+        what :mod:`gpudp.linear`'s traceback does in rounds.
+
+        ``blocks`` (int64, ``(nb, 2)``): block ``(bi, bj)`` holds cells ``bi * every ..`` and
+        ``bj * every ..`` of the ``rows x cols`` grid; ``edges``: ``(ckrow, ckcol, brow, bcol)`` as
+        :data:`gpudp.codegen.BLOCK_EDGES` reads them (this backend's buffers: the forward sweep's
+        checkpoints where it left them); ``data``: the kernels' data (symbols, the user's, the
+        reduction's slots if any, the decision-overflow flag, which is updated); ``words``: a host
+        array of at least ``nb * every ** 2`` integers (the decisions' dtype) that block ``q``'s
+        decisions fill from ``q * every ** 2`` (laid out as :attr:`blocks_by_rows` says);
+        ``context``: a dict kept by the caller across calls (device copies, compiled kernels).
+        Returns ``(words, kernel seconds)``."""
         raise NotImplementedError
 
 

@@ -417,7 +417,7 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
         out["last_row"] = values.structured(cls, values.map_buf(bottom, lambda b: tiled_last_row(b, lay)))
         out["last_col"] = values.structured(cls, values.map_buf(right, lambda r: r[:rows].copy()))
         if plan.checkpoint:
-            out["checkpoints"] = tuple(values.structured(cls, c) for c in ck[:2])
+            out["checkpoints"] = ck[:2]  # as the kernels wrote them (gpudp.linear reads them so)
     elif plan.kind == "line":
         line = np.full(plan.cells, cls.fill, vt)
         fn = compiled(  # compile (or load)
@@ -502,6 +502,48 @@ def _store_bands(store, plan, t0, t1, words, wbase, packed):
     s.band_off[t0:t1] += s.append(packed[:n])
 
 
+# Blocks of a tiled grid swept again for a traceback (gpudp.linear): a block a thread, each swept
+# row by row from its edges (codegen.BLOCK_EDGES), its decisions one integer a cell, row-major.
+_BLOCKS = """
+def run_blocks(nb, bis, bjs, K, R, C, ckrow, ckcol, brow, bcol, words, WS{da}):
+    for q in prange(nb):
+{origin}
+        prev = VEMPTY(nc + 1)
+        cur = VEMPTY(nc + 1)
+        for x in range(nc + 1):
+            ST(prev, x, top_at(c0 - 1 + x, bi, r0, ckrow, brow, bcol))
+        for i in range(nr):
+            gi = r0 + i
+            ST(cur, 0, left_at(gi, bj, c0, ckcol, bcol))
+            w = q * WS + i * nc
+            for j in range(nc):
+                v, dd = tcell(gi, c0 + j, LD(prev, j + 1), LD(cur, j), LD(prev, j), {ri}, {cj}{du})
+                ST(cur, j + 1, v)
+                words[w + j] = dd
+            t = prev
+            prev = cur
+            cur = t
+"""
+
+
+def blocks_runner(rec_cls, n_data: int):
+    """The CPU sweep of blocks of a tiled grid from their edges (:mod:`gpudp.linear`): a block a
+    thread, row by row; the cell through the tiled kernel's wrapper (no reduction: the forward
+    sweep made it), decisions row-major, one integer a cell."""
+    key = ("blocks", rec_cls, n_data)
+    if key in _CACHE:
+        return _CACHE[key]
+    from ..cache import jit_generated
+    from ..codegen import block_source, n_symbols
+
+    sym = n_symbols(rec_cls)
+    ri, cj = ("dat0[gi]", "dat1[c0 + j]") if sym else ("0", "0")
+    ns = cell_namespace(rec_cls)
+    src = block_source(_BLOCKS, rec_cls, n_data, ns, njit, ri, cj)
+    fn = _CACHE[key] = jit_generated(src, "run_blocks", ns, njit, "cpu", parallel=True)
+    return fn
+
+
 class _CPU(Backend):
     name = "cpu"
     default_tile = (256, 512)
@@ -526,11 +568,30 @@ class _CPU(Backend):
         copy (:func:`_run_plan`), in host memory."""
         return 0, (2 * slab_words * WORD_BYTES if bits and codec == "bands" else 0)
 
-    def reduction_slots(self):
+    def reduction_slots(self, plan=None):
         return numba.config.NUMBA_NUM_THREADS  # numba.get_thread_id() is below it
 
     def run_plan(self, plan, rec, data, store, stats, bar):
         return run_plan(plan, rec, data, store, stats, bar)
+
+    def run_blocks(self, rec_cls, data, blocks, every, rows, cols, edges, words, context):
+        """Blocks of a tiled grid swept from their edges, with their decisions (see
+        :meth:`gpudp.backends.base.Backend.run_blocks`)."""
+        fn = blocks_runner(rec_cls, len(data))
+        with PARALLEL_LOCK:
+            fn(
+                len(blocks),
+                blocks[:, 0].copy(),
+                blocks[:, 1].copy(),
+                every,
+                rows,
+                cols,
+                *edges,
+                words,
+                every * every,
+                *data,
+            )
+        return words, 0.0
 
 
 BACKEND = _CPU()

@@ -1090,6 +1090,127 @@ LAST_LAUNCHER: list = []
 SLAB_WORDS = 1 << 25
 
 
+# Blocks of a tiled grid swept again for a traceback (gpudp.linear): a thread block a block, its
+# anti-diagonals in turn (a barrier between them), thread t the rows imin + t, imin + t + nt, ...;
+# the three live diagonals (indexed by the row) in shared memory where they fit, else in the thread
+# block's row of ``scratch``; the values around the block from codegen.BLOCK_EDGES. Decisions one
+# integer a cell, diagonal after diagonal (the threads of a diagonal store consecutive cells).
+_BLOCKS = """
+def run_blocks(nb, bis, bjs, K, R, C, ckrow, ckcol, brow, bcol, words, WS, scratch{da}):
+    th = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    s = cuda.blockIdx.x
+    {buf}
+    q = s
+    while q < nb:
+{origin}
+{sym_load}
+        for d in range(nr + nc - 1):
+            imin = max(0, d - nc + 1)
+            imax = min(d, nr - 1)
+            cur = (d % 3) * K
+            p1 = ((d + 2) % 3) * K
+            p2 = ((d + 1) % 3) * K
+            dbase = q * WS + diag_start(d, nr, nc) - imin
+            i = imin + th
+            while i <= imax:
+                j = d - i
+                gi = r0 + i
+                gj = c0 + j
+                if i > 0:
+                    up = LD(buf, p1 + i - 1)
+                else:
+                    up = top_at(gj, bi, r0, ckrow, brow, bcol)
+                if j > 0:
+                    lf = LD(buf, p1 + i)
+                else:
+                    lf = left_at(gi, bj, c0, ckcol, bcol)
+                if i > 0 and j > 0:
+                    dg = LD(buf, p2 + i - 1)
+                elif i > 0:
+                    dg = left_at(gi - 1, bj, c0, ckcol, bcol)
+                else:
+                    dg = top_at(gj - 1, bi, r0, ckrow, brow, bcol)
+                v, dd = tcell(gi, gj, up, lf, dg, {ri}, {cj}{du})
+                ST(buf, cur + i, v)
+                words[dbase + i] = dd
+                i += nt
+            cuda.syncthreads()
+        q += cuda.gridDim.x
+"""
+
+#: threads of a thread block of the blocks' sweep at most (a diagonal's cells past them loop): a
+#: traceback of 4 rounds, 1,035 blocks of 512 (Smith-Waterman 2^17, H100, 2026-11-26) took 12.9 /
+#: 9.2 / 7.9 ms of kernels with 512 / 256 / 128 threads a block (more cells a thread a barrier)
+BLOCK_THREADS = 128
+#: thread blocks of one launch of it at most (each steps through the blocks of its launch)
+BLOCK_GRID = 1024
+#: bytes of a block's three diagonals that go in shared memory (more: a row of a device array)
+BLOCK_SHARED = 48 << 10
+
+
+def _block_shared(rec_cls, every: int) -> bool:
+    return 3 * every * values.itemsize(rec_cls) <= BLOCK_SHARED
+
+
+def _block_buffer(rec_cls, every: int) -> str:
+    """The line that makes the blocks' kernel's buffer of three diagonals: shared arrays when they
+    fit :data:`BLOCK_SHARED` (one per field of a record), else this thread block's row of
+    ``scratch``."""
+    fs = values.fields(rec_cls)
+    if _block_shared(rec_cls, every):
+        n = 3 * every
+        if fs is None:
+            return f"buf = cuda.shared.array({n}, VT)"
+        # a line each: the simulator tells shared arrays apart by their source line
+        lines = [f"buf{k} = cuda.shared.array({n}, F{k})" for k in range(len(fs))]
+        return "\n    ".join([*lines, "buf = (" + ", ".join(f"buf{k}" for k in range(len(fs))) + ",)"])
+    if fs is None:
+        return "buf = scratch[s]"
+    return "buf = (" + ", ".join(f"scratch[{k}][s]" for k in range(len(fs))) + ",)"
+
+
+#: a block's symbols, copied into shared memory before its diagonals (``{sym_load}``)
+_BLOCK_SYMBOLS = """
+        x = th
+        while x < nr:
+            rs[x] = dat0[r0 + x]
+            x += nt
+        x = th
+        while x < nc:
+            cs[x] = dat1[c0 + x]
+            x += nt
+        cuda.syncthreads()
+"""
+
+
+def blocks_kernel(rec_cls, n_data: int, every: int, sym_dtypes=None):
+    """The GPU sweep of blocks of a tiled grid from their edges (see ``_BLOCKS`` and
+    :meth:`_CUDA.run_blocks`); compiled once per class, data count, block side and symbol types
+    (``sym_dtypes``: a recurrence with symbols has a block's in shared memory with its diagonals)."""
+    shared = _block_shared(rec_cls, every)
+    key = ("blocks", rec_cls, n_data, every, shared, sym_dtypes)
+    if key in _CACHE:
+        return _CACHE[key]
+    import numba
+
+    from ..codegen import block_source, n_symbols
+    from ..many.source import diag_start
+
+    ns = cell_namespace(rec_cls)
+    ns["diag_start"] = diag_start
+    buf, ri, cj, load = _block_buffer(rec_cls, every), "0", "0", ""
+    if n_symbols(rec_cls) and shared:
+        ns["SYM0"], ns["SYM1"] = (numba.from_dtype(np.dtype(t)) for t in sym_dtypes)
+        buf += f"\n    rs = cuda.shared.array({every}, SYM0)\n    cs = cuda.shared.array({every}, SYM1)"
+        ri, cj, load = "rs[i]", "cs[j]", _BLOCK_SYMBOLS
+    elif n_symbols(rec_cls):
+        ri, cj = "dat0[gi]", "dat1[gj]"
+    src = block_source(_BLOCKS, rec_cls, n_data, ns, device_jit, ri, cj, buf=buf, sym_load=load.rstrip("\n"))
+    fn = _CACHE[key] = generated_kernel(src, "run_blocks", ns)
+    return fn
+
+
 def coop_blocks(kernel, args, threads: int, want: int, smem: int = 0) -> tuple[object, int]:
     """Specialise the kernel for these arguments; cap the grid at what a cooperative launch allows
     (with ``smem`` bytes of dynamic shared memory per block, which the kernel is allowed to use)."""
@@ -1321,7 +1442,7 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
         right = values.map_buf(values.full(cls, max(rows, 1)), lambda a: cuda.to_device(a, stream=compute))
         diag_off = cuda.to_device(lay.diag_off, stream=compute)
         ck = checkpoint_arrays(plan, cls, lambda shape, dt: cuda.device_array(shape, dt, stream=compute))
-        want = max((lay.tiles_on(d) for d in range(lay.num_diagonals)), default=1)
+        want = max(int(np.diff(lay.diag_off).max(initial=1)), 1)  # the most tiles on a diagonal
         threads = 32
 
         def args(u0, u1, slab):
@@ -1471,7 +1592,7 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
         out["last_row"] = values.structured(cls, last)
         out["last_col"] = values.structured(cls, values.map_buf(values.to_host(right), lambda r: r[:rows]))
         if plan.checkpoint:
-            out["checkpoints"] = tuple(values.structured(cls, values.to_host(c)) for c in ck[:2])
+            out["checkpoints"] = ck[:2]  # left on the device, where gpudp.linear's blocks read them
     elif plan.kind == "line":
         out["last_row"], out["last_col"] = line_edges(plan, line.copy_to_host())
     elif plan.schedule is not None:
@@ -1536,18 +1657,82 @@ class _CUDA(Backend):
         slabs' copies write every word."""
         return pinned_words(n)
 
-    def reduction_slots(self):
+    def reduction_slots(self, plan=None):
         """Every launch is capped at the co-resident grid (``coop_blocks``): at most 4 blocks of at
-        most 1,024 threads an SM when the driver gives no figure."""
+        most 1,024 threads an SM when the driver gives no figure; a tiled plan's at its widest
+        tile diagonal, a warp a tile (the slots go to the device and back with every sweep: 13 MB
+        for an H100's co-resident grid)."""
         if is_simulator():
             return 1024
-        return cuda.get_current_device().MULTIPROCESSOR_COUNT * 4096
+        most = cuda.get_current_device().MULTIPROCESSOR_COUNT * 4096
+        if plan is not None and plan.kind == "tiled":
+            return min(most, 32 * max(int(np.diff(plan.layout.diag_off).max(initial=1)), 1))
+        return most
 
     def host_pool(self):
         return pinned_pool()
 
     def run_plan(self, plan, rec, data, store, stats, bar):
         return run_plan(plan, rec, data, store, stats, bar)
+
+    #: how block decisions are laid out (:meth:`run_blocks`): diagonal after diagonal
+    blocks_by_rows = False
+
+    def run_blocks(self, rec_cls, data, blocks, every, rows, cols, edges, words, context):
+        """Blocks of a tiled grid swept from their edges, with their decisions (see
+        :meth:`gpudp.backends.base.Backend.run_blocks`): one launch, a thread block a block, each
+        block's decisions diagonal after diagonal; the data go to the device on the first call and
+        stay there with the device buffers (in ``context``), the decisions come back to ``words``
+        (page-locked when it is: asynchronous DMA)."""
+        st = context.get("stream")
+        if st is None:
+            st = context["stream"] = cuda.stream()
+            context["data"] = tuple(
+                cuda.to_device(x, stream=st) if isinstance(x, np.ndarray) else x for x in data
+            )
+            context["edges"] = tuple(
+                values.map_buf(e, lambda a: cuda.to_device(a, stream=st) if isinstance(a, np.ndarray) else a)
+                for e in edges
+            )
+        d_data, d_edges = context["data"], context["edges"]
+        nb, ws = len(blocks), every * every
+        grid = min(nb, sim_geometry(BLOCK_GRID, 2))
+        threads = sim_geometry(min(BLOCK_THREADS, _pow2(max(every, 32))), 4)
+        need = (1 if _block_shared(rec_cls, every) else grid, nb * ws)
+        if context.get("sizes", (0, 0)) < need:  # device buffers of the largest round so far
+            fs = values.fields(rec_cls) or [np.dtype(rec_cls.value_dtype)]
+            parts = tuple(cuda.device_array((need[0], 3 * every), f, stream=st) for f in fs)
+            context["scratch"] = parts if values.fields(rec_cls) else parts[0]
+            context["words"] = cuda.device_array(need[1], words.dtype, stream=st)
+            context["sizes"] = need
+        d_words = context["words"]
+        d_blocks = cuda.to_device(np.ascontiguousarray(blocks.T), stream=st)
+        start, end = event(), event()
+        start.record(st)
+        syms = (data[0].dtype.str, data[1].dtype.str) if getattr(rec_cls, "symbols", False) else None
+        blocks_kernel(rec_cls, len(data), every, syms)[grid, threads, st](
+            nb,
+            d_blocks[0],
+            d_blocks[1],
+            every,
+            rows,
+            cols,
+            *d_edges,
+            d_words,
+            ws,
+            context["scratch"],
+            *d_data,
+        )
+        end.record(st)
+        d_words[: nb * ws].copy_to_host(words[: nb * ws], stream=st)
+        if rec_cls.decision_bits:  # the decision-overflow flag
+            d_data[-1].copy_to_host(data[-1], stream=st)
+        st.synchronize()
+        try:
+            seconds = max(start.elapsed_time(end) / 1e3, 0.0)
+        except Exception:  # the simulator's events carry no time
+            seconds = 0.0
+        return words, seconds
 
 
 def _pow2(x: int) -> int:
