@@ -17,6 +17,7 @@ import types
 from collections.abc import Callable
 
 import numpy as np
+from numba.extending import register_jitable
 
 from .fingerprint import fingerprint
 from .schedule import Schedule
@@ -335,6 +336,26 @@ def line_sweep_source(rec_cls, n_data: int, schedule: Schedule, guard: str = "pa
     init = "".join(f"w{b} = 0\n" for b in range(bits))
     body = f"{guard}\n{bounds}\n{init}for c in range(start, stop, {step}):\n{indent(chr(10).join(cell), 4)}"
     return f"def run_line(g0, g1, line, words, wbase, R, C{da}):\n{indent(body, 4)}\n"
+
+
+@register_jitable
+def diag_start(d, R, C):
+    """Cells of an ``R x C`` grid on the anti-diagonals before ``d`` (``i + j < d``): pairs with
+    ``i + j < d`` less those with ``i >= R`` or ``j >= C``, plus those with both."""
+    t0 = d * (d + 1) // 2
+    x = d - R
+    t1 = x * (x + 1) // 2 if x > 0 else 0
+    x = d - C
+    t2 = x * (x + 1) // 2 if x > 0 else 0
+    x = d - R - C
+    t3 = x * (x + 1) // 2 if x > 0 else 0
+    return t0 - t1 - t2 + t3
+
+
+def diagonal_index(i, j, R, C) -> int:
+    """Cell (i, j)'s position in the ``diagonals`` layout (for the host and the tests)."""
+    d = i + j
+    return diag_start(d, R, C) + i - max(0, d - C + 1)
 
 
 #: The values around one block of a tiled grid that :mod:`gpudp.linear` sweeps again: ``top_at(c,

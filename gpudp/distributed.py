@@ -294,7 +294,7 @@ def row_blocks(*arrays) -> tuple[list[tuple], list[int]]:
 
 def page_locked(x):
     """A dask array whose blocks are kept in page-locked host memory on the workers that hold them
-    (:func:`gpudp.memory.page_locked` a block; a worker without a usable GPU keeps its blocks as
+    (:func:`gpudp.backends.page_locked` a block; a worker without a usable GPU keeps its blocks as
     they are), for batches solved from resident data: a chunk's blocks then go to the worker's GPU
     by DMA from where they lie, with no staging copy on the host. Persist the result
     (``client.persist``) so that the page-locked blocks stay; the copy is made once, where each
@@ -318,15 +318,15 @@ def page_locked(x):
     >>> A = client.persist(page_locked(A))  # doctest: +SKIP
     >>> lengths = lcs.solve_many((A, B), client=client).values  # doctest: +SKIP
     """
-    from . import memory
+    from .backends import page_locked as lock
 
     if isinstance(x, np.ndarray):
-        return memory.page_locked(x)
+        return lock(x)
     import dask.array as da
 
     if not isinstance(x, da.Array):
         raise InputError("x", f"a dask or numpy array, got {type(x).__name__}")
-    return x.map_blocks(memory.page_locked, dtype=x.dtype, meta=np.empty((0,) * x.ndim, x.dtype))
+    return x.map_blocks(lock, dtype=x.dtype, meta=np.empty((0,) * x.ndim, x.dtype))
 
 
 def visible_gpus() -> list[str]:

@@ -28,6 +28,7 @@ from .recurrence import (
     IntervalRecurrence,
     LayeredRecurrence,
     Recurrence,
+    bad_step,
     contiguous,
     read_only,
     start_cell,
@@ -744,26 +745,9 @@ def walk(t, k{s0}, R, C, maxlen, words, S{lp}{da}):
 
 
 def _bad_step(rec_cls, plan: Plan, path: np.ndarray, out: np.ndarray) -> None:
-    """Raise :class:`ContractError` naming the step on which a compiled walk stopped (they stop on a
-    step ``back`` may not take and leave the message to this): a step to a cell not on an earlier
-    wavefront, or for layers one not on an earlier layer or outside its layer's cells."""
-    a, b, d = (int(v) for v in path[-1, :3])
-    a2, b2 = (int(v) for v in out[:2])
-    if plan.schedule is None and plan.kind != "tiled":  # layers
-        why = (
-            f"layer {a2} is not earlier than layer {a}"
-            if a2 >= a
-            else f"layer {a2} has cells 0 .. {int(plan.sizes[a2]) - 1}"
-        )
-        raise ContractError(
-            f"{rec_cls.__name__}.back({a}, {b}, {d}) returned ({a2}, {b2}): {why}; back must return "
-            "a cell (t2, k2) of an earlier layer, t2 < t, inside it, or t2 = -1 to end the walk"
-        )
-    raise ContractError(
-        f"{rec_cls.__name__}.back({a}, {b}, {d}) returned ({a2}, {b2}), which is not on an earlier "
-        f"wavefront of the sweep's order: it must step to an earlier cell, normally one of the "
-        f"dependencies {tuple(tuple(int(x) for x in o) for o in rec_cls.offsets)} (or leave the grid)"
-    )
+    """:func:`gpudp.recurrence.bad_step` for a walk of ``plan`` (layers: their sizes)."""
+    layers = plan.schedule is None and plan.kind != "tiled"
+    bad_step(rec_cls, path, out, plan.sizes if layers else None)
 
 
 def _walker(rec_cls, n_data: int, plan: Plan):

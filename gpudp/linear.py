@@ -39,12 +39,11 @@ import numpy as np
 from numba.extending import register_jitable
 
 from . import backends, values
-from .codegen import compile_source, data_args, fn_args, n_reduce, walk_form
+from .codegen import compile_source, data_args, diag_start, diagonal_index, fn_args, n_reduce, walk_form
 from .errors import ContractError, InputError
-from .many.source import diag_start, diagonal_index
 from .memory import default_budget, parse_bytes
 from .progress import progress_bar
-from .recurrence import GridRecurrence, start_cell
+from .recurrence import GridRecurrence, bad_step, start_cell
 from .solution import Stats
 
 #: the block side by default (rounded to the tile): small blocks are swept again fast, many at once
@@ -290,9 +289,7 @@ class CheckpointResult:
                 walk_s += time.perf_counter() - tw
                 slots[todo[:, 0], todo[:, 1]] = -1
                 if out[-1] == 1:  # a step back may not take
-                    from .engine import _bad_step
-
-                    _bad_step(cls, self.plan, path, out)
+                    bad_step(cls, path, out)
                 if len(path):
                     parts.append(path)
                 i2, j2 = int(out[0]), int(out[1])

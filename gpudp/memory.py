@@ -281,42 +281,6 @@ class _Lease(np.ndarray):
             pool.trim(max(pool.keep, buf.nbytes), buf.nbytes)
 
 
-def page_locked(x: np.ndarray) -> np.ndarray:
-    """``x`` copied into page-locked host memory, where a CUDA GPU is usable; else ``x`` itself.
-
-    Data that the GPU reads in several calls (a batch solved again, a worker's resident blocks) is
-    then copied to the device by DMA straight from where it lies, while the GPU computes: the batch
-    solvers skip their own staging copy for it (``lcs.solve_many`` and ``edit_distance.solve_many``
-    on the cuda backend). Page-locking costs about as much as one copy of the data (once), and
-    page-locked memory is never swapped out: keep it for data that is used more than once.
-
-    Parameters
-    ----------
-    x : numpy array (any shape and dtype)
-
-    Returns
-    -------
-    A C-contiguous page-locked array equal to ``x`` (``x`` itself when it is one already, or when no
-    CUDA GPU is usable: the simulator keeps plain memory that the batch code treats as page-locked).
-
-    Example
-    -------
-    >>> import numpy as np
-    >>> a = page_locked(np.zeros((4, 1000), np.uint8))
-    >>> a.shape, int(a.sum())
-    ((4, 1000), 0)
-    """
-    from .backends import cuda_usable
-
-    if not isinstance(x, np.ndarray):
-        raise InputError("x", f"a numpy array, got {type(x).__name__}")
-    if x.size == 0 or (not cuda_usable() and os.environ.get("NUMBA_ENABLE_CUDASIM") != "1"):
-        return x
-    from .backends.cuda import page_locked_copy
-
-    return page_locked_copy(x)
-
-
 @contextmanager
 def gc_paused():
     """The cyclic garbage collector off for a loop that makes thousands of small objects and frees

@@ -727,6 +727,30 @@ class Grid3Recurrence(Recurrence):
         return int(n1), int(n2), int(n3)
 
 
+def bad_step(rec_cls, path, out, layer_sizes=None) -> None:
+    """Raise :class:`ContractError` naming the step on which a compiled walk stopped (they stop on a
+    step ``back`` may not take and leave the message to this): ``path``'s last row called ``back``,
+    which returned ``out``; a step to a cell not on an earlier wavefront, or for layers (their
+    sizes given) one not on an earlier layer or outside its layer's cells."""
+    a, b, d = (int(v) for v in path[-1, :3])
+    a2, b2 = (int(v) for v in out[:2])
+    if layer_sizes is not None:
+        why = (
+            f"layer {a2} is not earlier than layer {a}"
+            if a2 >= a
+            else f"layer {a2} has cells 0 .. {int(layer_sizes[a2]) - 1}"
+        )
+        raise ContractError(
+            f"{rec_cls.__name__}.back({a}, {b}, {d}) returned ({a2}, {b2}): {why}; back must return "
+            "a cell (t2, k2) of an earlier layer, t2 < t, inside it, or t2 = -1 to end the walk"
+        )
+    raise ContractError(
+        f"{rec_cls.__name__}.back({a}, {b}, {d}) returned ({a2}, {b2}), which is not on an earlier "
+        f"wavefront of the sweep's order: it must step to an earlier cell, normally one of the "
+        f"dependencies {tuple(tuple(int(x) for x in o) for o in rec_cls.offsets)} (or leave the grid)"
+    )
+
+
 def start_cell(start) -> tuple[int, int]:
     """A traceback's start, ``(i, j)`` or ``(t, k)``, as two ints; :class:`InputError` for anything
     else (a bare number, a wrong length)."""

@@ -327,13 +327,13 @@ def test_unstaged_when_no_page_locked_block(monkeypatch):
 
 @pytest.mark.sim
 def test_page_locked_batches_go_to_the_device_from_where_they_lie(monkeypatch):
-    """A batch whose two arrays are page-locked (gpudp.memory.page_locked; the simulator's stand-in
+    """A batch whose two arrays are page-locked (gpudp.backends.page_locked; the simulator's stand-in
     memory) is cut into slices as a staged one, but no staging copy is made: every slice is copied
     from the arrays themselves, its bytes found on the device. Views of a page-locked array count
     as page-locked; a plain array, or one side only page-locked, does not go this way. The
     subsequences' single upload takes it too."""
+    from gpudp.backends import page_locked
     from gpudp.backends.cuda import is_page_locked
-    from gpudp.memory import page_locked
 
     staged = staged_uploads(monkeypatch, slice_bytes=64)
     used = kernels_used(monkeypatch)
@@ -358,14 +358,14 @@ def test_page_locked_batches_go_to_the_device_from_where_they_lie(monkeypatch):
 def test_page_locked_without_a_gpu_is_the_array_itself(monkeypatch):
     """Without a usable GPU (and outside the simulator) page_locked gives the array back; anything
     but a numpy array is refused."""
-    from gpudp import memory
+    from gpudp.backends import page_locked
 
     monkeypatch.delenv("NUMBA_ENABLE_CUDASIM", raising=False)
     monkeypatch.setattr("gpudp.backends.cuda_usable", lambda: False)
     x = np.arange(6).reshape(2, 3)
-    assert memory.page_locked(x) is x
+    assert page_locked(x) is x
     with pytest.raises(InputError, match="numpy array"):
-        memory.page_locked([1, 2, 3])
+        page_locked([1, 2, 3])
 
 
 def test_stage_block_limits_and_sizes(monkeypatch):

@@ -17,8 +17,8 @@ from numba.extending import register_jitable
 import gpudp.many
 import gpudp.many.cuda
 from gpudp import GridRecurrence, sweep, sweep_many
+from gpudp.codegen import diag_start, diagonal_index
 from gpudp.errors import ContractError, InputError
-from gpudp.many.source import diag_start, diagonal_index
 
 ED = load_example("edit_distance")
 SW = load_example("local_alignment")

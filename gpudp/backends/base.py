@@ -88,6 +88,11 @@ class Backend:
         ``bar``; return the result's arrays (``last_row``/``last_col`` or ``last_layer``)."""
         raise NotImplementedError
 
+    def page_locked(self, x: np.ndarray) -> np.ndarray:
+        """``x`` in memory this backend's devices copy from fastest (:func:`gpudp.backends.page_locked`);
+        host memory as it is here."""
+        return x
+
     #: how :meth:`run_blocks` lays out a block's decisions: row-major (else diagonal after
     #: diagonal, :func:`gpudp.many.source.diagonal_index`)
     blocks_by_rows = True

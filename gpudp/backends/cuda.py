@@ -1194,8 +1194,7 @@ def blocks_kernel(rec_cls, n_data: int, every: int, sym_dtypes=None):
         return _CACHE[key]
     import numba
 
-    from ..codegen import block_source, n_symbols
-    from ..many.source import diag_start
+    from ..codegen import block_source, diag_start, n_symbols
 
     ns = cell_namespace(rec_cls)
     ns["diag_start"] = diag_start
@@ -1674,6 +1673,10 @@ class _CUDA(Backend):
 
     def run_plan(self, plan, rec, data, store, stats, bar):
         return run_plan(plan, rec, data, store, stats, bar)
+
+    def page_locked(self, x):
+        """A page-locked copy of ``x`` (:func:`page_locked_copy`)."""
+        return page_locked_copy(x)
 
     #: how block decisions are laid out (:meth:`run_blocks`): diagonal after diagonal
     blocks_by_rows = False

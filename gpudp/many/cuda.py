@@ -38,7 +38,7 @@ from ..backends.cuda import (
     sim_geometry,
     stream,
 )
-from ..codegen import compile_source, fn_args, n_flags, n_reduce, tile_cell_source, user_args
+from ..codegen import compile_source, diag_start, fn_args, n_flags, n_reduce, tile_cell_source, user_args
 from . import source
 from .chunks import ChunkOut
 from .source import ld, st
@@ -128,7 +128,7 @@ def kernel(rec_cls, kinds, n_sym: int, shared: bool):
     ns["tcell"] = device_jit(
         compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets), "tcell", dict(ns))
     )
-    ns["diag_start"] = source.diag_start
+    ns["diag_start"] = diag_start
     per_instance = [
         "q = qs[blk]",
         "b = ids[q]",

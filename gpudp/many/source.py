@@ -19,7 +19,6 @@ write and allocation of a buffer in the generated kernels goes through :func:`ld
 from __future__ import annotations
 
 import numpy as np
-from numba.extending import register_jitable
 
 #: the layouts of a chunk's decisions (one unsigned integer a cell, instance after instance):
 #: ``rows``, cell (i, j) at i * C + j (the cpu's row-by-row sweep); ``diagonals``, anti-diagonal
@@ -41,26 +40,6 @@ def st(buf: str, i: str, v: str) -> str:
 def new(n: str) -> str:
     """Source of a new buffer of ``n`` values (uninitialised)."""
     return f"np.empty({n}, VTD)"
-
-
-@register_jitable
-def diag_start(d, R, C):
-    """Cells of an ``R x C`` grid on the anti-diagonals before ``d`` (``i + j < d``): pairs with
-    ``i + j < d`` less those with ``i >= R`` or ``j >= C``, plus those with both."""
-    t0 = d * (d + 1) // 2
-    x = d - R
-    t1 = x * (x + 1) // 2 if x > 0 else 0
-    x = d - C
-    t2 = x * (x + 1) // 2 if x > 0 else 0
-    x = d - R - C
-    t3 = x * (x + 1) // 2 if x > 0 else 0
-    return t0 - t1 - t2 + t3
-
-
-def diagonal_index(i, j, R, C) -> int:
-    """Cell (i, j)'s position in the ``diagonals`` layout (for the host and the tests)."""
-    d = i + j
-    return diag_start(d, R, C) + i - max(0, d - C + 1)
 
 
 #: the decision of cell (i, j) of the instance whose words start at ``base``, in either layout

@@ -368,7 +368,7 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
     pair's value depends only on which of its symbols are equal, never on their codes.
     ``packed.table`` / ``packed.sigma`` end as the whole batch's table.
 
-    A batch whose symbols lie in page-locked memory already (:func:`gpudp.memory.page_locked`, e.g.
+    A batch whose symbols lie in page-locked memory already (:func:`gpudp.backends.page_locked`, e.g.
     a Dask worker's resident blocks) goes the same way without the host's part: each slice is
     copied to the device from where it lies (DMA), whatever the batch's size.
 
