@@ -495,8 +495,9 @@ def sweep(
                    ``"auto"``: checkpoints for a tiled grid whose full store would not stay within
                    the memory budget or would hold more than :data:`AUTO_FULL_STORE_MAX` bytes of
                    decisions, else full.
-    checkpoint_every: K, the checkpoints' spacing and the blocks' side (default: blocks of
-                   decisions up to 1 GiB; see :func:`gpudp.linear.choose_every`).
+    checkpoint_every: K, the checkpoints' spacing and the blocks' side (default: 512, doubled
+                   while the checkpoints would take more than a quarter of the memory budget or of
+                   the GPU's free memory; see :func:`gpudp.linear.choose_every`).
     """
     t_start = time.perf_counter()
     if store not in ("auto", "full", "checkpoints"):

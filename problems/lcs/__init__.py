@@ -359,7 +359,8 @@ def summary(sol: Solution, width: int = 70) -> str:
     if tb:  # swept with checkpoints: the forward sweep's figures, then the traceback's
         kept = (
             f"{st.extra['checkpoint_bytes'] / 2**20:.1f} MiB of checkpoints (every "
-            f"{st.extra['checkpoint_every']}); traceback {tb['seconds']:.3f} s over {tb['blocks']} blocks"
+            f"{st.extra['checkpoint_every']}); traceback {tb['seconds']:.3f} s, {tb['rounds']} "
+            f"round{'s' if tb['rounds'] != 1 else ''} over {tb['blocks']} blocks"
         )
     lines += [
         f"LCS length {sol.value} of {sol.details['len_a']} x {sol.details['len_b']} (checked)",
