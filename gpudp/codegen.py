@@ -352,8 +352,9 @@ def diag_start(d, R, C):
     return t0 - t1 - t2 + t3
 
 
-def diagonal_index(i, j, R, C) -> int:
-    """Cell (i, j)'s position in the ``diagonals`` layout (for the host and the tests)."""
+@register_jitable
+def diagonal_index(i, j, R, C):
+    """Cell (i, j)'s position in the ``diagonals`` layout (the host, compiled walkers, the tests)."""
     d = i + j
     return diag_start(d, R, C) + i - max(0, d - C + 1)
 
@@ -424,17 +425,19 @@ def block_source(template: str, rec_cls, n_data: int, namespace: dict, compile_f
     return expand(src, rec_cls)
 
 
-def walk_form(rec_cls, n_data: int) -> dict:
+def walk_form(rec_cls, n_data: int, indent: int = 8) -> dict:
     """The pieces of a compiled walk's source that differ with ``traceback_state``: its extra
-    argument, the path's width, the state column, the step (``back``'s call) and the exits."""
+    argument, the path's width, the state column, the step (``back``'s call) and the exits; the
+    step's lines after its first at ``indent`` spaces (where the walk's loop body is)."""
     da = data_args(n_data)
     a, b = rec_cls._INDEX
+    pad = "\n" + " " * indent
     if rec_cls.traceback_state:
         return {
             "s0": ", s",
             "width": 4,
-            "rec": "\n        path[n, 3] = s",
-            "step": f"{a}2, {b}2, s2 = back({a}, {b}, d, s{da})\n        s = np.int64(s2)",
+            "rec": f"{pad}path[n, 3] = s",
+            "step": f"{a}2, {b}2, s2 = back({a}, {b}, d, s{da}){pad}s = np.int64(s2)",
             "exit": f"{a}, {b}, s",
             "exit2": f"{a}2, {b}2, s",
         }

@@ -39,7 +39,7 @@ import numpy as np
 from numba.extending import register_jitable
 
 from . import backends, values
-from .codegen import compile_source, data_args, diag_start, diagonal_index, fn_args, n_reduce, walk_form
+from .codegen import compile_source, data_args, diagonal_index, fn_args, n_reduce, walk_form
 from .errors import ContractError, InputError
 from .memory import default_budget, parse_bytes
 from .progress import progress_bar
@@ -161,10 +161,18 @@ class CheckpointResult:
         if n_reduce(cls):
             data[-2:] = [np.zeros(1, data[-2].dtype), np.zeros((1, 2), data[-1].dtype)]
         self._data = (*data, np.zeros(4, np.int64))  # and the decision-overflow flag
-        self._edges = (*fwd.checkpoints, *self._boundary())
+        self._checkpoints, self._edge_values = fwd.checkpoints, None
         self._runner = backends.get(plan.backend)
         self._context: dict = {}
         self._words = None
+
+    @property
+    def _edges(self) -> tuple:
+        """What the rounds' kernels read around a block (:data:`gpudp.codegen.BLOCK_EDGES`): the
+        checkpoints and the grid's boundary values, these made at the first traceback."""
+        if self._edge_values is None:
+            self._edge_values = (*self._checkpoints, *self._boundary())
+        return self._edge_values
 
     def _boundary(self):
         """The grid's boundary values above and left of it: ``brow[c + 1] = boundary(-1, c)`` for
@@ -275,13 +283,11 @@ class CheckpointResult:
                 todo = self._round_blocks(i, j, slope)
                 words, seconds = self._sweep_blocks(todo)
                 rounds, blocks, kernel_s = rounds + 1, blocks + len(todo), kernel_s + seconds
-                sizes = np.minimum(k, rows - todo[:, 0] * k) + np.minimum(k, cols - todo[:, 1] * k)
-                cells += int(
-                    np.dot(np.minimum(k, rows - todo[:, 0] * k), np.minimum(k, cols - todo[:, 1] * k))
-                )
+                nr, nc = np.minimum(k, rows - todo[:, 0] * k), np.minimum(k, cols - todo[:, 1] * k)
+                cells += int(np.dot(nr, nc))
                 slots[todo[:, 0], todo[:, 1]] = np.arange(len(todo), dtype=np.int32)
                 s0 = (np.int64(s),) if s is not None else ()
-                by_rows, maxlen = self._runner.blocks_by_rows, int(sizes.sum()) + 1
+                by_rows, maxlen = self._runner.blocks_by_rows, int((nr + nc).sum()) + 1  # a path's cells
                 tw = time.perf_counter()
                 path, out = walker(
                     i, j, *s0, rows, cols, k, maxlen, words, slots, k * k, by_rows, *self._user
@@ -317,7 +323,7 @@ class CheckpointResult:
 
     def close(self):
         """Let go of the checkpoints (on the GPU for cuda) and of the rounds' buffers."""
-        self._edges, self._context, self._words = None, {}, None
+        self._checkpoints, self._edge_values, self._context, self._words = None, None, {}, None
 
 
 _FILLERS: dict = {}
@@ -366,11 +372,7 @@ def walk(i, j{s0}, R, C, K, maxlen, words, slot, WS, by_rows{da}):
                 raise ContractError("{cls}.back() walked in a loop: it must step to one of the dependencies")
             a = i - r0
             b = j - c0
-            if by_rows:
-                d = np.int64(words[base + a * nc + b])
-            else:
-                e = a + b
-                d = np.int64(words[base + diag_start(e, nr, nc) + a - max(0, e - nc + 1)])
+            d = np.int64(words[base + (a * nc + b if by_rows else diagonal_index(a, b, nr, nc))])
             path[n, 0] = i
             path[n, 1] = j
             path[n, 2] = d{rec}
@@ -393,12 +395,13 @@ def _block_walker(cls, n_user: int):
 
         if not hasattr(cls, "back"):
             raise ContractError(f"{cls.__name__} defines no back(...): its decisions cannot be traced back")
-        ns = {"np": np, "ContractError": ContractError, "back": njit(cls.back), "diag_start": diag_start}
-        form = {
-            k: v.replace("\n        ", "\n            ") if isinstance(v, str) else v
-            for k, v in walk_form(cls, n_user).items()
+        ns = {
+            "np": np,
+            "ContractError": ContractError,
+            "back": njit(cls.back),
+            "diagonal_index": diagonal_index,
         }
-        src = _BLOCK_WALK.format(cls=cls.__name__, da=data_args(n_user), **form)  # the inner loop's indent
+        src = _BLOCK_WALK.format(cls=cls.__name__, da=data_args(n_user), **walk_form(cls, n_user, 12))
         _WALKERS[key] = jit_generated(src, "walk", ns, njit, "cpu")
     return _WALKERS[key]
 
