@@ -359,6 +359,41 @@ def diagonal_index(i, j, R, C):
     return diag_start(d, R, C) + i - max(0, d - C + 1)
 
 
+def decision_dtype(bits: int) -> np.dtype:
+    """The smallest unsigned type holding ``bits`` decision bits (uint8 for 0 bits: a placeholder)."""
+    return np.dtype(np.uint8 if bits <= 8 else np.uint16 if bits <= 16 else np.uint32)
+
+
+def diagonal_groups(k: int) -> np.ndarray:
+    """``g[d]``: the groups of 32 cells on the anti-diagonals before ``d`` of a ``k x k`` block, each
+    anti-diagonal's cells (by row) in groups of 32 (``d = 0 .. 2k - 1``; ``g[2k - 1]``: all of them).
+    A block's decisions in *bit planes* (:func:`block_decision`) take ``g[2k - 1] * bits`` words."""
+    d = np.arange(2 * k - 1)
+    length = np.minimum(d, k - 1) - np.maximum(0, d - k + 1) + 1
+    return np.concatenate(([0], np.cumsum((length + 31) // 32))).astype(np.int64)
+
+
+@register_jitable
+def block_decision(words, base, a, b, nc, k, planes, bits, groups):
+    """Cell ``(a, b)``'s decision among a block's from ``words[base]``: row-major, one integer a
+    cell (``planes`` false; ``nc`` the block's columns), or in bit planes: anti-diagonal ``d = a + b``
+    of the ``k x k`` block (whatever the block's own size) in groups of 32 cells by row, from word
+    ``groups[d] * bits`` (:func:`diagonal_groups`), plane ``x`` (bit ``x`` of 32 cells) after ``x``
+    planes of the diagonal's groups, the cell's bit at its place in its group."""
+    if not planes:
+        return np.int64(words[base + a * nc + b])
+    d = a + b
+    p = a - max(0, d - k + 1)
+    g0 = groups[d]
+    w = base + g0 * bits + (p >> 5)
+    n = groups[d + 1] - g0
+    s = p & 31
+    v = np.int64(0)
+    for x in range(bits):
+        v |= ((np.int64(words[w + x * n]) >> s) & 1) << x
+    return v
+
+
 #: The values around one block of a tiled grid that :mod:`gpudp.linear` sweeps again: ``top_at(c,
 #: ..)`` the value at row ``r0 - 1``, column ``c >= -1``; ``left_at(r, ..)`` the value at row ``r``,
 #: column ``c0 - 1``. They come from the forward sweep's checkpoints (``ckrow[m]``: row ``(m + 1) K - 1``;

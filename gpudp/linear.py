@@ -20,8 +20,9 @@ far, :data:`ROUND_REACH` blocks ahead), then walks ``back`` through them (compil
 until the path leaves the grid or reaches a block the round did not sweep, where the next round
 starts. Independent blocks swept at once keep the GPU busy where one block's wavefront would leave
 it waiting on its own critical path (``K / rows_of_a_tile + K / cols_of_a_tile`` steps a block,
-whatever the number of blocks); a round costs a launch and a copy of its decisions (one integer a
-cell).
+whatever the number of blocks); a round costs a launch or two and a copy of its decisions, laid
+out as the backend says (:meth:`gpudp.backends.base.Backend.block_words`: one integer a cell on the
+CPU; on the GPU packed into bit planes, ``decision_bits`` bits a cell, before the copy).
 
 Grid recurrences on the tiled schedule (offsets among ``(-1, 0), (0, -1), (-1, -1)``: alignments,
 LCS, edit distance, DTW) use it; others are refused with the reason. It works with every backend,
@@ -39,7 +40,7 @@ import numpy as np
 from numba.extending import register_jitable
 
 from . import backends, values
-from .codegen import compile_source, data_args, diagonal_index, fn_args, n_reduce, walk_form
+from .codegen import block_decision, compile_source, data_args, diagonal_groups, fn_args, n_reduce, walk_form
 from .errors import ContractError, InputError
 from .memory import default_budget, parse_bytes
 from .progress import progress_bar
@@ -50,7 +51,7 @@ from .solution import Stats
 #: (a round's launch holds up to :data:`ROUND_BLOCKS` of them); ``K`` doubles while the checkpoints
 #: would take more than a quarter of the memory budget (or of the GPU's free memory)
 DEFAULT_EVERY = 512
-#: blocks one round sweeps at most, and decision bytes at most (one integer a cell). A round's
+#: blocks one round sweeps at most, and decision bytes at most (as the backend lays them out). A round's
 #: launch costs about the same however many blocks it holds (up to a GPU's worth), so few large
 #: rounds win. H100, 2^17, blocks of 512 (2026-11-26): Smith-Waterman reach 16 / 32 / 64 / 128
 #: blocks (at most 64 / 128 / 256 / 512 a round): 19 / 12 / 8 / 4 rounds, traceback 58 / 50 / 37 /
@@ -130,14 +131,15 @@ def checkpoint_sweep(rec, plan, sweep, memory_budget=None, progress=None, tile=N
         store="checkpoints",
         checkpoint_every=k,
         checkpoint_bytes=need,
-        block_bytes=k * k * _decision_dtype(cls.decision_bits).itemsize,
+        block_bytes=_block_bytes(backends.get(plan.backend), cls, k),
     )
     return CheckpointResult(rec, plan, fwd, k, progress)
 
 
-def _decision_dtype(bits: int) -> np.dtype:
-    """A block's decisions: the smallest unsigned integer that holds ``bits`` bits."""
-    return np.dtype(np.uint8 if bits <= 8 else np.uint16 if bits <= 16 else np.uint32)
+def _block_bytes(runner, cls, every: int) -> int:
+    """Bytes of one block's decisions as the backend's rounds lay them out."""
+    n, dtype = runner.block_words(cls, every)
+    return n * dtype.itemsize
 
 
 class CheckpointResult:
@@ -185,26 +187,17 @@ class CheckpointResult:
 
     # -- rounds: blocks swept again with their decisions -------------------------------------
     def _sweep_blocks(self, blocks: np.ndarray):
-        """Sweep ``blocks`` (``(nb, 2)`` block indices) again; their decisions, ``nb x K x K``
-        integers (block ``q``'s row-major from ``q K^2``), and the kernels' seconds."""
+        """Sweep ``blocks`` (``(nb, 2)`` block indices) again: their decisions (as the backend lays
+        them out, :meth:`gpudp.backends.base.Backend.block_words`) and the kernels' seconds."""
         cls = type(self.recurrence)
-        k = self.every
-        n = max(len(blocks), self._round_cap()) * k * k  # one lease for every round (page-locked)
+        ws, dtype = self._runner.block_words(cls, self.every)
+        n = max(max(len(blocks), self._round_cap()) * ws, 1)  # one lease for every round (page-locked)
         if self._words is None or len(self._words) < n:
             self._words = None
-            self._words = self._runner.host_pool().lease(n, _decision_dtype(cls.decision_bits))
+            self._words = self._runner.host_pool().lease(n, dtype)
         flag = self._data[-1]
-        words, seconds = self._runner.run_blocks(
-            cls,
-            self._data,
-            blocks,
-            k,
-            self.plan.rows,
-            self.plan.cols,
-            self._edges,
-            self._words,
-            self._context,
-        )
+        args = (self.every, self.plan.rows, self.plan.cols, self._edges, self._words, self._context)
+        words, seconds = self._runner.run_blocks(cls, self._data, blocks, *args)
         if flag[0]:
             count, d, a, b = (int(x) for x in flag)
             flag[:] = 0
@@ -221,26 +214,12 @@ class CheckpointResult:
         to the left at ``slope`` rows a column (points half a block apart) and half a block to
         either side of it, nearest first, as far as :data:`ROUND_REACH` blocks or the round's
         limits (:data:`ROUND_BLOCKS`, :data:`ROUND_BYTES`)."""
-        k = self.every
-        bi, bj = i // k, j // k
-        cap = self._round_cap()
-        steps = np.arange(1, 2 * ROUND_REACH + 1, dtype=np.float64)
-        ahead = 0.5 * k / max(slope, 1.0)  # half a block along the longer side
-        ys, xs = i + 0.5 - steps * ahead * slope, j + 0.5 - steps * ahead
-        norm = math.hypot(slope, 1.0)
-        py, px = 0.5 * k / norm, -0.5 * k * slope / norm  # half a block across
-        a = np.floor(np.stack([ys, ys + py, ys - py], axis=1) / k).astype(np.int64).ravel()
-        b = np.floor(np.stack([xs, xs + px, xs - px], axis=1) / k).astype(np.int64).ravel()
-        ok = (a >= 0) & (a <= bi) & (b >= 0) & (b <= bj)
-        key = np.concatenate(([bi * (bj + 1) + bj], a[ok] * (bj + 1) + b[ok]))
-        _, first = np.unique(key, return_index=True)
-        key = key[np.sort(first)][:cap]  # distinct, nearest first
-        return np.stack([key // (bj + 1), key % (bj + 1)], axis=1)
+        return _band(i, j, float(slope), self.every, ROUND_REACH, self._round_cap())
 
     def _round_cap(self) -> int:
         """Blocks of a round at most (:data:`ROUND_BLOCKS`, :data:`ROUND_BYTES`)."""
-        size = self.every**2 * _decision_dtype(type(self.recurrence).decision_bits).itemsize
-        return max(1, min(ROUND_BLOCKS, ROUND_BYTES // size))
+        size = _block_bytes(self._runner, type(self.recurrence), self.every)
+        return max(1, min(ROUND_BLOCKS, ROUND_BYTES // max(size, 1)))
 
     def decision(self, *cell) -> int:
         """The decision of one cell (its block swept again)."""
@@ -249,10 +228,14 @@ class CheckpointResult:
             raise IndexError(f"cell ({a}, {b}) outside the {self.plan.rows} x {self.plan.cols} grid")
         k = self.every
         words, _ = self._sweep_blocks(np.array([[a // k, b // k]], np.int64))
-        nr, nc = min(k, self.plan.rows - a // k * k), min(k, self.plan.cols - b // k * k)
-        if self._runner.blocks_by_rows:
-            return int(words[(a % k) * nc + b % k])
-        return int(words[diagonal_index(a % k, b % k, nr, nc)])
+        nc = min(k, self.plan.cols - b // k * k)
+        return int(block_decision(words, 0, a % k, b % k, nc, k, *self._layout()))
+
+    def _layout(self) -> tuple:
+        """How the backend lays out a block's decisions: :func:`gpudp.codegen.block_decision`'s
+        ``planes, bits, groups``."""
+        planes = self._runner.blocks_layout == "planes"
+        return planes, type(self.recurrence).decision_bits, diagonal_groups(self.every if planes else 1)
 
     def traceback(self, start, state=None) -> np.ndarray:
         """Walk ``back`` from ``start`` until leaving the grid, round by round; the rows
@@ -272,10 +255,14 @@ class CheckpointResult:
         if not (0 <= i < rows and 0 <= j < cols):
             raise IndexError(f"cell ({i}, {j}) outside the {rows} x {cols} grid")
         s = (0 if state is None else operator.index(state)) if cls.traceback_state else None
-        walker = _block_walker(cls, len(self._user))
+        ws, (planes, _, groups) = self._runner.block_words(cls, k)[0], self._layout()
+        walker = _block_walker(cls, len(self._user), planes)
         slots = np.full((-(-rows // k), -(-cols // k)), -1, np.int32)
+        path = np.empty(
+            (rows + cols + 1, 4 if cls.traceback_state else 3), np.int64
+        )  # a step: i + j - 1 or less
         t0 = time.perf_counter()
-        parts, rounds, blocks, cells, kernel_s, walk_s = [], 0, 0, 0, 0.0, 0.0
+        n, rounds, blocks, cells, kernel_s, walk_s = 0, 0, 0, 0, 0.0, 0.0
         slope = (i + 1) / (j + 1)
         bar = progress_bar(i + j + 1, self._progress, "diagonal")
         try:
@@ -287,17 +274,12 @@ class CheckpointResult:
                 cells += int(np.dot(nr, nc))
                 slots[todo[:, 0], todo[:, 1]] = np.arange(len(todo), dtype=np.int32)
                 s0 = (np.int64(s),) if s is not None else ()
-                by_rows, maxlen = self._runner.blocks_by_rows, int((nr + nc).sum()) + 1  # a path's cells
                 tw = time.perf_counter()
-                path, out = walker(
-                    i, j, *s0, rows, cols, k, maxlen, words, slots, k * k, by_rows, *self._user
-                )
+                n, out = walker(i, j, *s0, rows, cols, k, path, n, words, slots, ws, groups, *self._user)
                 walk_s += time.perf_counter() - tw
                 slots[todo[:, 0], todo[:, 1]] = -1
                 if out[-1] == 1:  # a step back may not take
-                    bad_step(cls, path, out)
-                if len(path):
-                    parts.append(path)
+                    bad_step(cls, path[:n], out)
                 i2, j2 = int(out[0]), int(out[1])
                 if s is not None:
                     s = int(out[2])
@@ -317,13 +299,46 @@ class CheckpointResult:
             "kernel_seconds": kernel_s,
             "walk_seconds": walk_s,
         }
-        width = 4 if cls.traceback_state else 3
-        path = np.concatenate(parts) if parts else np.zeros((0, width), np.int64)
-        return path, np.array([i, j] + ([] if s is None else [s]), np.int64)
+        return path[:n], np.array([i, j] + ([] if s is None else [s]), np.int64)
 
     def close(self):
         """Let go of the checkpoints (on the GPU for cuda) and of the rounds' buffers."""
         self._checkpoints, self._edge_values, self._context, self._words = None, None, {}, None
+
+
+def _band_core(i, j, slope, k, reach, cap):
+    bi, bj = i // k, j // k
+    seen = np.zeros((bi + 1) * (bj + 1), np.bool_)
+    out = np.empty((max(1, min(cap, 1 + 6 * reach)), 2), np.int64)
+    out[0, 0], out[0, 1] = bi, bj
+    seen[bi * (bj + 1) + bj] = True
+    m = 1
+    ahead = 0.5 * k / max(slope, 1.0)  # half a block along the longer side
+    norm = math.hypot(slope, 1.0)
+    py, px = 0.5 * k / norm, -0.5 * k * slope / norm  # half a block across
+    for t in range(1, 2 * reach + 1):
+        y, x = i + 0.5 - t * ahead * slope, j + 0.5 - t * ahead
+        for side in range(3):
+            sy, sx = (y, x) if side == 0 else (y + py, x + px) if side == 1 else (y - py, x - px)
+            a, b = int(math.floor(sy / k)), int(math.floor(sx / k))
+            if 0 <= a <= bi and 0 <= b <= bj and not seen[a * (bj + 1) + b] and m < cap:
+                seen[a * (bj + 1) + b] = True
+                out[m, 0], out[m, 1] = a, b
+                m += 1
+    return out[:m]
+
+
+_BAND = []
+
+
+def _band(i, j, slope, k, reach, cap):
+    """The blocks of a round (:meth:`CheckpointResult._round_blocks`), compiled: distinct, nearest
+    first (numpy's dozen small operations a round cost about 0.3 ms)."""
+    if not _BAND:
+        from .jit import njit
+
+        _BAND.append(njit(cache=True)(_band_core))
+    return _BAND[0](i, j, slope, k, reach, cap)
 
 
 _FILLERS: dict = {}
@@ -351,19 +366,20 @@ def _edge_filler(cls, n_data: int):
 
 _WALKERS: dict = {}
 
-# A walk through the blocks of a round: ``slot[bi, bj]`` is block (bi, bj)'s place among the round's
-# decisions (-1: not swept), each block's row-major or diagonal after diagonal (``by_rows``: the
-# backend's layout); status 0 left the grid, 1 a step back may not take, 2 a block not swept
+# A walk through the blocks of a round, its cells into ``path`` from row ``n`` on (the rows after the
+# walk's end returned with its exit): ``slot[bi, bj]`` is block (bi, bj)'s place among the round's
+# decisions (-1: not swept), ``WS`` words each, laid out as the backend does (codegen.block_decision;
+# the layout and the decision's bits constants of the walk: variables made it four times slower);
+# status 0 left the grid, 1 a step back may not take, 2 a block not swept
 _BLOCK_WALK = """
-def walk(i, j{s0}, R, C, K, maxlen, words, slot, WS, by_rows{da}):
-    path = np.empty((maxlen, {width}), np.int64)
-    n = 0
+def walk(i, j{s0}, R, C, K, path, n, words, slot, WS, groups{da}):
+    maxlen = len(path)
     while i >= 0 and i < R and j >= 0 and j < C:
         r0 = i // K * K
         c0 = j // K * K
         q = slot[r0 // K, c0 // K]
         if q < 0:
-            return path[:n], np.array([{exit}, 2], np.int64)
+            return n, np.array([{exit}, 2], np.int64)
         nr = min(K, R - r0)
         nc = min(K, C - c0)
         base = q * WS
@@ -372,23 +388,24 @@ def walk(i, j{s0}, R, C, K, maxlen, words, slot, WS, by_rows{da}):
                 raise ContractError("{cls}.back() walked in a loop: it must step to one of the dependencies")
             a = i - r0
             b = j - c0
-            d = np.int64(words[base + (a * nc + b if by_rows else diagonal_index(a, b, nr, nc))])
+            d = block_decision(words, base, a, b, nc, K, {planes}, {bits}, groups)
             path[n, 0] = i
             path[n, 1] = j
             path[n, 2] = d{rec}
             n += 1
             {step}
             if i2 + j2 >= i + j:
-                return path[:n], np.array([{exit2}, 1], np.int64)
+                return n, np.array([{exit2}, 1], np.int64)
             i = i2
             j = j2
-    return path[:n], np.array([{exit}, 0], np.int64)
+    return n, np.array([{exit}, 0], np.int64)
 """
 
 
-def _block_walker(cls, n_user: int):
-    """The compiled walk of ``back`` through a round's blocks (``n_user``: the user's data)."""
-    key = (cls, n_user)
+def _block_walker(cls, n_user: int, planes: bool):
+    """The compiled walk of ``back`` through a round's blocks (``n_user``: the user's data;
+    ``planes``: the blocks' layout, :func:`gpudp.codegen.block_decision`)."""
+    key = (cls, n_user, planes)
     if key not in _WALKERS:
         from .cache import jit_generated
         from .jit import njit
@@ -399,9 +416,12 @@ def _block_walker(cls, n_user: int):
             "np": np,
             "ContractError": ContractError,
             "back": njit(cls.back),
-            "diagonal_index": diagonal_index,
+            "block_decision": block_decision,
         }
-        src = _BLOCK_WALK.format(cls=cls.__name__, da=data_args(n_user), **walk_form(cls, n_user, 12))
+        form = walk_form(cls, n_user, 12)
+        src = _BLOCK_WALK.format(
+            cls=cls.__name__, da=data_args(n_user), planes=bool(planes), bits=cls.decision_bits, **form
+        )
         _WALKERS[key] = jit_generated(src, "walk", ns, njit, "cpu")
     return _WALKERS[key]
 

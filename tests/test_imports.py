@@ -194,3 +194,26 @@ def test_every_package_is_installed():
             rel = init.parent.relative_to(ROOT / top).parts
             found.add(".".join((name, *rel)))
     assert found == listed, {"not listed": sorted(found - listed), "listed, absent": sorted(listed - found)}
+
+
+def test_no_module_binds_a_constant_twice():
+    """A module-level ``NAME = ...`` (an upper-case tuning constant) is bound once: a second binding
+    further down silently changes the first's users (the blocked layered kernel once ran with the
+    traceback blocks' thread count through a shared ``BLOCK_THREADS``)."""
+    twice = []
+    for name, path in sorted(MODULES.items()):
+        seen: dict[str, int] = {}
+        for node in ast.parse(path.read_text(), str(path)).body:
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, ast.AnnAssign)
+                else []
+            )
+            for t in targets:
+                if isinstance(t, ast.Name) and t.id.isupper():
+                    if t.id in seen:
+                        twice.append(f"{name}.{t.id} (lines {seen[t.id]} and {node.lineno})")
+                    seen.setdefault(t.id, node.lineno)
+    assert not twice, "; ".join(twice)

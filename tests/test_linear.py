@@ -245,9 +245,48 @@ def test_cuda_checkpoints_and_blocks_in_the_simulator(monkeypatch):
     ck._runner = backends.get("cuda")
     assert np.array_equal(full.traceback((35, 33), state=2), ck.traceback((35, 33), state=2))
     assert ck.stats.extra["traceback"]["blocks"] >= 2
-    monkeypatch.setattr("gpudp.backends.cuda.BLOCK_SHARED", 0)  # diagonals in device memory
+    monkeypatch.setattr("gpudp.backends.cuda.RETRACE_SHARED", 0)  # diagonals in device memory
     ck._context = {}
     assert np.array_equal(full.traceback((35, 33), state=1), ck.traceback((35, 33), state=1))
+    # one block of 64 holding the 36 x 34 grid: diagonals of two groups of 32, a block short of K
+    ck = sweep(gotoh.Gotoh(s, t), backend="cpu", store="checkpoints", tile=(32, 32), checkpoint_every=64)
+    ck._runner = backends.get("cuda")
+    assert np.array_equal(full.traceback((35, 33), state=0), ck.traceback((35, 33), state=0))
+
+
+@pytest.mark.parametrize("k", [1, 5, 32, 33, 64])
+@pytest.mark.parametrize("bits", [1, 3])
+def test_block_decision_reads_both_layouts(k, bits):
+    """Decisions packed into a block's bit planes (each cell's bits at the place
+    ``gpudp.codegen.block_decision`` describes, set one by one here) read back cell by cell, for
+    blocks short of ``k`` too; every cell has its own bits; the row-major layout reads back."""
+    from gpudp.codegen import block_decision, diagonal_groups
+
+    groups = diagonal_groups(k)
+    assert groups[-1] == sum(-(-(min(d, k - 1) - max(0, d - k + 1) + 1) // 32) for d in range(2 * k - 1))
+    rng = np.random.default_rng(k * 7 + bits)
+    for nr, nc in {(k, k), (k, max(k // 2, 1)), (max(k - 3, 1), k)}:
+        want = rng.integers(0, 1 << bits, (nr, nc))
+        words = np.zeros(3 + groups[-1] * bits, np.uint32)  # from word 3: a block not at 0
+        owner = {}
+        for a in range(nr):
+            for b in range(nc):
+                d = a + b
+                p = a - max(0, d - k + 1)
+                n = groups[d + 1] - groups[d]
+                for x in range(bits):
+                    w = 3 + groups[d] * bits + x * n + p // 32
+                    assert owner.setdefault((w, p % 32), (a, b, x)) == (a, b, x)
+                    words[w] |= np.uint32(((int(want[a, b]) >> x) & 1) << (p % 32))
+        got = [
+            [block_decision(words, 3, a, b, nc, k, True, bits, groups) for b in range(nc)] for a in range(nr)
+        ]
+        assert np.array_equal(np.array(got), want)
+        rows = want.astype(np.uint8).ravel()
+        assert all(
+            block_decision(rows, 0, a, b, nc, k, False, bits, groups) == want[a, b]
+            for a, b in [(0, 0), (nr - 1, nc - 1)]
+        )
 
 
 @pytest.mark.gpu

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..codegen import decision_dtype, diagonal_groups
 from ..memory import BlockPool
 
 
@@ -93,9 +94,18 @@ class Backend:
         host memory as it is here."""
         return x
 
-    #: how :meth:`run_blocks` lays out a block's decisions: row-major (else diagonal after
-    #: diagonal, :func:`gpudp.many.source.diagonal_index`)
-    blocks_by_rows = True
+    #: how :meth:`run_blocks` lays out a block's decisions: ``"rows"`` (one integer a cell,
+    #: row-major) or ``"planes"`` (bit planes of the anti-diagonals' groups of 32 cells); both read
+    #: by :func:`gpudp.codegen.block_decision`
+    blocks_layout = "rows"
+
+    def block_words(self, rec_cls, every: int) -> tuple[int, np.dtype]:
+        """The words one ``every x every`` block's decisions take in :attr:`blocks_layout`, and
+        their type."""
+        bits = rec_cls.decision_bits
+        if self.blocks_layout == "planes":
+            return int(diagonal_groups(every)[-1]) * bits, np.dtype(np.uint32)
+        return every * every, decision_dtype(bits)
 
     def run_blocks(self, rec_cls, data, blocks, every, rows, cols, edges, words, context):
         """Sweep blocks of a tiled grid again, each from the values around it, keeping decisions:
@@ -106,10 +116,10 @@ class Backend:
         :data:`gpudp.codegen.BLOCK_EDGES` reads them (this backend's buffers: the forward sweep's
         checkpoints where it left them); ``data``: the kernels' data (symbols, the user's, the
         reduction's slots if any, the decision-overflow flag, which is updated); ``words``: a host
-        array of at least ``nb * every ** 2`` integers (the decisions' dtype) that block ``q``'s
-        decisions fill from ``q * every ** 2`` (laid out as :attr:`blocks_by_rows` says);
-        ``context``: a dict kept by the caller across calls (device copies, compiled kernels).
-        Returns ``(words, kernel seconds)``."""
+        array of at least ``nb * WS`` words (``WS, dtype =`` :meth:`block_words`) that block ``q``'s
+        decisions fill from ``q * WS`` (laid out as :attr:`blocks_layout` says); ``context``: a
+        dict kept by the caller across calls (device copies, compiled kernels). Returns ``(words,
+        kernel seconds)``."""
         raise NotImplementedError
 
 

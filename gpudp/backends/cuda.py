@@ -17,7 +17,7 @@ from numba import cuda
 from numba.core.errors import NumbaPerformanceWarning
 
 from .. import values
-from ..codegen import n_flags, n_outputs, n_reduce
+from ..codegen import decision_dtype, diagonal_groups, n_flags, n_outputs, n_reduce
 from ..errors import CheckError
 from ..memory import BlockPool
 from ..store import WORD_BYTES, tiled_last_row
@@ -219,6 +219,46 @@ def max_cooperative_blocks(kernel, threads: int, fallback: int) -> int:
 # ---------------------------------------------------------------------------------------------
 
 _PINNED: list = []
+
+
+#: alignment of each array in an upload's one device allocation (:func:`upload`)
+UPLOAD_ALIGN = 256
+
+
+def upload(items, stream) -> tuple:
+    """Device copies of ``items``: each a host array, a tuple of them (a record's fields), or
+    anything else (passed through). One device allocation, one staging copy into page-locked memory
+    and one transfer for all the arrays, where ``cuda.to_device`` allocates and copies each (about
+    0.25 ms apiece on the H100 machine, 2026-11-26: 2-3 ms a sweep). Returns when the copy is done
+    (the staging block goes back to the pool)."""
+    arrays = [
+        a for it in items for a in (it if isinstance(it, tuple) else (it,)) if isinstance(a, np.ndarray)
+    ]
+    offsets, total = {}, 0
+    for a in arrays:
+        if id(a) not in offsets:
+            offsets[id(a)] = total
+            total += -(-max(a.nbytes, 1) // UPLOAD_ALIGN) * UPLOAD_ALIGN
+    if not arrays:
+        return tuple(items)
+    dev = cuda.device_array(total, np.uint8, stream=stream)
+    stage = pinned_pool().lease(total, np.uint8)
+    for a in arrays:
+        off = offsets[id(a)]
+        stage[off : off + a.nbytes] = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+    dev.copy_to_device(stage, stream=stream)
+
+    def on_device(a):
+        if not isinstance(a, np.ndarray):
+            return a
+        if not a.size:
+            return cuda.device_array(a.shape, a.dtype, stream=stream)
+        off = offsets[id(a)]
+        return dev[off : off + a.nbytes].view(a.dtype).reshape(a.shape)
+
+    out = tuple(values.map_buf(it, on_device) for it in items)
+    stream.synchronize()
+    return out
 
 
 def pinned_pool() -> BlockPool:
@@ -1094,9 +1134,12 @@ SLAB_WORDS = 1 << 25
 # anti-diagonals in turn (a barrier between them), thread t the rows imin + t, imin + t + nt, ...;
 # the three live diagonals (indexed by the row) in shared memory where they fit, else in the thread
 # block's row of ``scratch``; the values around the block from codegen.BLOCK_EDGES. Decisions one
-# integer a cell, diagonal after diagonal (the threads of a diagonal store consecutive cells).
+# integer a cell into ``cells``, each anti-diagonal at its groups of 32 cells in a full K x K block
+# (codegen.diagonal_groups: position i - f0 of group-aligned rows), which _PACK then turns into the
+# bit planes that are copied (codegen.block_decision). Packing in this kernel, a warp ballot a plane
+# a step, made Gotoh's rounds 40% slower (H100, 2026-11-26: 26 ms of kernels for 19).
 _BLOCKS = """
-def run_blocks(nb, bis, bjs, K, R, C, ckrow, ckcol, brow, bcol, words, WS, scratch{da}):
+def run_blocks(nb, bis, bjs, K, R, C, ckrow, ckcol, brow, bcol, cells, CS, groups, scratch{da}):
     th = cuda.threadIdx.x
     nt = cuda.blockDim.x
     s = cuda.blockIdx.x
@@ -1111,7 +1154,7 @@ def run_blocks(nb, bis, bjs, K, R, C, ckrow, ckcol, brow, bcol, words, WS, scrat
             cur = (d % 3) * K
             p1 = ((d + 2) % 3) * K
             p2 = ((d + 1) % 3) * K
-            dbase = q * WS + diag_start(d, nr, nc) - imin
+            dbase = q * CS + groups[d] * 32 - max(0, d - K + 1)
             i = imin + th
             while i <= imax:
                 j = d - i
@@ -1133,29 +1176,68 @@ def run_blocks(nb, bis, bjs, K, R, C, ckrow, ckcol, brow, bcol, words, WS, scrat
                     dg = top_at(gj - 1, bi, r0, ckrow, brow, bcol)
                 v, dd = tcell(gi, gj, up, lf, dg, {ri}, {cj}{du})
                 ST(buf, cur + i, v)
-                words[dbase + i] = dd
+                cells[dbase + i] = dd
                 i += nt
             cuda.syncthreads()
         q += cuda.gridDim.x
 """
 
+# The blocks' decisions into bit planes (codegen.block_decision): a thread a group of 32 cells (group
+# G of all the round's blocks: block G // GT, its group G % GT on anti-diagonal gdiag[G % GT]), its
+# 32 integers read and each bit plane's word stored. Cells a block does not have (past its edges,
+# or the last group's tail) give bits no walk reads.
+_PACK = """
+def pack_planes(n, GT, cells, gdiag, groups, words, WS):
+    G = cuda.grid(1)
+    while G < n:
+        q = G // GT
+        gl = G - q * GT
+        d = gdiag[gl]
+        g0 = groups[d]
+        ng = groups[d + 1] - g0
+        base = q * WS + g0 * BITS + gl - g0
+        {init}
+        for x in range(32):
+            v = np.int64(cells[G * 32 + x])
+            {acc}
+        {store}
+        G += cuda.gridsize(1)
+"""
+
+
+def pack_kernel(bits: int):
+    """The kernel that packs a round's decisions into bit planes (``_PACK``), once per bit count."""
+    key = ("pack", bits)
+    if key not in _CACHE:
+        ns = {"cuda": cuda, "np": np, "BITS": bits}
+        src = _PACK.format(
+            init="\n        ".join(f"m{b} = np.int64(0)" for b in range(bits)) or "pass",
+            acc="\n            ".join(f"m{b} |= ((v >> {b}) & 1) << x" for b in range(bits)) or "pass",
+            store="\n        ".join(f"words[base + {b} * ng] = m{b}" for b in range(bits)) or "pass",
+        )
+        _CACHE[key] = generated_kernel(src, "pack_planes", ns)
+    return _CACHE[key]
+
+
 #: threads of a thread block of the blocks' sweep at most (a diagonal's cells past them loop): a
 #: traceback of 4 rounds, 1,035 blocks of 512 (Smith-Waterman 2^17, H100, 2026-11-26) took 12.9 /
 #: 9.2 / 7.9 ms of kernels with 512 / 256 / 128 threads a block (more cells a thread a barrier)
-BLOCK_THREADS = 128
+RETRACE_THREADS = 128
 #: thread blocks of one launch of it at most (each steps through the blocks of its launch)
-BLOCK_GRID = 1024
+RETRACE_GRID = 1024
+#: threads of a thread block of the packing into bit planes (a thread a group of 32 cells)
+PACK_THREADS = 128
 #: bytes of a block's three diagonals that go in shared memory (more: a row of a device array)
-BLOCK_SHARED = 48 << 10
+RETRACE_SHARED = 48 << 10
 
 
 def _block_shared(rec_cls, every: int) -> bool:
-    return 3 * every * values.itemsize(rec_cls) <= BLOCK_SHARED
+    return 3 * every * values.itemsize(rec_cls) <= RETRACE_SHARED
 
 
 def _block_buffer(rec_cls, every: int) -> str:
     """The line that makes the blocks' kernel's buffer of three diagonals: shared arrays when they
-    fit :data:`BLOCK_SHARED` (one per field of a record), else this thread block's row of
+    fit :data:`RETRACE_SHARED` (one per field of a record), else this thread block's row of
     ``scratch``."""
     fs = values.fields(rec_cls)
     if _block_shared(rec_cls, every):
@@ -1194,10 +1276,9 @@ def blocks_kernel(rec_cls, n_data: int, every: int, sym_dtypes=None):
         return _CACHE[key]
     import numba
 
-    from ..codegen import block_source, diag_start, n_symbols
+    from ..codegen import block_source, n_symbols
 
     ns = cell_namespace(rec_cls)
-    ns["diag_start"] = diag_start
     buf, ri, cj, load = _block_buffer(rec_cls, every), "0", "0", ""
     if n_symbols(rec_cls) and shared:
         ns["SYM0"], ns["SYM1"] = (numba.from_dtype(np.dtype(t)) for t in sym_dtypes)
@@ -1410,12 +1491,12 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
     vt = np.dtype(cls.value_dtype)
     bits = cls.decision_bits
     rows, cols = plan.rows, plan.cols
-    d_data = tuple(cuda.to_device(x) if isinstance(x, np.ndarray) else x for x in data)
+    compute, copier = cuda.stream(), cuda.stream()
+    d_data = upload(data, compute)
     plan.make_chunks(*BACKEND.chunk_limits(plan))
     blocked = _Blocking.plan(plan, vt) if plan.kind == "layered" and plan.reach is not None else None
     smem = 0
     slab_words = plan.max_chunk_words() if bits else 1
-    compute, copier = cuda.stream(), cuda.stream()
     slabs = [
         cuda.device_array(max(slab_words, 1), np.uint32, stream=compute) for _ in range(2 if bits else 1)
     ]
@@ -1435,11 +1516,9 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
         lay = plan.layout
         sym_dtype = data[1].dtype if getattr(cls, "symbols", False) else None
         kernel = tiled_kernel(cls, len(data), lay.bh, lay.tw, sym_dtype)
-        bottom = values.map_buf(
-            values.full(cls, lay.nj * (lay.tw + 1)), lambda a: cuda.to_device(a, stream=compute)
+        bottom, right, diag_off = upload(
+            (values.full(cls, lay.nj * (lay.tw + 1)), values.full(cls, max(rows, 1)), lay.diag_off), compute
         )
-        right = values.map_buf(values.full(cls, max(rows, 1)), lambda a: cuda.to_device(a, stream=compute))
-        diag_off = cuda.to_device(lay.diag_off, stream=compute)
         ck = checkpoint_arrays(plan, cls, lambda shape, dt: cuda.device_array(shape, dt, stream=compute))
         want = max(int(np.diff(lay.diag_off).max(initial=1)), 1)  # the most tiles on a diagonal
         threads = 32
@@ -1678,57 +1757,62 @@ class _CUDA(Backend):
         """A page-locked copy of ``x`` (:func:`page_locked_copy`)."""
         return page_locked_copy(x)
 
-    #: how block decisions are laid out (:meth:`run_blocks`): diagonal after diagonal
-    blocks_by_rows = False
+    #: how block decisions are laid out (:meth:`run_blocks`): bit planes, a warp's ballot a word
+    blocks_layout = "planes"
 
     def run_blocks(self, rec_cls, data, blocks, every, rows, cols, edges, words, context):
         """Blocks of a tiled grid swept from their edges, with their decisions (see
         :meth:`gpudp.backends.base.Backend.run_blocks`): one launch, a thread block a block, each
-        block's decisions diagonal after diagonal; the data go to the device on the first call and
-        stay there with the device buffers (in ``context``), the decisions come back to ``words``
-        (page-locked when it is: asynchronous DMA)."""
+        block's decisions one integer a cell; one launch that packs them into bit planes; their
+        copy to ``words`` (page-locked when it is: asynchronous DMA). The data go to the device on
+        the first call and stay there with the device buffers (in ``context``)."""
         st = context.get("stream")
         if st is None:
             st = context["stream"] = cuda.stream()
-            context["data"] = tuple(
-                cuda.to_device(x, stream=st) if isinstance(x, np.ndarray) else x for x in data
-            )
-            context["edges"] = tuple(
-                values.map_buf(e, lambda a: cuda.to_device(a, stream=st) if isinstance(a, np.ndarray) else a)
-                for e in edges
-            )
+            up = upload((*data, *edges), st)
+            context["data"], context["edges"] = up[: len(data)], up[len(data) :]
         d_data, d_edges = context["data"], context["edges"]
-        nb, ws = len(blocks), every * every
-        grid = min(nb, sim_geometry(BLOCK_GRID, 2))
-        threads = sim_geometry(min(BLOCK_THREADS, _pow2(max(every, 32))), 4)
-        need = (1 if _block_shared(rec_cls, every) else grid, nb * ws)
-        if context.get("sizes", (0, 0)) < need:  # device buffers of the largest round so far
+        bits = rec_cls.decision_bits
+        nb, ws = len(blocks), self.block_words(rec_cls, every)[0]
+        if context.get("every") != every:  # a block's groups of 32 cells, and each one's diagonal
+            groups = diagonal_groups(every)
+            gdiag = np.repeat(np.arange(len(groups) - 1, dtype=np.int32), np.diff(groups))
+            context["every"] = every
+            context["groups"], context["gdiag"] = upload((groups, gdiag), st)
+            context["sizes"] = (0, 0)
+        gt = len(context["gdiag"])  # groups of a block
+        grid = min(nb, sim_geometry(RETRACE_GRID, 2))
+        threads = sim_geometry(min(RETRACE_THREADS, _pow2(max(every, 32))), 4)
+        have = context.get("sizes", (0, 0))
+        need = (max(have[0], 1 if _block_shared(rec_cls, every) else grid), max(have[1], nb))
+        if need != have:  # device buffers of the largest round so far
+            most = need[1]
             fs = values.fields(rec_cls) or [np.dtype(rec_cls.value_dtype)]
             parts = tuple(cuda.device_array((need[0], 3 * every), f, stream=st) for f in fs)
             context["scratch"] = parts if values.fields(rec_cls) else parts[0]
-            context["words"] = cuda.device_array(need[1], words.dtype, stream=st)
+            context["cells"] = cuda.device_array(most * gt * 32, decision_dtype(bits), stream=st)
+            context["words"] = cuda.device_array(max(most * ws, 1), words.dtype, stream=st)
+            at = pinned_empty(2 * most, np.int64)
+            context["at"] = (at, cuda.device_array(2 * most, np.int64, stream=st))
             context["sizes"] = need
-        d_words = context["words"]
-        d_blocks = cuda.to_device(np.ascontiguousarray(blocks.T), stream=st)
+        d_words, (at, d_at) = context["words"], context["at"]
+        at[:nb], at[nb : 2 * nb] = blocks[:, 0], blocks[:, 1]  # rows, then columns: no allocation a round
+        d_at[: 2 * nb].copy_to_device(at[: 2 * nb], stream=st)
         start, end = event(), event()
         start.record(st)
         syms = (data[0].dtype.str, data[1].dtype.str) if getattr(rec_cls, "symbols", False) else None
-        blocks_kernel(rec_cls, len(data), every, syms)[grid, threads, st](
-            nb,
-            d_blocks[0],
-            d_blocks[1],
-            every,
-            rows,
-            cols,
-            *d_edges,
-            d_words,
-            ws,
-            context["scratch"],
-            *d_data,
-        )
+        args = (nb, d_at[:nb], d_at[nb : 2 * nb], every, rows, cols, *d_edges, context["cells"], gt * 32)
+        args += (context["groups"], context["scratch"], *d_data)
+        launch_known(context, blocks_kernel(rec_cls, len(data), every, syms), grid, threads, st, args)
+        if bits:
+            n = nb * gt
+            pack = sim_geometry(min(-(-n // PACK_THREADS), 4 * RETRACE_GRID), 2)
+            args = (n, gt, context["cells"], context["gdiag"], context["groups"], d_words, ws)
+            launch_known(context, pack_kernel(bits), pack, sim_geometry(PACK_THREADS, 4), st, args)
         end.record(st)
-        d_words[: nb * ws].copy_to_host(words[: nb * ws], stream=st)
-        if rec_cls.decision_bits:  # the decision-overflow flag
+        if nb * ws:
+            d_words[: nb * ws].copy_to_host(words[: nb * ws], stream=st)
+        if bits:  # the decision-overflow flag
             d_data[-1].copy_to_host(data[-1], stream=st)
         st.synchronize()
         try:
@@ -1736,6 +1820,20 @@ class _CUDA(Backend):
         except Exception:  # the simulator's events carry no time
             seconds = 0.0
         return words, seconds
+
+
+def launch_known(cache: dict, kernel, grid: int, threads: int, stream, args: tuple):
+    """``kernel[grid, threads, stream](*args)``, through the compiled kernel that the first launch
+    found (kept in ``cache``, for arguments of the same types every time): numba types every
+    argument again at each launch (about 0.3 ms for the blocks kernel's twenty, which a
+    traceback's rounds launch again and again)."""
+    known = cache.get(("launch", kernel))
+    if known is not None:
+        known.launch(args, grid, threads, stream, 0)
+        return
+    kernel[grid, threads, stream](*args)
+    if not is_simulator():
+        cache[("launch", kernel)] = kernel.overloads[tuple(kernel.typeof_pyval(a) for a in args)]
 
 
 def _pow2(x: int) -> int:

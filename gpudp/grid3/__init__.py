@@ -36,6 +36,7 @@ import numpy as np
 
 from .. import backends
 from ..cache import jit_generated
+from ..codegen import decision_dtype
 from ..errors import ContractError, InputError
 from ..jit import njit
 from ..memory import available_memory, default_budget, describe, parse_bytes
@@ -44,7 +45,7 @@ from ..recurrence import Grid3Recurrence, contiguous, read_only, values_only
 from ..solution import Stats
 from ..store import WORD_BYTES, DecisionStore, spills
 from . import layout
-from .layout import decision_dtype, plane_starts, position, row_offset
+from .layout import plane_starts, position, row_offset
 
 __all__ = ["Grid3Result", "sweep_grid3", "grid3_memory", "plane_starts", "position", "row_offset"]
 

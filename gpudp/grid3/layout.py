@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..codegen import indent
+from ..codegen import decision_dtype, indent
 
 #: cells of one chunk of planes on the CPU: a kernel call, a progress step, a point where Ctrl-C
 #: is seen
@@ -22,11 +22,6 @@ CPU_CHUNK_CELLS = 1 << 22
 #: decision bytes of one chunk on CUDA: the size of each of the two device slabs (a chunk is at
 #: least one plane)
 SLAB_BYTES = 1 << 25
-
-
-def decision_dtype(bits: int):
-    """The unsigned type a cell's decision is stored in (uint8 for 0 bits: a placeholder)."""
-    return np.dtype(np.uint8 if bits <= 8 else np.uint16 if bits <= 16 else np.uint32)
 
 
 def num_planes(n1: int, n2: int, n3: int) -> int:

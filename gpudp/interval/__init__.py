@@ -35,7 +35,7 @@ import numpy as np
 
 from .. import backends
 from ..cache import jit_generated
-from ..codegen import data_args
+from ..codegen import data_args, decision_dtype
 from ..errors import ContractError, InputError
 from ..jit import njit
 from ..memory import available_memory, describe
@@ -44,7 +44,6 @@ from ..recurrence import IntervalRecurrence, contiguous, read_only
 from ..solution import Stats
 from .table import (
     SERIAL_WORK,
-    decision_dtype,
     interval_memory,
     make_diagonal_view,
     scatter_diagonals,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..codegen import cell_call, data_args, indent
+from ..codegen import cell_call, data_args, decision_dtype, indent
 from ..jit import njit
 
 #: a diagonal whose work (cells x length, the split points its cells read) is below this runs on
@@ -17,11 +17,6 @@ SERIAL_WORK = 1 << 13
 #: work (cells x length) of one chunk of diagonals: one kernel call or cooperative launch, a
 #: progress step, a point where Ctrl-C is seen
 CHUNK_WORK = 1 << 26
-
-
-def decision_dtype(bits: int):
-    """The unsigned type a cell's decision is stored in (uint8 for 0 bits: a placeholder)."""
-    return np.uint8 if bits <= 8 else np.uint16 if bits <= 16 else np.uint32
 
 
 def interval_memory(n: int, value_dtype, bits: int) -> tuple[int, int]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..codegen import NO_CELL, reduce_worst
+from ..codegen import NO_CELL, decision_dtype, reduce_worst
 from ..engine import choose_backend, device_name, sweep
 from ..errors import ContractError, InputError
 from ..memory import default_budget, gc_paused, parse_bytes
@@ -36,7 +36,7 @@ from ..schedule import derive
 from ..solution import Stats
 from .chunks import Chunk, cut
 from .intake import intake
-from .source import decision_dtype, path_width
+from .source import path_width
 
 __all__ = ["MAX_BATCH_CELLS", "ManyItem", "ManyResult", "sweep_many"]
 

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..codegen import NO_CELL, reduce_worst
-from .source import decision_dtype
+from ..codegen import NO_CELL, decision_dtype, reduce_worst
 
 
 @dataclass

@@ -18,8 +18,6 @@ write and allocation of a buffer in the generated kernels goes through :func:`ld
 
 from __future__ import annotations
 
-import numpy as np
-
 #: the layouts of a chunk's decisions (one unsigned integer a cell, instance after instance):
 #: ``rows``, cell (i, j) at i * C + j (the cpu's row-by-row sweep); ``diagonals``, anti-diagonal
 #: after anti-diagonal, a diagonal's cells by increasing i (the cuda blocks' wavefront: the threads
@@ -151,8 +149,3 @@ def walker_source(rec_cls, kinds) -> str:
 def path_width(rec_cls) -> int:
     """Columns of a path's rows: ``(i, j, decision)``, and ``state`` with ``traceback_state``."""
     return 4 if rec_cls.traceback_state else 3
-
-
-def decision_dtype(bits: int) -> np.dtype:
-    """The smallest unsigned type holding ``bits`` decision bits (uint8 for 0 too)."""
-    return np.dtype(np.uint8 if bits <= 8 else np.uint16 if bits <= 16 else np.uint32)
