@@ -55,10 +55,13 @@ DEFAULT_EVERY = 512
 #: launch costs about the same however many blocks it holds (up to a GPU's worth), so few large
 #: rounds win. H100, 2^17, blocks of 512 (2026-11-26): Smith-Waterman reach 16 / 32 / 64 / 128
 #: blocks (at most 64 / 128 / 256 / 512 a round): 19 / 12 / 8 / 4 rounds, traceback 58 / 50 / 37 /
-#: 28 ms; Gotoh (whose path leaves the band more often) 8 rounds at 64 and at 128: 37 / 43 ms
-ROUND_BLOCKS = 512
+#: 28 ms; Gotoh (whose path leaves the band more often) 8 rounds at 64 and at 128: 37 / 43 ms. The
+#: band two half blocks wide on either side (the cuda backend's ``round_sides``, H200, same day):
+#: Smith-Waterman 2 rounds, Gotoh 4, whole calls 82 / 147 ms instead of 88 / 159
+ROUND_BLOCKS = 1024
 ROUND_BYTES = 1 << 28
-#: how far ahead a round looks: blocks along the path's direction (and one on either side)
+#: how far ahead a round looks: blocks along the path's direction (the band's width across it is
+#: the backend's :attr:`gpudp.backends.base.Backend.round_sides`)
 ROUND_REACH = 128
 
 
@@ -211,10 +214,10 @@ class CheckpointResult:
 
     def _round_blocks(self, i: int, j: int, slope: float) -> np.ndarray:
         """The blocks of a round from cell ``(i, j)``: its block, then the blocks along a line up and
-        to the left at ``slope`` rows a column (points half a block apart) and half a block to
-        either side of it, nearest first, as far as :data:`ROUND_REACH` blocks or the round's
-        limits (:data:`ROUND_BLOCKS`, :data:`ROUND_BYTES`)."""
-        return _band(i, j, float(slope), self.every, ROUND_REACH, self._round_cap())
+        to the left at ``slope`` rows a column (points half a block apart) and half a block, a
+        block, ... (the backend's ``round_sides``) to either side of it, nearest first, as far as
+        :data:`ROUND_REACH` blocks or the round's limits (:data:`ROUND_BLOCKS`, :data:`ROUND_BYTES`)."""
+        return _band(i, j, float(slope), self.every, ROUND_REACH, self._round_cap(), self._runner.round_sides)
 
     def _round_cap(self) -> int:
         """Blocks of a round at most (:data:`ROUND_BLOCKS`, :data:`ROUND_BYTES`)."""
@@ -306,10 +309,10 @@ class CheckpointResult:
         self._checkpoints, self._edge_values, self._context, self._words = None, None, {}, None
 
 
-def _band_core(i, j, slope, k, reach, cap):
+def _band_core(i, j, slope, k, reach, cap, sides):
     bi, bj = i // k, j // k
     seen = np.zeros((bi + 1) * (bj + 1), np.bool_)
-    out = np.empty((max(1, min(cap, 1 + 6 * reach)), 2), np.int64)
+    out = np.empty((max(1, min(cap, 1 + 2 * (2 * sides + 1) * reach)), 2), np.int64)
     out[0, 0], out[0, 1] = bi, bj
     seen[bi * (bj + 1) + bj] = True
     m = 1
@@ -318,8 +321,9 @@ def _band_core(i, j, slope, k, reach, cap):
     py, px = 0.5 * k / norm, -0.5 * k * slope / norm  # half a block across
     for t in range(1, 2 * reach + 1):
         y, x = i + 0.5 - t * ahead * slope, j + 0.5 - t * ahead
-        for side in range(3):
-            sy, sx = (y, x) if side == 0 else (y + py, x + px) if side == 1 else (y - py, x - px)
+        for side in range(2 * sides + 1):  # the line, then half a block more on either side in turn
+            f = (side + 1) // 2 * (1 if side % 2 else -1)
+            sy, sx = y + f * py, x + f * px
             a, b = int(math.floor(sy / k)), int(math.floor(sx / k))
             if 0 <= a <= bi and 0 <= b <= bj and not seen[a * (bj + 1) + b] and m < cap:
                 seen[a * (bj + 1) + b] = True
@@ -331,14 +335,14 @@ def _band_core(i, j, slope, k, reach, cap):
 _BAND = []
 
 
-def _band(i, j, slope, k, reach, cap):
+def _band(i, j, slope, k, reach, cap, sides=1):
     """The blocks of a round (:meth:`CheckpointResult._round_blocks`), compiled: distinct, nearest
     first (numpy's dozen small operations a round cost about 0.3 ms)."""
     if not _BAND:
         from .jit import njit
 
         _BAND.append(njit(cache=True)(_band_core))
-    return _BAND[0](i, j, slope, k, reach, cap)
+    return _BAND[0](i, j, slope, k, reach, cap, sides)
 
 
 _FILLERS: dict = {}

@@ -459,9 +459,5 @@ def encode_bands(words, woff, wbase, t0, t1, lo, hi, bits, lead_n, band_n, band_
 
 def tiled_last_row(bottom, lay):
     """The grid's last row, gathered from the per-chunk bottom edges ``[corner, values...]``."""
-    parts = []
-    for J in range(lay.nj):
-        ncol = min(lay.tw, lay.cols - J * lay.tw)
-        base = J * (lay.tw + 1) + 1
-        parts.append(bottom[base : base + ncol])
-    return np.concatenate(parts) if parts else bottom[:0].copy()
+    edges = bottom[: lay.nj * (lay.tw + 1)].reshape(lay.nj, lay.tw + 1)[:, 1:]  # a chunk's tw columns a row
+    return edges.reshape(-1)[: lay.cols].copy()

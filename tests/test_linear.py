@@ -86,15 +86,18 @@ def test_gotoh_stateful_walk(a, b):
         _same_walk(full, ck, (len(a), len(b)), state=state)
 
 
-@pytest.mark.parametrize("reach, most", [(1, 2), (2, 3), (0, 1)])
-def test_rounds_of_few_blocks(monkeypatch, reach, most):
-    """Rounds that look one or two blocks ahead, or sweep one block: the walk leaves each round at a
-    block it did not sweep, and the next round starts there; the paths (LCS, Smith-Waterman from
-    its best cell, Gotoh with a state) are the full store's, whatever the band."""
+@pytest.mark.parametrize("reach, most, sides", [(1, 2, 1), (2, 3, 1), (0, 1, 1), (2, 12, 2), (1, 30, 3)])
+def test_rounds_of_few_blocks(monkeypatch, reach, most, sides):
+    """Rounds that look one or two blocks ahead, or sweep one block, in bands one to three half
+    blocks wide on either side of the path's line: the walk leaves each round at a block it did
+    not sweep, and the next round starts there; the paths (LCS, Smith-Waterman from its best cell,
+    Gotoh with a state) are the full store's, whatever the band."""
     import gpudp.linear as linear
+    from gpudp import backends
 
     monkeypatch.setattr(linear, "ROUND_REACH", reach)
     monkeypatch.setattr(linear, "ROUND_BLOCKS", most)
+    monkeypatch.setattr(type(backends.get("cpu")), "round_sides", sides)
     rng = np.random.default_rng(8)
     a, b = rng.integers(0, 4, 150).astype(np.uint8), rng.integers(0, 4, 200).astype(np.uint8)
     full, ck = _both(LCSRecurrence(a, b), 32)
@@ -252,6 +255,22 @@ def test_cuda_checkpoints_and_blocks_in_the_simulator(monkeypatch):
     ck = sweep(gotoh.Gotoh(s, t), backend="cpu", store="checkpoints", tile=(32, 32), checkpoint_every=64)
     ck._runner = backends.get("cuda")
     assert np.array_equal(full.traceback((35, 33), state=0), ck.traceback((35, 33), state=0))
+
+
+def test_round_bands_grow_with_their_sides():
+    """A round's band: distinct blocks, nearest first, the walk's block first, inside the grid
+    up-left of it; a wider band holds the narrower one's blocks."""
+    from gpudp.linear import _band
+
+    for i, j, slope in [(5000, 4000, 1.2), (300, 9000, 0.05), (9000, 30, 40.0), (0, 0, 1.0)]:
+        bands = [_band(i, j, slope, 64, 20, 10_000, sides) for sides in (1, 2, 3)]
+        for band in bands:
+            keys = [tuple(x) for x in band]
+            assert keys[0] == (i // 64, j // 64) and len(set(keys)) == len(keys)
+            assert (band[:, 0] <= i // 64).all() and (band[:, 1] <= j // 64).all() and (band >= 0).all()
+        for narrow, wide in zip(bands[:-1], bands[1:], strict=True):
+            assert {tuple(x) for x in narrow} <= {tuple(x) for x in wide} and len(wide) >= len(narrow)
+    assert len(_band(5000, 4000, 1.2, 64, 20, 7, 3)) == 7  # the round's limit
 
 
 @pytest.mark.parametrize("k", [1, 5, 32, 33, 64])

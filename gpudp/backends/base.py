@@ -107,6 +107,11 @@ class Backend:
             return int(diagonal_groups(every)[-1]) * bits, np.dtype(np.uint32)
         return every * every, decision_dtype(bits)
 
+    #: how wide a traceback round's band of blocks is (:mod:`gpudp.linear`): half blocks on either
+    #: side of the path's line. A wider band holds the path for more blocks (fewer rounds) at the
+    #: cost of more cells swept again: where a round costs a launch and a wait (a GPU) it pays
+    round_sides = 1
+
     def run_blocks(self, rec_cls, data, blocks, every, rows, cols, edges, words, context):
         """Sweep blocks of a tiled grid again, each from the values around it, keeping decisions:
         what :mod:`gpudp.linear`'s traceback does in rounds.

@@ -227,10 +227,9 @@ UPLOAD_ALIGN = 256
 
 def upload(items, stream) -> tuple:
     """Device copies of ``items``: each a host array, a tuple of them (a record's fields), or
-    anything else (passed through). One device allocation, one staging copy into page-locked memory
+    anything else (passed through). One device allocation, one staging copy into one host buffer
     and one transfer for all the arrays, where ``cuda.to_device`` allocates and copies each (about
-    0.25 ms apiece on the H100 machine, 2026-11-26: 2-3 ms a sweep). Returns when the copy is done
-    (the staging block goes back to the pool)."""
+    0.25 ms apiece on the H100 machine, 2026-11-26: 2-3 ms a sweep). Returns when the copy is done."""
     arrays = [
         a for it in items for a in (it if isinstance(it, tuple) else (it,)) if isinstance(a, np.ndarray)
     ]
@@ -242,7 +241,9 @@ def upload(items, stream) -> tuple:
     if not arrays:
         return tuple(items)
     dev = cuda.device_array(total, np.uint8, stream=stream)
-    stage = pinned_pool().lease(total, np.uint8)
+    # pageable: the pinned pool keeps only the block given back last (a small one given back here
+    # made the next traceback page-lock its rounds' buffer again)
+    stage = np.empty(total, np.uint8)
     for a in arrays:
         off = offsets[id(a)]
         stage[off : off + a.nbytes] = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
@@ -1757,8 +1758,11 @@ class _CUDA(Backend):
         """A page-locked copy of ``x`` (:func:`page_locked_copy`)."""
         return page_locked_copy(x)
 
-    #: how block decisions are laid out (:meth:`run_blocks`): bit planes, a warp's ballot a word
+    #: how block decisions are laid out (:meth:`run_blocks`): bit planes
     blocks_layout = "planes"
+    #: a round's band two half blocks to either side: H200, 2^17 (2026-11-26), Smith-Waterman 2
+    #: rounds instead of 4, Gotoh 4 instead of 8 (its path leaves a narrower band sideways)
+    round_sides = 2
 
     def run_blocks(self, rec_cls, data, blocks, every, rows, cols, edges, words, context):
         """Blocks of a tiled grid swept from their edges, with their decisions (see
@@ -1792,7 +1796,7 @@ class _CUDA(Backend):
             context["scratch"] = parts if values.fields(rec_cls) else parts[0]
             context["cells"] = cuda.device_array(most * gt * 32, decision_dtype(bits), stream=st)
             context["words"] = cuda.device_array(max(most * ws, 1), words.dtype, stream=st)
-            at = pinned_empty(2 * most, np.int64)
+            at = np.empty(2 * most, np.int64)  # pageable: 16 KiB, copied before the launch
             context["at"] = (at, cuda.device_array(2 * most, np.int64, stream=st))
             context["sizes"] = need
         d_words, (at, d_at) = context["words"], context["at"]
