@@ -9,6 +9,7 @@ any valid linear schedule into layers (wavefronts).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import linecache
 import sys
@@ -364,13 +365,17 @@ def decision_dtype(bits: int) -> np.dtype:
     return np.dtype(np.uint8 if bits <= 8 else np.uint16 if bits <= 16 else np.uint32)
 
 
+@functools.lru_cache(maxsize=16)
 def diagonal_groups(k: int) -> np.ndarray:
     """``g[d]``: the groups of 32 cells on the anti-diagonals before ``d`` of a ``k x k`` block, each
     anti-diagonal's cells (by row) in groups of 32 (``d = 0 .. 2k - 1``; ``g[2k - 1]``: all of them).
-    A block's decisions in *bit planes* (:func:`block_decision`) take ``g[2k - 1] * bits`` words."""
+    A block's decisions in *bit planes* (:func:`block_decision`) take ``g[2k - 1] * bits`` words.
+    Made once per ``k`` (a traceback asks for it a few times a round) and read-only."""
     d = np.arange(2 * k - 1)
     length = np.minimum(d, k - 1) - np.maximum(0, d - k + 1) + 1
-    return np.concatenate(([0], np.cumsum((length + 31) // 32))).astype(np.int64)
+    g = np.concatenate(([0], np.cumsum((length + 31) // 32))).astype(np.int64)
+    g.setflags(write=False)
+    return g
 
 
 @register_jitable

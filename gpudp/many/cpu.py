@@ -19,7 +19,7 @@ import numpy as np
 
 from ..backends.cpu import PARALLEL_LOCK, cell_namespace
 from ..cache import jit_generated
-from ..codegen import compile_source, diag_start, fn_args, n_flags, n_reduce, tile_cell_source, user_args
+from ..codegen import compile_source, diagonal_index, fn_args, n_flags, n_reduce, tile_cell_source, user_args
 from ..jit import njit
 from . import source
 from .chunks import ChunkOut
@@ -118,7 +118,7 @@ def walker(rec_cls, kinds):
         "np": np,
         "prange": numba.prange,
         "back": njit(rec_cls.back),
-        "diag_start": diag_start,
+        "diagonal_index": diagonal_index,
         "A": s.a,
         "B": s.b,
     }

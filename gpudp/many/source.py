@@ -41,10 +41,7 @@ def new(n: str) -> str:
 
 
 #: the decision of cell (i, j) of the instance whose words start at ``base``, in either layout
-_DECODE = (
-    "(words[base + i * C + j] if by_rows else "
-    "words[base + diag_start(i + j, R, C) + i - max(0, i + j - C + 1)])"
-)
+_DECODE = "(words[base + i * C + j] if by_rows else words[base + diagonal_index(i, j, R, C)])"
 
 
 def packed_args(n: int) -> str:
