@@ -8,6 +8,7 @@ same tests run on the real device. ``GPUDP_TEST_SIM=0`` / ``=1`` forces either w
 import atexit
 import os
 import shutil
+import sys
 import tempfile
 
 # The persistent kernel cache: one per test session (shared with the subprocesses the tests start),
@@ -19,6 +20,11 @@ if "GPUDP_CACHE_DIR" not in os.environ:
 _force = os.environ.get("GPUDP_TEST_SIM")
 if _force == "1" or (_force is None and not os.path.exists("/dev/nvidiactl")):
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+    # The simulator runs a block's threads as Python threads, and its block manager polls them in a
+    # loop that holds the GIL: a thread released from a syncthreads (or a warp shuffle) waits for
+    # the interpreter's switch interval (5 ms by default) before it runs again. With 0.3 ms the same
+    # kernels, barriers and all, run 3 to 6 times faster (shorter helps warps, hurts large blocks).
+    sys.setswitchinterval(3e-4)
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402

@@ -10,6 +10,7 @@ import re
 import shlex
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -225,12 +226,16 @@ TUTORIAL = Path(__file__).resolve().parent.parent / "docs" / "tutorial.md"
 BLOCK = re.compile(r"(?:<!-- quoted from (\S+) -->\n)?```(\w+)\n(.*?)```", re.S)
 
 
-def test_tutorial_snippets_run_as_shown():
+def test_tutorial_snippets_run_as_shown(monkeypatch):
     text = TUTORIAL.read_text()
     root = TUTORIAL.parent.parent
     blocks = BLOCK.findall(text)
     assert {kind for _, kind, _ in blocks} == {"console", "python", "pycon"}
-    namespace = {"__name__": "tutorial"}
+    # the snippets run in a module found in sys.modules, as a reader's script or session (__main__)
+    # is: their kernels go to the disk cache, shared with the examples' tests and scripts
+    module = types.ModuleType("tutorial")
+    monkeypatch.setitem(sys.modules, "tutorial", module)
+    namespace = module.__dict__
     parser, runner = doctest.DocTestParser(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     for n, (quoted, kind, code) in enumerate(blocks):
         if quoted:
