@@ -46,6 +46,7 @@ __all__ = [
     "chunk_bounds",
     "cluster",
     "dask_distributed",
+    "gpu_cpus",
     "is_dask_collection",
     "map_blocks",
     "map_chunks",
@@ -342,13 +343,88 @@ def visible_gpus() -> list[str]:
     return [str(i) for i, line in enumerate(ln for ln in out.splitlines() if ln.startswith("GPU "))]
 
 
+def parse_cpulist(text: str) -> set[int]:
+    """The CPUs of a Linux CPU list (``"0-31,64-95"``, as ``/sys/.../local_cpulist`` writes it)."""
+    cpus: set[int] = set()
+    for part in text.strip().split(","):
+        if not part:
+            continue
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def gpu_cpus(devices: Sequence[str], sysfs: str = "/sys/bus/pci/devices") -> dict[str, set[int]]:
+    """For each of ``devices`` (``CUDA_VISIBLE_DEVICES`` entries: indices or UUIDs), the CPUs on
+    its side of the host (its PCI device's ``local_cpulist``: the socket, or NUMA node, its PCIe
+    root hangs off), among those this process may use. Read from ``nvidia-smi`` and sysfs without
+    starting CUDA; a device that cannot be placed so (no driver, no sysfs, a list of every CPU or
+    of none this process may use) is left out."""
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=index,uuid,pci.bus_id", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    bus = {}
+    for line in out.splitlines():
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) == 3:
+            index, uuid, pci = fields
+            # nvidia-smi writes an 8-digit PCI domain ("00000000:19:00.0"), sysfs a 4-digit one
+            domain, _, rest = pci.lower().partition(":")
+            bus[index] = bus[uuid] = f"{domain[-4:]}:{rest}"
+    allowed = os.sched_getaffinity(0)
+    found = {}
+    for dev in devices:
+        if dev not in bus:
+            continue
+        try:
+            with open(os.path.join(sysfs, bus[dev], "local_cpulist")) as f:
+                cpus = parse_cpulist(f.read()) & allowed
+        except (OSError, ValueError):
+            continue
+        if cpus and cpus != allowed:
+            found[dev] = cpus
+    return found
+
+
+def bind_threads(cpus: set[int]) -> None:
+    """Every thread of this process on ``cpus`` (threads it starts later inherit it)."""
+    for tid in os.listdir("/proc/self/task"):
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            os.sched_setaffinity(int(tid), cpus)
+
+
+def dask_setup(worker=None) -> None:
+    """Dask's preload hook (a worker of :func:`cluster` with ``gpus`` preloads this module): with
+    ``GPUDP_WORKER_CPUS`` set, the worker runs on those CPUs, its GPU's side of the host, before it
+    holds anything, so what it allocates (its blocks, page-locked or not) lies in the memory
+    nearest its GPU, as dask-cuda's CPU affinity does."""
+    cpus = parse_cpulist(os.environ.get("GPUDP_WORKER_CPUS", ""))
+    if cpus:
+        bind_threads(cpus)
+
+
+def _cpulist(cpus: set[int]) -> str:
+    return ",".join(str(c) for c in sorted(cpus))
+
+
 @contextlib.contextmanager
-def cluster(scheduler: str | None = None, workers: int | None = None, gpus: bool = False):
+def cluster(
+    scheduler: str | None = None, workers: int | None = None, gpus: bool = False, bind_cpus: bool = True
+):
     """A ``Client``: of the scheduler at ``scheduler`` (an address), or of a local cluster of
     ``workers`` processes, each running its kernels on its share of the cores; with ``gpus``, one
     worker a GPU (``CUDA_VISIBLE_DEVICES`` set to its GPU alone in its process, as dask-cuda's
     ``LocalCUDACluster`` does; default: every visible GPU), closed on exit. The command line's
-    ``--scheduler`` and ``--workers``.
+    ``--scheduler`` and ``--workers``. With ``gpus`` and ``bind_cpus`` (the default), each worker
+    runs on the CPUs on its GPU's side of the host (:func:`gpu_cpus`; its numba threads its share of
+    them), so the blocks it holds lie in the memory nearest its GPU: on a host of two sockets, a
+    GPU copying from the other socket's memory shares the link between them with its neighbours.
 
     Raises
     ------
@@ -367,20 +443,28 @@ def cluster(scheduler: str | None = None, workers: int | None = None, gpus: bool
     n = workers or len(devices) or 1
     if gpus and n > len(devices):
         raise InputError("workers", f"{n} workers, one a GPU, but {len(devices)} GPUs are visible")
-    # each worker's numba threads: its share of the cores, read by numba when the worker process
-    # starts (the environment it is spawned with; set later, numba refuses the change)
+    # each worker's numba threads: its share of the cores (with bound workers, of its side's),
+    # read by numba when the worker process starts (the environment it is spawned with, which
+    # numba may read before a Nanny's env applies; set later, numba refuses the change)
+    near = gpu_cpus(devices[:n]) if gpus and bind_cpus else {}
+    threads = (os.cpu_count() or 1) // n
+    for cpus in near.values():  # the workers on one side share its cores
+        threads = min(threads, len(cpus) // sum(near.get(d) == cpus for d in devices[:n]))
     saved = os.environ.get("NUMBA_NUM_THREADS")
-    os.environ["NUMBA_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // n))
+    os.environ["NUMBA_NUM_THREADS"] = str(max(1, threads))
     try:
         if gpus:
             # the GPU is set in the worker's process before it runs anything (CUDA starts lazily);
             # each worker may hold its share of the host's memory (a Nanny's default is the share of
             # its threads among the cores: 1/32 on a 32-core host, too little for a band's walk)
             options = {"nthreads": 1, "memory_limit": 1 / n}
-            spec = {
-                i: {"cls": dist.Nanny, "options": {**options, "env": {"CUDA_VISIBLE_DEVICES": dev}}}
-                for i, dev in enumerate(devices[:n])
-            }
+            spec = {}
+            for i, dev in enumerate(devices[:n]):
+                mine = {"env": {"CUDA_VISIBLE_DEVICES": dev}}
+                if dev in near:  # dask_setup binds the worker to its side's CPUs
+                    mine["env"]["GPUDP_WORKER_CPUS"] = _cpulist(near[dev])
+                    mine["preload"] = [__name__]
+                spec[i] = {"cls": dist.Nanny, "options": {**options, **mine}}
             local = dist.SpecCluster(
                 workers=spec, scheduler={"cls": dist.Scheduler, "options": {"dashboard_address": None}}
             )

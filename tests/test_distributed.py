@@ -187,22 +187,38 @@ def test_cluster_shares_the_cores_and_workers_compile():
         assert np.array_equal(res.traceback((89, 74)), full.traceback((89, 74)))
 
 
+def _affinity():
+    return os.environ["CUDA_VISIBLE_DEVICES"], sorted(os.sched_getaffinity(0))
+
+
 def test_gpu_cluster_pins_one_gpu_a_worker(monkeypatch):
     """``cluster(gpus=True)``: one worker a visible GPU, each seeing its GPU alone (the variable is
-    set in the worker's process, over the parent's), so its kernels run there; more workers than
-    GPUs, or no GPU, is refused. No GPU is touched: the workers only report what they see."""
+    set in the worker's process, over the parent's), so its kernels run there, and each bound to
+    the CPUs on its GPU's side of the host, the thread that runs its tasks too (here a made-up
+    side of one CPU each, found by ``gpu_cpus`` in the parent); more workers than GPUs, or no GPU,
+    is refused. No GPU is touched: the workers only report what they see."""
     from gpudp import InputError
     from gpudp import distributed as gd
 
+    allowed = sorted(os.sched_getaffinity(0))
+    sides = {"3": {allowed[0]}, "5": {allowed[-1]}}
+    monkeypatch.setattr(gd, "gpu_cpus", lambda devices: {d: sides[d] for d in devices})
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
     assert gd.visible_gpus() == ["3", "5"]
     with gd.cluster(gpus=True) as c:
         seen = c.run(lambda: __import__("os").environ["CUDA_VISIBLE_DEVICES"])
         threads = c.run(lambda: __import__("numba").config.NUMBA_NUM_THREADS)
         limits = c.run(lambda dask_worker: dask_worker.memory_manager.memory_limit)
+        tasks = c.gather([c.submit(_affinity, workers=[w], pure=False) for w in seen])
     assert sorted(seen.values()) == ["3", "5"]
+    assert dict(tasks) == {d: sorted(cpus) for d, cpus in sides.items()}
     total = distributed.system.MEMORY_LIMIT
     assert all(abs(v - total // 2) <= 1 for v in limits.values()), (limits, total)
+    assert set(threads.values()) == {1}  # a side of one CPU
+    with gd.cluster(gpus=True, bind_cpus=False) as c:
+        threads = c.run(lambda: __import__("numba").config.NUMBA_NUM_THREADS)
+        tasks = c.gather([c.submit(_affinity, workers=[w], pure=False) for w in threads])
+    assert all(cpus == allowed for _, cpus in tasks)
     assert set(threads.values()) == {max(1, (os.cpu_count() or 1) // 2)}
     with pytest.raises(InputError, match="3 workers, one a GPU, but 2 GPUs"):
         with gd.cluster(workers=3, gpus=True):
@@ -211,6 +227,28 @@ def test_gpu_cluster_pins_one_gpu_a_worker(monkeypatch):
     with pytest.raises(InputError, match="no GPU is visible"):
         with gd.cluster(gpus=True):
             pass
+
+
+def test_gpu_cpus_reads_each_gpus_side(monkeypatch, tmp_path):
+    """``gpu_cpus``: each GPU (by index or UUID) to its PCI device's ``local_cpulist`` (sysfs's
+    4-digit PCI domain for nvidia-smi's 8), among the CPUs this process may use; a GPU whose side
+    is every such CPU (one socket), or unknown, or without a list, is left out."""
+    import subprocess
+
+    from gpudp import distributed as gd
+
+    assert gd.parse_cpulist("0-3,8,10-11\n") == {0, 1, 2, 3, 8, 10, 11}
+    assert gd.parse_cpulist("") == set()
+    listed = "0, GPU-aaa, 00000000:19:00.0\n1, GPU-bbb, 00000000:3B:00.0\n2, GPU-ccc, 00000001:9A:00.0\n"
+    monkeypatch.setattr(
+        gd.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout=listed)
+    )
+    monkeypatch.setattr(gd.os, "sched_getaffinity", lambda pid: set(range(8)))
+    for bus, text in (("0000:19:00.0", "0-3,64-67"), ("0000:3b:00.0", "0-7"), ("0001:9a:00.0", "4-7")):
+        (tmp_path / bus).mkdir()
+        (tmp_path / bus / "local_cpulist").write_text(text + "\n")
+    found = gd.gpu_cpus(["0", "GPU-bbb", "GPU-ccc", "7"], sysfs=str(tmp_path))
+    assert found == {"0": {0, 1, 2, 3}, "GPU-ccc": {4, 5, 6, 7}}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -305,6 +343,8 @@ def test_bench_scale_with_resident_data(capsys):
     for r in got.values():
         assert 0 < r["chunk_seconds_min"] <= r["chunk_seconds_max"] < r["seconds_median"]
         assert r["first_chunk_wait"] > 0 and r["last_result_wait"] > 0
+        assert r["bound"] is False and r["kernel_seconds_per_chunk"] >= 0  # cpu workers: not bound
+    assert out["gpu_cpus"] == {}
     assert "resident" in out["workload"] and "page-locked" in out["workload"]
 
 

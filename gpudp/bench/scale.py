@@ -50,6 +50,14 @@ def bench_arguments(p):
         "several comma-separated; both (default): client,resident; all: the three",
     )
     p.add_argument(
+        "--bind",
+        default="on",
+        choices=("on", "off", "both"),
+        help="GPU workers on the CPUs on their GPU's side of the host (gpudp.distributed.cluster's "
+        "bind_cpus); both: each worker count bound, then not (an A/B on one machine). Where the "
+        "host has one side (one NUMA node) nothing is bound and each count runs once",
+    )
+    p.add_argument(
         "--chunks-per-worker",
         type=int,
         default=distributed.CHUNKS_PER_WORKER,
@@ -128,9 +136,14 @@ def cli_bench(args) -> dict:
     want = lcs.solve_many((a, b), backend=backend)
     single = time.perf_counter() - t
     rows = []
-    for n in (int(x) for x in args.workers.split(",")):
+    gpus = backend == "cuda"
+    # each GPU's side of the host, where bound workers run (none where it cannot be told, or one
+    # side holds every CPU: then binding changes nothing and "both" runs once)
+    sides = distributed.gpu_cpus(distributed.visible_gpus()) if gpus else {}
+    binds = {"on": (True,), "off": (False,), "both": (True, False)}[args.bind] if sides else (False,)
+    for n, bound in ((int(x), bound) for x in args.workers.split(",") for bound in binds):
         block_rows = max(1, -(-args.pairs // (cpw * n)))
-        with distributed.cluster(workers=n, gpus=backend == "cuda") as client, _chunks_per_worker(cpw):
+        with distributed.cluster(workers=n, gpus=gpus, bind_cpus=bound) as client, _chunks_per_worker(cpw):
             lcs.solve_many((a[:256], b[:256]), backend=backend, client=client)  # the workers compile
             for mode in modes:
                 if mode != "client":  # untimed: already there
@@ -144,6 +157,9 @@ def cli_bench(args) -> dict:
                     got = lcs.solve_many(pairs, backend=backend, client=client)
                     runs.append(time.perf_counter() - t)
                     spans.append(_where(got.stats.extra))
+                    spans[-1]["kernel_seconds_per_chunk"] = got.stats.kernel_seconds / len(
+                        got.stats.extra["chunk_seconds"]
+                    )
                     if not np.array_equal(got.values, want.values):
                         raise CheckError(f"{n} workers, {mode}: the values differ from the single process's")
                 moved = (_moved(client) - moved) / max(1, args.repeat)
@@ -153,6 +169,7 @@ def cli_bench(args) -> dict:
                     {
                         "workers": n,
                         "data": mode,
+                        "bound": bound,
                         "chunks": got.stats.extra["dask_chunks"],
                         "seconds_median": s,
                         "runs": runs,
@@ -163,13 +180,14 @@ def cli_bench(args) -> dict:
                 )
                 w = rows[-1]
                 print(
-                    f"  {n:3d} workers, {mode:8s}: {s:8.3f} s, {cells / s / 1e9:9.1f} GCUPS (chunks "
+                    f"  {n:3d} workers{' bound' if w['bound'] else ''}, {mode:8s}: {s:8.3f} s, "
+                    f"{cells / s / 1e9:9.1f} GCUPS (chunks "
                     f"{w['chunk_seconds_min']:.3f}-{w['chunk_seconds_max']:.3f} s, first waited "
                     f"{w['first_chunk_wait']:.3f} s, last result {w['last_result_wait']:.3f} s)",
                     flush=True,
                 )
-    for mode in modes:
-        same = [r for r in rows if r["data"] == mode]
+    for mode, bound in ((m, b) for m in modes for b in binds):
+        same = [r for r in rows if r["data"] == mode and r["bound"] == bound]
         first = same[0] if same else None
         for r in same:
             r["speedup_vs_first"] = first["seconds_median"] / r["seconds_median"]
@@ -196,6 +214,7 @@ def cli_bench(args) -> dict:
         "the GPU by DMA with no staging copy",
         "cells": cells,
         "single_process_seconds": single,
+        "gpu_cpus": {d: ",".join(map(str, sorted(c))) for d, c in sides.items()},
         "results": rows,
         "goal": "batch LCS scores scale >= 0.9 x the number of GPUs (issue 17)",
     }
