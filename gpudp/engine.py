@@ -143,6 +143,7 @@ def layered_memory(
 choose_backend = backends.choose
 resolve_backend = backends.resolve
 device_name = backends.device_name
+is_device_array = backends.is_device_array
 cpu_cell_rate = backends.cpu_cell_rate
 gpu_start_seconds = backends.gpu_start_seconds
 cuda_usable = backends.cuda_usable

@@ -348,6 +348,20 @@ def test_bench_scale_with_resident_data(capsys):
     assert "resident" in out["workload"] and "page-locked" in out["workload"]
 
 
+@pytest.mark.gpu
+def test_bench_scale_with_blocks_on_the_gpus():
+    """gpudp bench scale --data device: each block on its worker's GPU before the timer, every run's
+    values equal to one process's (the bench checks), nothing moved between workers."""
+    from gpudp.bench import scale
+    from gpudp.cli import build_parser
+
+    argv = ["bench", "scale", "--backends", "cuda", "--workers", "1", "--pairs", "600", "--length", "64"]
+    argv += ["--repeat", "1", "--data", "device,pinned"]
+    out = scale.cli_bench(build_parser(argv).parse_args(argv))
+    got = {r["data"]: r for r in out["results"]}
+    assert sorted(got) == ["device", "pinned"] and got["device"]["bytes_between_workers_per_run"] == 0
+
+
 def test_page_locked_dask_arrays_keep_their_blocks(client):
     """distributed.page_locked: a lazy array of the same shape, chunks and values (a worker without
     a GPU keeps its blocks as they are); a numpy array is page-locked here; others refused."""

@@ -355,6 +355,47 @@ def test_page_locked_batches_go_to_the_device_from_where_they_lie(monkeypatch):
     assert_batch(list(zip(a, b, strict=True)), r)
 
 
+@pytest.mark.sim
+def test_pairs_in_gpu_memory_are_read_where_they_lie(monkeypatch):
+    """Two 2-D uint8 arrays in GPU memory (numba's device arrays here; CuPy's and PyTorch's by
+    ``__cuda_array_interface__``): the batch runs on the GPU whatever ``backend='auto'`` would pick for
+    its size, one slice read where it lies (no staging, no copy of the symbols to the device), the
+    table found there, a few pairs fetched and re-solved on the host; edit distances alike. With
+    ``backend='cpu'`` or ``traceback=True`` they are copied to the host first. Arrays on both sides,
+    of another dtype or not contiguous are refused."""
+    from numba import cuda
+
+    from gpudp.problems import edit_distance
+
+    staged = staged_uploads(monkeypatch, slice_bytes=64)  # host batches this small would be staged
+    used = kernels_used(monkeypatch)
+    rng = np.random.default_rng(33)
+    a = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, (5, 30))]
+    b = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, (5, 45))]
+    da, db = cuda.to_device(a), cuda.to_device(b)
+    want = reference(list(zip(a, b, strict=True)))
+    r = lcs.solve_many((da, db), verify=2)
+    assert r.stats.backend == "cuda" and r.values.tolist() == want and len(r.verified) == 2
+    assert staged == [] and used == [4]  # one kernel, the 4 bytes' table found on the device
+    r = edit_distance.solve_many((db, da), backend="cuda", verify=1)
+    assert r.values.tolist() == [
+        edit_distance.solve(y, x, backend="cpu").value for x, y in zip(a, b, strict=True)
+    ]
+    r = lcs.solve_many((da, db), backend="cpu")
+    assert r.stats.backend == "cpu" and r.values.tolist() == want
+    r = lcs.solve_many((da, db), traceback=True, verify=1)
+    assert r.values.tolist() == want
+    assert_batch(list(zip(a, b, strict=True)), r)
+    with pytest.raises(InputError, match="one array in GPU memory and one in host memory"):
+        lcs.solve_many((da, b))
+    with pytest.raises(InputError, match="2-D uint8"):
+        lcs.solve_many((cuda.to_device(a.astype(np.int32)), cuda.to_device(b.astype(np.int32))))
+    with pytest.raises(InputError, match="C-contiguous"):
+        lcs.solve_many((da[:, ::2], db[:, ::2]))
+    with pytest.raises(InputError, match="5 rows against 4"):
+        lcs.solve_many((da, db[:4]))
+
+
 def test_page_locked_without_a_gpu_is_the_array_itself(monkeypatch):
     """Without a usable GPU (and outside the simulator) page_locked gives the array back; anything
     but a numpy array is refused."""
@@ -462,6 +503,34 @@ def test_gpu_lengths_match_the_cpu_at_scale():
     gpu = lcs.solve_many(pairs, backend="cuda")
     cpu = lcs.solve_many(pairs, backend="cpu", verify=0)
     assert np.array_equal(gpu.values, cpu.values)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("library", ["numba", "cupy", "torch"])
+def test_gpu_batch_reads_arrays_in_gpu_memory(library):
+    """Pairs held by CuPy, PyTorch (CUDA tensors) or numba on the GPU are read there, by
+    ``__cuda_array_interface__``, with the host arrays' values (lengths and edit distances)."""
+    from gpudp.problems import edit_distance
+
+    rng = np.random.default_rng(9)
+    a = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, (2000, 300))]
+    b = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, (2000, 200))]
+    if library == "numba":
+        from numba import cuda
+
+        da, db = cuda.to_device(a), cuda.to_device(b)
+    elif library == "cupy":
+        cupy = pytest.importorskip("cupy")
+        da, db = cupy.asarray(a), cupy.asarray(b)
+    else:
+        torch = pytest.importorskip("torch")
+        da, db = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+    r = lcs.solve_many((da, db), verify=3)
+    assert r.stats.backend == "cuda" and np.array_equal(
+        r.values, lcs.solve_many((a, b), backend="cpu").values
+    )
+    e = edit_distance.solve_many((da, db), verify=3)
+    assert np.array_equal(e.values, edit_distance.solve_many((a, b), backend="cpu").values)
 
 
 def test_two_arrays_of_rows_are_a_batch_of_pairs():

@@ -16,7 +16,17 @@ import sys
 from ..errors import BackendError, InputError
 from .base import Backend
 
-__all__ = ["Backend", "MODULES", "get", "choose", "resolve", "cuda_usable", "cuda_started", "device_name"]
+__all__ = [
+    "Backend",
+    "MODULES",
+    "get",
+    "choose",
+    "resolve",
+    "cuda_usable",
+    "cuda_started",
+    "device_name",
+    "is_device_array",
+]
 
 #: backend name -> module defining ``BACKEND``
 MODULES = {"cpu": f"{__name__}.cpu", "cuda": f"{__name__}.cuda"}
@@ -116,6 +126,16 @@ def page_locked(x):
     if x.size == 0 or not (cuda_usable() or os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"):
         return x
     return get("cuda").page_locked(x)
+
+
+def is_device_array(x) -> bool:
+    """Whether ``x`` is an array in GPU memory: one with ``__cuda_array_interface__`` (CuPy, numba's
+    device arrays, PyTorch's CUDA tensors), or a device array of numba's CUDA simulator. Nothing is
+    imported or started to tell."""
+    if hasattr(x, "__cuda_array_interface__"):
+        return True
+    sim = sys.modules.get("numba.cuda.simulator.cudadrv.devicearray")
+    return sim is not None and isinstance(x, sim.FakeCUDAArray)
 
 
 def cuda_started() -> bool:

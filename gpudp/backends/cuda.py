@@ -31,6 +31,8 @@ __all__ = [
     "device_name",
     "device_jit",
     "kernel_jit",
+    "as_device_array",
+    "is_device_array",
     "is_page_locked",
     "page_locked_copy",
     "pinned_empty",
@@ -177,6 +179,15 @@ def is_page_locked(x) -> bool:
     from numba.cuda.cudadrv.driver import PinnedMemory
 
     return isinstance(base, PinnedMemory)
+
+
+from . import is_device_array  # noqa: E402  (the features' cuda modules take it from here)
+
+
+def as_device_array(x):
+    """``x``, an array in GPU memory (:func:`gpudp.backends.is_device_array`: CuPy, a PyTorch CUDA
+    tensor, numba's), as a numba device array over the same memory (no copy)."""
+    return x if is_simulator() else cuda.as_cuda_array(x)
 
 
 def page_locked_copy(x: np.ndarray) -> np.ndarray:

@@ -10,8 +10,9 @@ blocks of ``pairs / (chunks per worker x N)`` rows, block ``k`` of both arrays o
 ``k mod N``, placed and persisted before the timer starts (data already in the cluster: the
 timed batch moves no pair through this process); ``pinned``, as ``resident`` with each block
 page-locked on its worker (:func:`gpudp.distributed.page_locked`: copied to the GPU by DMA from
-where it lies, no staging copy); ``both`` (the default) runs ``client`` and ``resident``, ``all``
-the three. Each cluster
+where it lies, no staging copy); ``device`` (cuda), as ``resident`` with each block copied to its
+worker's GPU (data made or read there: the batch copies nothing to the device); ``both`` (the
+default) runs ``client`` and ``resident``, ``all`` every one the backend has. Each cluster
 first runs a small batch (the workers compile or load their kernels), then ``--repeat`` timed
 batches; the single-process solve on the same backend is the baseline, and every run's values
 must equal it. Speed-up and efficiency are against the first worker count, for each ``data``.
@@ -33,7 +34,7 @@ from gpudp.problems import lcs
 
 from .instances import random_dna
 
-DATA = ("client", "resident", "pinned")
+DATA = ("client", "resident", "pinned", "device")
 
 
 def bench_arguments(p):
@@ -47,7 +48,8 @@ def bench_arguments(p):
         default="both",
         help="client: the pairs sent from this process with their tasks; resident: dask arrays "
         "persisted on the workers before timing; pinned: resident, page-locked on the workers; "
-        "several comma-separated; both (default): client,resident; all: the three",
+        "device (cuda): resident, on the workers' GPUs; several comma-separated; both (default): "
+        "client,resident; all: every one the backend has",
     )
     p.add_argument(
         "--bind",
@@ -77,7 +79,14 @@ def _chunks_per_worker(k: int):
         distributed.CHUNKS_PER_WORKER = saved
 
 
-def resident(client, arrays, rows: int, pinned: bool = False) -> list:
+def _on_gpu(block):
+    """A block copied to this worker's GPU (a numba device array: the batch reads it there)."""
+    from numba import cuda
+
+    return cuda.to_device(np.ascontiguousarray(block))
+
+
+def resident(client, arrays, rows: int, pinned: bool = False, device: bool = False) -> list:
     """``arrays`` (numpy, as many rows) as dask arrays of row blocks of ``rows`` rows, block ``k``
     of each kept on worker ``k mod N`` (a chunk's blocks on one worker), persisted: what the batch
     finds when its data was made in the cluster; with ``pinned``, each block page-locked there
@@ -94,6 +103,8 @@ def resident(client, arrays, rows: int, pinned: bool = False) -> list:
             fut = client.scatter(part, workers=[workers[k % len(workers)]], hash=False)
             blocks.append(da.from_delayed(fut, part.shape, part.dtype))
         x = da.concatenate(blocks, axis=0)
+        if device:  # each block on its worker's GPU: data made or read there
+            x = x.map_blocks(_on_gpu, dtype=x.dtype, meta=np.empty((0, 0), x.dtype))
         out.append(distributed.page_locked(x) if pinned else x)
     out = client.persist(out)
     dist.wait(out)
@@ -127,9 +138,10 @@ def cli_bench(args) -> dict:
     b = random_dna(args.pairs * args.length, rng).reshape(args.pairs, args.length)
     cells = args.pairs * args.length * args.length
     backend = args.backends if args.backends in ("cpu", "cuda") else "cpu"
-    modes = {"both": DATA[:2], "all": DATA}.get(args.data) or tuple(args.data.split(","))
-    if not set(modes) <= set(DATA):
-        raise InputError("--data", f"{args.data!r}: one or more of {', '.join(DATA)} (or both, all)")
+    known = DATA if backend == "cuda" else DATA[:3]  # device: on the workers' GPUs
+    modes = {"both": DATA[:2], "all": known}.get(args.data) or tuple(args.data.split(","))
+    if not set(modes) <= set(known):
+        raise InputError("--data", f"{args.data!r}: one or more of {', '.join(known)} (or both, all)")
     cpw = max(1, int(args.chunks_per_worker))
     lcs.solve_many((a[:64], b[:64]), backend=backend)  # warm-up
     t = time.perf_counter()
@@ -147,7 +159,8 @@ def cli_bench(args) -> dict:
             lcs.solve_many((a[:256], b[:256]), backend=backend, client=client)  # the workers compile
             for mode in modes:
                 if mode != "client":  # untimed: already there
-                    pairs = tuple(resident(client, (a, b), block_rows, pinned=mode == "pinned"))
+                    where = {"pinned": mode == "pinned", "device": mode == "device"}
+                    pairs = tuple(resident(client, (a, b), block_rows, **where))
                     lcs.solve_many((pairs[0][:256], pairs[1][:256]), backend=backend, client=client)
                 else:
                     pairs = (a, b)
@@ -211,7 +224,9 @@ def cli_bench(args) -> dict:
         "by an earlier step): each chunk's task runs where its blocks are, no pair passes through "
         "the client; data 'pinned': as 'resident', each block then copied into page-locked memory "
         "on its worker before the timer starts (gpudp.distributed.page_locked), so that it goes to "
-        "the GPU by DMA with no staging copy",
+        "the GPU by DMA with no staging copy; data 'device': as 'resident', each block then copied "
+        "to its worker's GPU before the timer starts (data made or read there), so the batch "
+        "copies no pair to the device",
         "cells": cells,
         "single_process_seconds": single,
         "gpu_cpus": {d: ",".join(map(str, sorted(c))) for d, c in sides.items()},

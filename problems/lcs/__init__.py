@@ -454,7 +454,10 @@ def solve_many(
         ``p`` as rows ``A[p]`` and ``B[p]``, the fast form for many pairs of equal lengths (no
         Python work per pair). ``A`` and ``B`` may be dask arrays (data in a Dask cluster: read
         from files by ``dask.array``, made by an earlier step, or persisted), with ``client``
-        only: see ``client``.
+        only: see ``client``. They may lie in GPU memory (CuPy arrays, PyTorch CUDA tensors,
+        numba device arrays: anything with ``__cuda_array_interface__``), 2-D C-contiguous
+        ``uint8``: the batch then runs on the GPU where they lie, nothing copied to the device
+        (with ``backend="cpu"`` or ``traceback=True`` they are copied to the host first).
     backend : "auto", "cpu" or "cuda"
     traceback : bool
         False (the default): lengths only, by the bit-parallel recurrence (64 cells per word

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpudp.engine import choose_backend, device_name, progress_bar
+from gpudp.engine import choose_backend, device_name, is_device_array, progress_bar
 from gpudp.errors import CheckError, GpudpError, InputError
 from gpudp.solution import Stats
 
@@ -169,6 +169,41 @@ def as_arrays(pairs):
     return np.ascontiguousarray(a), np.ascontiguousarray(b)
 
 
+def device_arrays(pairs):
+    """``(A, B)`` as numba device arrays when ``pairs`` is two 2-D arrays in GPU memory (CuPy,
+    PyTorch CUDA tensors, numba's device arrays: :func:`gpudp.backends.is_device_array`), else None.
+
+    Raises
+    ------
+    InputError
+        one array on the GPU and the other not; an array that is not 2-D, not uint8 (the device
+        path reads bytes, or codes below 256, as they are), or not C-contiguous; rows that differ.
+    """
+    if not (isinstance(pairs, tuple) and len(pairs) == 2):
+        return None
+    on = [is_device_array(x) for x in pairs]
+    if not any(on):
+        return None
+    if not all(on):
+        raise InputError("pairs", "one array in GPU memory and one in host memory: give both on one side")
+    from . import cuda  # only now: the arrays are on a GPU
+
+    out = tuple(cuda.as_device_array(x) for x in pairs)
+    for name, x in zip(("pairs[0]", "pairs[1]"), out, strict=True):
+        if x.ndim != 2 or x.dtype != np.uint8:
+            raise InputError(
+                name,
+                f"pairs in GPU memory are two 2-D uint8 arrays (bytes, or codes below 256), got "
+                f"{x.ndim}-D {x.dtype}: convert them on the device first",
+            )
+        if not x.is_c_contiguous():
+            raise InputError(
+                name, "a GPU array of pairs must be C-contiguous: make a contiguous copy on the device"
+            )
+    _check_arrays(*out)
+    return out
+
+
 def dask_arrays(pairs):
     """``(A, B)`` when ``pairs`` is two 2-D integer arrays of as many rows, one or both of them a
     Dask collection (a dask array: checked from its shape and dtype, nothing computed), else None."""
@@ -212,6 +247,11 @@ def run(
     if client is not None:
         return _run_on(client, solver, pairs, backend, traceback, verify, resident)
     t0 = time.perf_counter()
+    device = device_arrays(pairs)
+    if device is not None:
+        if backend != "cpu" and not traceback:
+            return _run_device(solver, *device, verify, t0)
+        pairs = tuple(x.copy_to_host() for x in device)  # the host's paths read host arrays
     arrays = as_arrays(pairs)
     if arrays is not None:  # rows of two arrays: no object per pair unless one is asked for
         pairs = Rows(*arrays)
@@ -283,6 +323,27 @@ def run(
     stats.extra.update(pairs=len(pairs), method=solver.method, backend_choice=why)
     stats.seconds = time.perf_counter() - t0
     return BatchResult(values, errors, NoSolutions(len(pairs)), verified, stats)
+
+
+def _run_device(solver, a, b, verify: int, t0: float) -> BatchResult:
+    """:func:`run` for two 2-D uint8 arrays in GPU memory (:func:`device_arrays`), on the cuda
+    backend: packed where they lie (their table found on the device), one kernel over them, no copy
+    of the pairs but the few re-solved on the host, fetched before the kernel starts."""
+    packed = bitparallel.pack_arrays(a, b, table=False)
+    n = a.shape[0]
+    picks = _picks(np.arange(n), np.full(n, a.shape[1] * b.shape[1], np.int64), verify)
+    checked = {p: (a[p].copy_to_host(), b[p].copy_to_host()) for p in picks}
+    module, name = solver.cuda_launch.split(":")
+    run = getattr(importlib.import_module(module), name)(packed)
+    wants = _checked_values(solver, checked, picks)  # on the host while the GPU computes
+    values, kernel_s = run.finish()
+    for p, want in zip(picks, wants, strict=True):
+        if want != values[p]:
+            raise CheckError(f"pair {p}: the batch gave {solver.what} {values[p]}, a checked solve {want}")
+    stats = Stats(backend="cuda", device=device_name("cuda"), cells=packed.cells, kernel_seconds=kernel_s)
+    stats.extra.update(pairs=n, method=solver.method, backend_choice="the pairs are in GPU memory")
+    stats.seconds = time.perf_counter() - t0
+    return BatchResult(values, {}, NoSolutions(n), picks, stats)
 
 
 def _run_traceback(solver, pairs, packed, index, errors, picks, used, why, t0) -> BatchResult:
@@ -357,8 +418,9 @@ def _run_on(client, solver, pairs, backend, traceback, verify, resident=None) ->
 
 
 def _run_rows(fn, a, b) -> BatchResult:
-    """A chunk of rows on a worker: ``fn`` (:func:`run` with its options) on blocks ``a`` and ``b``."""
-    return fn((np.asarray(a), np.asarray(b)))
+    """A chunk of rows on a worker: ``fn`` (:func:`run` with its options) on blocks ``a`` and ``b``
+    (blocks in GPU memory as they are: read there, not copied to the host)."""
+    return fn(tuple(x if is_device_array(x) else np.asarray(x) for x in (a, b)))
 
 
 def _cells(pair) -> int:

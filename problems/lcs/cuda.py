@@ -12,9 +12,11 @@ import numpy as np
 from numba import prange
 
 from gpudp.backends.cuda import (
+    as_device_array,  # noqa: F401  (for .batch, which reaches the GPU only through this module)
     cuda,
     event,
     generated_kernel,
+    is_device_array,
     is_page_locked,
     pinned_pool,
     resident_threads,
@@ -238,7 +240,7 @@ def _staging_block(packed: Packed, items: int):
     """The page-locked block of ``items`` symbols a batch of at least :data:`STAGE_MIN_BYTES` of
     symbols is staged through, or None: a smaller batch, or one for which no block can be had
     (:func:`_stage_block`), is copied from where it lies."""
-    if (len(packed.pat) + len(packed.txt)) * packed.pat.itemsize < STAGE_MIN_BYTES:
+    if (len(packed.pat) + len(packed.txt)) * packed.pat.dtype.itemsize < STAGE_MIN_BYTES:
         return None
     return _stage_block(items, packed.pat.dtype)
 
@@ -276,8 +278,12 @@ def _flag_bytes(d, flags, st=0) -> None:
 def _pageable(packed: Packed, st=0):
     """A batch that is not staged on the device, ``(d_pat, d_txt)``: ``cuda.to_device`` from where
     it lies (one synchronous copy from pageable memory each, at a third of a staged copy's speed),
-    and a byte batch's table found there (:func:`_device_table`, on stream ``st``)."""
-    d_pat, d_txt = cuda.to_device(packed.pat), cuda.to_device(packed.txt)
+    or the arrays themselves when they lie in GPU memory already, and a byte batch's table found
+    there (:func:`_device_table`, on stream ``st``)."""
+    if is_device_array(packed.pat):
+        d_pat, d_txt = packed.pat, packed.txt
+    else:
+        d_pat, d_txt = cuda.to_device(packed.pat), cuda.to_device(packed.txt)
     _device_table(packed, d_pat, d_txt, st)
     return d_pat, d_txt
 
@@ -289,7 +295,7 @@ def _stage(packed: Packed, region, d_pat, d_txt, p0: int, p1: int, st, mark: boo
     default stream ``0``). Each pair's symbols are read once; with ``mark``, the byte values they
     hold come back (256 flags). With ``region`` None (a batch page-locked where it lies) the copies
     to the device go from there, and nothing is marked."""
-    chunk = max(COPY_CHUNK_BYTES // packed.pat.itemsize, 1)
+    chunk = max(COPY_CHUNK_BYTES // packed.pat.dtype.itemsize, 1)
     present = np.zeros(256, np.bool_)
     o = 0
     for host, off, dev in ((packed.pat, packed.pat_off, d_pat), (packed.txt, packed.txt_off, d_txt)):
@@ -333,7 +339,7 @@ def _slices(packed: Packed) -> list[tuple[int, int]]:
     before = packed.pat_off - packed.pat_off[0] + packed.txt_off - packed.txt_off[0]
     total = int(before[-1])
     least = max(int(MIN_SLICE_PAIRS), 1)
-    count = max(1, min(-(-total * packed.pat.itemsize // max(int(SLICE_BYTES), 1)), n // least))
+    count = max(1, min(-(-total * packed.pat.dtype.itemsize // max(int(SLICE_BYTES), 1)), n // least))
     out, p0 = [], 0
     for left in range(count, 1, -1):  # slices still to cut, this one included
         target = int(before[p0]) + (total - int(before[p0])) // left
@@ -373,7 +379,9 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
     copied to the device from where it lies (DMA), whatever the batch's size.
 
     A smaller batch, or one for which no page-locked block can be had, is one slice copied from
-    where it lies, its table found on the device (:func:`_pageable`)."""
+    where it lies, its table found on the device (:func:`_pageable`); a batch whose symbols lie in
+    GPU memory (``pat`` and ``txt`` device arrays: :func:`gpudp.problems.lcs.batch.device_arrays`)
+    is one slice read where it lies, nothing copied."""
     n = len(packed.pat_off) - 1
     if n == 0:
         return Launch(0, None, None, None)
@@ -384,7 +392,8 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
     slot = max(int(ends[p1] - ends[p0]) for p0, p1 in slices)  # a slice's symbols
     ring = min(STAGE_SLOTS, len(slices))
     direct = is_page_locked(packed.pat) and is_page_locked(packed.txt)
-    block = None if direct else _staging_block(packed, ring * slot)
+    resident = is_device_array(packed.pat)  # in GPU memory already: one slice, read where it lies
+    block = None if direct or resident else _staging_block(packed, ring * slot)
     if block is None and not direct:
         slices, grow = [(0, n)], False
         d_pat, d_txt = _pageable(packed, copy)
