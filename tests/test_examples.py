@@ -589,3 +589,38 @@ def test_knapsack_2d_flattening_and_cli(capsys):
 )
 def test_knapsack_2d_cuda(inst):
     assert check_knapsack_2d(*inst, backend="cuda").backend == "cuda"
+
+
+# ---------------------------------------------------------------------------------------------
+# read pairs: batches of LCS lengths and edit distances from host, page-locked or GPU memory
+# ---------------------------------------------------------------------------------------------
+
+rp = _load("read_pairs")
+
+
+def _read_pairs_reference(a, b):
+    from test_lcs import lcs_length  # the textbook table, in pure Python
+
+    pairs = [(x.tobytes().decode(), y.tobytes().decode()) for x, y in zip(a, b, strict=True)]
+    return [lcs_length(x, y) for x, y in pairs], [levenshtein(x, y) for x, y in pairs]
+
+
+def test_read_pairs_on_the_cpu(capsys):
+    a, b = rp.reads(25, 30, seed=3)
+    assert a.shape == b.shape == (25, 30) and set(np.unique(a)) <= set(b"ACGT")
+    assert 0 < (a != b).mean() < 0.2  # about 5% substituted
+    lengths, distances, _ = rp.solve(a, b, backend="cpu")
+    assert (lengths.tolist(), distances.tolist()) == _read_pairs_reference(a, b)
+    rp.main(["--pairs", "20", "--length", "12", "--backend", "cpu"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "20 pairs of 12 bases (host):" and "LCS lengths" in out[1] and "edit distances" in out[2]
+    with pytest.raises(ValueError, match="where"):
+        rp.place(a, b, "disk")
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("where", ["page-locked", "gpu"], ids=["locked", "device"])  # not "gpu": a marker
+def test_read_pairs_from_page_locked_and_gpu_memory(where):
+    a, b = rp.reads(6, 20, seed=4)
+    lengths, distances, _ = rp.solve(*rp.place(a, b, where), backend="cuda")
+    assert (lengths.tolist(), distances.tolist()) == _read_pairs_reference(a, b)
