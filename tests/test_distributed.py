@@ -348,6 +348,24 @@ def test_bench_scale_with_resident_data(capsys):
     assert "resident" in out["workload"] and "page-locked" in out["workload"]
 
 
+@pytest.mark.sim
+def test_dask_blocks_in_gpu_memory_are_read_there(client):
+    """Dask arrays whose blocks lie in GPU memory on their workers (gpudp bench scale's 'device'
+    data: the simulator's device arrays here) are solved where they lie: each chunk takes the GPU
+    path of arrays in GPU memory (no block copied to the host on the way), with one process's
+    values, nothing moved between workers."""
+    from gpudp.bench.scale import resident
+
+    rng = np.random.default_rng(41)
+    a = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, (40, 24))]
+    b = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, (40, 17))]
+    pairs = tuple(resident(client, (a, b), rows=15, device=True))
+    r = lcs.solve_many(pairs, backend="cuda", client=client, verify=1)
+    assert r.values.tolist() == lcs.solve_many((a, b), backend="cpu").values.tolist()
+    assert r.stats.extra["backend_choice"] == "the pairs are in GPU memory"
+    assert r.stats.extra["dask_chunks"] == 3
+
+
 @pytest.mark.gpu
 def test_bench_scale_with_blocks_on_the_gpus():
     """gpudp bench scale --data device: each block on its worker's GPU before the timer, every run's
