@@ -503,6 +503,9 @@ def sweep(
     t_start = time.perf_counter()
     if store not in ("auto", "full", "checkpoints"):
         raise InputError("store", f"{store!r}: must be 'auto', 'full' or 'checkpoints'")
+    # the budget read once: the host's memory figures take ~0.1 ms a reading (/proc and the
+    # cgroup's files), and the plan and the store would each read them again
+    memory_budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
     user_rec = rec
     rec = rec._specialized()  # a grid whose instance gives its own offsets: a class declaring them
     if isinstance(rec, IntervalRecurrence):  # by diagonals, the whole table kept: gpudp/interval

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import re
@@ -26,17 +27,22 @@ CPU_SLAB_WORDS = 1 << 22
 PARALLEL_LOCK = threading.RLock()
 
 
-def device_name() -> str:
+@functools.cache
+def _cpu_model() -> str:
+    """The processor's name, read once (/proc/cpuinfo runs to ~100 KB on a large host)."""
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
                 if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
+                    return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return f"{cpu} ({numba.get_num_threads()} threads of {os.cpu_count()} CPUs)"
+    return cpu
+
+
+def device_name() -> str:
+    return f"{_cpu_model()} ({numba.get_num_threads()} threads of {os.cpu_count()} CPUs)"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -419,7 +425,7 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
         if plan.checkpoint:
             out["checkpoints"] = ck[:2]  # as the kernels wrote them (gpudp.linear reads them so)
     elif plan.kind == "line":
-        line = np.full(plan.cells, cls.fill, vt)
+        line = np.empty(plan.cells, vt)  # each cell written, in order, before any cell reads it
         fn = compiled(  # compile (or load)
             lambda nrt: line_runner(cls, len(data), plan.schedule, nrt),
             *(0, 0, line, words, 0, rows, cols, *data),
