@@ -21,6 +21,7 @@ from ..codegen import decision_dtype, diagonal_groups, n_flags, n_outputs, n_red
 from ..errors import CheckError
 from ..memory import BlockPool
 from ..store import WORD_BYTES, tiled_last_row
+from . import is_device_array  # the features' cuda modules take it from here
 from .base import Backend, checkpoint_arrays, line_edges
 
 __all__ = [
@@ -179,9 +180,6 @@ def is_page_locked(x) -> bool:
     from numba.cuda.cudadrv.driver import PinnedMemory
 
     return isinstance(base, PinnedMemory)
-
-
-from . import is_device_array  # noqa: E402  (the features' cuda modules take it from here)
 
 
 def as_device_array(x):

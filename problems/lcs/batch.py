@@ -304,20 +304,9 @@ def run(
         return _run_traceback(
             solver, pairs, packed, np.asarray(index, np.int64), errors, picks, used, why, t0
         )
-    if used == "cuda":
-        module, name = solver.cuda_launch.split(":")
-        run = getattr(importlib.import_module(module), name)(packed)
-        wants = _checked_values(solver, pairs, picks)  # on the host while the GPU computes
-        got, kernel_s = run.finish()
-    else:
-        t = time.perf_counter()
-        got = solver.cpu(packed)
-        kernel_s = time.perf_counter() - t
-        wants = _checked_values(solver, pairs, picks)
+    got, wants, kernel_s = _computed(solver, packed, used, pairs, picks)
     values[index] = got
-    for p, want in zip(picks, wants, strict=True):
-        if want != values[p]:
-            raise CheckError(f"pair {p}: the batch gave {solver.what} {values[p]}, a checked solve {want}")
+    _compare(solver, values, picks, wants)
     verified = picks
     stats = Stats(backend=used, device=device_name(used), cells=cells, kernel_seconds=kernel_s)
     stats.extra.update(pairs=len(pairs), method=solver.method, backend_choice=why)
@@ -333,17 +322,35 @@ def _run_device(solver, a, b, verify: int, t0: float) -> BatchResult:
     n = a.shape[0]
     picks = _picks(np.arange(n), np.full(n, a.shape[1] * b.shape[1], np.int64), verify)
     checked = {p: (a[p].copy_to_host(), b[p].copy_to_host()) for p in picks}
-    module, name = solver.cuda_launch.split(":")
-    run = getattr(importlib.import_module(module), name)(packed)
-    wants = _checked_values(solver, checked, picks)  # on the host while the GPU computes
-    values, kernel_s = run.finish()
-    for p, want in zip(picks, wants, strict=True):
-        if want != values[p]:
-            raise CheckError(f"pair {p}: the batch gave {solver.what} {values[p]}, a checked solve {want}")
+    values, wants, kernel_s = _computed(solver, packed, "cuda", checked, picks)
+    _compare(solver, values, picks, wants)
     stats = Stats(backend="cuda", device=device_name("cuda"), cells=packed.cells, kernel_seconds=kernel_s)
     stats.extra.update(pairs=n, method=solver.method, backend_choice="the pairs are in GPU memory")
     stats.seconds = time.perf_counter() - t0
     return BatchResult(values, {}, NoSolutions(n), picks, stats)
+
+
+def _computed(solver, packed, used: str, pairs, picks) -> tuple[np.ndarray, list[int], float]:
+    """``(values, wants, kernel seconds)``: the packed batch's values by ``used``'s kernel, and the
+    values of ``picks`` (``pairs[p]`` on the host) by the solver's checked path, computed while the
+    GPU runs."""
+    if used == "cuda":
+        module, name = solver.cuda_launch.split(":")
+        run = getattr(importlib.import_module(module), name)(packed)
+        wants = _checked_values(solver, pairs, picks)  # on the host while the GPU computes
+        got, kernel_s = run.finish()
+        return got, wants, kernel_s
+    t = time.perf_counter()
+    got = solver.cpu(packed)
+    kernel_s = time.perf_counter() - t
+    return got, _checked_values(solver, pairs, picks), kernel_s
+
+
+def _compare(solver, values: np.ndarray, picks, wants) -> None:
+    """A :class:`CheckError` where a re-solved pair's checked value differs from the batch's."""
+    for p, want in zip(picks, wants, strict=True):
+        if want != values[p]:
+            raise CheckError(f"pair {p}: the batch gave {solver.what} {values[p]}, a checked solve {want}")
 
 
 def _run_traceback(solver, pairs, packed, index, errors, picks, used, why, t0) -> BatchResult:
@@ -365,9 +372,7 @@ def _run_traceback(solver, pairs, packed, index, errors, picks, used, why, t0) -
     start[index] = traced.start
     for k, why_failed in traced.failed.items():
         errors[int(index[k])] = why_failed
-    for p, want in zip(picks, wants, strict=True):
-        if want != values[p]:
-            raise CheckError(f"pair {p}: the batch gave {solver.what} {values[p]}, a checked solve {want}")
+    _compare(solver, values, picks, wants)
     used = traced.backend
     why = traced.extra.pop("backend_choice", why)
     device = device_name(used)
