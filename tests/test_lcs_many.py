@@ -533,6 +533,53 @@ def test_gpu_batch_reads_arrays_in_gpu_memory(library):
     assert np.array_equal(e.values, edit_distance.solve_many((a, b), backend="cpu").values)
 
 
+@pytest.mark.gpu
+def test_gpu_batches_beyond_one_grid(monkeypatch):
+    """Pairs whose bit masks fill the L1 cache (256 codes: 8 KiB a thread) run on a grid that holds
+    fewer threads than the batch has pairs, each thread looping over several: the lengths, edit
+    distances and subsequences are the cpu's."""
+    from gpudp.problems import edit_distance
+    from gpudp.problems.lcs import cuda as lcuda
+
+    grids, real = [], lcuda.cached_grid
+
+    def spy(kernel, args, threads, want):
+        grids.append((real(kernel, args, threads, want), want))
+        return grids[-1][0]
+
+    monkeypatch.setattr(lcuda, "cached_grid", spy)
+    rng = np.random.default_rng(12)
+    a = rng.integers(0, 256, (40_000, 200), dtype=np.uint8)
+    b = rng.integers(0, 256, (40_000, 150), dtype=np.uint8)
+    for solver in (lcs, edit_distance):
+        gpu = solver.solve_many((a, b), backend="cuda", verify=0)
+        assert np.array_equal(gpu.values, solver.solve_many((a, b), backend="cpu", verify=0).values)
+    assert len(grids) >= 2 and all(got < want for got, want in grids)
+    grids.clear()
+    few = (np.ascontiguousarray(a[:20_000, :100]), np.ascontiguousarray(b[:20_000, :80]))
+    gpu = lcs.solve_many(few, backend="cuda", traceback=True, verify=0)
+    cpu = lcs.solve_many(few, backend="cpu", traceback=True, verify=0)
+    assert np.array_equal(gpu.values, cpu.values) and _positions(gpu) == _positions(cpu)
+    assert grids and all(got < want for got, want in grids)
+
+
+@pytest.mark.parametrize("shape_a, shape_b", [((7, 130), (7, 40)), ((5, 0), (5, 9)), ((0, 3), (0, 4))])
+def test_rows_know_their_cells_and_widest_pattern(shape_a, shape_b):
+    """pack_arrays gives the cells and the longest pattern's words without a pass over the offsets:
+    the same as found from the offsets."""
+    a, b = np.ones(shape_a, np.uint8), np.ones(shape_b, np.uint8)
+    given = bitparallel.pack_arrays(a, b, table=False)
+    found = bitparallel.Packed(given.pat, given.pat_off, given.txt, given.txt_off, 0)
+    assert (given.cells, given.max_words) == (found.cells, found.max_words)
+
+
+def test_rows_of_one_size_pick_distinct_pairs_to_check():
+    for n, k in ((10, 3), (2, 5), (4_000_000, 3)):
+        picks = batch._picks(range(n), None, k)
+        assert picks == sorted(set(picks)) and len(picks) == min(n, k) and 0 <= picks[0] <= picks[-1] < n
+    assert batch._picks(range(0), None, 3) == [] and batch._picks(range(5), None, 0) == []
+
+
 def test_two_arrays_of_rows_are_a_batch_of_pairs():
     rng = np.random.default_rng(11)
     a = rng.integers(0, 5, (30, 70)).astype(np.uint8)

@@ -74,6 +74,41 @@ def resident_threads() -> int:
     return per_sm * dev.MULTIPROCESSOR_COUNT
 
 
+#: share of an SM's shared-memory capacity that the resident threads' local memory may fill
+#: (:func:`cached_grid`): L1 and shared memory are one array of each SM, the shared part's attribute
+#: the nearest the driver tells of the L1's size. H100, one pair a thread, 640 / 768 bytes of local
+#: memory a thread: fastest at 256 resident threads an SM (160 / 196 KiB), 1.3x slower at 512 / 384,
+#: 2.4-4x at 1,024 / 512 (docs/benchmarks.md, "Batch kernels and the L1 cache")
+L1_LOCAL_SHARE = 7 / 8
+
+_L1_BLOCKS: dict = {}
+
+
+def cached_grid(kernel, args: tuple, threads: int, want: int) -> int:
+    """The grid for ``want`` blocks of ``threads`` threads of a grid-stride ``kernel`` (each thread
+    loops over its items, so any grid covers them) whose threads work in local memory (per-thread
+    arrays): at most as many blocks an SM as keep the resident threads' local memory within the
+    SM's L1 cache (:data:`L1_LOCAL_SHARE`). Past it every thread's arrays go out to L2 and the
+    kernel runs several times slower. ``want`` for a kernel with no local memory, or under the
+    simulator. The kernel is compiled for ``args`` here if it was not (through its own dispatcher,
+    so the disk cache serves it)."""
+    if is_simulator():
+        return want
+    argtypes = tuple(kernel.typeof_pyval(a) for a in args)
+    key = (kernel, argtypes, threads)
+    per_sm = _L1_BLOCKS.get(key)
+    if per_sm is None:
+        kernel.compile(argtypes)
+        local = int(kernel.overloads[argtypes].local_mem_per_thread)
+        dev = cuda.get_current_device()
+        sms = int(dev.MULTIPROCESSOR_COUNT)
+        fit = int(dev.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR * L1_LOCAL_SHARE) // max(threads * local, 1)
+        # a cap at or above the blocks an SM holds anyway would only cut the last wave short
+        per_sm = max(1, fit) * sms if fit < resident_threads() // (sms * threads) else 0
+        _L1_BLOCKS[key] = per_sm
+    return max(1, min(want, per_sm)) if per_sm else want
+
+
 def shared_memory_optin(simulated: int) -> int:
     """The dynamic shared memory a block may opt in to, in bytes (``simulated`` under the
     simulator: tiny test instances then spill to device memory as large ones do on a GPU)."""

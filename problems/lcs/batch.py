@@ -285,8 +285,7 @@ def run(
     coded, index = [], []
     if arrays is not None:
         packed = bitparallel.pack_arrays(*arrays, table=False)
-        index = np.arange(len(pairs))
-        sizes = np.full(len(pairs), arrays[0].shape[1] * arrays[1].shape[1], np.int64)
+        index, sizes = np.arange(len(pairs)), None
     else:
         for p, pair in enumerate(pairs):
             try:
@@ -320,7 +319,7 @@ def _run_device(solver, a, b, verify: int, t0: float) -> BatchResult:
     of the pairs but the few re-solved on the host, fetched before the kernel starts."""
     packed = bitparallel.pack_arrays(a, b, table=False)
     n = a.shape[0]
-    picks = _picks(np.arange(n), np.full(n, a.shape[1] * b.shape[1], np.int64), verify)
+    picks = _picks(range(n), None, verify)
     checked = {p: (a[p].copy_to_host(), b[p].copy_to_host()) for p in picks}
     values, wants, kernel_s = _computed(solver, packed, "cuda", checked, picks)
     _compare(solver, values, picks, wants)
@@ -439,11 +438,16 @@ def _cells(pair) -> int:
 
 
 def _picks(index, sizes, k: int) -> list[int]:
-    """``k`` random pairs of the smaller half (``sizes``: cells of each packed pair) to cross-check."""
+    """``k`` random pairs of the smaller half (``sizes``: cells of each packed pair; None: all of one
+    size, as rows of two arrays are) to cross-check."""
     if k <= 0 or not len(index):
         return []
-    small = np.flatnonzero(sizes <= np.median(sizes))
-    pick = np.random.default_rng().choice(small, min(k, len(small)), replace=False)
+    rng = np.random.default_rng()
+    if sizes is None:  # no median to find: 40 ms for 4,000,000 pairs
+        pick = rng.choice(len(index), min(k, len(index)), replace=False)
+    else:
+        small = np.flatnonzero(sizes <= np.median(sizes))
+        pick = rng.choice(small, min(k, len(small)), replace=False)
     return sorted(int(index[q]) for q in pick)
 
 

@@ -13,6 +13,7 @@ from numba import prange
 
 from gpudp.backends.cuda import (
     as_device_array,  # noqa: F401  (for .batch, which reaches the GPU only through this module)
+    cached_grid,
     cuda,
     event,
     generated_kernel,
@@ -58,31 +59,23 @@ MARK_BLOCK = 16 << 10
 # are the algorithm's (:class:`PairKernel`).
 _PAIRS = """
 def pairs(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
-    p = cuda.grid(1)
-    if p >= out.shape[0]:
-        return
-    a0 = pat_off[p]
-    m = pat_off[p + 1] - a0
-    b0 = txt_off[p]
-    b1 = txt_off[p + 1]
-    if m == 0 or b1 == b0:
-        out[p] = {empty}
-        return
-    w = (m + 63) // 64
     pm = cuda.local.array(PMSIZE, numba.uint64)
-    for q in range(sigma * w):
-        pm[q] = numba.uint64(0)
-    for i in range(m):
-        x = pat[a0 + i]
-        if mapped:
-            x = table[x]
-        pm[x * w + (i >> 6)] |= numba.uint64(1) << numba.uint64(i & 63)
+    for p in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
+        a0 = pat_off[p]
+        m = pat_off[p + 1] - a0
+        b0 = txt_off[p]
+        b1 = txt_off[p + 1]
+        if m == 0 or b1 == b0:
+            out[p] = {empty}
+            continue
+        w = (m + 63) // 64
+        masks(pat, a0, m, w, sigma, table, mapped, pm)
 {init}
-    for k in range(b0, b1):
-        x = txt[k]
-        if mapped:
-            x = table[x]
-        row = x * w
+        for k in range(b0, b1):
+            x = txt[k]
+            if mapped:
+                x = table[x]
+            row = x * w
 {step}
 {finish}
 """
@@ -123,13 +116,14 @@ def _kernel(spec: PairKernel, sigma: int, words: int):
         "numba": numba,
         "WORDS": words,
         "PMSIZE": sigma * words,  # local.array takes a constant, not an expression
+        "masks": masks,
         **dict(spec.functions),
     }
     src = _PAIRS.format(
         empty=spec.empty,
-        init=textwrap.indent(spec.init, "    "),
-        step=textwrap.indent(spec.step, "        "),
-        finish=textwrap.indent(spec.finish, "    "),
+        init=textwrap.indent(spec.init, " " * 8),
+        step=textwrap.indent(spec.step, " " * 12),
+        finish=textwrap.indent(spec.finish, " " * 8),
     ).replace("def pairs(", f"def {spec.name}(")
     return generated_kernel(src, spec.name, ns)
 
@@ -386,14 +380,16 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
     if n == 0:
         return Launch(0, None, None, None)
     copy, compute = stream(), stream()
-    slices = _slices(packed)
-    grow = _growing(packed)
-    ends = packed.pat_off + packed.txt_off
-    slot = max(int(ends[p1] - ends[p0]) for p0, p1 in slices)  # a slice's symbols
-    ring = min(STAGE_SLOTS, len(slices))
-    direct = is_page_locked(packed.pat) and is_page_locked(packed.txt)
     resident = is_device_array(packed.pat)  # in GPU memory already: one slice, read where it lies
-    block = None if direct or resident else _staging_block(packed, ring * slot)
+    direct = is_page_locked(packed.pat) and is_page_locked(packed.txt)
+    slices = [(0, n)] if resident else _slices(packed)
+    grow = _growing(packed)
+    ring = min(STAGE_SLOTS, len(slices))
+    slot, block = 0, None  # a slice's symbols, and the block they are staged in
+    if not (direct or resident):
+        ends = packed.pat_off + packed.txt_off
+        slot = max(int(ends[p1] - ends[p0]) for p0, p1 in slices)
+        block = _staging_block(packed, ring * slot)
     if block is None and not direct:
         slices, grow = [(0, n)], False
         d_pat, d_txt = _pageable(packed, copy)
@@ -463,9 +459,17 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
             start.record(compute)
         codes = max(sigma, 1)
         kernel = _kernel(spec, _pow2(codes), words)
-        kernel[-(-(p1 - p0) // threads), threads, compute](
-            d_pat, pat_off[p0 : p1 + 1], d_txt, txt_off[p0 : p1 + 1], codes, tab, packed.mapped, d_out[p0:p1]
+        args = (
+            d_pat,
+            pat_off[p0 : p1 + 1],
+            d_txt,
+            txt_off[p0 : p1 + 1],
+            codes,
+            tab,
+            packed.mapped,
+            d_out[p0:p1],
         )
+        kernel[cached_grid(kernel, args, threads, -(-(p1 - p0) // threads)), threads, compute](*args)
     end.record(compute)
     if grow:
         packed.table, packed.sigma = table, max(sigma, 1)
@@ -491,27 +495,25 @@ CHUNK_BYTES = 8 << 30
 _COLUMNS = """
 def lcs_columns(pat, pat_off, txt, txt_off, sigma, table, mapped, order, t0, t1, goff, gwords, base0,
                 store, lengths):
-    t = t0 + cuda.grid(1)
-    if t >= t1:
-        return
-    p = order[t]
-    a0 = pat_off[p]
-    m = pat_off[p + 1] - a0
-    b0 = txt_off[p]
-    n = txt_off[p + 1] - b0
-    if m == 0 or n == 0:
-        lengths[t] = 0
-        return
-    w = (m + 63) // 64
-    g = t // GROUP
     pm = cuda.local.array(PMSIZE, numba.uint64)
-    masks(pat, a0, m, w, sigma, table, mapped, pm)
     s = cuda.local.array(WORDS, numba.uint64)
-    for q in range(w):
-        s[q] = ~numba.uint64(0)
-    base = goff[g] - base0 + t % GROUP
-    store_columns(txt, b0, n, pm, w, table, mapped, s, store, base, gwords[g] * GROUP, GROUP)
-    lengths[t] = lcs_of(s, w, m)
+    for t in range(t0 + cuda.grid(1), t1, cuda.gridsize(1)):  # the stride keeps a warp in one group
+        p = order[t]
+        a0 = pat_off[p]
+        m = pat_off[p + 1] - a0
+        b0 = txt_off[p]
+        n = txt_off[p + 1] - b0
+        if m == 0 or n == 0:
+            lengths[t] = 0
+            continue
+        w = (m + 63) // 64
+        g = t // GROUP
+        masks(pat, a0, m, w, sigma, table, mapped, pm)
+        for q in range(w):
+            s[q] = ~numba.uint64(0)
+        base = goff[g] - base0 + t % GROUP
+        store_columns(txt, b0, n, pm, w, table, mapped, s, store, base, gwords[g] * GROUP, GROUP)
+        lengths[t] = lcs_of(s, w, m)
 """
 
 # One thread a pair walks back through its vectors; its matched positions go to ``out_a`` /
@@ -679,9 +681,21 @@ def launch_subsequences(packed: Packed, order, start, pos_a, pos_b, chunk_bytes:
         blocks = -(-(t1 - t0) // threads)
         ev = (cuda.event(), cuda.event())
         ev[0].record(st)
-        columns[blocks, threads, st](
-            *common, packed.sigma, d_table, packed.mapped, d_order, t0, t1, d_goff, d_gw, base0, store, d_len
+        args = (
+            *common,
+            packed.sigma,
+            d_table,
+            packed.mapped,
+            d_order,
+            t0,
+            t1,
+            d_goff,
+            d_gw,
+            base0,
+            store,
+            d_len,
         )
+        columns[cached_grid(columns, args, threads, blocks), threads, st](*args)
         walk[blocks, threads, st](
             *common, d_swapped, d_order, t0, t1, d_goff, d_gw, base0, store, d_len, d_ostart, o0,
             out_a, out_b, d_found,
