@@ -57,6 +57,7 @@ __all__ = [
     "table_of",
     "lengths_cpu",
     "lcs_of",
+    "span",
     "popcount64",
     "word_step",
     "masks",
@@ -188,6 +189,15 @@ def popcount64(x):
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
     x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
     return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
+
+
+@register_jitable
+def span(pat_off, txt_off, p):
+    """Pair ``p`` of a packed batch: ``(a0, m, b0, n)``, where its pattern and text start and their
+    lengths (the same source compiles for the CPU and the GPU)."""
+    a0 = pat_off[p]
+    b0 = txt_off[p]
+    return a0, pat_off[p + 1] - a0, b0, txt_off[p + 1] - b0
 
 
 @register_jitable

@@ -27,7 +27,7 @@ from gpudp.backends.cuda import (
 from gpudp.jit import njit
 from gpudp.memory import available_memory
 
-from .bitparallel import Packed, lcs_of, masks, store_columns, table_of, walk_back, word_step
+from .bitparallel import Packed, lcs_of, masks, span, store_columns, table_of, walk_back, word_step
 
 THREADS = 128
 #: bytes of symbols from which a batch is staged in page-locked memory and pipelined slice by slice
@@ -499,10 +499,7 @@ def lcs_columns(pat, pat_off, txt, txt_off, sigma, table, mapped, order, t0, t1,
     s = cuda.local.array(WORDS, numba.uint64)
     for t in range(t0 + cuda.grid(1), t1, cuda.gridsize(1)):  # the stride keeps a warp in one group
         p = order[t]
-        a0 = pat_off[p]
-        m = pat_off[p + 1] - a0
-        b0 = txt_off[p]
-        n = txt_off[p + 1] - b0
+        a0, m, b0, n = span(pat_off, txt_off, p)
         if m == 0 or n == 0:
             lengths[t] = 0
             continue
@@ -525,10 +522,7 @@ def lcs_walk(pat, pat_off, txt, txt_off, swapped, order, t0, t1, goff, gwords, b
     if t >= t1:
         return
     p = order[t]
-    a0 = pat_off[p]
-    m = pat_off[p + 1] - a0
-    b0 = txt_off[p]
-    n = txt_off[p + 1] - b0
+    a0, m, b0, n = span(pat_off, txt_off, p)
     if m == 0 or n == 0:
         found[t] = 0
         return
@@ -560,6 +554,7 @@ def _traceback_kernels(sigma: int, words: int):
         "walk_back": walk_back,
         "word_step": word_step,
         "lcs_of": lcs_of,
+        "span": span,
     }
     return generated_kernel(_COLUMNS, "lcs_columns", ns), generated_kernel(_WALK, "lcs_walk", ns)
 
