@@ -26,6 +26,44 @@ if _force == "1" or (_force is None and not os.path.exists("/dev/nvidiactl")):
     # kernels, barriers and all, run 3 to 6 times faster (shorter helps warps, hurts large blocks).
     sys.setswitchinterval(3e-4)
 
+
+def _shared_arrays_made_once():
+    """numba-cuda's simulator makes a block's ``cuda.shared.array`` when the first thread reaches it,
+    keyed by the calling line, with no lock: two threads arriving together can each make one and
+    then share nothing. Seen once in CI (subset sum's merge read its block's cut from an array no
+    thread had written; the solution's check caught it); the short switch interval above makes it
+    likelier. The same lookup under a lock, keyed as numba keys it, the caller's file and line."""
+    import threading
+
+    import numpy as np
+    from numba.core import types
+    from numba.cuda.simulator import kernelapi
+    from numba.np import numpy_support
+
+    lock = threading.Lock()
+
+    def array(self, shape, dtype, alignment=None):
+        if alignment is not None:
+            raise RuntimeError("Array alignment is not supported in cudasim")
+        if isinstance(dtype, types.Type):
+            dtype = numpy_support.as_dtype(dtype)
+        if shape == 0:  # dynamic shared memory: one buffer for all
+            count = self._dynshared_size // dtype.itemsize
+            return np.frombuffer(self._dynshared.data, dtype=dtype, count=count)
+        caller = sys._getframe(1)
+        key = (caller.f_code.co_filename, caller.f_lineno)
+        with lock:
+            res = self._allocations.get(key)
+            if res is None:
+                res = self._allocations[key] = np.empty(shape, dtype)
+        return res
+
+    kernelapi.FakeCUDAShared.array = array
+
+
+if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+    _shared_arrays_made_once()
+
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
