@@ -86,9 +86,7 @@ class Packed:
     #: ``swapped[p]`` (uint8) is 1 where pair ``p``'s pattern is its second sequence ``b``
     swapped: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint8))
 
-    # found once (a pass over the offsets: 30 ms for 4,000,000 pairs), or given by pack_arrays
-
-    @functools.cached_property
+    @functools.cached_property  # found once (a pass over 4,000,000 offsets: 30 ms), or given
     def cells(self) -> int:
         return int(np.dot(np.diff(self.pat_off), np.diff(self.txt_off)))
 

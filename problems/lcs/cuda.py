@@ -53,10 +53,11 @@ STAGE_SLOTS = 3
 #: reads them from the core's L1 cache, not from memory a second time
 MARK_BLOCK = 16 << 10
 
-# One pair per thread. The pattern's bit masks ``pm`` (a row of ``w`` words per symbol code) and the
-# kernel's own bit vectors live in the thread's local memory; a text symbol's code comes through
-# ``table`` when the batch holds raw bytes. ``{empty}``, ``{init}``, ``{step}`` and ``{finish}``
-# are the algorithm's (:class:`PairKernel`).
+# One pair at a time per thread, looping over the batch (the grid holds only as many threads as
+# keep their local memory in L1: :func:`gpudp.backends.cuda.cached_grid`). The pattern's bit masks
+# ``pm`` (a row of ``w`` words per symbol code) and the kernel's own bit vectors live in the
+# thread's local memory; a text symbol's code comes through ``table`` when the batch holds raw
+# bytes. ``{empty}``, ``{init}``, ``{step}`` and ``{finish}`` are the algorithm's (:class:`PairKernel`).
 _PAIRS = """
 def pairs(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
     pm = cuda.local.array(PMSIZE, numba.uint64)
