@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -329,3 +330,31 @@ def test_large_layers_on_one_thread_and_on_all():
         assert np.array_equal(path, runs[1][1])
         taken = [int(t) for t, _, d in path if d]
         assert int(v[taken].sum()) == best[-1] and int(w[taken].sum()) <= cap
+
+
+def test_generated_sweeps_compile_with_arguments_noalias():
+    """The cpu backend's sweeps are compiled by a pipeline that marks every array argument noalias
+    (so that LLVM keeps data read from one array in registers across stores to another); a function
+    compiled by it says so in its LLVM IR and computes what plain njit computes."""
+    import numba
+
+    from gpudp.backends import cpu
+
+    def axpy(x, y, a):
+        for i in range(len(x)):
+            y[i] = y[i] + a[0] * x[i]
+
+    plain = numba.njit(axpy)
+    marked = numba.njit(pipeline_class=cpu.noalias_compiler())(axpy)
+    x, a = np.arange(5.0), np.array([2.0])
+    y1, y2 = np.ones(5), np.ones(5)
+    plain(x, y1, a)
+    marked(x, y2, a)
+    assert np.array_equal(y1, y2)
+
+    def data_pointer(fn):  # the attributes of x's data pointer in the function's definition
+        ir = next(iter(fn.inspect_llvm().values()))
+        return re.search(r"ptr ([^,%]*)%arg\.x\.4\b", ir).group(1)
+
+    assert "noalias" in data_pointer(marked) and "noalias" not in data_pointer(plain)
+    assert cpu.NOALIAS and "pipeline_class" in cpu._sweep_options(parallel=True)

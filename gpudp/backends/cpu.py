@@ -237,10 +237,57 @@ def untyped_note(e: Exception) -> None:
         )
 
 
+@functools.cache
+def noalias_compiler():
+    """A numba compiler (``njit``'s ``pipeline_class``) that lowers the function with every pointer
+    argument ``noalias``: LLVM may then assume that a store to one array changes nothing read
+    through another, and keep a layer's values read from the user's data (an item's weight, a
+    column's symbol) in registers across the stores of a group of cells, instead of reading them
+    again after every store. Sound for the generated sweeps, whose only written arguments (the
+    values' ring or slab, the decision words, the last row and column) are the engine's own
+    allocations, never the user's data; a cell must not write to its data arrays (docs/tutorial.md).
+    numba has the flag (``Flags.noalias``) but no ``njit`` option for it: one pass sets it after
+    type inference."""
+    from numba.core.compiler import CompilerBase, DefaultPassBuilder
+    from numba.core.compiler_machinery import FunctionPass, register_pass
+    from numba.core.typed_passes import NopythonTypeInference
+
+    @register_pass(mutates_CFG=False, analysis_only=True)
+    class ArgumentsNoAlias(FunctionPass):
+        _name = "gpudp_arguments_noalias"
+
+        def __init__(self):
+            FunctionPass.__init__(self)
+
+        def run_pass(self, state):
+            state.flags.noalias = True
+            return False
+
+    class NoAliasCompiler(CompilerBase):
+        def define_pipelines(self):
+            pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+            pm.add_pass_after(ArgumentsNoAlias, NopythonTypeInference)
+            pm.finalize()
+            return [pm]
+
+    return NoAliasCompiler
+
+
+#: the generated sweeps' arguments marked ``noalias`` (:func:`noalias_compiler`); a switch for A/B
+NOALIAS = True
+
+
+def _sweep_options(**kw) -> dict:
+    """``njit`` options of a generated sweep: with :data:`NOALIAS`, the noalias compiler."""
+    return {**kw, "pipeline_class": noalias_compiler()} if NOALIAS else kw
+
+
 def _runtime_note(src: str, nrt: bool) -> str:
     """The generated source, marked when it is compiled with numba's runtime (the two kernels of a
-    recurrence then differ in the disk cache as they do in memory)."""
-    return src + "\n# compiled with numba's runtime\n" if nrt else src
+    recurrence then differ in the disk cache as they do in memory), and when its arguments are
+    noalias (:data:`NOALIAS`)."""
+    src = src + "\n# compiled with numba's runtime\n" if nrt else src
+    return src + "\n# arguments noalias\n" if NOALIAS else src
 
 
 #: a byte whose low bit is each of 8 bytes' low bit (byte k's bit to bit 56 + k; no carries)
@@ -330,7 +377,7 @@ def tiled_runner(rec_cls, n_data: int, nrt: bool = False):
         red_flush=indent(red_flush, 12),
     ).replace("BITS", str(bits))
     src = _runtime_note(values.expand(src, rec_cls), nrt)
-    fn = jit_generated(src, "run_tiles", ns, njit, "cpu", parallel=True)
+    fn = jit_generated(src, "run_tiles", ns, njit, "cpu", **_sweep_options(parallel=True))
     _CACHE[key] = fn
     return fn
 
@@ -366,7 +413,7 @@ def layered_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
     )
     src = _LAYERED.format(da=data_args(n_data), body=indent(body, 16), hoist=indent(hoist, 8))
     src = _runtime_note(src, nrt)
-    fn = jit_generated(src, "run_layers", ns, njit, "cpu", parallel=True)
+    fn = jit_generated(src, "run_layers", ns, njit, "cpu", **_sweep_options(parallel=True))
     _CACHE[key] = fn
     return fn
 
@@ -381,7 +428,9 @@ def line_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
     from ..codegen import line_sweep_source
 
     src = _runtime_note(line_sweep_source(rec_cls, n_data, schedule), nrt)
-    fn = _CACHE[key] = jit_generated(src, "run_line", cell_namespace(rec_cls, nrt), njit, "cpu")
+    fn = _CACHE[key] = jit_generated(
+        src, "run_line", cell_namespace(rec_cls, nrt), njit, "cpu", **_sweep_options()
+    )
     return fn
 
 
