@@ -90,14 +90,15 @@ def cached_grid(kernel, args: tuple, threads: int, want: int) -> int:
     arrays): at most as many blocks an SM as keep the resident threads' local memory within the
     SM's L1 cache (:data:`L1_LOCAL_SHARE`). Past it every thread's arrays go out to L2 and the
     kernel runs several times slower. ``want`` for a kernel with no local memory, or under the
-    simulator. The kernel is compiled for ``args`` here if it was not (through its own dispatcher,
-    so the disk cache serves it)."""
+    simulator. Found once a kernel and block size (its local arrays' sizes are the kernel's
+    compile-time constants, the same for every argument type), the kernel compiled for ``args``
+    then if it was not (through its own dispatcher, so the disk cache serves it)."""
     if is_simulator():
         return want
-    argtypes = tuple(kernel.typeof_pyval(a) for a in args)
-    key = (kernel, argtypes, threads)
+    key = (kernel, threads)
     per_sm = _L1_BLOCKS.get(key)
     if per_sm is None:
+        argtypes = tuple(kernel.typeof_pyval(a) for a in args)
         kernel.compile(argtypes)
         local = int(kernel.overloads[argtypes].local_mem_per_thread)
         dev = cuda.get_current_device()
