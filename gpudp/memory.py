@@ -20,12 +20,21 @@ import math
 import os
 import re
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 
 from .errors import InputError
 
-__all__ = ["available_memory", "default_budget", "parse_bytes", "limits", "describe", "BlockPool"]
+__all__ = [
+    "available_memory",
+    "one_reading",
+    "default_budget",
+    "parse_bytes",
+    "limits",
+    "describe",
+    "BlockPool",
+]
 
 #: the largest size in bytes we accept anywhere (an int64 count of bytes, with room to add)
 MAX_BYTES = 1 << 62
@@ -143,12 +152,38 @@ def limits() -> dict:
     }
 
 
+#: inside :func:`one_reading`: a list holding the first figure read, then returned again
+_READING: ContextVar[list | None] = ContextVar("gpudp_memory_reading", default=None)
+
+
 def available_memory() -> int:
     """Bytes this process may still allocate: the least of the OS's available memory, the room the
-    cgroup leaves and the room ``ulimit`` leaves (2 GiB when none of them can be read)."""
+    cgroup leaves and the room ``ulimit`` leaves (2 GiB when none of them can be read). Within
+    :func:`one_reading`, the figure of its first call."""
+    held = _READING.get()
+    if held:
+        return held[0]
     lim = limits()
     known = [v for v in (lim["os_available"], lim["cgroup_room"], lim["rlimit_room"]) if v is not None]
-    return min(known) if known else 2 << 30
+    avail = min(known) if known else 2 << 30
+    if held is not None:
+        held.append(avail)
+    return avail
+
+
+@contextmanager
+def one_reading():
+    """Within it, :func:`available_memory` reads the host's figures once: a sweep's budget, plan,
+    memory check and decision store weigh the same reading (each reading opens /proc and cgroup
+    files: ~0.1 ms, four of them a sweep). Nested uses keep the outer reading."""
+    if _READING.get() is not None:
+        yield
+        return
+    token = _READING.set([])
+    try:
+        yield
+    finally:
+        _READING.reset(token)
 
 
 def describe() -> str:

@@ -236,7 +236,7 @@ class LayerLayout:
     def layer_words(sizes: np.ndarray, bits: int) -> np.ndarray:
         """Words of each layer of ``sizes`` cells: whole groups of 32, ``bits`` words a group (also
         on object arrays of Python integers, for the engine's memory figures at any size)."""
-        return -(-sizes // 32) * bits
+        return ((sizes + 31) >> 5) * bits
 
     def words_of(self, t0: int, t1: int) -> tuple[int, int]:
         return int(self.woff[t0]), int(self.woff[t1])

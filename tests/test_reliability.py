@@ -162,6 +162,28 @@ def test_cgroup_and_ulimit_are_honoured():
     assert int(after) <= 256 << 20 < int(before) and "RLIMIT_AS" in what
 
 
+def test_a_sweep_reads_the_memory_figures_once(monkeypatch):
+    """Inside one_reading (every sweep), available_memory() is the first reading's figure; outside
+    it, and in a later sweep, the host is read again."""
+    readings = []
+
+    def limits():
+        readings.append(1)
+        return {"os_available": (64 << 30) - len(readings), "cgroup_room": None, "rlimit_room": None}
+
+    monkeypatch.setattr(gmem, "limits", limits)
+    with gmem.one_reading():
+        first = gmem.available_memory()
+        with gmem.one_reading():  # nested: the outer reading
+            assert gmem.available_memory() == first
+        assert gmem.available_memory() == first and len(readings) == 1
+    assert gmem.available_memory() == first - 1  # read again
+    n = len(readings)
+    sweep(WideGrid(np.zeros((8, 8), np.int64)), backend="cpu", progress=False).close()
+    sweep(WideGrid(np.zeros((8, 8), np.int64)), backend="cpu", progress=False).close()
+    assert len(readings) == n + 2  # budget, plan, memory check and store: one reading a sweep
+
+
 # ---------------------------------------------------------------------------------------------
 # signals and spill folders
 
