@@ -144,19 +144,24 @@ def serial_groups() -> int:
     return SERIAL_GROUPS if numba.get_num_threads() > 1 else 1 << 62
 
 
+# A group of 32 cells of a layer. Its first cell is written ``max(.., 0)`` so that LLVM knows it is
+# not negative: numba tests every index into an array for a negative one (Python's wraparound), and
+# when LLVM cannot rule that out it loads a cell's ``prev[k]``, ``data[k]`` for the 32 lanes by
+# vector gathers instead of plain vector loads (the two-constraint knapsack's ``prev[k]`` and
+# ``volume_of[k]``: its sweep 1.5-2.4x faster without, docs/benchmarks.md).
 _GROUP = """
 q = qq + q0
-g = g0[t] + q
+s = max((g0[t] + q) * 32, 0)  # the group's first cell (max: see above)
 {planes_init}
-if g * 32 >= a and g * 32 + 32 <= b:  # a whole group: no range test a lane
+if s >= a and s + 32 <= b:  # a whole group: no range test a lane
     for lane in range(32):
-        p = g * 32 + lane
+        p = s + lane
         v, dd = lcell(t, p, {prev}, last_row, last_col, R, C{da})
         row[p] = v
 {planes_or}
-elif g * 32 + 32 > a and g * 32 < b:
+elif s + 32 > a and s < b:
     for lane in range(32):
-        p = g * 32 + lane
+        p = s + lane
         if p >= a and p < b:
             v, dd = lcell(t, p, {prev}, last_row, last_col, R, C{da})
             row[p] = v
