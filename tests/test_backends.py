@@ -358,3 +358,38 @@ def test_generated_sweeps_compile_with_arguments_noalias():
 
     assert "noalias" in data_pointer(marked) and "noalias" not in data_pointer(plain)
     assert cpu.NOALIAS and "pipeline_class" in cpu._sweep_options(parallel=True)
+
+
+def test_a_tiled_sweep_starts_no_more_threads_than_a_diagonal_has_tiles(monkeypatch):
+    """threads_at_most caps numba's threads for the regions this thread starts and restores them;
+    the tiled cpu sweep runs under it with the most tiles a tile anti-diagonal holds."""
+    import numba
+
+    from gpudp.backends import cpu
+
+    was = numba.get_num_threads()
+    with cpu.threads_at_most(1):
+        assert numba.get_num_threads() == 1
+    with cpu.threads_at_most(10**6):
+        assert numba.get_num_threads() == was
+    assert numba.get_num_threads() == was
+    caps = []
+    real = cpu.threads_at_most
+
+    def spy(n):
+        caps.append(n)
+        return real(n)
+
+    monkeypatch.setattr(cpu, "threads_at_most", spy)
+    from gpudp.problems import lcs
+
+    a, b = "ACGT" * 100, "GATTACA" * 60  # 400 x 420: one tile of 256 x 512 in each of 2 rows
+    value = lcs.solve(a, b, backend="cpu", progress=False).value
+    assert caps == [1]
+    row = [0] * (len(b) + 1)  # the textbook LCS table, row by row
+    for x in a:
+        prev, row = row, [0]
+        for j, y in enumerate(b):
+            row.append(prev[j] + 1 if x == y else max(prev[j + 1], row[j]))
+    assert value == row[-1]
+    assert numba.get_num_threads() == was

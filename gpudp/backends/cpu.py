@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import platform
@@ -63,9 +64,9 @@ def run_tiles(d0, d1, NI, NJ, R, C, BH, TW, bottom, right, words, wtile0, diag_o
             I = imin + q
             J = d - I
             twb = (diag_off[d] + q - wtile0) * WPT
-            r0 = I * BH
+            r0 = max(I * BH, 0)  # max: the tile's cells never negative to LLVM (see _GROUP)
             r1 = min(r0 + BH, R)
-            c0 = J * TW
+            c0 = max(J * TW, 0)
             ncol = min(TW, C - c0)
             eb = J * (TW + 1)
             up = VEMPTY(TW + 1)
@@ -148,7 +149,8 @@ def serial_groups() -> int:
 # not negative: numba tests every index into an array for a negative one (Python's wraparound), and
 # when LLVM cannot rule that out it loads a cell's ``prev[k]``, ``data[k]`` for the 32 lanes by
 # vector gathers instead of plain vector loads (the two-constraint knapsack's ``prev[k]`` and
-# ``volume_of[k]``: its sweep 1.5-2.4x faster without, docs/benchmarks.md).
+# ``volume_of[k]``: its sweep 1.5-2.4x faster without, docs/benchmarks.md). The tiled sweep's tile
+# origins are written so for the same reason (a few tests a cell fewer: 6-10 % on Gotoh).
 _GROUP = """
 q = qq + q0
 s = max((g0[t] + q) * 32, 0)  # the group's first cell (max: see above)
@@ -206,6 +208,21 @@ def cell_namespace(rec_cls, nrt: bool = True):
     # a record cell: VT builds its tuple of fields
     ns.update(values.namespace(rec_cls, njit, compile_source))
     return ns
+
+
+@contextlib.contextmanager
+def threads_at_most(n: int):
+    """The parallel regions this thread starts use at most ``n`` of numba's threads (restored after):
+    a region of fewer work items than threads keeps the others waiting at its barrier for nothing.
+    A grid of 1,000 x 1,000 has at most 2 tiles of 256 x 512 on a tile anti-diagonal: on the 4 x
+    H200 host (64 cores), two such solves (a batch chunk's cross-checked pairs) took 64-83 ms with
+    16 or 64 threads, 6-9 ms capped (docs/benchmarks.md, 2026-11-26)."""
+    was = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(was, int(n))))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(was)
 
 
 def compiled(make, *args):
@@ -470,10 +487,11 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
         )
         stats.extra["compile_seconds"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        for d0, d1 in plan.chunks:
-            fn(d0, d1, *shape, bottom, right, words, 0, lay.diag_off, *ck, *data)
-            if bar is not None:
-                bar.update(plan.unit_cells(d0, d1))
+        with threads_at_most(min(lay.ni, lay.nj)):  # the most tiles an anti-diagonal holds
+            for d0, d1 in plan.chunks:
+                fn(d0, d1, *shape, bottom, right, words, 0, lay.diag_off, *ck, *data)
+                if bar is not None:
+                    bar.update(plan.unit_cells(d0, d1))
         out["last_row"] = values.structured(cls, values.map_buf(bottom, lambda b: tiled_last_row(b, lay)))
         out["last_col"] = values.structured(cls, values.map_buf(right, lambda r: r[:rows].copy()))
         if plan.checkpoint:
