@@ -366,9 +366,13 @@ def test_pairs_in_gpu_memory_are_read_where_they_lie(monkeypatch):
     from numba import cuda
 
     from gpudp.problems import edit_distance
+    from gpudp.problems.lcs import cuda as lcs_cuda
 
     staged = staged_uploads(monkeypatch, slice_bytes=64)  # host batches this small would be staged
     used = kernels_used(monkeypatch)
+    made = []  # the rows' offsets, made on the device (nothing made on the host and copied)
+    real = lcs_cuda.device_row_offsets
+    monkeypatch.setattr(lcs_cuda, "device_row_offsets", lambda n, k: made.append((n, k)) or real(n, k))
     rng = np.random.default_rng(33)
     a = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, (5, 30))]
     b = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, (5, 45))]
@@ -377,6 +381,7 @@ def test_pairs_in_gpu_memory_are_read_where_they_lie(monkeypatch):
     r = lcs.solve_many((da, db), verify=2)
     assert r.stats.backend == "cuda" and r.values.tolist() == want and len(r.verified) == 2
     assert staged == [] and used == [4]  # one kernel, the 4 bytes' table found on the device
+    assert made == [(5, 30), (5, 45)]
     r = edit_distance.solve_many((db, da), backend="cuda", verify=1)
     assert r.values.tolist() == [
         edit_distance.solve(y, x, backend="cpu").value for x, y in zip(a, b, strict=True)

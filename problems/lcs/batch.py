@@ -317,7 +317,9 @@ def _run_device(solver, a, b, verify: int, t0: float) -> BatchResult:
     """:func:`run` for two 2-D uint8 arrays in GPU memory (:func:`device_arrays`), on the cuda
     backend: packed where they lie (their table found on the device), one kernel over them, no copy
     of the pairs but the few re-solved on the host, fetched before the kernel starts."""
-    packed = bitparallel.pack_arrays(a, b, table=False)
+    from . import cuda
+
+    packed = bitparallel.pack_arrays(a, b, table=False, offsets=cuda.device_row_offsets)
     n = a.shape[0]
     picks = _picks(range(n), None, verify)
     checked = {p: (a[p].copy_to_host(), b[p].copy_to_host()) for p in picks}

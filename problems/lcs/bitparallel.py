@@ -121,17 +121,22 @@ def pack(pairs: list[tuple[np.ndarray, np.ndarray]], table: bool = True) -> Pack
     return packed
 
 
-def pack_arrays(a: np.ndarray, b: np.ndarray, table: bool = True) -> Packed:
+def row_offsets(n: int, length: int) -> np.ndarray:
+    """``0, length, .., n * length``: the offsets of ``n`` rows of ``length`` symbols."""
+    return np.arange(n + 1, dtype=np.int64) * length
+
+
+def pack_arrays(a: np.ndarray, b: np.ndarray, table: bool = True, offsets=row_offsets) -> Packed:
     """Pack pairs given as two 2-D integer arrays, row ``p`` of each being pair ``p`` (no Python
     loop over the pairs). ``table=False`` leaves a byte batch's table to be made where it runs
     (:func:`ensure_table` on the host; the cuda module finds the bytes present on the device, or
-    for the subsequences' single upload as it stages it)."""
+    for the subsequences' single upload as it stages it). ``offsets(n, length)`` makes the rows'
+    offsets (:func:`row_offsets`; the cuda module makes them on the device for arrays there)."""
     swapped = a.shape[1] > b.shape[1]
     if swapped:
         a, b = b, a
     n = a.shape[0]
-    pat_off = np.arange(n + 1, dtype=np.int64) * a.shape[1]
-    txt_off = np.arange(n + 1, dtype=np.int64) * b.shape[1]
+    pat_off, txt_off = offsets(n, a.shape[1]), offsets(n, b.shape[1])
     packed = _dense(a.reshape(-1), pat_off, b.reshape(-1), txt_off, table)
     packed.swapped = np.full(n, swapped, np.uint8)
     packed.cells, packed.max_words = n * a.shape[1] * b.shape[1], max(1, -(-a.shape[1] // 64))

@@ -129,6 +129,28 @@ def _kernel(spec: PairKernel, sigma: int, words: int):
     return generated_kernel(src, spec.name, ns)
 
 
+_ROWS = """
+def rows(off, length):
+    for i in range(cuda.grid(1), len(off), cuda.gridsize(1)):
+        off[i] = i * length
+"""
+
+
+def device_row_offsets(n: int, length: int):
+    """:func:`.bitparallel.row_offsets` made in GPU memory (a device array): a batch whose rows
+    lie there gets its offsets without making them on the host and copying them (two arrays of 8
+    MB for 1,000,000 pairs, ~10 ms a batch on the H200 host, 2026-11-26)."""
+    off = cuda.device_array(n + 1, np.int64)
+    threads = sim_geometry(256, 32)
+    _rows_kernel()[max(1, min(1024, -(-(n + 1) // threads))), threads](off, length)
+    return off
+
+
+@functools.cache
+def _rows_kernel():
+    return generated_kernel(_ROWS, "rows", {"cuda": cuda})
+
+
 def _pow2(x: int) -> int:
     return 1 << max(int(x) - 1, 0).bit_length()
 
@@ -399,7 +421,9 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
         d_txt = cuda.device_array(len(packed.txt), packed.txt.dtype, stream=copy)
     # everything is allocated before the first kernel is queued (freeing device memory waits for
     # the device), and the offsets are copied (from pageable memory) while the copy stream is idle
-    pat_off, txt_off = (cuda.to_device(x, stream=copy) for x in (packed.pat_off, packed.txt_off))
+    pat_off, txt_off = (
+        x if is_device_array(x) else cuda.to_device(x, stream=copy) for x in (packed.pat_off, packed.txt_off)
+    )
     d_out = cuda.device_array(n, np.int64, stream=compute)
     if grow:
         d_table = cuda.device_array(256 * len(slices), np.uint8, stream=copy)
