@@ -592,6 +592,62 @@ def test_knapsack_2d_cuda(inst):
 
 
 # ---------------------------------------------------------------------------------------------
+# dynamic time warping: float64 cells, the warping path
+# ---------------------------------------------------------------------------------------------
+
+dtw = _load("dtw")
+
+
+def dtw_reference(x, y):
+    """The textbook table, row by row (the same additions as the cell: exact equality holds)."""
+    inf = float("inf")
+    prev = [inf] * (len(y) + 1)
+    prev[0] = 0.0  # D(-1, -1)
+    for i in range(len(x)):
+        row = [inf]
+        for j in range(len(y)):
+            row.append(abs(float(x[i]) - float(y[j])) + min(prev[j + 1], row[j], prev[j]))
+        prev = [inf] + row[1:]
+    return prev[-1]
+
+
+def check_dtw(x, y, **options):
+    distance, path, stats = dtw.warp(x, y, **options)
+    assert distance == dtw_reference(x, y)
+    assert len(path) >= max(len(x), len(y))
+    return stats
+
+
+series = st.lists(st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False), min_size=1, max_size=12)
+
+
+@settings(max_examples=60)
+@given(series, series)
+def test_dtw_cpu_matches_the_table(x, y):
+    check_dtw(x, y, backend="cpu")
+
+
+def test_dtw_edges_and_cli(capsys):
+    assert check_dtw([2**53, -(2**53)], [0.5]).backend == "cpu"  # large magnitudes, one column
+    assert check_dtw([0.0], [0.0]) is not None
+    for bad in ([], [[1.0]], [1.0, float("nan")], [float("inf")]):
+        with pytest.raises(InputError):
+            dtw.warp(bad, [1.0])
+    dtw.main(["1,2,3,3,5", "1,3,5", "--backend", "cpu"])
+    assert capsys.readouterr().out.splitlines() == [
+        "distance 1 (cpu backend), path of 5 steps",
+        "(0,0) (1,0) (2,1) (3,1) (4,2)",
+    ]
+
+
+@pytest.mark.sim
+def test_dtw_cuda():
+    rng = np.random.default_rng(4)
+    for n, m in ((5, 7), (9, 4)):
+        assert check_dtw(rng.normal(size=n), rng.normal(size=m), backend="cuda").backend == "cuda"
+
+
+# ---------------------------------------------------------------------------------------------
 # read pairs: batches of LCS lengths and edit distances from host, page-locked or GPU memory
 # ---------------------------------------------------------------------------------------------
 

@@ -3,17 +3,19 @@ also stores the traceback decisions (issue 14's yardstick): Gotoh (examples/affi
 and Smith-Waterman with its best cell found by the engine's reduction (examples/local_alignment.py;
 also the same sweep without the reduction, to show its cost); coin change with the coins
 (examples/coin_change.py, a one-row grid swept as a line), Viterbi with 16-bit decisions
-(examples/viterbi.py), the two-constraint knapsack with its items (examples/knapsack_2d.py) and
-the LCS of three strings (examples/lcs3.py, a 3-D grid swept by planes i + j + k).
+(examples/viterbi.py), the two-constraint knapsack with its items (examples/knapsack_2d.py), the
+LCS of three strings (examples/lcs3.py, a 3-D grid swept by planes i + j + k) and dynamic time
+warping with its path (examples/dtw.py, float64 cells).
 
-    python tools/gallery_bench.py OUT.json [--problems gotoh,sw,coin,viterbi,knapsack2d,lcs3]
+    python tools/gallery_bench.py OUT.json [--problems gotoh,sw,coin,viterbi,knapsack2d,lcs3,dtw]
         [--sizes 4096,16384] [--backends cpu,cuda] [--repeat 3] [--threads 1,16]
         [--coin-amounts 1000000,10000000] [--viterbi-states 300,1000] [--viterbi-steps 1000]
         [--knapsack-capacities 300,1000] [--knapsack-items 100] [--lcs3-sizes 200,400]
+        [--dtw-sizes 2000,4000]
 
 Writes one JSON row per (problem, size, backend): median seconds of align() after a warm-up, GCUPS,
-and the plain loop's seconds beside it (its score must agree). For coin, viterbi, knapsack2d and lcs3
-each row is the whole solve (sweep, traceback, answer), best of ``--repeat``, once per CPU thread
+and the plain loop's seconds beside it (its score must agree). For coin, viterbi, knapsack2d, lcs3
+and dtw each row is the whole solve (sweep, traceback, answer), best of ``--repeat``, once per CPU thread
 count in ``--threads``, with the plain loop's best time, the ratio and whether the answers agree.
 """
 
@@ -50,6 +52,7 @@ coin_change = _example("coin_change")
 viterbi = _example("viterbi")
 knapsack_2d = _example("knapsack_2d")
 lcs3 = _example("lcs3")
+dtw = _example("dtw")
 
 
 @njit(cache=True)
@@ -169,6 +172,28 @@ def plain_knapsack_2d(w, v, p, max_weight, max_volume):
 
 
 @njit(cache=True)
+def plain_dtw(x, y):
+    """Two rows of float64 distances and a full table of uint8 decisions (0 up, 1 left, 2 diagonal,
+    as examples/dtw.py numbers them), one thread."""
+    n, m = len(x), len(y)
+    prev, cur = np.full(m + 1, np.inf), np.full(m + 1, np.inf)
+    prev[0] = 0.0
+    dec = np.zeros((n, m), np.uint8)
+    for i in range(n):
+        cur[0] = np.inf
+        for j in range(m):
+            best, how = prev[j], 2
+            if prev[j + 1] < best:
+                best, how = prev[j + 1], 0
+            if cur[j] < best:
+                best, how = cur[j], 1
+            cur[j + 1] = abs(x[i] - y[j]) + best
+            dec[i, j] = how
+        prev, cur = cur, prev
+    return prev[m], dec[n - 1, m - 1]
+
+
+@njit(cache=True)
 def plain_lcs3(a, b, c):
     """Two n2 x n3 planes of i and a full cube of uint8 decisions (which of the four predecessors,
     as examples/lcs3.py numbers them), one thread."""
@@ -258,6 +283,15 @@ def _cases(problem, args, rng):
                 lambda b, i=(w, v, p, cap, cap): knapsack_2d.pack(*i, backend=b, progress=False)[::2],
                 lambda i=(w, v, p, cap, cap): int(plain_knapsack_2d(*i)[0]),
             )
+    elif problem == "dtw":
+        for n in (int(x) for x in args.dtw_sizes.split(",")):
+            x, y = np.cumsum(rng.normal(size=(2, n)), axis=1)
+            yield (
+                n,
+                n * n,
+                lambda b, x=x, y=y: dtw.warp(x, y, backend=b, progress=False)[::2],
+                lambda x=x, y=y: float(plain_dtw(x, y)[0]),
+            )
     elif problem == "lcs3":
         for n in (int(x) for x in args.lcs3_sizes.split(",")):
             s = tuple("".join(rng.choice(list("ACGT"), n)) for _ in range(3))
@@ -280,7 +314,7 @@ def _best(fn, repeat: int):
 
 
 def _gallery_rows(problem, args, rng) -> list[dict]:
-    """The rows of one of coin, viterbi, knapsack2d, lcs3: every size, backend and CPU thread count."""
+    """The rows of one of coin, viterbi, knapsack2d, lcs3, dtw: every size, backend and CPU thread count."""
     rows = []
     small = {
         "coin_amounts": "10",
@@ -288,6 +322,7 @@ def _gallery_rows(problem, args, rng) -> list[dict]:
         "viterbi_steps": 3,
         "knapsack_capacities": "4",
         "lcs3_sizes": "4",
+        "dtw_sizes": "4",
     }
     for backend in args.backends.split(","):
         for _, _, solve, _ in _cases(
@@ -326,7 +361,7 @@ def _gallery_rows(problem, args, rng) -> list[dict]:
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--problems", default="gotoh,sw,coin,viterbi,knapsack2d,lcs3")
+    ap.add_argument("--problems", default="gotoh,sw,coin,viterbi,knapsack2d,lcs3,dtw")
     ap.add_argument("--sizes", default="4096,16384")
     ap.add_argument("--backends", default="cpu,cuda")
     ap.add_argument("--repeat", type=int, default=3)
@@ -339,11 +374,12 @@ def main(argv=None):
     ap.add_argument("--knapsack-capacities", default="300,1000", help="weight = volume capacity")
     ap.add_argument("--knapsack-items", type=int, default=100)
     ap.add_argument("--lcs3-sizes", default="200,400", help="length of each of the three strings")
+    ap.add_argument("--dtw-sizes", default="2000,4000", help="length of each of the two series")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(0)
     rows = []
     for problem in args.problems.split(","):
-        if problem in ("coin", "viterbi", "knapsack2d", "lcs3"):
+        if problem in ("coin", "viterbi", "knapsack2d", "lcs3", "dtw"):
             rows += _gallery_rows(problem, args, rng)
             continue
         for n in (int(x) for x in args.sizes.split(",")):
