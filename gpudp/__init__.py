@@ -48,3 +48,8 @@ def __getattr__(name):
 
         return getattr(many, name)
     raise AttributeError(name)
+
+
+def __dir__():
+    # the names loaded on first use (__getattr__) are listed too
+    return sorted(set(globals()) | set(__all__))

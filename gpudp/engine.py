@@ -19,7 +19,7 @@ import numpy as np
 from . import backends, values
 from .cache import jit_generated
 from .codegen import NO_CELL, data_args, reduce_worst, walk_form
-from .errors import ContractError, InputError
+from .errors import ContractError, InputError, decision_too_wide
 from .memory import available_memory, default_budget, describe, one_reading, parse_bytes
 from .progress import progress_bar
 from .recurrence import (
@@ -569,13 +569,8 @@ def sweep(
     if bits and data[-1][0]:
         store.close()
         count, d, a, b = (int(x) for x in data[-1])
-        where = "layer t, cell k" if plan.schedule is None and plan.kind == "layered" else "cell i, j"
-        raise ContractError(
-            f"{type(rec).__name__}.cell returned the decision {d} at ({where}) = ({a}, {b}), which does "
-            f"not fit decision_bits = {bits} (0 .. {(1 << bits) - 1}; "
-            f"{count} cells did so, this one among them). Declare "
-            "more decision_bits: decisions are never truncated"
-        )
+        axes = "t, k" if plan.schedule is None and plan.kind == "layered" else "i, j"
+        raise decision_too_wide(type(rec).__name__, d, axes, (a, b), bits, count)
     if isinstance(rec, GridRecurrence) and plan.cells == 0:
         empty = np.zeros(0, dtype=type(rec).value_dtype)
         out["last_row"], out["last_col"] = empty, empty.copy()

@@ -33,3 +33,15 @@ class BackendError(GpudpError, RuntimeError):
 class CheckError(GpudpError, AssertionError):
     """A check gpudp makes on itself failed: a solution against its certificate (the instance), or
     an internal invariant. Either is a bug in gpudp, never an answer; please report it."""
+
+
+def decision_too_wide(name: str, decision: int, axes: str, at: tuple, bits: int, count: int) -> ContractError:
+    """The error for a cell that returned a decision outside ``0 .. 2**bits - 1`` (the kernels flag
+    the first such cell and how many did so; a decision is never truncated): ``name`` the
+    recurrence's class, ``axes`` the cell's coordinates' names (``"i, j"``), ``at`` their values."""
+    many = "1 cell did so" if count == 1 else f"{count} cells did so, this one among them"
+    return ContractError(
+        f"{name}.cell returned the decision {decision} at cell ({axes}) = ({', '.join(map(str, at))}), "
+        f"which does not fit decision_bits = {bits} (0 .. {(1 << bits) - 1}; {many}). Declare more "
+        "decision_bits: decisions are never truncated"
+    )

@@ -41,7 +41,7 @@ from numba.extending import register_jitable
 
 from . import backends, values
 from .codegen import block_decision, compile_source, data_args, diagonal_groups, fn_args, n_reduce, walk_form
-from .errors import ContractError, InputError
+from .errors import ContractError, InputError, decision_too_wide
 from .memory import default_budget, parse_bytes
 from .progress import progress_bar
 from .recurrence import GridRecurrence, bad_step, start_cell
@@ -204,12 +204,7 @@ class CheckpointResult:
         if flag[0]:
             count, d, a, b = (int(x) for x in flag)
             flag[:] = 0
-            raise ContractError(
-                f"{cls.__name__}.cell returned the decision {d} at (cell i, j) = ({a}, {b}), which does "
-                f"not fit decision_bits = {cls.decision_bits} (0 .. {(1 << cls.decision_bits) - 1}; "
-                f"{count} cells did so, this one among them). Declare more decision_bits: decisions "
-                "are never truncated"
-            )
+            raise decision_too_wide(cls.__name__, d, "i, j", (a, b), cls.decision_bits, count)
         return words, seconds
 
     def _round_blocks(self, i: int, j: int, slope: float) -> np.ndarray:

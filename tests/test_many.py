@@ -385,7 +385,7 @@ def test_per_instance_errors(backend):
     ]
     res = sweep_many(recs, backend=backend)
     assert set(res.errors) == {1, 2, 4, 5}
-    assert "decision 4 at (cell i, j) = (1, 1)" in res[1].error and res[1].value is None
+    assert "decision 4 at cell (i, j) = (1, 1)" in res[1].error and res[1].value is None
     assert "rows" in res[2].error
     assert "no data today" in res[5].error
     assert "not on an earlier wavefront" in res[4].error and res[4].path is None

@@ -82,8 +82,24 @@ def test_a_decision_wider_than_declared_raises(backend):
     h = np.zeros((8, 40), np.int64)
     assert sweep(WideGrid(h), backend=backend, progress=False).decision(3, 3) == 0  # fits: no error
     h[5, 33] = 1  # decision 4 does not fit 2 bits
-    with pytest.raises(ContractError, match=r"decision 4 at \(cell i, j\) = \(5, 33\).*decision_bits = 2"):
+    with pytest.raises(ContractError, match=r"decision 4 at cell \(i, j\) = \(5, 33\).*decision_bits = 2"):
         sweep(WideGrid(h), backend=backend, progress=False)
+
+
+def test_decision_errors_say_where_and_how_many():
+    """One wording on every shape: the cell's coordinates named, the count in words."""
+    from gpudp.errors import decision_too_wide
+
+    one = str(decision_too_wide("V", 300, "t, k", (2, 7), 8, 1))
+    assert "decision 300 at cell (t, k) = (2, 7)" in one and "(0 .. 255; 1 cell did so)" in one
+    many = str(decision_too_wide("G", 9, "i, j, k", (1, 2, 3), 3, 5))
+    assert "at cell (i, j, k) = (1, 2, 3)" in many and "5 cells did so, this one among them" in many
+
+
+def test_the_package_lists_its_lazy_names():
+    import gpudp
+
+    assert {"GridRecurrence", "IntervalRecurrence", "sweep", "sweep_many"} <= set(dir(gpudp))
 
 
 def test_negative_decisions_raise():

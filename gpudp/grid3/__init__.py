@@ -37,7 +37,7 @@ import numpy as np
 from .. import backends
 from ..cache import jit_generated
 from ..codegen import decision_dtype
-from ..errors import ContractError, InputError
+from ..errors import ContractError, InputError, decision_too_wide
 from ..jit import njit
 from ..memory import available_memory, default_budget, describe, parse_bytes
 from ..progress import progress_bar
@@ -431,12 +431,7 @@ def sweep_grid3(rec: Grid3Recurrence, backend="auto", memory_budget=None, progre
         if store is not None:
             store.close()
         count, d, i, j, k = (int(x) for x in flag)
-        raise ContractError(
-            f"{cls.__name__}.cell returned the decision {d} at cell (i, j, k) = ({i}, {j}, {k}), which "
-            f"does not fit decision_bits = {bits} (0 .. {(1 << bits) - 1}; "
-            f"{count} cells did so, this one among them). "
-            "Declare more decision_bits: decisions are never truncated"
-        )
+        raise decision_too_wide(cls.__name__, d, "i, j, k", (i, j, k), bits, count)
     stats.seconds = time.perf_counter() - t_start
     stats.bytes_evicted = need["decisions"]
     stats.spilled_to_disk = bool(store is not None and store.on_disk)

@@ -36,7 +36,7 @@ import numpy as np
 from .. import backends
 from ..cache import jit_generated
 from ..codegen import data_args, decision_dtype
-from ..errors import ContractError, InputError
+from ..errors import ContractError, InputError, decision_too_wide
 from ..jit import njit
 from ..memory import available_memory, describe
 from ..progress import progress_bar
@@ -296,12 +296,7 @@ def sweep_intervals(
             bar.close()
     if bits and data[-1][0]:
         count, d, a, b = (int(x) for x in data[-1])
-        raise ContractError(
-            f"{cls.__name__}.cell returned the decision {d} at cell (i, j) = ({a}, {b}), which does not fit "
-            f"decision_bits = {bits} (0 .. {(1 << bits) - 1}; "
-            f"{count} cells did so, this one among them). Declare more "
-            "decision_bits: decisions are never truncated"
-        )
+        raise decision_too_wide(cls.__name__, d, "i, j", (a, b), bits, count)
     stats.seconds = time.perf_counter() - t_start
     stats.bytes_evicted = dec_bytes
     return IntervalResult(user_rec, table, decisions if bits else None, stats)

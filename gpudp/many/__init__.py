@@ -28,7 +28,7 @@ import numpy as np
 
 from ..codegen import NO_CELL, decision_dtype, reduce_worst
 from ..engine import choose_backend, device_name, sweep
-from ..errors import ContractError, InputError
+from ..errors import ContractError, InputError, decision_too_wide
 from ..memory import default_budget, gc_paused, parse_bytes
 from ..progress import progress_bar
 from ..recurrence import values_only
@@ -143,12 +143,7 @@ def _best(rec_cls, rv: np.ndarray, rc: np.ndarray):
 
 def _overflow(cls, bits: int, flag) -> str:
     count, d, a, b = (int(x) for x in flag)
-    return (
-        f"{cls.__name__}.cell returned the decision {d} at (cell i, j) = ({a}, {b}), which does not fit "
-        f"decision_bits = {bits} (0 .. {(1 << bits) - 1}; "
-        f"{count} cells did so, this one among them). Declare more "
-        "decision_bits: decisions are never truncated"
-    )
+    return str(decision_too_wide(cls.__name__, d, "i, j", (a, b), bits, count))
 
 
 def _start_states(start_state, count: int, cls) -> Callable:
