@@ -394,3 +394,32 @@ def test_page_locked_dask_arrays_keep_their_blocks(client):
     assert np.array_equal(page_locked(x), x)
     with pytest.raises(InputError, match="a dask or numpy array"):
         page_locked([1, 2])
+
+
+def test_bench_scale_with_pairs_made_on_the_workers(monkeypatch):
+    """--made-on workers: each block's rows made where it is kept, tile by tile from the seed (a row
+    the same whatever the worker count); checked against the first run and against the first and
+    last tiles solved in this process; --data client refused."""
+    from gpudp import InputError
+    from gpudp.bench import scale
+    from gpudp.cli import build_parser
+
+    monkeypatch.setattr(scale, "TILE_ROWS", 16)  # 40 rows: tiles of 16, 16 and 8, blocks across them
+    block = scale._made_block(3, 10, 37, 40, 12, 16)
+    tiles = [scale.tile_pairs(3, t, 40, 12, 16) for t in range(3)]
+    for i in range(2):
+        assert np.array_equal(block[i], np.concatenate([t[i] for t in tiles])[10:37])
+    argv = ["bench", "scale", "--backends", "cpu", "--workers", "1,2", "--pairs", "40", "--length", "12"]
+    argv += ["--repeat", "1", "--chunks-per-worker", "2", "--data", "resident,pinned", "--made-on", "workers"]
+    out = scale.cli_bench(build_parser(argv).parse_args(argv))
+    assert [(r["workers"], r["data"]) for r in out["results"]] == [
+        (1, "resident"),
+        (1, "pinned"),
+        (2, "resident"),
+        (2, "pinned"),
+    ]
+    assert out["single_process_seconds"] is None and "made on the workers" in out["workload"]
+    assert all(r["bytes_between_workers_per_run"] == 0 for r in out["results"])
+    argv[argv.index("resident,pinned")] = "client"
+    with pytest.raises(InputError, match="never here"):
+        scale.cli_bench(build_parser(argv).parse_args(argv))

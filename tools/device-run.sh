@@ -2,7 +2,7 @@
 # On the lent GPU machine (its own python3 3.12 with numba-cuda; no network): install gpudp with the
 # carried numpy<2.5 wheel, run the GPU tests and benchmarks, write logs under $OUT.
 # Here, first: ../shared/tools/device-wheels.sh rapidfuzz==3.14.6   (fills .whl/, carried)
-# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|linear|linear-big|genomes|remeasure-a|remeasure-b|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
+# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -72,6 +72,13 @@ for stage in "${@:-all}"; do
       timeout 200 python3 -m gpudp.cli bench scale --backends cuda --workers ${DEVICE8_WORKERS:-1,2} --pairs 8000000 \
         --length 1000 --repeat 5 --data device --chunks-per-worker 1 --out "$OUT/scale-device-8m.json" \
         2>&1 | grep " workers" ;;
+    scale-made)
+      # issue 18: batches made on the workers' GPUs (no pair through the client), large enough that
+      # Dask's fixed ~0.04 s a call is a small part of a 4-GPU run
+      export NCCL_NVLS_ENABLE=0
+      timeout 500 python3 -m gpudp.cli bench scale --backends cuda --workers ${SCALE_WORKERS:-1,2,4} \
+        --pairs ${MADE_PAIRS:-16000000} --length 1000 --repeat 5 --data device --made-on workers \
+        --chunks-per-worker 1 --out "$OUT/scale-made-${MADE_PAIRS:-16000000}.json" 2>&1 | grep " workers\|rror" ;;
     remeasure-a)
       # issue 13: the headline GPU figures of docs/benchmarks.md, re-measured after a refactor
       python3 -m gpudp.cli bench lcs --backends cuda --sizes 32768,131072 --repeat 3 --tile 256,256 \

@@ -16,6 +16,13 @@ default) runs ``client`` and ``resident``, ``all`` every one the backend has. Ea
 first runs a small batch (the workers compile or load their kernels), then ``--repeat`` timed
 batches; the single-process solve on the same backend is the baseline, and every run's values
 must equal it. Speed-up and efficiency are against the first worker count, for each ``data``.
+
+``--made-on workers`` makes each block's pairs on the worker that keeps it instead (``resident``,
+``pinned`` and ``device`` only): the batch's rows are drawn in tiles of :data:`TILE_ROWS` rows,
+tile ``t`` from the seed ``(--seed, t)``, so that a row is the same whatever the worker count, and
+no pair passes through this process: batches of tens of GB are ready in seconds. There is then no
+single-process baseline; every run's values must equal the first run's, and the first and last
+tiles, made again here and solved in this process, must give the values the cluster gave them.
 """
 
 from __future__ import annotations
@@ -35,6 +42,9 @@ from gpudp.problems import lcs
 from .instances import random_dna
 
 DATA = ("client", "resident", "pinned", "device")
+
+#: rows of one tile of a batch made on the workers (``--made-on workers``): its own seed
+TILE_ROWS = 1 << 16
 
 
 def bench_arguments(p):
@@ -58,6 +68,13 @@ def bench_arguments(p):
         help="GPU workers on the CPUs on their GPU's side of the host (gpudp.distributed.cluster's "
         "bind_cpus); both: each worker count bound, then not (an A/B on one machine). Where the "
         "host has one side (one NUMA node) nothing is bound and each count runs once",
+    )
+    p.add_argument(
+        "--made-on",
+        default="client",
+        choices=("client", "workers"),
+        help="client: the pairs made in this process (and placed on the workers); workers: each "
+        "block's pairs made on the worker that keeps it, tile by tile from the seed (see above)",
     )
     p.add_argument(
         "--chunks-per-worker",
@@ -86,6 +103,52 @@ def _on_gpu(block):
     return cuda.to_device(np.ascontiguousarray(block))
 
 
+#: a byte's two low bits as a base: uniform random bytes -> uniform random DNA
+_BASES = np.frombuffer(b"ACGT" * 64, np.uint8)
+
+
+def tile_pairs(seed: int, t: int, pairs: int, length: int, tile: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows ``t * tile ..`` of a batch made on the workers: ``(a, b)``, uniform random DNA drawn from
+    ``(seed, t)`` as random bytes (5x faster than :func:`random_dna`'s integers: a batch of 32 GB)."""
+    rows = min(tile, pairs - t * tile)
+    rng = np.random.default_rng([seed, t])
+    a, b = (_BASES[np.frombuffer(rng.bytes(rows * length), np.uint8)].reshape(rows, length) for _ in "ab")
+    return a, b
+
+
+def _made_block(seed: int, lo: int, hi: int, pairs: int, length: int, tile: int) -> np.ndarray:
+    """Rows ``lo .. hi - 1`` of both arrays of a batch made on the workers, as one ``(2, rows,
+    length)`` array (its tiles made again where they overlap a neighbouring block)."""
+    out = np.empty((2, hi - lo, length), np.uint8)
+    for t in range(lo // tile, -(-hi // tile)):
+        t0 = t * tile
+        a, b = tile_pairs(seed, t, pairs, length, tile)
+        r0, r1 = max(lo, t0), min(hi, t0 + len(a))
+        out[0, r0 - lo : r1 - lo], out[1, r0 - lo : r1 - lo] = a[r0 - t0 : r1 - t0], b[r0 - t0 : r1 - t0]
+    return out
+
+
+def made_on_workers(client, seed: int, pairs: int, length: int, rows: int, **where) -> list:
+    """:func:`resident`'s two dask arrays for a batch whose blocks of ``rows`` rows are made on the
+    workers (block ``k`` on worker ``k mod N``, from :func:`tile_pairs`): no pair passes through
+    this process."""
+    import dask.array as da
+
+    workers = sorted(client.scheduler_info()["workers"])
+    out = [[], []]
+    for k, lo in enumerate(range(0, pairs, rows)):
+        hi, w = min(lo + rows, pairs), [workers[k % len(workers)]]
+        both = client.submit(_made_block, seed, lo, hi, pairs, length, TILE_ROWS, workers=w, pure=False)
+        for i in range(2):
+            part = client.submit(_half, both, i, workers=w, pure=False)
+            out[i].append(da.from_delayed(part, (hi - lo, length), np.uint8))
+    return _settle(client, [da.concatenate(x, axis=0) for x in out], **where)
+
+
+def _half(both: np.ndarray, i: int) -> np.ndarray:
+    return np.ascontiguousarray(both[i])
+
+
 def resident(client, arrays, rows: int, pinned: bool = False, device: bool = False) -> list:
     """``arrays`` (numpy, as many rows) as dask arrays of row blocks of ``rows`` rows, block ``k``
     of each kept on worker ``k mod N`` (a chunk's blocks on one worker), persisted: what the batch
@@ -93,7 +156,6 @@ def resident(client, arrays, rows: int, pinned: bool = False, device: bool = Fal
     (:func:`gpudp.distributed.page_locked`). Returns once every block is in place."""
     import dask.array as da
 
-    dist = distributed.dask_distributed()
     workers = sorted(client.scheduler_info()["workers"])
     out = []
     for x in arrays:
@@ -102,12 +164,20 @@ def resident(client, arrays, rows: int, pinned: bool = False, device: bool = Fal
             part = x[lo : lo + rows]
             fut = client.scatter(part, workers=[workers[k % len(workers)]], hash=False)
             blocks.append(da.from_delayed(fut, part.shape, part.dtype))
-        x = da.concatenate(blocks, axis=0)
+        out.append(da.concatenate(blocks, axis=0))
+    return _settle(client, out, pinned, device)
+
+
+def _settle(client, arrays: list, pinned: bool = False, device: bool = False) -> list:
+    """The dask arrays of a resident batch with each block page-locked (``pinned``) or copied to its
+    worker's GPU (``device``) where it lies, persisted; returns once every block is in place."""
+    out = []
+    for x in arrays:
         if device:  # each block on its worker's GPU: data made or read there
             x = x.map_blocks(_on_gpu, dtype=x.dtype, meta=np.empty((0, 0), x.dtype))
         out.append(distributed.page_locked(x) if pinned else x)
     out = client.persist(out)
-    dist.wait(out)
+    distributed.dask_distributed().wait(out)
     return out
 
 
@@ -133,20 +203,34 @@ def _where(extra: dict) -> dict:
 
 
 def cli_bench(args) -> dict:
-    rng = np.random.default_rng(args.seed)
-    a = random_dna(args.pairs * args.length, rng).reshape(args.pairs, args.length)  # one draw an array
-    b = random_dna(args.pairs * args.length, rng).reshape(args.pairs, args.length)
+    on_workers = args.made_on == "workers"
+    if on_workers:  # here only the first and the last tile: the warm-ups and the check
+        a, b = tile_pairs(args.seed, 0, args.pairs, args.length, TILE_ROWS)
+        last = (args.pairs - 1) // TILE_ROWS
+        sample = [(0, a, b), (last, *tile_pairs(args.seed, last, args.pairs, args.length, TILE_ROWS))]
+    else:
+        rng = np.random.default_rng(args.seed)
+        a = random_dna(args.pairs * args.length, rng).reshape(args.pairs, args.length)  # one draw an array
+        b = random_dna(args.pairs * args.length, rng).reshape(args.pairs, args.length)
     cells = args.pairs * args.length * args.length
     backend = args.backends if args.backends in ("cpu", "cuda") else "cpu"
     known = DATA if backend == "cuda" else DATA[:3]  # device: on the workers' GPUs
     modes = {"both": DATA[:2], "all": known}.get(args.data) or tuple(args.data.split(","))
     if not set(modes) <= set(known):
         raise InputError("--data", f"{args.data!r}: one or more of {', '.join(known)} (or both, all)")
+    if on_workers and "client" in modes:
+        raise InputError(
+            "--data", "with --made-on workers the pairs are never here: resident, pinned or device"
+        )
     cpw = max(1, int(args.chunks_per_worker))
     lcs.solve_many((a[:64], b[:64]), backend=backend)  # warm-up
-    t = time.perf_counter()
-    want = lcs.solve_many((a, b), backend=backend)
-    single = time.perf_counter() - t
+    if on_workers:  # every run against the first one, and the sample's tiles against this process
+        want, single = None, None
+        sampled = [(t * TILE_ROWS, lcs.solve_many((x, y), backend=backend).values) for t, x, y in sample]
+    else:
+        t = time.perf_counter()
+        want = lcs.solve_many((a, b), backend=backend)
+        single = time.perf_counter() - t
     rows = []
     gpus = backend == "cuda"
     # each GPU's side of the host, where bound workers run (none where it cannot be told, or one
@@ -160,7 +244,12 @@ def cli_bench(args) -> dict:
             for mode in modes:
                 if mode != "client":  # untimed: already there
                     where = {"pinned": mode == "pinned", "device": mode == "device"}
-                    pairs = tuple(resident(client, (a, b), block_rows, **where))
+                    if on_workers:
+                        pairs = tuple(
+                            made_on_workers(client, args.seed, args.pairs, args.length, block_rows, **where)
+                        )
+                    else:
+                        pairs = tuple(resident(client, (a, b), block_rows, **where))
                     lcs.solve_many((pairs[0][:256], pairs[1][:256]), backend=backend, client=client)
                 else:
                     pairs = (a, b)
@@ -173,8 +262,16 @@ def cli_bench(args) -> dict:
                     spans[-1]["kernel_seconds_per_chunk"] = got.stats.kernel_seconds / len(
                         got.stats.extra["chunk_seconds"]
                     )
+                    if on_workers:
+                        want = got if want is None else want  # the first run, its tiles checked
+                        for lo, v in sampled:
+                            if not np.array_equal(got.values[lo : lo + len(v)], v):
+                                raise CheckError(
+                                    f"{n} workers, {mode}: rows {lo}.. differ from this process's"
+                                )
                     if not np.array_equal(got.values, want.values):
-                        raise CheckError(f"{n} workers, {mode}: the values differ from the single process's")
+                        than = "the first run's" if on_workers else "the single process's"
+                        raise CheckError(f"{n} workers, {mode}: the values differ from {than}")
                 moved = (_moved(client) - moved) / max(1, args.repeat)
                 del pairs
                 s = statistics.median(runs)
@@ -226,7 +323,14 @@ def cli_bench(args) -> dict:
         "on its worker before the timer starts (gpudp.distributed.page_locked), so that it goes to "
         "the GPU by DMA with no staging copy; data 'device': as 'resident', each block then copied "
         "to its worker's GPU before the timer starts (data made or read there), so the batch "
-        "copies no pair to the device",
+        "copies no pair to the device"
+        + (
+            "; the pairs made on the workers, block by block (--made-on workers): no single-process "
+            "baseline, the runs checked against the first and against the first and last tiles "
+            "solved in this process"
+            if on_workers
+            else ""
+        ),
         "cells": cells,
         "single_process_seconds": single,
         "gpu_cpus": {d: ",".join(map(str, sorted(c))) for d, c in sides.items()},
