@@ -53,6 +53,7 @@ __all__ = [
     "Packed",
     "pack",
     "pack_arrays",
+    "row_offsets",
     "ensure_table",
     "table_of",
     "lengths_cpu",
