@@ -77,7 +77,7 @@ def test_lcs_batch_on_the_cluster_equals_one_process(client):
     assert got.verified and all(got.values[p] >= 0 for p in got.verified)
     extra = got.stats.extra  # where the call's time went: each chunk on its worker, the waits around
     assert len(extra["chunk_seconds"]) == 8 and min(extra["chunk_seconds"]) > 0
-    for wait in ("first_chunk_wait", "last_result_wait"):
+    for wait in ("first_chunk_wait", "last_result_wait", "join_seconds"):
         assert 0 < extra[wait] < got.stats.seconds
     assert got.solutions == [None] * len(pairs) and isinstance(got.solutions, batch.NoSolutions)
     rng = np.random.default_rng(2)
@@ -342,7 +342,7 @@ def test_bench_scale_with_resident_data(capsys):
         assert got[2, data]["bytes_between_workers_per_run"] == 0
     for r in got.values():
         assert 0 < r["chunk_seconds_min"] <= r["chunk_seconds_max"] < r["seconds_median"]
-        assert r["first_chunk_wait"] > 0 and r["last_result_wait"] > 0
+        assert r["first_chunk_wait"] > 0 and r["last_result_wait"] > 0 and r["join_seconds"] > 0
         assert r["bound"] is False and r["kernel_seconds_per_chunk"] >= 0  # cpu workers: not bound
     assert out["gpu_cpus"] == {}
     assert "resident" in out["workload"] and "page-locked" in out["workload"]
@@ -364,6 +364,17 @@ def test_dask_blocks_in_gpu_memory_are_read_there(client):
     assert r.values.tolist() == lcs.solve_many((a, b), backend="cpu").values.tolist()
     assert r.stats.extra["backend_choice"] == "the pairs are in GPU memory"
     assert r.stats.extra["dask_chunks"] == 3
+
+
+@pytest.mark.sim
+def test_rows_made_on_the_gpu_equal_the_hosts():
+    """gpudp bench scale --made-on workers --data device: a block made by the GPU kernel holds the
+    bytes the host makes (rows across the hash's groups of 32 bytes, of A and of B)."""
+    from gpudp.bench.scale import made_rows
+
+    for x, lo, hi in ((0, 0, 4), (1, 3, 9)):
+        got = made_rows(5, x, lo, hi, 10, 13, device=True).copy_to_host()
+        assert np.array_equal(got, made_rows(5, x, lo, hi, 10, 13))
 
 
 @pytest.mark.gpu
@@ -397,18 +408,23 @@ def test_page_locked_dask_arrays_keep_their_blocks(client):
 
 
 def test_bench_scale_with_pairs_made_on_the_workers(monkeypatch):
-    """--made-on workers: each block's rows made where it is kept, tile by tile from the seed (a row
-    the same whatever the worker count); checked against the first run and against the first and
-    last tiles solved in this process; --data client refused."""
+    """--made-on workers: each block's rows made where it is kept from a hash of the seed and each
+    byte's place (a row the same in whatever blocks; DNA, each base about as often); checked against
+    the first run and against the first and last rows solved in this process; --data client
+    refused."""
     from gpudp import InputError
     from gpudp.bench import scale
     from gpudp.cli import build_parser
 
-    monkeypatch.setattr(scale, "TILE_ROWS", 16)  # 40 rows: tiles of 16, 16 and 8, blocks across them
-    block = scale._made_block(3, 10, 37, 40, 12, 16)
-    tiles = [scale.tile_pairs(3, t, 40, 12, 16) for t in range(3)]
-    for i in range(2):
-        assert np.array_equal(block[i], np.concatenate([t[i] for t in tiles])[10:37])
+    monkeypatch.setattr(scale, "CHECK_ROWS", 16)  # 40 rows: the first 16 and the last 16 checked
+    whole = [scale.made_rows(3, x, 0, 40, 40, 12) for x in (0, 1)]
+    for x in (0, 1):
+        assert np.array_equal(scale.made_rows(3, x, 10, 37, 40, 12), whole[x][10:37])
+    assert not np.array_equal(whole[0], whole[1])
+    assert not np.array_equal(whole[0], scale.made_rows(4, 0, 0, 40, 40, 12))
+    big = scale.made_rows(1, 0, 0, 1000, 1000, 100)
+    counts = np.unique(big, return_counts=True)
+    assert bytes(counts[0]) == b"ACGT" and all(abs(c - 25_000) < 1_000 for c in counts[1])
     argv = ["bench", "scale", "--backends", "cpu", "--workers", "1,2", "--pairs", "40", "--length", "12"]
     argv += ["--repeat", "1", "--chunks-per-worker", "2", "--data", "resident,pinned", "--made-on", "workers"]
     out = scale.cli_bench(build_parser(argv).parse_args(argv))

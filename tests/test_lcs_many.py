@@ -122,18 +122,26 @@ def test_values_only_solutions_are_nones_in_constant_space():
     assert mixed.solutions[:3] == [None] * 3 and mixed.solutions[3].solution == "A"
 
 
-@pytest.mark.parametrize("top, size", [(0, 2), (200, 2), (40_000, 4), (1 << 40, 8)])
-def test_a_batch_result_pickles_its_values_narrow(top, size):
-    """A chunk's values travel from its worker in the smallest integer type that holds them, and
-    come back as the int64 they were."""
+@pytest.mark.parametrize("top, size", [(0, 1), (200, 1), (40_000, 2), (1 << 31, 4), (1 << 40, 8)])
+def test_a_chunk_ships_its_values_narrow(top, size, monkeypatch):
+    """A chunk's values travel from its worker as offsets from their least in the smallest type
+    that holds them (as they are for a range of 2^32 or more), and the joined batch has them as
+    the int64 they were (in pieces on several threads, as a large batch's are); a result pickled
+    on its own stays int64."""
     import pickle
 
+    monkeypatch.setattr(batch, "COPY_PIECE", 2)
     r = lcs.solve_many([("AC", "C")] * 3, backend="cpu")
     r.values = np.array([-1, top, 7], np.int64)
+    shipped = pickle.loads(pickle.dumps(batch.ship(r)))
+    assert shipped[0].itemsize == size and (shipped[0].astype(np.int64) + shipped[1]).tolist() == [-1, top, 7]
+    assert shipped[2].values.size == 0 and shipped[2].stats.cells == r.stats.cells
+    info = {"workers": 1, "chunks": 2, "seconds": 0.0}
+    joined = batch.BatchResult.concat([shipped, r], [(0, 3), (3, 6)], info)
+    assert joined.values.dtype == np.int64 and joined.values.tolist() == [-1, top, 7] * 2
+    assert joined.solutions == [None] * 6 and joined.stats.cells == 2 * r.stats.cells
     back = pickle.loads(pickle.dumps(r))
     assert back.values.dtype == np.int64 and back.values.tolist() == [-1, top, 7]
-    assert back.stats.cells == r.stats.cells and back.solutions == r.solutions
-    assert r.__getstate__()["values"].itemsize == size and r.values.dtype == np.int64
 
 
 def test_empty_batch():

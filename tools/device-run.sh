@@ -74,11 +74,14 @@ for stage in "${@:-all}"; do
         2>&1 | grep " workers" ;;
     scale-made)
       # issue 18: batches made on the workers' GPUs (no pair through the client), large enough that
-      # Dask's fixed ~0.04 s a call is a small part of a 4-GPU run
+      # Dask's fixed ~0.04 s a call is a small part of a 4-GPU run (32,000,000 pairs: 64 GB on one
+      # GPU for the 1-worker run, H200 only)
       export NCCL_NVLS_ENABLE=0
-      timeout 500 python3 -m gpudp.cli bench scale --backends cuda --workers ${SCALE_WORKERS:-1,2,4} \
-        --pairs ${MADE_PAIRS:-16000000} --length 1000 --repeat 5 --data device --made-on workers \
-        --chunks-per-worker 1 --out "$OUT/scale-made-${MADE_PAIRS:-16000000}.json" 2>&1 | grep " workers\|rror" ;;
+      for pairs in ${MADE_PAIRS:-16000000 32000000}; do
+        timeout 280 python3 -m gpudp.cli bench scale --backends cuda --workers ${SCALE_WORKERS:-1,2,4} \
+          --pairs $pairs --length 1000 --repeat 5 --data device --made-on workers --chunks-per-worker 1 \
+          --out "$OUT/scale-made-$pairs.json" 2>&1 | grep " workers\|rror"
+      done ;;
     remeasure-a)
       # issue 13: the headline GPU figures of docs/benchmarks.md, re-measured after a refactor
       python3 -m gpudp.cli bench lcs --backends cuda --sizes 32768,131072 --repeat 3 --tile 256,256 \

@@ -18,33 +18,38 @@ batches; the single-process solve on the same backend is the baseline, and every
 must equal it. Speed-up and efficiency are against the first worker count, for each ``data``.
 
 ``--made-on workers`` makes each block's pairs on the worker that keeps it instead (``resident``,
-``pinned`` and ``device`` only): the batch's rows are drawn in tiles of :data:`TILE_ROWS` rows,
-tile ``t`` from the seed ``(--seed, t)``, so that a row is the same whatever the worker count, and
-no pair passes through this process: batches of tens of GB are ready in seconds. There is then no
-single-process baseline; every run's values must equal the first run's, and the first and last
-tiles, made again here and solved in this process, must give the values the cluster gave them.
+``pinned`` and ``device`` only; :func:`made_rows`): each byte drawn from a counter-based hash of
+its place, so that a row is the same whatever the worker count, made by the worker's threads or,
+with ``device``, on its GPU, and no pair passes through this process: batches of tens of GB are
+ready in seconds. There is then no single-process baseline; every run's values must equal the
+first run's, and the first and last :data:`CHECK_ROWS` rows, made again here and solved in this
+process, must give the values the cluster gave them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import statistics
 import time
 
 import numpy as np
+from numba import prange
+from numba.extending import register_jitable
 
 from gpudp import distributed
 from gpudp.backends import device_name
 from gpudp.errors import CheckError, InputError
+from gpudp.jit import njit
 from gpudp.problems import lcs
 
 from .instances import random_dna
 
 DATA = ("client", "resident", "pinned", "device")
 
-#: rows of one tile of a batch made on the workers (``--made-on workers``): its own seed
-TILE_ROWS = 1 << 16
+#: rows at each end of a batch made on the workers (``--made-on workers``) made again and solved here
+CHECK_ROWS = 1 << 16
 
 
 def bench_arguments(p):
@@ -74,7 +79,8 @@ def bench_arguments(p):
         default="client",
         choices=("client", "workers"),
         help="client: the pairs made in this process (and placed on the workers); workers: each "
-        "block's pairs made on the worker that keeps it, tile by tile from the seed (see above)",
+        "block's pairs made on the worker that keeps it (with device, on its GPU) from a hash of the "
+        "seed and each byte's place (see above)",
     )
     p.add_argument(
         "--chunks-per-worker",
@@ -103,50 +109,98 @@ def _on_gpu(block):
     return cuda.to_device(np.ascontiguousarray(block))
 
 
-#: a byte's two low bits as a base: uniform random bytes -> uniform random DNA
-_BASES = np.frombuffer(b"ACGT" * 64, np.uint8)
+#: splitmix64's constants (Steele, Lea & Flood 2014): a 64-bit counter -> 64 random bits
+_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+#: "ACGT" as a little-endian word: base k is its byte k
+_ACGT = np.uint64(0x54474341)
 
 
-def tile_pairs(seed: int, t: int, pairs: int, length: int, tile: int) -> tuple[np.ndarray, np.ndarray]:
-    """Rows ``t * tile ..`` of a batch made on the workers: ``(a, b)``, uniform random DNA drawn from
-    ``(seed, t)`` as random bytes (5x faster than :func:`random_dna`'s integers: a batch of 32 GB)."""
-    rows = min(tile, pairs - t * tile)
-    rng = np.random.default_rng([seed, t])
-    a, b = (_BASES[np.frombuffer(rng.bytes(rows * length), np.uint8)].reshape(rows, length) for _ in "ab")
-    return a, b
+@register_jitable
+def _mix(key, g):
+    """64 random bits for group ``g`` of 32 bytes (splitmix64's finaliser of ``key + g * gamma``)."""
+    z = key + g * _GAMMA
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
 
 
-def _made_block(seed: int, lo: int, hi: int, pairs: int, length: int, tile: int) -> np.ndarray:
-    """Rows ``lo .. hi - 1`` of both arrays of a batch made on the workers, as one ``(2, rows,
-    length)`` array (its tiles made again where they overlap a neighbouring block)."""
-    out = np.empty((2, hi - lo, length), np.uint8)
-    for t in range(lo // tile, -(-hi // tile)):
-        t0 = t * tile
-        a, b = tile_pairs(seed, t, pairs, length, tile)
-        r0, r1 = max(lo, t0), min(hi, t0 + len(a))
-        out[0, r0 - lo : r1 - lo], out[1, r0 - lo : r1 - lo] = a[r0 - t0 : r1 - t0], b[r0 - t0 : r1 - t0]
+@register_jitable
+def _base(h, f):
+    """Byte ``f``'s base (A, C, G or T) from its group's bits ``h``: 2 bits a byte."""
+    k = (h >> ((f & np.uint64(31)) * np.uint64(2))) & np.uint64(3)
+    return np.uint8((_ACGT >> (k * np.uint64(8))) & np.uint64(255))
+
+
+@njit(parallel=True, cache=True)
+def _made_host(key, first, out):
+    rows, length = out.shape
+    for r in prange(rows):
+        f = first + np.uint64(r) * np.uint64(length)
+        h = _mix(key, f >> np.uint64(5))
+        for c in range(length):
+            if (f & np.uint64(31)) == 0:
+                h = _mix(key, f >> np.uint64(5))
+            out[r, c] = _base(h, f)
+            f += np.uint64(1)
+
+
+_MADE = """
+def made(key, first, out):
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        f = first + uint64(i)
+        out[i] = base(mix(key, f >> uint64(5)), f)
+"""
+
+
+@functools.cache
+def _made_kernel():
+    from numba import cuda
+
+    from gpudp.backends.cuda import generated_kernel
+
+    return generated_kernel(_MADE, "made", {"cuda": cuda, "uint64": np.uint64, "mix": _mix, "base": _base})
+
+
+def made_rows(seed: int, x: int, lo: int, hi: int, pairs: int, length: int, device: bool = False):
+    """Rows ``lo .. hi - 1`` of array ``x`` (0: A, 1: B) of a batch made where it is kept
+    (``--made-on workers``): uniform random DNA, byte ``f`` of the batch's flat bytes (A's rows, then
+    B's) from splitmix64 of ``(seed, f // 32)``, so that a row is the same whoever makes it and in
+    whatever blocks. ``device``: made on this process's GPU (a numba device array; nothing made on
+    the host or copied), else a numpy array made by this process's numba threads."""
+    key, first = np.uint64(seed % (1 << 64)), np.uint64((x * pairs + lo) * length)
+    if not device:
+        out = np.empty((hi - lo, length), np.uint8)
+        _made_host(key, first, out)
+        return out
+    from numba import cuda
+
+    from gpudp.backends.cuda import sim_geometry
+
+    out = cuda.device_array((hi - lo, length), np.uint8)
+    if out.size:
+        threads = sim_geometry(256, 32)
+        _made_kernel()[max(1, min(4096, -(-out.size // threads))), threads](key, first, out.reshape(out.size))
     return out
 
 
 def made_on_workers(client, seed: int, pairs: int, length: int, rows: int, **where) -> list:
     """:func:`resident`'s two dask arrays for a batch whose blocks of ``rows`` rows are made on the
-    workers (block ``k`` on worker ``k mod N``, from :func:`tile_pairs`): no pair passes through
-    this process."""
+    workers (block ``k`` on worker ``k mod N``, by :func:`made_rows`; with ``device``, on its GPU):
+    no pair passes through this process."""
     import dask.array as da
 
+    device = bool(where.get("device"))
     workers = sorted(client.scheduler_info()["workers"])
     out = [[], []]
     for k, lo in enumerate(range(0, pairs, rows)):
         hi, w = min(lo + rows, pairs), [workers[k % len(workers)]]
-        both = client.submit(_made_block, seed, lo, hi, pairs, length, TILE_ROWS, workers=w, pure=False)
         for i in range(2):
-            part = client.submit(_half, both, i, workers=w, pure=False)
-            out[i].append(da.from_delayed(part, (hi - lo, length), np.uint8))
-    return _settle(client, [da.concatenate(x, axis=0) for x in out], **where)
-
-
-def _half(both: np.ndarray, i: int) -> np.ndarray:
-    return np.ascontiguousarray(both[i])
+            part = client.submit(made_rows, seed, i, lo, hi, pairs, length, device, workers=w, pure=False)
+            meta = np.empty((0, 0), np.uint8)
+            out[i].append(da.from_delayed(part, (hi - lo, length), np.uint8, meta=meta))
+    return _settle(client, [da.concatenate(x, axis=0) for x in out], pinned=bool(where.get("pinned")))
 
 
 def resident(client, arrays, rows: int, pinned: bool = False, device: bool = False) -> list:
@@ -193,21 +247,24 @@ def _moved(client) -> int:
 def _where(extra: dict) -> dict:
     """Where one batch's time went (:meth:`gpudp.problems.lcs.batch.BatchResult.concat`): the
     slowest chunk's seconds on its worker, the wait before the first chunk started and after the
-    last one ended (scheduling, moving blocks, gathering the results)."""
+    last one ended (scheduling, moving blocks, gathering the results), and the join of the
+    results here."""
     return {
         "chunk_seconds_max": max(extra["chunk_seconds"]),
         "chunk_seconds_min": min(extra["chunk_seconds"]),
         "first_chunk_wait": extra["first_chunk_wait"],
         "last_result_wait": extra["last_result_wait"],
+        "join_seconds": extra["join_seconds"],
     }
 
 
 def cli_bench(args) -> dict:
     on_workers = args.made_on == "workers"
-    if on_workers:  # here only the first and the last tile: the warm-ups and the check
-        a, b = tile_pairs(args.seed, 0, args.pairs, args.length, TILE_ROWS)
-        last = (args.pairs - 1) // TILE_ROWS
-        sample = [(0, a, b), (last, *tile_pairs(args.seed, last, args.pairs, args.length, TILE_ROWS))]
+    if on_workers:  # here only the first and the last rows: the warm-ups and the check
+        ends = sorted({(0, min(CHECK_ROWS, args.pairs)), (max(0, args.pairs - CHECK_ROWS), args.pairs)})
+        made = functools.partial(made_rows, args.seed, pairs=args.pairs, length=args.length)
+        sample = [(lo, made(0, lo, hi), made(1, lo, hi)) for lo, hi in ends]
+        a, b = sample[0][1:]
     else:
         rng = np.random.default_rng(args.seed)
         a = random_dna(args.pairs * args.length, rng).reshape(args.pairs, args.length)  # one draw an array
@@ -226,7 +283,7 @@ def cli_bench(args) -> dict:
     lcs.solve_many((a[:64], b[:64]), backend=backend)  # warm-up
     if on_workers:  # every run against the first one, and the sample's tiles against this process
         want, single = None, None
-        sampled = [(t * TILE_ROWS, lcs.solve_many((x, y), backend=backend).values) for t, x, y in sample]
+        sampled = [(lo, lcs.solve_many((x, y), backend=backend).values) for lo, x, y in sample]
     else:
         t = time.perf_counter()
         want = lcs.solve_many((a, b), backend=backend)
@@ -293,7 +350,8 @@ def cli_bench(args) -> dict:
                     f"  {n:3d} workers{' bound' if w['bound'] else ''}, {mode:8s}: {s:8.3f} s, "
                     f"{cells / s / 1e9:9.1f} GCUPS (chunks "
                     f"{w['chunk_seconds_min']:.3f}-{w['chunk_seconds_max']:.3f} s, first waited "
-                    f"{w['first_chunk_wait']:.3f} s, last result {w['last_result_wait']:.3f} s)",
+                    f"{w['first_chunk_wait']:.3f} s, last result {w['last_result_wait']:.3f} s, joined in "
+                    f"{w['join_seconds']:.3f} s)",
                     flush=True,
                 )
     for mode, bound in ((m, b) for m in modes for b in binds):
@@ -325,9 +383,9 @@ def cli_bench(args) -> dict:
         "to its worker's GPU before the timer starts (data made or read there), so the batch "
         "copies no pair to the device"
         + (
-            "; the pairs made on the workers, block by block (--made-on workers): no single-process "
-            "baseline, the runs checked against the first and against the first and last tiles "
-            "solved in this process"
+            "; the pairs made on the workers, block by block (--made-on workers; with data 'device' "
+            "on their GPUs, no byte on the host): no single-process baseline, the runs checked "
+            "against the first and against the first and last rows solved in this process"
             if on_workers
             else ""
         ),
