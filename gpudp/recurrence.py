@@ -503,9 +503,11 @@ class IntervalRecurrence(Recurrence):
     ``T`` is the table, a 2-D array indexed ``T[a, b]``. ``cell`` may read it at every shorter
     interval inside its own, ``i <= a <= b <= j`` with ``(a, b) != (i, j)``, and must not write
     it. Other reads are undefined: empty intervals such as ``T[i + 1, i]`` are not stored (a cell
-    that needs one tests for it: ``T[i + 1, j - 1] if i + 1 <= j - 1 else 0``), the CPU returns
-    whatever its memory holds, the GPU anything, and the CUDA simulator raises ``IndexError`` (so
-    tests catch such reads). The cells ``(i, i)`` of length 1 are computed by ``cell`` too. Do not
+    that needs one tests for it: ``T[i + 1, j - 1] if i + 1 <= j - 1 else 0``). The sweep first
+    runs ``cell`` in plain Python on a few short intervals at both ends of the table and refuses
+    such a read there with a ``ContractError``; a read that only other cells make goes unseen:
+    the CPU returns whatever its memory holds, the GPU anything, and the CUDA simulator raises
+    ``IndexError`` (so tests catch it). The cells ``(i, i)`` of length 1 are computed by ``cell`` too. Do not
     assume a memory layout: the GPU stores the table by diagonals (``T`` is a strided view there).
 
     The engine sweeps by length (the table's diagonals: length 1, 2, .., n), the cells of one

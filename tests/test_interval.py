@@ -468,18 +468,41 @@ def test_bad_backs_are_clear_errors_never_loops():
     assert res.traceback_tree((0, 1)).tolist() == [[0, 1, 0], [0, 0, 0], [1, 1, 0]]  # 3 of 3: fine
 
 
-@SIM
-@pytest.mark.skipif(
-    os.environ.get("NUMBA_ENABLE_CUDASIM") != "1", reason="the checked table view is the simulator's"
-)
-def test_the_simulator_catches_reads_outside_the_contract():
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=SIM)])
+def test_a_read_of_an_empty_interval_is_refused_before_the_sweep(backend):
+    """The driver's probe runs a few short cells in plain Python with a checked table: a read
+    outside the contract is a ContractError naming the cell and the read, on every backend, not
+    whatever memory holds."""
+
     class Empty(Chain):  # reads the empty interval (i + 1, i) instead of testing for it
         @staticmethod
         def cell(i, j, T):
             return (T[i + 1, j - 1] + 1 if i < j else 1), 0
 
-    with pytest.raises(IndexError, match=r"T\[\d, \d\]: a cell may read T\[a, b\] only"):
-        sweep(Empty(4), backend="cuda", progress=False)
+    with pytest.raises(ContractError, match=r"cell at \(0, 1\) read T\[1, 0\].*if i \+ 1 <= j - 1 else 0"):
+        sweep(Empty(4), backend=backend, progress=False)
+
+    class Own(Chain):  # reads its own cell
+        @staticmethod
+        def cell(i, j, T):
+            return (T[i, j] if j == i + 3 else 0), 0
+
+    with pytest.raises(ContractError, match=r"cell at \(0, 3\) read T\[0, 3\]"):
+        sweep(Own(5), backend=backend, progress=False)
+
+
+@SIM
+@pytest.mark.skipif(
+    os.environ.get("NUMBA_ENABLE_CUDASIM") != "1", reason="the checked table view is the simulator's"
+)
+def test_the_simulator_catches_reads_outside_the_contract():
+    class Reversed(Chain):  # reads T[2, 1] at (1, 2) only: a cell the driver's probe does not try
+        @staticmethod
+        def cell(i, j, T):
+            return (T[2, 1] + 1 if (i, j) == (1, 2) else 1), 0
+
+    with pytest.raises(IndexError, match=r"T\[2, 1\]: a cell may read T\[a, b\] only"):
+        sweep(Reversed(6), backend="cuda", progress=False)
 
 
 @pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=SIM)])

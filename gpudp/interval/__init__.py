@@ -19,11 +19,11 @@ window suffices (a cell reads its whole row and column of the triangle), so the 
   diagonals at a time and are scattered into the host's row-major arrays.
 
 The driver (:func:`sweep_intervals`, reached through :func:`gpudp.engine.sweep`) checks the class
-and instance (arities before compiling, the cell's return form in plain Python), refuses a table
-that does not fit, picks the backend as the other shapes do (``auto`` from the work, counted as
-the sum of the intervals' lengths: a cell of length ``L`` typically reads ``L`` split points), runs
-it, raises a :class:`ContractError` for a decision wider than ``decision_bits`` and returns an
-:class:`IntervalResult`.
+and instance (arities before compiling; in plain Python, the cell's return form and its reads of
+the table on a few short intervals), refuses a table that does not fit, picks the backend as the
+other shapes do (``auto`` from the work, counted as the sum of the intervals' lengths: a cell of
+length ``L`` typically reads ``L`` split points), runs it, raises a :class:`ContractError` for a
+decision wider than ``decision_bits`` and returns an :class:`IntervalResult`.
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ from ..recurrence import IntervalRecurrence, contiguous, read_only
 from ..solution import Stats
 from .table import (
     SERIAL_WORK,
+    OutsideRead,
+    ProbeView,
     interval_memory,
     make_diagonal_view,
     scatter_diagonals,
@@ -204,19 +206,41 @@ def _walker(rec_cls, n_data: int):
 
 
 def _probe(rec, n: int, data: tuple) -> None:
-    """Call ``cell`` once in plain Python on ``(0, 0)`` with a read-only table of ``fill`` (and
-    read-only data) to catch a return of the wrong form before anything compiles; a cell that
-    cannot run so (whatever it raises) is left to the compiler."""
+    """Call ``cell`` in plain Python, before anything compiles, on a few short intervals at both
+    ends ((0, 0), (0, 1), (0, 3), (n - 2, n - 1), (n - 1, n - 1)) with a table whose every
+    allowed read gives ``fill`` (:class:`ProbeView`) and read-only data: a return of the wrong
+    form, or a read of ``T`` outside the cell's shorter sub-intervals (an empty interval such as
+    ``T[i + 1, i]``, read without testing for it), is a :class:`ContractError` here rather than
+    whatever memory holds on the CPU and anything on the GPU. A cell that cannot run so (whatever
+    else it raises) is left to the compiler."""
     cls = type(rec)
     if n == 0:
         return
-    m = min(n, 64)
-    table = read_only(np.full((m, m), cls.fill, np.dtype(cls.value_dtype)))
-    try:
-        with np.errstate(all="ignore"):
-            out = cls.cell(0, 0, table, *(read_only(x) for x in data))
-    except Exception:
-        return
+    fill = np.dtype(cls.value_dtype).type(cls.fill)
+    args = tuple(read_only(x) for x in data)
+    cells = dict.fromkeys(
+        (i, j) for i, j in ((0, 0), (0, 1), (0, 3), (n - 2, n - 1), (n - 1, n - 1)) if 0 <= i <= j < n
+    )
+    for k, (i, j) in enumerate(cells):
+        try:
+            with np.errstate(all="ignore"):
+                out = cls.cell(i, j, ProbeView(i, j, fill), *args)
+        except OutsideRead as e:
+            (a, b) = e.read
+            raise ContractError(
+                f"{cls.__name__}.cell at ({i}, {j}) read T[{a}, {b}]: a cell may read T[a, b] only at "
+                f"the shorter intervals inside its own, {i} <= a <= b <= {j} and (a, b) != ({i}, {j}); "
+                "other reads give whatever memory holds on the CPU and anything on the GPU. Test for an "
+                "empty interval instead of reading it: T[i + 1, j - 1] if i + 1 <= j - 1 else 0"
+            ) from None
+        except Exception:
+            return
+        if k == 0:
+            _check_form(cls, out)
+
+
+def _check_form(cls, out) -> None:
+    """A :class:`ContractError` where the first cell's return does not match ``decision_bits``."""
     bits = getattr(cls, "_declared_bits", cls.decision_bits)  # what cell returns, values-only or not
     pair = isinstance(out, tuple) and len(out) == 2
     if bits and not pair:

@@ -120,6 +120,30 @@ class SimDiagonalView:
         raise IndexError("the table is read-only to the cell")
 
 
+class ProbeView:
+    """The table as the driver's plain-Python probe of cell ``(i, j)`` shows it
+    (:func:`gpudp.interval._probe`): every read gives ``fill``, and a read outside the cell's
+    contract, a shorter interval inside ``i..j``, raises :class:`OutsideRead` naming it (on the CPU
+    such a read would give whatever memory holds, on the GPU anything)."""
+
+    def __init__(self, i: int, j: int, fill):
+        self.i, self.j, self.fill = int(i), int(j), fill
+
+    def __getitem__(self, ab):
+        a, b = (int(x) for x in ab)
+        if not (self.i <= a <= b <= self.j and (a, b) != (self.i, self.j)):
+            raise OutsideRead(self.i, self.j, a, b)
+        return self.fill
+
+
+class OutsideRead(Exception):
+    """A probed cell ``(i, j)`` read ``T[a, b]`` outside its contract."""
+
+    def __init__(self, i: int, j: int, a: int, b: int):
+        super().__init__(i, j, a, b)
+        self.cell, self.read = (i, j), (a, b)
+
+
 _SWEEPS: dict = {}
 
 
