@@ -490,6 +490,14 @@ def test_a_read_of_an_empty_interval_is_refused_before_the_sweep(backend):
     with pytest.raises(ContractError, match=r"cell at \(0, 3\) read T\[0, 3\]"):
         sweep(Own(5), backend=backend, progress=False)
 
+    class Shaped(Chain):  # reads the table's shape too: the probe's table has the sweep's
+        @staticmethod
+        def cell(i, j, T):
+            return (T[j, i] + 1 if i < j < T.shape[0] else 1), 0
+
+    with pytest.raises(ContractError, match=r"cell at \(0, 1\) read T\[1, 0\]"):
+        sweep(Shaped(6), backend=backend, progress=False)
+
 
 @SIM
 @pytest.mark.skipif(

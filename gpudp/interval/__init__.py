@@ -206,25 +206,34 @@ def _walker(rec_cls, n_data: int):
 
 
 def _probe(rec, n: int, data: tuple) -> None:
-    """Call ``cell`` in plain Python, before anything compiles, on a few short intervals at both
-    ends ((0, 0), (0, 1), (0, 3), (n - 2, n - 1), (n - 1, n - 1)) with a table whose every
-    allowed read gives ``fill`` (:class:`ProbeView`) and read-only data: a return of the wrong
-    form, or a read of ``T`` outside the cell's shorter sub-intervals (an empty interval such as
-    ``T[i + 1, i]``, read without testing for it), is a :class:`ContractError` here rather than
-    whatever memory holds on the CPU and anything on the GPU. A cell that cannot run so (whatever
-    else it raises) is left to the compiler."""
+    """Call ``cell`` in plain Python before anything compiles, with read-only data: on ``(0, 0)``
+    with a read-only table of ``fill``, where a return of the wrong form is a
+    :class:`ContractError`; then on a few short intervals at both ends ((0, 0), (0, 1), (0, 3),
+    (n - 2, n - 1), (n - 1, n - 1)) with a table whose every allowed read gives ``fill``
+    (:class:`ProbeView`), where a read of ``T`` outside the cell's shorter sub-intervals (an empty
+    interval such as ``T[i + 1, i]``, read without testing for it) is a :class:`ContractError`
+    rather than whatever memory holds on the CPU and anything on the GPU. A cell that cannot run
+    so (whatever else it raises) is left to the compiler."""
     cls = type(rec)
     if n == 0:
         return
-    fill = np.dtype(cls.value_dtype).type(cls.fill)
+    vt = np.dtype(cls.value_dtype)
     args = tuple(read_only(x) for x in data)
+    m = min(n, 64)
+    try:  # the return's form, on a plain read-only table (any read there gives fill)
+        with np.errstate(all="ignore"):
+            out = cls.cell(0, 0, read_only(np.full((m, m), cls.fill, vt)), *args)
+    except Exception:
+        pass
+    else:
+        _check_form(cls, out)
     cells = dict.fromkeys(
         (i, j) for i, j in ((0, 0), (0, 1), (0, 3), (n - 2, n - 1), (n - 1, n - 1)) if 0 <= i <= j < n
     )
-    for k, (i, j) in enumerate(cells):
+    for i, j in cells:
         try:
             with np.errstate(all="ignore"):
-                out = cls.cell(i, j, ProbeView(i, j, fill), *args)
+                cls.cell(i, j, ProbeView(i, j, n, vt.type(cls.fill)), *args)
         except OutsideRead as e:
             (a, b) = e.read
             raise ContractError(
@@ -235,8 +244,6 @@ def _probe(rec, n: int, data: tuple) -> None:
             ) from None
         except Exception:
             return
-        if k == 0:
-            _check_form(cls, out)
 
 
 def _check_form(cls, out) -> None:

@@ -122,12 +122,14 @@ class SimDiagonalView:
 
 class ProbeView:
     """The table as the driver's plain-Python probe of cell ``(i, j)`` shows it
-    (:func:`gpudp.interval._probe`): every read gives ``fill``, and a read outside the cell's
-    contract, a shorter interval inside ``i..j``, raises :class:`OutsideRead` naming it (on the CPU
-    such a read would give whatever memory holds, on the GPU anything)."""
+    (:func:`gpudp.interval._probe`; ``shape`` that of the ``n x n`` table): every read gives
+    ``fill``, and a read outside the cell's contract, a shorter interval inside ``i..j``, raises
+    :class:`OutsideRead` naming it (on the CPU such a read would give whatever memory holds, on the
+    GPU anything)."""
 
-    def __init__(self, i: int, j: int, fill):
+    def __init__(self, i: int, j: int, n: int, fill):
         self.i, self.j, self.fill = int(i), int(j), fill
+        self.shape = (int(n), int(n))
 
     def __getitem__(self, ab):
         a, b = (int(x) for x in ab)
