@@ -58,6 +58,14 @@ def sim_geometry(real, simulated):
     return simulated if is_simulator() else real
 
 
+def stride_grid(items: int, most: int = 4096) -> tuple[int, int]:
+    """``(blocks, threads)`` for a grid-stride kernel over ``items`` (``for i in range(cuda.grid(1),
+    items, cuda.gridsize(1))``): 256 threads a block (32 in the simulator), enough blocks for one
+    item a thread, at most ``most``, at least one."""
+    threads = sim_geometry(256, 32)
+    return max(1, min(most, -(-int(items) // threads))), threads
+
+
 def resident_threads() -> int:
     """Threads the device holds at once (its SMs times the threads an SM holds; 0 under the
     simulator): what the driver reserves each thread's local memory for."""

@@ -176,12 +176,11 @@ def made_rows(seed: int, x: int, lo: int, hi: int, pairs: int, length: int, devi
         return out
     from numba import cuda
 
-    from gpudp.backends.cuda import sim_geometry
+    from gpudp.backends.cuda import stride_grid
 
     out = cuda.device_array((hi - lo, length), np.uint8)
     if out.size:
-        threads = sim_geometry(256, 32)
-        _made_kernel()[max(1, min(4096, -(-out.size // threads))), threads](key, first, out.reshape(out.size))
+        _made_kernel()[stride_grid(out.size)](key, first, out.reshape(out.size))
     return out
 
 

@@ -167,9 +167,9 @@ def _joined(parts: list[tuple[np.ndarray, int]]) -> np.ndarray:
 
     if len(pieces) > 1:
         with ThreadPoolExecutor(min(16, len(pieces), os.cpu_count() or 1)) as pool:
-            list(pool.map(put, pieces))
-    else:
-        list(map(put, pieces))
+            list(pool.map(put, pieces))  # list: an exception in a piece is raised here
+    elif pieces:
+        put(pieces[0])
     return out
 
 

@@ -23,6 +23,7 @@ from gpudp.backends.cuda import (
     resident_threads,
     sim_geometry,
     stream,
+    stride_grid,
 )
 from gpudp.jit import njit
 from gpudp.memory import available_memory
@@ -141,8 +142,7 @@ def device_row_offsets(n: int, length: int):
     lie there gets its offsets without making them on the host and copying them (two arrays of 8
     MB for 1,000,000 pairs, ~10 ms a batch on the H200 host, 2026-11-26)."""
     off = cuda.device_array(n + 1, np.int64)
-    threads = sim_geometry(256, 32)
-    _rows_kernel()[max(1, min(1024, -(-(n + 1) // threads))), threads](off, length)
+    _rows_kernel()[stride_grid(n + 1, 1024)](off, length)
     return off
 
 
@@ -288,8 +288,7 @@ def _flag_bytes(d, flags, st=0) -> None:
     """Queue on stream ``st`` the kernel that sets ``flags[v]`` (int32, 256) for every byte value
     ``v`` the device array ``d`` holds."""
     if len(d):
-        threads = sim_geometry(256, 32)
-        _present_kernel()[max(1, min(4096, -(-len(d) // threads))), threads, st](d, len(d), flags)
+        _present_kernel()[(*stride_grid(len(d)), st)](d, len(d), flags)
 
 
 def _pageable(packed: Packed, st=0):
