@@ -44,7 +44,7 @@ for stage in "${@:-all}"; do
         | tee "$OUT/ncu_gotoh.txt" | grep -v "^==PROF==" | tail -80 ;;
     multi-gpu)
       # issue 18: one worker a GPU; batch scores (pairs sent from the client, and pairs resident on
-      # the workers), one grid in bands, subset sum split across GPUs
+      # the workers)
       export NCCL_NVLS_ENABLE=0
       timeout 200 python3 -m gpudp.cli bench scale --backends cuda --workers ${SCALE_WORKERS:-1,2} \
         --pairs ${SCALE_PAIRS:-100000} --length 1000 --repeat 3 --data client \
@@ -52,14 +52,7 @@ for stage in "${@:-all}"; do
       timeout 300 python3 -m gpudp.cli bench scale --backends cuda --workers ${SCALE_WORKERS:-1,2} \
         --pairs ${RESIDENT_PAIRS:-1000000} --length 1000 --repeat 3 --data resident \
         --out "$OUT/scale-cuda-resident.json" 2>&1 | tail -6
-      for w in ${BAND_WORKERS:-1 2}; do
-        timeout 200 python3 tools/bands_check.py ${BAND_N:-1048576} $w $w cuda ${BAND_ROWS:-65536} 2>&1 \
-          | grep "^{" | tee -a "$OUT/bands.jsonl"
-      done
-      for w in ${SPLIT_WORKERS:-1 2}; do
-        WORKERS=$w BACKEND=cuda SPLIT=${SPLIT:-4} timeout 120 python3 tools/subset_sum_split.py 64 2>&1 | grep "^{" \
-          | tee -a "$OUT/subset_sum_split.jsonl"
-      done ;;
+      ;;
     scale-device)
       # issue 18: batches whose pairs lie on the workers' GPUs against page-locked host blocks; the
       # device path's GPU tests first (they failed once on the real GPU where the simulator passed)
@@ -145,8 +138,7 @@ for stage in "${@:-all}"; do
         --out "$OUT/bench_tsp_cpu.json" 2>&1 | tee -a "$OUT/bench_tsp.log"
       if [ -n "$peer" ]; then wait $peer; tee -a "$OUT/bench_tsp.log" </tmp/bench_tsp_peer.log; fi ;;
     startup)
-      # issue 12: where a cold compile goes, then each command as a fresh process, cold and warm cache
-      GPUDP_CACHE_DIR=off python3 tools/compile_profile.py 2>&1 | tee "$OUT/compile_profile.txt" | head -60
+      # issue 12: each command as a fresh process, cold and warm cache
       python3 -m gpudp.cli bench startup --repeat ${STARTUP_REPEAT:-2} --backend ${STARTUP_BACKEND:-cuda} \
         --commands ${STARTUP_COMMANDS:-demo,lcs,knapsack,subset-sum,tsp} --out "$OUT/bench_startup.json" \
         2>&1 | tee "$OUT/bench_startup.log" ;;

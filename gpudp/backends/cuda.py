@@ -933,9 +933,10 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     # the steady state: a whole tile height, and every lane on a column of the tile for all 32 steps
     # of the block (no edge or range tests; lane 31 owns the tile's last row)
     # STEADY_UNROLL steps unrolled in the source, looping over the block's 32. Measured on the H100
-    # (tools/steady_unroll.py, n = 2^17): unrolling all 32 (constant shuffle lanes and bit positions)
-    # took 39 s to compile (numba's front end is superlinear in the function's size), 255 registers
-    # and 288 GCUPS; one step a loop trip compiles in 5.8 s, takes 96 registers and runs 324 GCUPS
+    # (2026-11, n = 2^17; the script is in git history): unrolling all 32 (constant shuffle lanes and
+    # bit positions) took 39 s to compile (numba's front end is superlinear in the function's size),
+    # 255 registers and 288 GCUPS; one step a loop trip compiles in 5.8 s, takes 96 registers and
+    # runs 324 GCUPS
     u = steady_unroll()
     # (a while loop: numba's range loop keeps a count beside the index, both in 64 bits)
     steady = ["sb = 0", "while sb < 32:"] if u < 32 else []
