@@ -47,14 +47,16 @@ def folder(tmp_path):
 def test_a_directory_gives_a_tsv_line_a_file_in_name_order(folder, capsys):
     code, lines, err = run(capsys, folder)
     assert code == 1  # c.json failed
-    assert lines[0].split("\t") == ["name", "n", "capacity", "optimum", "weight", "items"]
+    header = lines[0].split("\t")  # every column named, the error one too (issue 35)
+    assert header == ["name", "n", "capacity", "optimum", "weight", "items", "error"]
     rows = [line.split("\t") for line in lines[1:]]
+    assert all(len(r) == len(header) for r in rows)
     assert [r[0] for r in rows] == ["a.txt", "b.csv", "c.json", "dee", "e.txt.gz"]
     for row, name in zip([rows[0], rows[1], rows[3]], GOOD, strict=True):
         p, w, c = GOOD[name][1]
         value, items = optimum(p, w, c)
         assert row[1:4] == [str(len(p)), str(c), str(value)]
-        assert row[5] == (",".join(map(str, items)) or "-")
+        assert row[5] == (",".join(map(str, items)) or "-") and row[6] == "-"
         assert int(row[4]) == sum(w[i] for i in items)
     assert rows[3][3:6] == ["0", "0", "-"]  # capacity 0: nothing taken
     assert rows[4][:4] == ["e.txt.gz", "2", "10", "6"]
