@@ -55,7 +55,7 @@ from gpudp.memory import parse_bytes
 
 from . import batch
 from . import bb as knapsack_bb
-from .io import KnapsackInstance, read_knapsack, validate
+from .io import KnapsackInstance, read_knapsack, solution_checker, validate
 
 __all__ = [
     "solve",
@@ -326,6 +326,9 @@ def _auto(inst, backend, memory_budget, bb):
 def _finish(sol, inst, note):
     if note:
         sol.details["method_note"] = note
+    if inst.given_capacity is not None:  # solved under the total weight: checked against the given one
+        sol._checker = solution_checker(inst.profits, inst.weights, inst.given_capacity)
+        sol.check()
     if inst.known_solution is not None:
         chosen = np.asarray(inst.profits)[np.asarray(inst.known_solution) == 1].tolist()
         known = (

@@ -200,6 +200,11 @@ def _intake(instances: list, errors: dict) -> tuple[_Packed, list]:
                 errors[k] = str(e)
                 keep[q] = False
         pack = pack.select(keep)
+    # a capacity above the total weight is that weight (every set fits): the kernel's row is
+    # ``C + 1`` long, so an instance with no items or light ones must not ask for a huge one
+    total = _segments(np.add, pack.w, pack.off, 0)  # exact where the float sum is below 2^62
+    light = (pack.caps > total) & (_segments(np.add, pack.w.astype(np.float64), pack.off, 0.0) < 2.0**62)
+    pack.caps[light] = total[light]
     # the batch keeps exact what fits MAX_BATCH_CELLS and whose profits sum below 2^62
     n, caps = pack.n, pack.caps
     ok = (n * (caps.astype(np.float64) + 1) <= MAX_BATCH_CELLS) & (caps < _SUM_LIMIT)
@@ -282,7 +287,8 @@ def solve_many(instances, solve, backend: str = "auto", progress=None) -> BatchR
     -------
     BatchResult
         ``values[k]``, the optimum (int64; -1 where instance ``k`` failed, ``errors[k]`` saying
-        why; an object array of Python numbers, None for failures, when some profits are real),
+        why; an object array of Python numbers, None for failures, when some profits are real or
+        some optimum lies beyond int64),
         and ``solutions[k]``, its checked :class:`gpudp.Solution` (0/1 vector in the caller's
         order). ``stats``: the backend, device, cells (``n * (C + 1)`` summed over the batch),
         ``kernel_seconds``; ``extra`` has ``instances``, ``batched``, ``alone``,
@@ -356,12 +362,12 @@ def solve_many(instances, solve, backend: str = "auto", progress=None) -> BatchR
     with gc_paused():
         _solutions(pack, x, value, weight, solutions)
     host["solutions"] = time.perf_counter() - t
-    if all(isinstance(v, int) for v in found.values()):
+    if all(type(v) is int and -INT64_MAX <= v <= INT64_MAX for v in found.values()):
         values = np.full(len(instances), -1, np.int64)
         values[pack.index] = got
         for k, v in found.items():
             values[k] = v
-    else:  # real-valued instances: the optima as Python numbers, None where an instance failed
+    else:  # real-valued instances or optima past int64: Python numbers, None where an instance failed
         values = np.array([None] * len(instances), dtype=object)
         values[pack.index] = got.tolist()
         for k, v in found.items():

@@ -108,7 +108,7 @@ def _row(name, inst, sol, error) -> dict:
     row = {
         "name": name if inst is None else (inst.name or name),
         "n": None if inst is None else inst.n,
-        "capacity": None if inst is None else _number(inst.capacity),
+        "capacity": None if inst is None else _number(inst.stated_capacity),
         "optimum": None,
         "weight": None,
         "items": None,
