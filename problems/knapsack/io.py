@@ -588,10 +588,21 @@ def _parse_csv(text: str, name: str) -> KnapsackInstance:
     return validate(p, w, cap, x, name)
 
 
-def parse_knapsack(text: str, name: str = "") -> KnapsackInstance:
+def parse_knapsack(text: str | bytes, name: str = "") -> KnapsackInstance:
     """Parse an instance from text in any of the formats above, chosen by the first line that is
     neither blank nor a ``#`` comment: ``{`` or ``[`` opens JSON, a comma makes a CSV header, and
-    anything else is read as Pisinger text (whose errors say which formats were tried)."""
+    anything else is read as Pisinger text (whose errors say which formats were tried). ``bytes``
+    are read as UTF-8 text, as a file's are; bytes that are not UTF-8, or anything but text, are an
+    :class:`~gpudp.InputError` naming ``text``."""
+    if isinstance(text, bytes | bytearray | memoryview):
+        raw = bytes(text)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            bad = raw[e.start : e.start + 1]
+            raise InputError("text", f"not UTF-8 text (byte {e.start} is {bad!r})") from None
+    if not isinstance(text, str):
+        raise InputError("text", f"must be str or bytes, got {type(text).__name__}")
     if text.startswith("\ufeff"):
         text = text[1:]
     if text.lstrip().startswith(("{", "[")):
