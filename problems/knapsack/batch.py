@@ -21,7 +21,8 @@ The host side is vectorized over the batch, so that 10,000 instances cost millis
   as it is (its arrays concatenated with the others'); the checks :func:`~.io.validate` would make
   (no negative weight, no -2^63) run once over the concatenation, and an instance they flag, or
   one given otherwise (lists, reals, strings), goes through :func:`~.io.validate` as before, with
-  the same error for the same fault;
+  the same error for the same fault; a capacity above an instance's total weight is that weight
+  (every set fits), so the kernel's row of ``C + 1`` values stays as small as the instance;
 - **check**: every answer is checked on the concatenated 0/1 vectors with ``np.add.reduceat``: the
   chosen profits sum to the DP's optimum, every chosen item weighs at most the capacity and their
   sum too (exact in int64: profits sum below 2^62, a chosen weight is at most ``C`` and
