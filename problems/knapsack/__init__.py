@@ -55,7 +55,7 @@ from gpudp.memory import parse_bytes
 
 from . import batch
 from . import bb as knapsack_bb
-from .io import KnapsackInstance, read_knapsack, validate
+from .io import KnapsackInstance, read_knapsack, solution_checker, validate
 
 __all__ = [
     "solve",
@@ -254,8 +254,8 @@ def solve(profits, weights, capacity, method: str = "auto", backend: str = "auto
     >>> knapsack.solve([10, 7, 8], [5, 4, 3], 8, backend="cpu").value
     18
     """
-    inst = validate(profits, weights, capacity)
-    return solve_instance(inst, method=method, backend=backend, memory_budget=memory_budget, **bb)
+    _check_method(method)
+    return _solve(validate(profits, weights, capacity), method, backend, memory_budget, bb)
 
 
 def solve_instance(
@@ -263,11 +263,27 @@ def solve_instance(
 ):
     """Solve by ``method`` (``dp``, ``sparse``, ``bb``, or ``auto``: :func:`choose_method`);
     ``memory_budget`` goes to the DP, ``time_limit`` to sparse and B&B, the other keywords (host
-    budget, batch, ...) to B&B; ``details["method_note"]`` says what ``auto`` ran and why."""
+    budget, batch, ...) to B&B; ``details["method_note"]`` says what ``auto`` ran and why.
+
+    ``inst`` is checked as :func:`validate` checks data, so one built by hand (from Python lists,
+    say) is solved like one read from a file, or refused with an :class:`gpudp.InputError`."""
+    _check_method(method)
+    if not isinstance(inst, KnapsackInstance):
+        raise InputError(
+            "inst", f"must be a KnapsackInstance (read_knapsack, validate), got {type(inst).__name__}"
+        )
+    inst = validate(inst.profits, inst.weights, inst.stated_capacity, inst.known_solution, inst.name)
+    return _solve(inst, method, backend, memory_budget, bb)
+
+
+def _check_method(method) -> None:
+    if not isinstance(method, str) or method not in METHODS:
+        raise InputError("method", f"must be one of {', '.join(METHODS)}, not {method!r}")
+
+
+def _solve(inst, method, backend, memory_budget, bb):
     if method == "auto":
         return _auto(inst, backend, memory_budget, bb)
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
     return _finish(_run(method, inst, backend, memory_budget, bb), inst, None)
 
 
@@ -326,6 +342,9 @@ def _auto(inst, backend, memory_budget, bb):
 def _finish(sol, inst, note):
     if note:
         sol.details["method_note"] = note
+    if inst.given_capacity is not None:  # solved under the total weight: checked against the given one
+        sol._checker = solution_checker(inst.profits, inst.weights, inst.given_capacity)
+        sol.check()
     if inst.known_solution is not None:
         chosen = np.asarray(inst.profits)[np.asarray(inst.known_solution) == 1].tolist()
         known = (
@@ -353,11 +372,12 @@ def summary(sol) -> str:
     return "\n".join(lines)
 
 
-def solve_many(instances, backend: str = "auto", progress=None):
-    """Many knapsacks in one call, each answer checked: see :func:`.batch.solve_many`.
+def solve_many(instances, backend: str = "auto", progress=None, verify=None):
+    """Many knapsacks in one call, each answer checked (``verify`` of them also re-solved by the
+    dense DP and compared): see :func:`.batch.solve_many`.
 
     >>> from gpudp.problems import knapsack
     >>> knapsack.solve_many([([10, 7, 8], [5, 4, 3], 8), ([1], [2], 1)], backend="cpu").values.tolist()
     [18, 0]
     """
-    return batch.solve_many(instances, solve, backend=backend, progress=progress)
+    return batch.solve_many(instances, solve, backend=backend, progress=progress, verify=verify)

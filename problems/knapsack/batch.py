@@ -21,7 +21,8 @@ The host side is vectorized over the batch, so that 10,000 instances cost millis
   as it is (its arrays concatenated with the others'); the checks :func:`~.io.validate` would make
   (no negative weight, no -2^63) run once over the concatenation, and an instance they flag, or
   one given otherwise (lists, reals, strings), goes through :func:`~.io.validate` as before, with
-  the same error for the same fault;
+  the same error for the same fault; a capacity above an instance's total weight is that weight
+  (every set fits), so the kernel's row of ``C + 1`` values stays as small as the instance;
 - **check**: every answer is checked on the concatenated 0/1 vectors with ``np.add.reduceat``: the
   chosen profits sum to the DP's optimum, every chosen item weighs at most the capacity and their
   sum too (exact in int64: profits sum below 2^62, a chosen weight is at most ``C`` and
@@ -33,13 +34,14 @@ The host side is vectorized over the batch, so that 10,000 instances cost millis
 
 from __future__ import annotations
 
+import operator
 import time
 
 import numpy as np
 from numba import prange
 
 from gpudp.engine import choose_backend, device_name, progress_bar
-from gpudp.errors import CheckError, GpudpError
+from gpudp.errors import CheckError, GpudpError, InputError
 from gpudp.jit import njit
 from gpudp.memory import gc_paused
 from gpudp.problems.lcs.batch import BatchResult
@@ -200,6 +202,11 @@ def _intake(instances: list, errors: dict) -> tuple[_Packed, list]:
                 errors[k] = str(e)
                 keep[q] = False
         pack = pack.select(keep)
+    # a capacity above the total weight is that weight (every set fits): the kernel's row is
+    # ``C + 1`` long, so an instance with no items or light ones must not ask for a huge one
+    total = _segments(np.add, pack.w, pack.off, 0)  # exact where the float sum is below 2^62
+    light = (pack.caps > total) & (_segments(np.add, pack.w.astype(np.float64), pack.off, 0.0) < 2.0**62)
+    pack.caps[light] = total[light]
     # the batch keeps exact what fits MAX_BATCH_CELLS and whose profits sum below 2^62
     n, caps = pack.n, pack.caps
     ok = (n * (caps.astype(np.float64) + 1) <= MAX_BATCH_CELLS) & (caps < _SUM_LIMIT)
@@ -261,7 +268,44 @@ def _solutions(pack: _Packed, x: np.ndarray, value: np.ndarray, weight: np.ndarr
         )
 
 
-def solve_many(instances, solve, backend: str = "auto", progress=None) -> BatchResult:
+def check_options(instances, verify) -> int:
+    """``verify`` as :func:`solve_many` uses it (a count; None: 0, False / True: 0 / 1), checked with
+    ``instances`` before any work; anything else raises :class:`gpudp.InputError` naming it."""
+    if isinstance(instances, str | bytes | bytearray | dict) or not hasattr(instances, "__iter__"):
+        what = type(instances).__name__
+        raise InputError("instances", f"must be an iterable of (profits, weights, capacity), got {what}")
+    if verify is None:
+        return 0
+    try:
+        count = operator.index(verify)  # ints, bools, numpy integers; not "2" or 1.5
+    except TypeError:
+        count = -1
+    if count < 0:
+        raise InputError("verify", f"must be a number of instances >= 0 (or True / False), got {verify!r}")
+    return count
+
+
+def _picks(pack: _Packed, count: int) -> list[int]:
+    """``count`` batched instances (positions in ``pack``) at random among the smaller half by cells
+    (among the ``count`` smallest when that is more; all when ``count`` is the batch or more)."""
+    if count <= 0 or not len(pack):
+        return []
+    cells = pack.n * (pack.caps.astype(np.float64) + 1)
+    pool = np.argsort(cells, kind="stable")[: max(count, (len(pack) + 1) // 2)]
+    return sorted(np.random.default_rng().choice(pool, min(count, len(pool)), replace=False).tolist())
+
+
+def _cross_check(pack: _Packed, got: np.ndarray, picks: list[int], solve) -> None:
+    """Re-solve ``picks`` by the dense DP on the wavefront engine (``solve(..., method="dp")``, not
+    the batch kernel) and compare the optima; a disagreement is a :class:`gpudp.CheckError`."""
+    for q in picks:
+        inst = pack.instance(q)
+        want = solve(inst.profits, inst.weights, inst.capacity, method="dp", backend="cpu").value
+        if want != got[q]:
+            raise CheckError(f"{inst.name}: the batch's optimum is {got[q]}, the single DP's is {want}")
+
+
+def solve_many(instances, solve, backend: str = "auto", progress=None, verify=None) -> BatchResult:
     """Solve many 0/1 knapsacks in one call; every answer checked.
 
     Parameters
@@ -277,12 +321,18 @@ def solve_many(instances, solve, backend: str = "auto", progress=None) -> BatchR
         that leave the batch are solved by :func:`~gpudp.problems.knapsack.solve` with this backend.
     progress : bool or None
         a progress bar over the instances solved one by one.
+    verify : int, bool or None
+        how many batched instances (at random among the smaller half: :func:`_picks`) are re-solved
+        by the dense DP of the single solve and compared with the batch's optimum (None or False:
+        none, True: one); every answer is checked anyway (feasible, worth its value), this
+        cross-checks the optimum. ``stats.extra["verified"]`` lists them.
 
     Returns
     -------
     BatchResult
         ``values[k]``, the optimum (int64; -1 where instance ``k`` failed, ``errors[k]`` saying
-        why; an object array of Python numbers, None for failures, when some profits are real),
+        why; an object array of Python numbers, None for failures, when some profits are real or
+        some optimum lies beyond int64),
         and ``solutions[k]``, its checked :class:`gpudp.Solution` (0/1 vector in the caller's
         order). ``stats``: the backend, device, cells (``n * (C + 1)`` summed over the batch),
         ``kernel_seconds``; ``extra`` has ``instances``, ``batched``, ``alone``,
@@ -294,8 +344,10 @@ def solve_many(instances, solve, backend: str = "auto", progress=None) -> BatchR
     ------
     gpudp.BackendError
         for an unknown backend, or "cuda" where no GPU is usable.
+    gpudp.InputError
+        ``instances`` not an iterable, ``verify`` not a count.
     gpudp.CheckError
-        when an answer fails its check (a bug in gpudp, never an answer).
+        when an answer fails its check or its cross-check (a bug in gpudp, never an answer).
 
     Examples
     --------
@@ -304,6 +356,7 @@ def solve_many(instances, solve, backend: str = "auto", progress=None) -> BatchR
     [18, 0]
     """
     t0 = time.perf_counter()
+    count = check_options(instances, verify)
     instances = list(instances)
     errors: dict[int, str] = {}
     with gc_paused():
@@ -356,18 +409,20 @@ def solve_many(instances, solve, backend: str = "auto", progress=None) -> BatchR
     with gc_paused():
         _solutions(pack, x, value, weight, solutions)
     host["solutions"] = time.perf_counter() - t
-    if all(isinstance(v, int) for v in found.values()):
+    picks = _picks(pack, count)
+    _cross_check(pack, got, picks, solve)
+    if all(type(v) is int and -INT64_MAX <= v <= INT64_MAX for v in found.values()):
         values = np.full(len(instances), -1, np.int64)
         values[pack.index] = got
         for k, v in found.items():
             values[k] = v
-    else:  # real-valued instances: the optima as Python numbers, None where an instance failed
+    else:  # real-valued instances or optima past int64: Python numbers, None where an instance failed
         values = np.array([None] * len(instances), dtype=object)
         values[pack.index] = got.tolist()
         for k, v in found.items():
             values[k] = v
     stats = Stats(backend=used, device=device_name(used), cells=cells, kernel_seconds=kernel_s)
     stats.extra.update(instances=len(instances), batched=len(pack), alone=len(alone), backend_choice=why)
-    stats.extra.update(host_seconds=host, **extra)
+    stats.extra.update(host_seconds=host, verified=pack.index[picks].tolist(), **extra)
     stats.seconds = time.perf_counter() - t0
     return BatchResult(values, errors, solutions, pack.index.tolist(), stats)

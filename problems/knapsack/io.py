@@ -28,6 +28,10 @@ rounded once to float64. ``nan``, ``inf`` and reals beyond the float64 range are
   representable in float64 (every integer up to 2^53 is); otherwise it is refused rather than
   rounded. The solvers add their own limits on totals (docs/knapsack_bb.md, docs/knapsack_dp.md).
 - Weights and the capacity must be ≥ 0; profits may be negative (such items are never taken).
+- With integer weights, a capacity beyond int64 is accepted when it is at least the total weight
+  Σw (every set fits): it is clamped to Σw, exactly, which leaves the same sets fitting and gives
+  the solvers a capacity within int64. The capacity as given is kept in ``given_capacity``
+  (:attr:`KnapsackInstance.stated_capacity`); the answer is checked against it too.
 
 Feasibility and values (one definition, shared by the solvers and the checker)
 ------------------------------------------------------------------------------
@@ -93,6 +97,8 @@ class KnapsackInstance:
     capacity: int | float
     known_solution: np.ndarray | None = None
     name: str = ""
+    #: the capacity as given, where :func:`validate` clamped it to the total weight (module doc)
+    given_capacity: int | None = None
 
     @property
     def n(self) -> int:
@@ -101,6 +107,11 @@ class KnapsackInstance:
     @property
     def integral(self) -> bool:
         return self.profits.dtype.kind in "iu" and self.weights.dtype.kind in "iu"
+
+    @property
+    def stated_capacity(self) -> int | float:
+        """The capacity as the caller gave it (``capacity`` may be clamped to the total weight)."""
+        return self.capacity if self.given_capacity is None else self.given_capacity
 
 
 # --------------------------------------------------------------------------------------------
@@ -284,11 +295,8 @@ def _capacity(capacity, integer_weights: bool) -> int | float:
     c = _scalar(capacity, "capacity")
     if c < 0:
         raise InputError("capacity", f"must be >= 0, got {_show(capacity)}")
-    if integer_weights:
-        c = int(math.floor(c)) if type(c) is float else c  # integer weights: the same sets fit
-        if c > INT64_MAX:
-            raise InputError("capacity", f"{_show(capacity)} is beyond the int64 range (at most 2^63 − 1)")
-        return c
+    if integer_weights:  # the same sets fit; validate() clamps it to the total weight
+        return int(math.floor(c)) if type(c) is float else c
     if type(c) is int and not (c <= FLOAT_EXACT or (c < 2**1024 and int(float(c)) == c)):
         raise InputError(
             "capacity",
@@ -354,6 +362,17 @@ def validate(profits, weights, capacity, known_solution=None, name: str = "") ->
         i = int(w.argmin())
         raise InputError("weights", f"weight {w[i]} of item {i} is negative")
     c = _capacity(capacity, w.dtype.kind == "i")
+    given = None
+    if w.dtype.kind == "i" and c > INT64_MAX:
+        total = sum(w.tolist())  # exact
+        if c > total:  # every set fits: the same sets under Σw, a capacity within int64
+            given, c = c, total
+        if c > INT64_MAX:
+            raise InputError(
+                "capacity",
+                f"{_show(capacity)} is beyond the int64 range (at most 2^63 − 1) and below the total "
+                f"weight {_show(total)[1:-1]}",
+            )
     if p.dtype.kind == "f" and not math.isfinite(math.fsum(np.abs(p).tolist())):
         raise InputError("profits", "the profits' magnitudes sum past the float64 range")
     if w.dtype.kind == "f" and not math.isfinite(math.fsum(w.tolist()) + c):
@@ -367,7 +386,7 @@ def validate(profits, weights, capacity, known_solution=None, name: str = "") ->
         ok, total, _ = fits(w, np.flatnonzero(x == 1), c)
         if not ok:
             raise InputError("solution", f"the known solution weighs {total}, more than the capacity {c}")
-    return KnapsackInstance(p, w, c, x, name)
+    return KnapsackInstance(p, w, c, x, name, given)
 
 
 def solution_checker(profits, weights, capacity, integral: bool | None = None):
@@ -569,10 +588,21 @@ def _parse_csv(text: str, name: str) -> KnapsackInstance:
     return validate(p, w, cap, x, name)
 
 
-def parse_knapsack(text: str, name: str = "") -> KnapsackInstance:
+def parse_knapsack(text: str | bytes, name: str = "") -> KnapsackInstance:
     """Parse an instance from text in any of the formats above, chosen by the first line that is
     neither blank nor a ``#`` comment: ``{`` or ``[`` opens JSON, a comma makes a CSV header, and
-    anything else is read as Pisinger text (whose errors say which formats were tried)."""
+    anything else is read as Pisinger text (whose errors say which formats were tried). ``bytes``
+    are read as UTF-8 text, as a file's are; bytes that are not UTF-8, or anything but text, are an
+    :class:`~gpudp.InputError` naming ``text``."""
+    if isinstance(text, bytes | bytearray | memoryview):
+        raw = bytes(text)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            bad = raw[e.start : e.start + 1]
+            raise InputError("text", f"not UTF-8 text (byte {e.start} is {bad!r})") from None
+    if not isinstance(text, str):
+        raise InputError("text", f"must be str or bytes, got {type(text).__name__}")
     if text.startswith("\ufeff"):
         text = text[1:]
     if text.lstrip().startswith(("{", "[")):

@@ -12,10 +12,10 @@ Inputs (:func:`sources`):
   ``name`` optional, default ``FILE:LINE``); blank lines and ``#`` lines are skipped.
 
 Output: TSV, a header and one line an instance (``name``, ``n``, ``capacity``, ``optimum``,
-``weight``, the chosen items' 0-based indices joined by ``,`` or ``-`` for none), or JSON lines with
-``--json`` (the same keys, ``items`` a list, and ``error``: null). An instance that cannot be read
-or solved does not stop the batch: its line has ``-`` (JSON: null) where a figure is unknown and its
-error as a seventh column (JSON: ``error``). A summary goes to stderr; the exit status is 0 when
+``weight``, the chosen items' 0-based indices joined by ``,`` or ``-`` for none, ``error``: ``-``),
+or JSON lines with ``--json`` (the same keys, ``items`` a list, ``error`` null). An instance that
+cannot be read or solved does not stop the batch: its line has ``-`` (JSON: null) where a figure is
+unknown and its error in the ``error`` column. A summary goes to stderr; the exit status is 0 when
 every instance was solved, 1 when some failed (2 for an error of the whole command: an unreadable
 directory, no instance at all, a bad option).
 """
@@ -42,7 +42,7 @@ __all__ = ["JSONL_SUFFIXES", "CHUNK", "is_batch", "sources", "cli_batch"]
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
 #: instances read, solved and printed at a time: the output streams and the memory stays bounded
 CHUNK = 2048
-HEADER = ("name", "n", "capacity", "optimum", "weight", "items")
+HEADER = ("name", "n", "capacity", "optimum", "weight", "items", "error")
 
 
 def is_batch(path) -> bool:
@@ -108,7 +108,7 @@ def _row(name, inst, sol, error) -> dict:
     row = {
         "name": name if inst is None else (inst.name or name),
         "n": None if inst is None else inst.n,
-        "capacity": None if inst is None else _number(inst.capacity),
+        "capacity": None if inst is None else _number(inst.stated_capacity),
         "optimum": None,
         "weight": None,
         "items": None,
@@ -131,10 +131,7 @@ def _tsv(row: dict) -> str:
             return ",".join(map(str, v)) if v else "-"
         return _one_line(v) if isinstance(v, str) else str(v)
 
-    cells = [cell(row[k]) for k in HEADER]
-    if row["error"] is not None:
-        cells.append(cell(row["error"]))
-    return "\t".join(cells)
+    return "\t".join(cell(row[k]) for k in HEADER)
 
 
 def _solve_chunk(chunk, solve_many, backend: str) -> tuple[list[dict], dict]:

@@ -47,14 +47,16 @@ def folder(tmp_path):
 def test_a_directory_gives_a_tsv_line_a_file_in_name_order(folder, capsys):
     code, lines, err = run(capsys, folder)
     assert code == 1  # c.json failed
-    assert lines[0].split("\t") == ["name", "n", "capacity", "optimum", "weight", "items"]
+    header = lines[0].split("\t")  # every column named, the error one too (issue 35)
+    assert header == ["name", "n", "capacity", "optimum", "weight", "items", "error"]
     rows = [line.split("\t") for line in lines[1:]]
+    assert all(len(r) == len(header) for r in rows)
     assert [r[0] for r in rows] == ["a.txt", "b.csv", "c.json", "dee", "e.txt.gz"]
     for row, name in zip([rows[0], rows[1], rows[3]], GOOD, strict=True):
         p, w, c = GOOD[name][1]
         value, items = optimum(p, w, c)
         assert row[1:4] == [str(len(p)), str(c), str(value)]
-        assert row[5] == (",".join(map(str, items)) or "-")
+        assert row[5] == (",".join(map(str, items)) or "-") and row[6] == "-"
         assert int(row[4]) == sum(w[i] for i in items)
     assert rows[3][3:6] == ["0", "0", "-"]  # capacity 0: nothing taken
     assert rows[4][:4] == ["e.txt.gz", "2", "10", "6"]
@@ -161,3 +163,41 @@ def test_a_batch_on_the_cuda_backend(tmp_path, capsys):
     code = main(["solve", "knapsack", str(f), "--backend", "cuda", "--json"])
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert code == 0 and [(r["optimum"], r["items"]) for r in rows] == [(18, [0, 2]), (0, [])]
+
+
+BIG = 99999999999999999999  # past int64
+EDGES = [  # (JSON line, the optimum, error text): issue 35's batch cases
+    ({"profits": [2**63 - 1, 4], "weights": [0, 3], "capacity": 3}, 2**63 + 3, None),  # optimum > int64
+    ({"profits": [], "weights": [], "capacity": 10**12}, 0, None),  # no items, a huge capacity
+    ({"profits": [3, 4, -1], "weights": [2, 3, 1], "capacity": BIG}, 7, None),  # every item fits
+    ({"profits": [2**63, 4], "weights": [0, 3], "capacity": 3}, None, "int64"),
+    ({"profits": ["9223372036854775808", 4], "weights": [0, 3], "capacity": 3}, None, "int64"),
+    ({"profits": [1, 4], "weights": [2**63, 3], "capacity": 3}, None, "int64"),
+]
+
+
+@pytest.mark.parametrize("form", ["jsonl", "dir"])
+def test_edge_magnitudes_in_a_batch_are_per_instance(tmp_path, capsys, form):
+    """An optimum past int64, n = 0 with a huge capacity, a capacity past int64 that every item
+    fits: solved; a number past int64: that line's error; the others solved, exit 1 (issue 35)."""
+    lines = [json.dumps({"profits": [10, 7, 8], "weights": [5, 4, 3], "capacity": 8})]
+    lines += [json.dumps(d) for d, _, _ in EDGES]
+    if form == "jsonl":
+        src = tmp_path / "edges.jsonl"
+        src.write_text("\n".join(lines) + "\n")
+    else:
+        src = tmp_path / "edges"
+        src.mkdir()
+        for k, line in enumerate(lines):
+            (src / f"{k}.json").write_text(line)
+    code, out, err = run(capsys, src, "--json")
+    assert code == 1, err
+    rows = [json.loads(line) for line in out]
+    assert rows[0]["optimum"] == 18
+    for row, (d, value, error) in zip(rows[1:], EDGES, strict=True):
+        if error is None:
+            assert (row["optimum"], row["error"]) == (value, None)
+            assert row["capacity"] == d["capacity"]  # as given, not as clamped
+        else:
+            assert row["optimum"] is None and error in row["error"]
+    assert "7 instances, 3 failed" in err

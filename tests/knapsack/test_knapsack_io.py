@@ -157,7 +157,7 @@ def test_reals_and_integers():
         ("2 10\n1.5 3\n9007199254740993 4\n", "profits", "not exactly representable in float64"),
         ("1 10\n9223372036854775808 1\n", "profits", "int64"),
         ("1 10\n-9223372036854775808 1\n", "profits", "int64"),
-        ("1 9223372036854775808\n1 1\n", "capacity", "int64"),
+        ("3 9223372036854775808\n" + "1 4611686018427387904\n" * 3, "capacity", "below the total weight"),
         ("1 10\n1 1e400\n", "weights", "too large"),
         ("1 10\n1 1" + "0" * 400 + ".5\n", "weights", "float64"),
         ("1 10\n1 " + "9" * 5000 + "\n", "weights", "too large"),
@@ -180,6 +180,20 @@ def test_numbers_past_the_limits_are_refused_not_rounded(text, field, message):
     with pytest.raises(InputError) as e:
         parse_knapsack(text)
     assert e.value.field == field and message in str(e.value)
+
+
+def test_a_capacity_past_int64_at_or_above_the_total_weight_is_clamped_to_it():
+    """Every set fits, so the same answer under Σw, a capacity the solvers hold in int64; the
+    capacity as given is kept (issue 35)."""
+    inst = parse_knapsack("2 99999999999999999999\n3 2\n4 3\n")
+    assert inst.capacity == 5 and type(inst.capacity) is int and inst.given_capacity == 10**20 - 1
+    assert inst.stated_capacity == 10**20 - 1
+    big = [2**62, 2**62 - 1]  # Σw = 2^63 - 1: the largest capacity it can be clamped to
+    inst = validate([1, 1], big, 2**64)
+    assert inst.capacity == 2**63 - 1 and inst.stated_capacity == 2**64
+    assert validate([1], [1], 10).given_capacity is None  # within int64: kept as given
+    with pytest.raises(InputError, match="below the total weight"):
+        validate([1, 1, 1], [2**62] * 3, 2**63)
 
 
 def test_validate_from_python_and_numpy_values():

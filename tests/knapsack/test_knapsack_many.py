@@ -95,6 +95,32 @@ def test_edge_magnitudes_stay_exact():
     assert r.values.tolist() == [-1] and "2^63 - 1" in r.errors[0]
 
 
+def test_an_optimum_past_int64_is_a_python_int_not_an_overflow():
+    """The single solve's exact optimum past 2^63 - 1 (every item fits) lands in the values as a
+    Python int: an object array, the other instances solved (issue 35: OverflowError, whole batch)."""
+    r = knapsack.solve_many([([1], [1], 1), ([2**63 - 1, 4], [0, 3], 3), ([1], [-1], 1)], backend="cpu")
+    assert r.values.dtype == object and r.values.tolist() == [1, 2**63 + 3, None]
+    assert list(r.errors) == [2] and r.solutions[1].check() and r.solutions[1].solution.tolist() == [1, 1]
+
+
+def test_no_items_or_light_ones_and_a_huge_capacity():
+    """The kernel's row is C + 1 long: a capacity above the total weight is that weight, so an
+    instance without items does not ask for terabytes (issue 35: SystemError from _knapsacks)."""
+    empty = np.zeros(0, np.int64)
+    insts = [([], [], 10**12), (empty, empty, 2**62 + 5), ([3, 4], [2, 3], 2**40), (empty, empty, 0)]
+    r = knapsack.solve_many(insts, backend="cpu")
+    assert r.values.tolist() == [0, 0, 7, 0] and r.stats.extra["batched"] == 4 and not r.errors
+    assert r.solutions[2].solution.tolist() == [1, 1] and r.solutions[0].solution.tolist() == []
+
+
+def test_a_capacity_past_int64_that_every_item_fits():
+    """Clamped to the total weight by validate (issue 35), in the batch as in the single solve."""
+    r = knapsack.solve_many([([3, 4, -1], [2, 3, 1], 10**20), ([1], [1], 2**64)], backend="cpu")
+    assert r.values.tolist() == [7, 1] and not r.errors and r.stats.extra["batched"] == 2
+    r = knapsack.solve_many([([1, 1, 1], [2**62] * 3, 2**63)], backend="cpu")  # Σw past it: refused
+    assert r.values.tolist() == [-1] and "below the total weight" in r.errors[0]
+
+
 def test_instances_that_leave_the_batch_and_errors(monkeypatch):
     monkeypatch.setattr(batch, "MAX_BATCH_CELLS", 100)
     insts = [

@@ -422,6 +422,20 @@ def test_generator_capacity_seed_and_names():
 # The front: method="sparse" and auto's cost model
 
 
+@pytest.mark.parametrize("method", ["sparse", "bb", "dp", "auto"])
+def test_backend_cuda_without_a_usable_gpu_is_refused(monkeypatch, tmp_path, capsys, method):
+    """``--backend cuda`` where no GPU is usable: one line, exit 2, by every method alike; sparse
+    ran on the CPU and exited 0 (issue 35)."""
+    import gpudp.backends.cuda as cuda_backend
+
+    monkeypatch.setattr(cuda_backend, "available", lambda: False)  # the tests run the simulator
+    path = tmp_path / "k.txt"
+    path.write_text("3 8\n10 5\n7 4\n8 3\n")
+    assert main(["solve", "knapsack", str(path), "--method", method, "--backend", "cuda"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gpudp: error:") and "no CUDA GPU" in lines[0]
+
+
 def test_front_method_sparse_and_cli(tmp_path, capsys):
     sol = front.solve([10, 7, 8], [5, 4, 3], 8, method="sparse", backend="cpu")
     assert sol.value == 18 and sol.details["method"] == "sparse" and sol.optimal

@@ -103,7 +103,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from gpudp.engine import device_name
+from gpudp.engine import choose_backend, device_name
 from gpudp.errors import InputError
 from gpudp.jit import njit
 from gpudp.solution import Solution, Stats
@@ -1411,8 +1411,8 @@ class _Driver:
 def solve_instance(inst: KnapsackInstance, time_limit=None, backend: str = "auto") -> Solution:
     """Solve a validated instance (:func:`gpudp.problems.knapsack.io.validate`); see :func:`solve`."""
     t0 = time.perf_counter()
-    if backend not in ("auto", "cpu", "cuda"):
-        raise ValueError(f"backend must be auto, cpu or cuda, not {backend!r}")
+    if backend != "auto":  # an unknown backend, or "cuda" without a usable GPU: refused like every solver
+        choose_backend(backend)
     gpu = _Gpu(backend, t0)
     time_limit = parse_time_limit(time_limit)
     deadline = None if time_limit is None else t0 + time_limit
@@ -1490,7 +1490,8 @@ def solve(profits, weights, capacity, time_limit=None, name: str = "", backend: 
     The search runs on the CPU; with ``backend`` ``"auto"`` or ``"cuda"`` the steps of a list of
     :data:`_GPU_LIST` states or more run on a usable GPU (:class:`_Gpu`: ``"auto"`` only once CUDA has
     started in this process or the search has run as long as its start-up), with the same results;
-    ``"cpu"`` keeps them on the CPU. ``details["gpu"]`` says how many steps ran there.
+    ``"cpu"`` keeps them on the CPU. ``details["gpu"]`` says how many steps ran there. ``"cuda"``
+    where no GPU is usable raises :class:`gpudp.BackendError`, as every solver does.
 
     ``solution`` is the 0/1 vector (int8) in the caller's item order, ``details["weight"]`` its
     weight, ``details["method"]`` is ``"sparse"``; ``details`` also gives the states generated, the
