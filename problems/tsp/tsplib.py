@@ -28,7 +28,8 @@ What the reader accepts, and refuses with an :class:`~gpudp.InputError` naming t
 - what would change the problem is refused, never skipped: ``FIXED_EDGES_SECTION`` (Held-Karp here
   solves the plain TSP/ATSP), ``DEPOT_``, ``DEMAND_``, ``TOUR_`` and ``EDGE_DATA_SECTION``,
   ``CAPACITY``, ``EDGE_DATA_FORMAT``, any keyword not in :data:`_KEYS`, a ``NODE_COORD_TYPE`` that does
-  not fit the ``EDGE_WEIGHT_TYPE``, an ``EDGE_WEIGHT_SECTION`` beside coordinate distances.
+  not fit the ``EDGE_WEIGHT_TYPE``, an ``EDGE_WEIGHT_SECTION`` beside coordinate distances, a
+  ``TYPE : TSP`` whose ``FULL_MATRIX`` is not symmetric.
 """
 
 from __future__ import annotations
@@ -160,6 +161,17 @@ class TSPLIBInstance:
             if self.weights is None:
                 raise InputError(FIELD, f"{self.where}: EXPLICIT weights but no EDGE_WEIGHT_SECTION")
             d = explicit_matrix(self.weights, n, self.edge_weight_format, self.where)
+            if self.type == "TSP":  # a symmetric instance: a FULL_MATRIX must say so (no direction chosen)
+                off = d != d.T
+                np.fill_diagonal(off, False)
+                if off.any():
+                    i, j = (int(x) for x in np.argwhere(off)[0])
+                    raise InputError(
+                        FIELD,
+                        f"{self.where}: TYPE TSP (symmetric), but the {self.edge_weight_format} gives node "
+                        f"{i + 1} to {j + 1} as {d[i, j]} and {j + 1} to {i + 1} as {d[j, i]}: write "
+                        "TYPE : ATSP for a directed instance",
+                    )
         else:
             if self.coords is None:
                 raise InputError(FIELD, f"{self.where}: {self.edge_weight_type} but no NODE_COORD_SECTION")

@@ -471,6 +471,11 @@ COORDS3 = "NODE_COORD_SECTION\n1 0 0\n2 3 4\n3 6 0\n"
         (HEAD.format(n=3, kind="EUC_2D") + "DISPLAY_DATA_TYPE: PRETTY\n" + COORDS3, "DISPLAY_DATA_TYPE"),
         (HEAD.format(n=3, kind="EUC_2D") + COORDS3 + "EDGE_WEIGHT_SECTION\n1 2 3\n", "which distances"),
         (HEAD.format(n=3, kind="EUC_2D") + "-1\n" + COORDS3, "numbers outside a data section"),
+        (
+            HEAD.format(n=3, kind="EXPLICIT") + "EDGE_WEIGHT_FORMAT: FULL_MATRIX\nEDGE_WEIGHT_SECTION\n"
+            "7 1 2\n1 8 3\n2 4 9\n",
+            r"TYPE TSP \(symmetric\), but the FULL_MATRIX gives node 2 to 3 as 3 and 3 to 2 as 4",
+        ),
     ],
 )
 def test_what_would_change_the_problem_is_refused_not_ignored(tmp_path, text, match):
