@@ -25,31 +25,30 @@ import time
 
 import numpy as np
 
-from gpudp.backends import cuda_usable, device_name
+from gpudp.backends import device_name
 from gpudp.errors import CheckError
 
+from . import options
 from .instances import random_dna
 
 
 def bench_arguments(p):
-    p.add_argument("--problems", default="lcs,edit", help="comma-separated: lcs, edit (Levenshtein)")
-    p.add_argument("--pairs", type=int, default=100_000, help="pairs in the batch")
-    p.add_argument("--length", type=int, default=1000, help="length of each sequence")
-    p.add_argument("--repeat", type=int, default=3, help="timed runs (median)")
+    p.add_argument(
+        "--problems",
+        type=options.choice_list(*PROBLEMS),
+        default="lcs,edit",
+        help="comma-separated: lcs, edit (Levenshtein)",
+    )
+    p.add_argument("--pairs", type=options.positive_int, default=100_000, help="pairs in the batch")
+    p.add_argument("--length", type=options.positive_int, default=1000, help="length of each sequence")
+    p.add_argument("--repeat", type=options.positive_int, default=3, help="timed runs (median)")
     p.add_argument(
         "--traceback-pairs",
-        type=int,
+        type=options.non_negative_int,
         default=200,
         help="pairs timed one by one: rapidfuzz's LCSseq.editops, and the edit distance with traceback=True",
     )
-    p.add_argument("--seed", type=int, default=0)
-
-
-def _backends(text: str) -> list[str]:
-    names = [s.strip() for s in text.split(",") if s.strip()]
-    if names == ["auto"]:
-        return (["cuda"] if cuda_usable() else []) + ["cpu"]
-    return names
+    p.add_argument("--seed", type=options.seed, default=0)
 
 
 def _timed(fn, repeat):
@@ -71,18 +70,19 @@ PROBLEMS = {
 
 
 def cli_bench(args) -> dict:
+    backends = options.backend_list(args.backends)
     rng = np.random.default_rng(args.seed)
     n, length = args.pairs, args.length
     seqs = [(random_dna(length, rng), random_dna(length, rng)) for _ in range(n)]
     arrays = (np.stack([a for a, _ in seqs]), np.stack([b for _, b in seqs]))
     cells = n * length * length
     rows = []
-    for problem in args.problems.split(","):
+    for problem in args.problems:
         module, scorer, what = PROBLEMS[problem]
         solve_many = importlib.import_module(module).solve_many
         reference = _peer(rows, problem, scorer, seqs, cells, args.repeat)
         forms = (("list of pairs", seqs), ("two 2-D arrays", arrays))
-        for backend, (form, batch) in [(b, f) for b in _backends(args.backends) for f in forms]:
+        for backend, (form, batch) in [(b, f) for b in backends for f in forms]:
             res, runs = _timed(lambda b=backend, x=batch, f=solve_many: f(x, backend=b), args.repeat)
             if reference is None:
                 reference = res.values
@@ -138,7 +138,7 @@ def cli_bench(args) -> dict:
     return {
         "benchmark": "batch",
         "date": datetime.date.today().isoformat(),
-        "workload": {"problems": args.problems, "pairs": n, "length": length, "cells": cells},
+        "workload": {"problems": ",".join(args.problems), "pairs": n, "length": length, "cells": cells},
         "results": rows,
         "goal": "LCS and edit-distance scores of 100,000 pairs of 1,000 x 1,000: >= 1 TCUPS end to end; "
         "LCS subsequences of all of them: >= 200 GCUPS end to end",

@@ -3,30 +3,50 @@ Shen et al., with OR-Tools' B&B beside it when installed."""
 
 from __future__ import annotations
 
+import functools
 import time
 
 from gpudp import frontier
-from gpudp.backends import device_name, resolve
+from gpudp.backends import device_name
 from gpudp.memory import parse_bytes
 from gpudp.problems.knapsack import KnapsackInstance, solve_instance
 from gpudp.problems.knapsack.bb import solve
 
+from . import options
 from .instances import lalami_instance, shen_instance
 
 
 def bench_arguments(parser):
-    parser.add_argument("--classes", default="lalami,shen", help="comma list of lalami, shen")
-    parser.add_argument("--lalami-sizes", default="100,200,300,400,500")
-    parser.add_argument("--shen-sizes", default="100,200,300,400,500,600,700,800,900,1000")
-    parser.add_argument("--lalami-seeds", type=int, default=10)
-    parser.add_argument("--shen-seeds", type=int, default=20)
-    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per instance")
-    parser.add_argument("--host-budget", default="20e9", help="bytes of host buffer (e.g. 20e9, 16G)")
-    parser.add_argument("--cpu-threshold", type=int, default=frontier.DEFAULT_CPU_THRESHOLD)
-    parser.add_argument("--batch", type=int, default=frontier.DEFAULT_BATCH)
+    parser.add_argument(
+        "--classes",
+        type=options.choice_list("lalami", "shen"),
+        default="lalami,shen",
+        help="comma list of lalami, shen",
+    )
+    parser.add_argument("--lalami-sizes", type=options.int_list(1), default="100,200,300,400,500")
+    parser.add_argument(
+        "--shen-sizes", type=options.int_list(1), default="100,200,300,400,500,600,700,800,900,1000"
+    )
+    parser.add_argument("--lalami-seeds", type=options.positive_int, default=10)
+    parser.add_argument("--shen-seeds", type=options.positive_int, default=20)
+    parser.add_argument("--time-limit", type=options.seconds, default=60.0, help="seconds per instance")
+    parser.add_argument(
+        "--host-budget",
+        type=options.checked(functools.partial(parse_bytes, field="--host-budget"), "size"),
+        default="20e9",
+        help="bytes of host buffer (e.g. 20e9, 16G)",
+    )
+    parser.add_argument(
+        "--cpu-threshold", type=options.non_negative_int, default=frontier.DEFAULT_CPU_THRESHOLD
+    )
+    parser.add_argument("--batch", type=options.positive_int, default=frontier.DEFAULT_BATCH)
     parser.add_argument("--ortools", action="store_true", help="also time OR-Tools' B&B solver")
-    parser.add_argument("--ortools-time-limit", type=float, default=None, help="default: --time-limit")
-    parser.add_argument("--deadline", type=float, default=None, help="stop the whole bench after this")
+    parser.add_argument(
+        "--ortools-time-limit", type=options.seconds, default=None, help="default: --time-limit"
+    )
+    parser.add_argument(
+        "--deadline", type=options.seconds, default=None, help="stop the whole bench after this"
+    )
     parser.add_argument(
         "--method",
         default="bb",
@@ -47,9 +67,7 @@ def _ortools_time(p, w, c, limit):
 
 
 def cli_bench(args) -> dict:
-    host_budget = parse_bytes(args.host_budget, "--host-budget")
-    backends = ["cuda", "cpu"] if args.backends == "auto" else args.backends.split(",")
-    backends = [b for b in backends if b == "cpu" or resolve("auto") == "cuda"]
+    backends = options.backend_list(args.backends)
     solve(*lalami_instance(60, 0), backend=backends[0], cpu_threshold=0)  # compile before timing
     solve(*lalami_instance(60, 0), backend="cpu")
     if args.method == "auto":
@@ -58,13 +76,10 @@ def cli_bench(args) -> dict:
     t_start = time.perf_counter()
     out = {"device": {b: device_name(b) for b in backends}, "bound": "Martello-Toth U2", "runs": []}
     plan = []
-    classes = args.classes.split(",")
-    if "lalami" in classes:
-        plan += [
-            ("lalami", int(n), s) for n in args.lalami_sizes.split(",") for s in range(args.lalami_seeds)
-        ]
-    if "shen" in classes:
-        plan += [("shen", int(n), s) for n in args.shen_sizes.split(",") for s in range(args.shen_seeds)]
+    if "lalami" in args.classes:
+        plan += [("lalami", n, s) for n in args.lalami_sizes for s in range(args.lalami_seeds)]
+    if "shen" in args.classes:
+        plan += [("shen", n, s) for n in args.shen_sizes for s in range(args.shen_seeds)]
     gen = {"lalami": lalami_instance, "shen": shen_instance}
     for cls, n, seed in plan:
         if args.deadline and time.perf_counter() - t_start > args.deadline:
@@ -72,17 +87,17 @@ def cli_bench(args) -> dict:
             break
         p, w, c = gen[cls](n, seed)
         for be in backends:
-            options = dict(
+            solve_options = dict(
                 backend=be,
-                host_budget_bytes=host_budget,
+                host_budget_bytes=args.host_budget,
                 batch=args.batch,
                 cpu_threshold=args.cpu_threshold,
                 time_limit=args.time_limit,
             )
             if args.method == "auto":
-                sol = solve_instance(KnapsackInstance(p, w, c), method="auto", **options)
+                sol = solve_instance(KnapsackInstance(p, w, c), method="auto", **solve_options)
             else:
-                sol = solve(p, w, c, **options)
+                sol = solve(p, w, c, **solve_options)
             st = sol.stats.extra
             out["runs"].append(
                 {

@@ -22,21 +22,36 @@ import json
 import os
 import time
 
-from gpudp.backends import device_name, resolve
+from gpudp.backends import device_name
 from gpudp.problems.knapsack import solve_instance, validate
-from gpudp.problems.knapsack.classes import CLASSES, parse_classes, pisinger_instance
+from gpudp.problems.knapsack.classes import CLASSES, R_MAX, parse_classes, pisinger_instance
+
+from . import options
 
 GOAL_SECONDS = {"cuda": 1.0, "cpu": 10.0}
 
 
 def bench_arguments(parser):
-    parser.add_argument("--classes", default="1-6", help="1-6, hard (11-16), all, or a comma list")
-    parser.add_argument("--sizes", default="1000,10000", help="n values (comma list)")
-    parser.add_argument("--ranges", default="1e6,1e7", help="R values (comma list)")
-    parser.add_argument("--seeds", type=int, default=1, help="instances per (class, n, R): seeds 0..")
-    parser.add_argument("--time-limit", type=float, default=60.0, help="limit a solve (s)")
+    parser.add_argument(
+        "--classes",
+        type=options.checked(parse_classes, "class"),
+        default="1-6",
+        help="1-6, hard (11-16), all, or a comma list",
+    )
+    parser.add_argument(
+        "--sizes", type=options.int_list(1), default="1000,10000", help="n values (comma list)"
+    )
+    parser.add_argument(
+        "--ranges", type=options.whole_list(10, R_MAX), default="1e6,1e7", help="R values (comma list)"
+    )
+    parser.add_argument(
+        "--seeds", type=options.positive_int, default=1, help="instances per (class, n, R): seeds 0.."
+    )
+    parser.add_argument("--time-limit", type=options.seconds, default=60.0, help="limit a solve (s)")
     parser.add_argument("--no-peers", action="store_true", help="skip CP-SAT")
-    parser.add_argument("--peer-limit", type=float, default=None, help="CP-SAT s (default: --time-limit)")
+    parser.add_argument(
+        "--peer-limit", type=options.seconds, default=None, help="CP-SAT s (default: --time-limit)"
+    )
 
 
 def cpsat_peer(p, w, c, limit: float) -> dict:
@@ -106,11 +121,8 @@ def _warm(backends):
 
 
 def cli_bench(args) -> dict:
-    backends = ["cuda", "cpu"] if args.backends == "auto" else args.backends.split(",")
-    backends = [b for b in backends if b == "cpu" or resolve("auto") == "cuda"]
-    classes = parse_classes(args.classes)
-    sizes = [int(v) for v in args.sizes.split(",")]
-    ranges = [int(float(v)) for v in args.ranges.split(",")]
+    backends = options.backend_list(args.backends)
+    classes, sizes, ranges = args.classes, args.sizes, args.ranges
     peer_limit = args.time_limit if args.peer_limit is None else args.peer_limit
     _warm(backends)
     out = {

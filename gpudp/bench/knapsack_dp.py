@@ -23,10 +23,11 @@ import time
 import numba
 import numpy as np
 
-from gpudp.backends import device_name, resolve
+from gpudp.backends import device_name
 from gpudp.jit import njit
 from gpudp.problems.knapsack import dp as kd
 
+from . import options
 from .instances import boyer_instance, oconnell_instance
 
 SEED_FIGURE = {
@@ -174,21 +175,34 @@ def run_dp(p, w, cap, backend: str) -> dict:
 
 
 def bench_arguments(parser):
-    parser.add_argument("--sizes", default="10000,20000,50000,100000", help="Boyer's class: n values")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--numba-limit", type=float, default=20.0, help="seconds for the numba peer per n")
-    parser.add_argument("--ortools-limit", type=float, default=60.0, help="seconds for OR-Tools per n")
-    parser.add_argument("--no-peers", action="store_true")
-    parser.add_argument("--sweep-n", type=int, default=1500, help="O'Connell & Mumford: items")
     parser.add_argument(
-        "--sweep-caps", default=",".join(str(1 << k) for k in range(14, 20)), help="capacities (comma list)"
+        "--sizes",
+        type=options.int_list(1),
+        default="10000,20000,50000,100000",
+        help="Boyer's class: n values",
+    )
+    parser.add_argument("--seed", type=options.seed, default=0)
+    parser.add_argument(
+        "--numba-limit", type=options.seconds, default=20.0, help="seconds for the numba peer per n"
+    )
+    parser.add_argument(
+        "--ortools-limit", type=options.seconds, default=60.0, help="seconds for OR-Tools per n"
+    )
+    parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument(
+        "--sweep-n", type=options.positive_int, default=1500, help="O'Connell & Mumford: items"
+    )
+    parser.add_argument(
+        "--sweep-caps",
+        type=options.int_list(1),
+        default=",".join(str(1 << k) for k in range(14, 20)),
+        help="capacities (comma list)",
     )
     parser.add_argument("--plot", default=None, help="also draw the sweep to this PNG (needs matplotlib)")
 
 
 def cli_bench(args) -> dict:
-    backends = ["cuda", "cpu"] if args.backends == "auto" else args.backends.split(",")
-    backends = [b for b in backends if b == "cpu" or resolve("auto") == "cuda"]
+    backends = options.backend_list(args.backends)
     main = backends[0]
     out = {
         "date": time.strftime("%Y-%m-%d"),
@@ -202,7 +216,7 @@ def cli_bench(args) -> dict:
     for be in backends:  # compile before timing
         kd.solve(*boyer_instance(200, 99), backend=be, progress=False)
     ortools_ok = not args.no_peers
-    for n in (int(v) for v in args.sizes.split(",")):
+    for n in args.sizes:
         p, w, cap = boyer_instance(n, args.seed)
         row = {"n": n, "capacity": cap, "dp": run_dp(p, w, cap, main)}
         if not args.no_peers:
@@ -218,7 +232,7 @@ def cli_bench(args) -> dict:
             )
         out["boyer"].append(row)
         print(json.dumps(row), flush=True)
-    for cap in (int(v) for v in args.sweep_caps.split(",")):
+    for cap in args.sweep_caps:
         p, w, _ = oconnell_instance(args.sweep_n, cap, args.seed)
         for be in backends:
             r = run_dp(p, w, cap, be)

@@ -17,29 +17,46 @@ import time
 import numba
 import numpy as np
 
-from gpudp.backends import cuda_usable, device_name
+from gpudp.backends import device_name
 from gpudp.errors import CheckError
 from gpudp.problems.lcs import solve
 
+from . import options
 from .instances import random_dna
 
 
 def bench_arguments(p):
     p.add_argument(
-        "--sizes", default="32768,131072", help="comma-separated string lengths (default 2^15,2^17)"
+        "--sizes",
+        type=options.int_list(1),
+        default="32768,131072",
+        help="comma-separated string lengths (default 2^15,2^17)",
     )
     p.add_argument(
-        "--repeat", type=int, default=3, help="timed runs per size and backend (median; 0: the cold run)"
+        "--repeat",
+        type=options.non_negative_int,
+        default=3,
+        help="timed runs per size and backend (median; 0: the cold run)",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=options.seed, default=0)
     p.add_argument(
         "--peer-max-size",
-        type=int,
+        type=options.non_negative_int,
         default=32768,
         help="largest size for the single-core peers and the one-thread cpu run",
     )
-    p.add_argument("--cpu-max-size", type=int, default=1 << 17, help="largest size for the cpu backend")
-    p.add_argument("--tile", default=None, help="tile ROWS,COLS for the tiled sweep (tuning)")
+    p.add_argument(
+        "--cpu-max-size",
+        type=options.non_negative_int,
+        default=1 << 17,
+        help="largest size for the cpu backend",
+    )
+    p.add_argument(
+        "--tile",
+        type=options.int_list(1, count=2),
+        default=None,
+        help="tile ROWS,COLS for the tiled sweep (tuning)",
+    )
     p.add_argument(
         "--store",
         choices=["auto", "full", "checkpoints"],
@@ -47,7 +64,9 @@ def bench_arguments(p):
         help="the traceback's decisions: a full store, or checkpoints and blocks swept again (linear "
         "space); auto: checkpoints when the full store would not fit the memory budget",
     )
-    p.add_argument("--checkpoint-every", type=int, default=None, help="K, the checkpoints' spacing")
+    p.add_argument(
+        "--checkpoint-every", type=options.positive_int, default=None, help="K, the checkpoints' spacing"
+    )
 
 
 @numba.njit(cache=True, nogil=True)
@@ -74,27 +93,21 @@ def handwritten_lcs_length(a, b):
 
 
 def _timed(fn, repeat):
+    """The peers' runs: ``repeat`` of them, one where ``--repeat 0`` (the cold run) is asked for."""
     out = []
-    for _ in range(repeat):
+    for _ in range(max(1, repeat)):
         t = time.perf_counter()
         val = fn()
         out.append((time.perf_counter() - t, val))
     return out
 
 
-def _backends(text: str) -> list[str]:
-    names = [s.strip() for s in text.split(",") if s.strip()]
-    if names == ["auto"]:
-        return (["cuda"] if cuda_usable() else []) + ["cpu"]
-    return names
-
-
 def cli_bench(args) -> dict:
-    sizes = [int(s) for s in args.sizes.split(",")]
-    tile = tuple(int(x) for x in args.tile.split(",")) if args.tile else None
+    sizes = args.sizes
+    tile = tuple(args.tile) if args.tile else None
+    backends = options.backend_list(args.backends)
     rng = np.random.default_rng(args.seed)
     results, peers = [], []
-    backends = _backends(args.backends)
     warm = random_dna(2048, rng)
     opts = {"tile": tile, "store": args.store, "checkpoint_every": args.checkpoint_every}
     for backend in backends:

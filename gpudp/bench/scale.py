@@ -44,6 +44,7 @@ from gpudp.errors import CheckError, InputError
 from gpudp.jit import njit
 from gpudp.problems import lcs
 
+from . import options
 from .instances import random_dna
 
 DATA = ("client", "resident", "pinned", "device")
@@ -53,13 +54,18 @@ CHECK_ROWS = 1 << 16
 
 
 def bench_arguments(p):
-    p.add_argument("--workers", default="1,2,4", help="comma-separated worker counts")
-    p.add_argument("--pairs", type=int, default=20_000, help="pairs in the batch")
-    p.add_argument("--length", type=int, default=1000, help="length of each sequence")
-    p.add_argument("--repeat", type=int, default=3, help="timed runs per worker count (median)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--workers", type=options.int_list(1), default="1,2,4", help="comma-separated worker counts"
+    )
+    p.add_argument("--pairs", type=options.positive_int, default=20_000, help="pairs in the batch")
+    p.add_argument("--length", type=options.positive_int, default=1000, help="length of each sequence")
+    p.add_argument(
+        "--repeat", type=options.positive_int, default=3, help="timed runs per worker count (median)"
+    )
+    p.add_argument("--seed", type=options.seed, default=0)
     p.add_argument(
         "--data",
+        type=options.choice_list(*DATA, "both", "all", alone=("both", "all")),
         default="both",
         help="client: the pairs sent from this process with their tasks; resident: dask arrays "
         "persisted on the workers before timing; pinned: resident, page-locked on the workers; "
@@ -84,7 +90,7 @@ def bench_arguments(p):
     )
     p.add_argument(
         "--chunks-per-worker",
-        type=int,
+        type=options.positive_int,
         default=distributed.CHUNKS_PER_WORKER,
         help=f"chunks a worker (default {distributed.CHUNKS_PER_WORKER})",
     )
@@ -259,6 +265,25 @@ def _where(extra: dict) -> dict:
 
 def cli_bench(args) -> dict:
     on_workers = args.made_on == "workers"
+    backends = options.backend_list(args.backends, auto=["cpu"])
+    if len(backends) != 1:
+        raise InputError("--backends", f"{args.backends}: bench scale runs one backend, cpu or cuda")
+    backend = backends[0]
+    known = DATA if backend == "cuda" else DATA[:3]  # device: on the workers' GPUs
+    modes = {"both": DATA[:2], "all": known}.get(args.data[0]) or tuple(args.data)
+    if not set(modes) <= set(known):
+        raise InputError("--data", f"{','.join(args.data)}: one or more of {', '.join(known)} (or both, all)")
+    if on_workers and "client" in modes:
+        raise InputError(
+            "--data", "with --made-on workers the pairs are never here: resident, pinned or device"
+        )
+    gpus = backend == "cuda"
+    visible = len(distributed.visible_gpus()) if gpus else 0
+    if gpus and max(args.workers) > visible:
+        raise InputError(
+            "--workers", f"{max(args.workers)} workers, one a GPU, but {visible} GPUs are visible"
+        )
+    cpw = args.chunks_per_worker
     if on_workers:  # here only the first and the last rows: the warm-ups and the check
         ends = sorted({(0, min(CHECK_ROWS, args.pairs)), (max(0, args.pairs - CHECK_ROWS), args.pairs)})
         made = functools.partial(made_rows, args.seed, pairs=args.pairs, length=args.length)
@@ -269,16 +294,6 @@ def cli_bench(args) -> dict:
         a = random_dna(args.pairs * args.length, rng).reshape(args.pairs, args.length)  # one draw an array
         b = random_dna(args.pairs * args.length, rng).reshape(args.pairs, args.length)
     cells = args.pairs * args.length * args.length
-    backend = args.backends if args.backends in ("cpu", "cuda") else "cpu"
-    known = DATA if backend == "cuda" else DATA[:3]  # device: on the workers' GPUs
-    modes = {"both": DATA[:2], "all": known}.get(args.data) or tuple(args.data.split(","))
-    if not set(modes) <= set(known):
-        raise InputError("--data", f"{args.data!r}: one or more of {', '.join(known)} (or both, all)")
-    if on_workers and "client" in modes:
-        raise InputError(
-            "--data", "with --made-on workers the pairs are never here: resident, pinned or device"
-        )
-    cpw = max(1, int(args.chunks_per_worker))
     lcs.solve_many((a[:64], b[:64]), backend=backend)  # warm-up
     if on_workers:  # every run against the first one, and the sample's tiles against this process
         want, single = None, None
@@ -288,12 +303,11 @@ def cli_bench(args) -> dict:
         want = lcs.solve_many((a, b), backend=backend)
         single = time.perf_counter() - t
     rows = []
-    gpus = backend == "cuda"
     # each GPU's side of the host, where bound workers run (none where it cannot be told, or one
     # side holds every CPU: then binding changes nothing and "both" runs once)
     sides = distributed.gpu_cpus(distributed.visible_gpus()) if gpus else {}
     binds = {"on": (True,), "off": (False,), "both": (True, False)}[args.bind] if sides else (False,)
-    for n, bound in ((int(x), bound) for x in args.workers.split(",") for bound in binds):
+    for n, bound in ((x, bound) for x in args.workers for bound in binds):
         block_rows = max(1, -(-args.pairs // (cpw * n)))
         with distributed.cluster(workers=n, gpus=gpus, bind_cpus=bound) as client, _chunks_per_worker(cpw):
             lcs.solve_many((a[:256], b[:256]), backend=backend, client=client)  # the workers compile

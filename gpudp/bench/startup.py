@@ -23,18 +23,26 @@ import time
 
 import numpy as np
 
+from . import options
+
 __all__ = ["bench_arguments", "cli_bench", "instances", "run_fresh"]
+
+#: the commands timed, as :func:`instances` names them
+COMMANDS = ("demo", "lcs", "knapsack", "subset-sum", "tsp")
 
 
 def bench_arguments(parser):
-    parser.add_argument("--repeat", type=int, default=3, help="fresh processes per command and cache state")
+    parser.add_argument(
+        "--repeat", type=options.positive_int, default=3, help="fresh processes per command and cache state"
+    )
     parser.add_argument(
         "--commands",
-        default="demo,lcs,knapsack,subset-sum,tsp",
-        help="comma list of demo, lcs, knapsack, ...",
+        type=options.choice_list(*COMMANDS),
+        default=",".join(COMMANDS),
+        help=f"comma list of {', '.join(COMMANDS)}",
     )
     parser.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per process")
+    parser.add_argument("--timeout", type=options.seconds, default=300.0, help="seconds per process")
 
 
 def _fasta(path, name, seq):
@@ -108,7 +116,7 @@ def cli_bench(args) -> dict:
     out = {"benchmark": "startup", "info": info(), "backend": args.backend, "repeat": args.repeat, "runs": []}
     with tempfile.TemporaryDirectory(prefix="gpudp-startup-") as folder:
         cmds = instances(folder)
-        for name in args.commands.split(","):
+        for name in args.commands:
             argv = cmds[name]
             for state in ("cold", "warm"):
                 rows = []

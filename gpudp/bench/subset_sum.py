@@ -11,6 +11,7 @@ from gpudp.backends import device_name, resolve
 from gpudp.errors import InputError
 from gpudp.problems.subset_sum import solve
 
+from . import options
 from .instances import wan_instance as bench_instance
 
 # The paper's figures quoted in issue 5 (Tesla C2050; w_i uniform in [1, 10^8], M = sum / 2).
@@ -38,17 +39,35 @@ def numpy_two_list(weights, target):
 
 
 def bench_arguments(parser):
-    parser.add_argument("--n-min", type=int, default=36)
-    parser.add_argument("--n-max", type=int, default=54)
-    parser.add_argument("--n-step", type=int, default=2)
-    parser.add_argument("--instances", type=int, default=5, help="seeded instances per n")
-    parser.add_argument("--repeats", type=int, default=3, help="timed runs per instance (median)")
-    parser.add_argument("--alpha-n", type=int, default=46, help="n of the capacity sweep (Table V)")
-    parser.add_argument("--alphas", default="20,25,30,35,40,45,50,55", help="targets, percent of the sum")
-    parser.add_argument("--cpu-max-n", type=int, default=44, help="largest n timed on the CPU backends")
-    parser.add_argument("--large", default="60,62,64", help="extra n, one instance, GPU only ('' for none)")
-    parser.add_argument("--block", type=int, default=None, help="pruning block size e")
-    parser.add_argument("--time-budget", type=float, default=300.0, help="seconds; later cases are skipped")
+    parser.add_argument("--n-min", type=options.positive_int, default=36)
+    parser.add_argument("--n-max", type=options.positive_int, default=54)
+    parser.add_argument("--n-step", type=options.positive_int, default=2)
+    parser.add_argument("--instances", type=options.positive_int, default=5, help="seeded instances per n")
+    parser.add_argument(
+        "--repeats", type=options.positive_int, default=3, help="timed runs per instance (median)"
+    )
+    parser.add_argument(
+        "--alpha-n", type=options.positive_int, default=46, help="n of the capacity sweep (Table V)"
+    )
+    parser.add_argument(
+        "--alphas",
+        type=options.int_list(1, 100, empty=True),
+        default="20,25,30,35,40,45,50,55",
+        help="targets, percent of the sum ('' for none)",
+    )
+    parser.add_argument(
+        "--cpu-max-n", type=options.non_negative_int, default=44, help="largest n timed on the CPU backends"
+    )
+    parser.add_argument(
+        "--large",
+        type=options.int_list(1, empty=True),
+        default="60,62,64",
+        help="extra n, one instance, GPU only ('' for none)",
+    )
+    parser.add_argument("--block", type=options.positive_int, default=None, help="pruning block size e")
+    parser.add_argument(
+        "--time-budget", type=options.seconds, default=300.0, help="seconds; later cases are skipped"
+    )
 
 
 def _time_case(w, m, backend, repeats, block):
@@ -74,12 +93,9 @@ def _time_case(w, m, backend, repeats, block):
 
 
 def cli_bench(args):
-    from gpudp.backends import cuda_usable
-
-    want = [b.strip() for b in args.backends.split(",") if b.strip()]
-    if want == ["auto"]:
-        want = (["cuda"] if cuda_usable() else []) + ["cpu"]
-    backends = [resolve(b) for b in want]
+    if args.n_min > args.n_max:
+        raise InputError("--n-min", f"{args.n_min} is above --n-max {args.n_max}")
+    backends = [resolve(b) for b in options.backend_list(args.backends)]
     t_start = time.perf_counter()
     for b in backends:  # warm-up: JIT compilation stays out of the figures
         solve(*bench_instance(20, 99), backend=b, block=args.block)
@@ -123,7 +139,7 @@ def cli_bench(args):
         if peer:
             summary["numpy_peer_median_s"] = float(np.median(peer))
         result["table_ii"].append(summary)
-    for pct in (int(x) for x in args.alphas.split(",") if x.strip()):
+    for pct in args.alphas:
         rows = [case(args.alpha_n, s, pct, backends, args.repeats) for s in range(args.instances)]
         entry = {"n": args.alpha_n, "alpha": pct / 100, "instances": rows}
         for key in backends:
@@ -132,7 +148,7 @@ def cli_bench(args):
                 entry[f"{key}_median_s"] = float(np.median(med))
         result["table_v"].append(entry)
     gpu = [b for b in backends if b == "cuda"]
-    for n in (int(x) for x in args.large.split(",") if x.strip()):
+    for n in args.large:
         if not gpu:
             result["large"].append({"n": n, "skipped": "no GPU"})
             continue

@@ -26,10 +26,11 @@ import time
 
 import numpy as np
 
-from gpudp.backends import cuda_usable, device_name
+from gpudp.backends import device_name
 from gpudp.errors import CheckError
 from gpudp.problems.tsp import held_karp as hk
 
+from . import options
 from .instances import random_euclidean
 from .instances import tsp_instance as instance
 
@@ -38,48 +39,53 @@ GOALS = {25: 2.0, 28: 10.0, 30: 60.0}
 
 
 def bench_arguments(p):
-    p.add_argument("--sizes", default="16,20,24,25,26,28,30", help="comma-separated numbers of cities")
     p.add_argument(
-        "--repeat", type=int, default=1, help="timed solves per size (on cuda the first one pins the store)"
+        "--sizes",
+        type=options.int_list(1, hk.MAX_CITIES),
+        default="16,20,24,25,26,28,30",
+        help="comma-separated numbers of cities",
+    )
+    p.add_argument(
+        "--repeat",
+        type=options.positive_int,
+        default=1,
+        help="timed solves per size (on cuda the first one pins the store)",
     )
     p.add_argument(
         "--repeat-under",
-        type=float,
+        type=options.seconds_or_inf,
         default=float("inf"),
         help="repeat only sizes whose first solve took less than this many seconds",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=options.seed, default=0)
     p.add_argument(
         "--layouts",
+        type=options.choice_list(*hk.LAYOUTS),
         default="position",
         help="comma-separated layer layouts to time on each backend (position, subset); the first "
         "runs at every size, the others up to --layouts-max-size",
     )
-    p.add_argument("--layouts-max-size", type=int, default=26)
+    p.add_argument("--layouts-max-size", type=options.non_negative_int, default=26)
     p.add_argument(
         "--limit",
-        type=float,
+        type=options.seconds_or_inf,
         default=120.0,
         help="skip a size whose predicted time on a backend (from its last size's rate) passes this "
         "many seconds",
     )
     p.add_argument(
         "--peer-timeout",
-        type=float,
+        type=options.seconds,
         default=600.0,
         help="seconds python-tsp may take per size; larger sizes are skipped after a timeout",
     )
-    p.add_argument("--peer-sizes", default=None, help="sizes for python-tsp (default: --sizes)")
+    p.add_argument(
+        "--peer-sizes",
+        type=options.int_list(1, hk.MAX_CITIES),
+        default=None,
+        help="sizes for python-tsp (default: --sizes)",
+    )
     p.add_argument("--no-peers", action="store_true", help="do not run python-tsp")
-
-
-def _backends(text: str) -> list[str]:
-    names = [s.strip() for s in text.split(",") if s.strip()]
-    if names == ["none"]:
-        return []
-    if names == ["auto"]:
-        return (["cuda"] if cuda_usable() else []) + ["cpu"]
-    return names
 
 
 def _solve_timed(d, backend, layout, repeat, repeat_under):
@@ -164,9 +170,8 @@ def python_tsp_peer(d: np.ndarray, timeout: float) -> dict:
 
 
 def cli_bench(args) -> dict:
-    sizes = [int(s) for s in args.sizes.split(",")]
-    layouts = [s.strip() for s in args.layouts.split(",") if s.strip()]
-    backends = _backends(args.backends)
+    sizes, layouts = args.sizes, args.layouts
+    backends = options.backend_list(args.backends, none=True)
     instances = {n: instance(n, args.seed) for n in sizes}
     results, peers, skipped = [], [], []
     warm = random_euclidean(8, np.random.default_rng(99))[1]
@@ -183,7 +188,7 @@ def cli_bench(args) -> dict:
             for k, layout in enumerate(layouts):
                 if k > 0 and (n > args.layouts_max_size or backend == "cpu"):
                     continue
-                predicted = hk.transitions(n) / rates[backend] if backend in rates else 0.0
+                predicted = hk.transitions(n) / rates[backend] if rates.get(backend) else 0.0  # 0 at n = 1
                 if predicted > args.limit:
                     skipped.append(f"{backend} n={n}: predicted {predicted:.0f} s > --limit {args.limit:g}")
                     print(f"  skip {skipped[-1]}", file=sys.stderr)
@@ -193,7 +198,7 @@ def cli_bench(args) -> dict:
                 _log(results[-1])
                 if k == 0:
                     rates[backend] = results[-1]["transitions_per_second"]
-    peer_sizes = [int(s) for s in args.peer_sizes.split(",")] if args.peer_sizes else sizes
+    peer_sizes = args.peer_sizes or sizes
     timed_out = args.no_peers
     for n in peer_sizes if not args.no_peers else []:
         if timed_out:

@@ -25,6 +25,11 @@ What the reader accepts, and refuses with an :class:`~gpudp.InputError` naming t
   section name and a missing ``EOF`` are fine; anything after ``EOF`` is ignored. A key given twice
   with different values, a section given twice, an unknown ``*_SECTION``, numbers outside a
   section, too few or too many numbers, node numbers out of range or repeated are refused.
+- what would change the problem is refused, never skipped: ``FIXED_EDGES_SECTION`` (Held-Karp here
+  solves the plain TSP/ATSP), ``DEPOT_``, ``DEMAND_``, ``TOUR_`` and ``EDGE_DATA_SECTION``,
+  ``CAPACITY``, ``EDGE_DATA_FORMAT``, any keyword not in :data:`_KEYS`, a ``NODE_COORD_TYPE`` that does
+  not fit the ``EDGE_WEIGHT_TYPE``, an ``EDGE_WEIGHT_SECTION`` beside coordinate distances, a
+  ``TYPE : TSP`` whose ``FULL_MATRIX`` is not symmetric.
 """
 
 from __future__ import annotations
@@ -77,6 +82,34 @@ _SECTIONS = (
     "TOUR_SECTION",
     "EDGE_DATA_SECTION",
 )
+#: sections that would change the problem, which the Held-Karp solvers do not honour: refused, never
+#: skipped (a FIXED_EDGES_SECTION skipped would give a tour without the required edges as optimal)
+_REFUSED_SECTIONS = {
+    "FIXED_EDGES_SECTION": "edges every tour must use",
+    "DEPOT_SECTION": "depots, of a vehicle routing problem",
+    "DEMAND_SECTION": "demands, of a vehicle routing problem",
+    "TOUR_SECTION": "a tour, of a TOUR file or a tour to start from",
+    "EDGE_DATA_SECTION": "the edges of a sparse graph",
+}
+#: the header keys read; any other key is refused (it may change the problem)
+_KEYS = (
+    "NAME",
+    "TYPE",
+    "COMMENT",
+    "DIMENSION",
+    "EDGE_WEIGHT_TYPE",
+    "EDGE_WEIGHT_FORMAT",
+    "NODE_COORD_TYPE",
+    "DISPLAY_DATA_TYPE",
+)
+#: keys of TSPLIB that change the problem, and what they give
+_REFUSED_KEYS = {
+    "CAPACITY": "a vehicle capacity, of a vehicle routing problem",
+    "EDGE_DATA_FORMAT": "the edges of a sparse graph",
+}
+#: NODE_COORD_TYPE's values and the coordinates a node has under each (0: none)
+_NODE_COORD_TYPES = {"TWOD_COORDS": 2, "THREED_COORDS": 3, "NO_COORDS": 0}
+_DISPLAY_DATA_TYPES = ("COORD_DISPLAY", "TWOD_DISPLAY", "NO_DISPLAY")
 #: keys whose repeats are joined rather than refused
 _REPEATABLE = ("COMMENT",)
 #: the largest DIMENSION read (no file can list more nodes; keeps every size an int64)
@@ -128,6 +161,17 @@ class TSPLIBInstance:
             if self.weights is None:
                 raise InputError(FIELD, f"{self.where}: EXPLICIT weights but no EDGE_WEIGHT_SECTION")
             d = explicit_matrix(self.weights, n, self.edge_weight_format, self.where)
+            if self.type == "TSP":  # a symmetric instance: a FULL_MATRIX must say so (no direction chosen)
+                off = d != d.T
+                np.fill_diagonal(off, False)
+                if off.any():
+                    i, j = (int(x) for x in np.argwhere(off)[0])
+                    raise InputError(
+                        FIELD,
+                        f"{self.where}: TYPE TSP (symmetric), but the {self.edge_weight_format} gives node "
+                        f"{i + 1} to {j + 1} as {d[i, j]} and {j + 1} to {i + 1} as {d[j, i]}: write "
+                        "TYPE : ATSP for a directed instance",
+                    )
         else:
             if self.coords is None:
                 raise InputError(FIELD, f"{self.where}: {self.edge_weight_type} but no NODE_COORD_SECTION")
@@ -348,6 +392,14 @@ def _split_lines(text: str) -> list[str]:
     return lines
 
 
+def _unsupported(where: str, lineno: int, key: str, what: str) -> InputError:
+    return InputError(
+        FIELD,
+        f"{where}, line {lineno}: {key} ({what}) is not supported: gpudp solves the plain TSP and ATSP "
+        "and refuses what it would otherwise ignore",
+    )
+
+
 def _parse(lines: list[str], where: str, header_only: bool) -> TSPLIBInstance:
     header: dict[str, tuple[str, int]] = {}
     sections: dict[str, tuple[int, list[tuple[int, list[str]]]]] = {}
@@ -370,6 +422,8 @@ def _parse(lines: list[str], where: str, header_only: bool) -> TSPLIBInstance:
         value = value.strip()
         if key == "EOF":
             break
+        if key in _REFUSED_SECTIONS:
+            raise _unsupported(where, lineno, key, _REFUSED_SECTIONS[key])
         if key in _SECTIONS:
             if header_only:
                 break
@@ -382,8 +436,6 @@ def _parse(lines: list[str], where: str, header_only: bool) -> TSPLIBInstance:
             if value:  # numbers on the section's own line
                 rows.append((lineno, value.split()))
             last_key = key
-            continue
-        if line == "-1":  # the terminator of TOUR_, DEPOT_ and FIXED_EDGES_SECTION
             continue
         if not sep:
             if _is_number(toks[0]):
@@ -466,6 +518,32 @@ def _instance(header: dict, where: str) -> TSPLIBInstance:
             FIELD,
             f"{where}, line {eline}: EDGE_WEIGHT_TYPE {evalue!r} is not supported: expected {supported}",
         )
+    # after the checks above, whose messages name a misspelled key among the keys found
+    for key, (_, line) in header.items():
+        if key in _REFUSED_KEYS:
+            raise _unsupported(where, line, key, _REFUSED_KEYS[key])
+        if key not in _KEYS:
+            raise InputError(
+                FIELD,
+                f"{where}, line {line}: unknown keyword {_short(key, 40)}: it may change the problem "
+                f"(read: {', '.join(_KEYS)})",
+            )
+    cvalue, cline = header.get("NODE_COORD_TYPE", ("", 0))
+    if cvalue:
+        dims = _NODE_COORD_TYPES.get(cvalue.upper())
+        if dims is None or ewt in COORD_TYPES and dims != COORD_TYPES[ewt]:
+            raise InputError(
+                FIELD,
+                f"{where}, line {cline}: NODE_COORD_TYPE {cvalue!r} does not fit EDGE_WEIGHT_TYPE {evalue}"
+                + ("" if dims is not None else f" (expected one of {', '.join(_NODE_COORD_TYPES)})"),
+            )
+    svalue, sline = header.get("DISPLAY_DATA_TYPE", ("", 0))
+    if svalue and svalue.upper() not in _DISPLAY_DATA_TYPES:
+        raise InputError(
+            FIELD,
+            f"{where}, line {sline}: DISPLAY_DATA_TYPE {svalue!r} is not one of "
+            f"{', '.join(_DISPLAY_DATA_TYPES)}",
+        )
     fvalue, fline = header.get("EDGE_WEIGHT_FORMAT", ("", 0))
     fmt = fvalue.upper() or None
     if ewt == "EXPLICIT":
@@ -537,6 +615,12 @@ def _fill_sections(inst: TSPLIBInstance, sections: dict, where: str):
     if inst.edge_weight_type in COORD_TYPES:
         if "NODE_COORD_SECTION" not in sections:
             raise InputError(FIELD, f"{where}: {inst.edge_weight_type} needs a NODE_COORD_SECTION")
+        if "EDGE_WEIGHT_SECTION" in sections:
+            raise InputError(
+                FIELD,
+                f"{where}, line {sections['EDGE_WEIGHT_SECTION'][0]}: an EDGE_WEIGHT_SECTION with "
+                f"EDGE_WEIGHT_TYPE {inst.edge_weight_type}: which distances are meant is unclear",
+            )
         dims = COORD_TYPES[inst.edge_weight_type]
         inst.coords = _coords(sections["NODE_COORD_SECTION"], n, dims, where, "NODE_COORD_SECTION")
     else:

@@ -445,3 +445,57 @@ def test_gzipped_files_and_headers_longer_than_the_streamed_part(tmp_path):
     p = write(tmp_path, text.replace("NODE_COORD_SECTION", "").replace("EOF\n", ""))
     with pytest.raises(InputError, match="numbers outside a data section"):
         tsplib.read_header(p)  # no section at all: the whole (small) file is the header
+
+
+COORDS3 = "NODE_COORD_SECTION\n1 0 0\n2 3 4\n3 6 0\n"
+
+
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        # sections and keys that change the problem are refused, never skipped (issue 35: a skipped
+        # FIXED_EDGES_SECTION gave a tour without the required edge as optimal)
+        (HEAD.format(n=3, kind="EUC_2D") + COORDS3 + "FIXED_EDGES_SECTION\n1 2\n-1\n", "line 9: FIXED_EDGES"),
+        (HEAD.format(n=3, kind="EUC_2D") + "FIXED_EDGES_SECTION\n1 2\n-1\n" + COORDS3, "FIXED_EDGES_SECTION"),
+        (HEAD.format(n=3, kind="EUC_2D") + COORDS3 + "DEPOT_SECTION\n1\n-1\n", "DEPOT_SECTION"),
+        (HEAD.format(n=3, kind="EUC_2D") + COORDS3 + "DEMAND_SECTION\n1 0\n2 1\n3 1\n", "DEMAND_SECTION"),
+        (HEAD.format(n=3, kind="EUC_2D") + COORDS3 + "TOUR_SECTION\n1 2 3\n-1\n", "TOUR_SECTION"),
+        (HEAD.format(n=3, kind="EUC_2D") + COORDS3 + "EDGE_DATA_SECTION\n1 2\n-1\n", "EDGE_DATA_SECTION"),
+        (HEAD.format(n=3, kind="EUC_2D") + "CAPACITY: 5\n" + COORDS3, "line 5: CAPACITY"),
+        (HEAD.format(n=3, kind="EUC_2D") + "EDGE_DATA_FORMAT: ADJ_LIST\n" + COORDS3, "EDGE_DATA_FORMAT"),
+        (HEAD.format(n=3, kind="EUC_2D") + "SALESMEN: 2\n" + COORDS3, "unknown keyword 'SALESMEN'"),
+        (HEAD.format(n=3, kind="EUC_2D") + COORDS3 + "SALESMEN: 2\n", "line 9: unknown keyword"),
+        (HEAD.format(n=3, kind="EUC_2D") + "NODE_COORD_TYPE: NO_COORDS\n" + COORDS3, "NODE_COORD_TYPE"),
+        (HEAD.format(n=3, kind="EUC_3D") + "NODE_COORD_TYPE: TWOD_COORDS\n" + COORDS3, "NODE_COORD_TYPE"),
+        (HEAD.format(n=3, kind="EUC_2D") + "NODE_COORD_TYPE: 2D\n" + COORDS3, "expected one of TWOD"),
+        (HEAD.format(n=3, kind="EUC_2D") + "DISPLAY_DATA_TYPE: PRETTY\n" + COORDS3, "DISPLAY_DATA_TYPE"),
+        (HEAD.format(n=3, kind="EUC_2D") + COORDS3 + "EDGE_WEIGHT_SECTION\n1 2 3\n", "which distances"),
+        (HEAD.format(n=3, kind="EUC_2D") + "-1\n" + COORDS3, "numbers outside a data section"),
+        (
+            HEAD.format(n=3, kind="EXPLICIT") + "EDGE_WEIGHT_FORMAT: FULL_MATRIX\nEDGE_WEIGHT_SECTION\n"
+            "7 1 2\n1 8 3\n2 4 9\n",
+            r"TYPE TSP \(symmetric\), but the FULL_MATRIX gives node 2 to 3 as 3 and 3 to 2 as 4",
+        ),
+    ],
+)
+def test_what_would_change_the_problem_is_refused_not_ignored(tmp_path, text, match):
+    with pytest.raises(InputError, match=match) as e:
+        tsplib.read_tsplib(write(tmp_path, text)).matrix()
+    assert e.value.field == "tsplib"
+
+
+def test_a_refused_section_or_key_in_the_header_is_refused_by_read_header_too(tmp_path):
+    for extra in ("FIXED_EDGES_SECTION\n1 2\n-1\n", "CAPACITY: 5\n"):
+        with pytest.raises(InputError, match=extra.split()[0].rstrip(":")):
+            tsplib.read_header(write(tmp_path, HEAD.format(n=3, kind="EUC_2D") + extra + COORDS3))
+
+
+def test_keys_that_do_not_change_the_problem_are_read(tmp_path):
+    text = (
+        "NAME: k\nCOMMENT: one\nCOMMENT: two\nTYPE: TSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\n"
+        "EDGE_WEIGHT_FORMAT: FUNCTION\nNODE_COORD_TYPE: twod_coords\nDISPLAY_DATA_TYPE: COORD_DISPLAY\n"
+        + COORDS3
+        + "DISPLAY_DATA_SECTION\n1 0 0\n2 3 4\n3 6 0\nEOF\n"
+    )
+    inst = tsplib.read_tsplib(write(tmp_path, text))
+    assert inst.matrix().tolist() == [[0, 5, 6], [5, 0, 5], [6, 5, 0]] and inst.comment == "one\ntwo"
