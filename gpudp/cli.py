@@ -200,7 +200,14 @@ def _run(args) -> int:
         from . import cache
 
         if args.action == "clear":
-            print(f"removed {cache.root_dir()} ({cache.clear() / 2**20:.1f} MiB)")
+            r = cache.clear()
+            for path in r["removed"]:
+                print(f"removed {path}")
+            if r["root"]:
+                print(f"removed {cache.root_dir()}")
+            print(f"freed {r['bytes'] / 2**20:.1f} MiB" if r["removed"] else "nothing to remove")
+            if r["kept"]:
+                print(f"kept {_other(r['kept'])} in {cache.root_dir()}: not made by gpudp")
         else:
             d = cache.info()
             print(f"path     {d['path']} ({'on' if d['enabled'] else 'off: GPUDP_CACHE_DIR'})")
@@ -209,6 +216,8 @@ def _run(args) -> int:
                 print(f"{mark} {f['name']}: {f['kernels']} kernels, {f['bytes'] / 2**20:.1f} MiB")
             if not d["folders"]:
                 print("empty")
+            if d["other"]:
+                print(f"  (and {_other(d['other'])} not made by gpudp, never removed)")
     elif args.command == "warmup":
         from .warmup import warmup
 
@@ -228,6 +237,12 @@ def _run(args) -> int:
         else:
             print(text)
     return 0
+
+
+def _other(names: list) -> str:
+    """A few of the cache root's foreign entries, by name."""
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return f"{len(names)} other entr{'y' if len(names) == 1 else 'ies'} ({shown})"
 
 
 def _one_line(text) -> str:
