@@ -3,6 +3,7 @@ are nonsense, memory that a process limit withholds, signals, threads, unexpecte
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
@@ -198,6 +199,55 @@ def test_a_sweep_reads_the_memory_figures_once(monkeypatch):
     sweep(WideGrid(np.zeros((8, 8), np.int64)), backend="cpu", progress=False).close()
     sweep(WideGrid(np.zeros((8, 8), np.int64)), backend="cpu", progress=False).close()
     assert len(readings) == n + 2  # budget, plan, memory check and store: one reading a sweep
+
+
+def _no_room(fd, offset, length):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_a_spill_the_disk_cannot_hold_is_refused_not_killed(tmp_path, monkeypatch):
+    """The disk may fill after the free-space check (two solves on one small tmpfs): a write through
+    a memmap of a sparse file then dies of SIGBUS. The blocks are reserved first, so the failure is
+    an InputError naming the file and its size, and the spill folder goes."""
+    monkeypatch.setattr(os, "posix_fallocate", _no_room)
+    with pytest.raises(InputError, match=r"cannot reserve 0\.00 GiB .*gpudp-store-.*decisions\.u32.*space"):
+        gstore.DecisionStore(1 << 16, budget=0, spill_dir=str(tmp_path))
+    bands = gstore.BandStore(
+        np.zeros(2, np.int64), np.zeros(2, np.int64), 1, budget=0, spill_dir=str(tmp_path)
+    )
+    with pytest.raises(InputError, match=r"gpudp-bands-.*bands\.u32"):
+        bands.append(np.ones(1 << 17, gstore.WORD))
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_spill_is_reserved_where_fallocate_is_not_supported(tmp_path, monkeypatch):
+    def unsupported(fd, offset, length):
+        raise OSError(errno.EOPNOTSUPP, "not supported")
+
+    monkeypatch.setattr(os, "posix_fallocate", unsupported)
+    s = gstore.DecisionStore(300_000, budget=0, spill_dir=str(tmp_path))
+    try:
+        st = os.stat(s.words.filename)
+        assert st.st_size == 1_200_000 and st.st_blocks * 512 >= 1_200_000  # written, not sparse
+        s.words[-1] = 7
+        assert s.words[-1] == 7 and s.words[0] == 0
+    finally:
+        s.close()
+    assert os.listdir(tmp_path) == []
+
+
+def test_cli_a_full_spill_disk_is_one_line(tmp_path, monkeypatch, capsys):
+    a = tmp_path / "a.fa"
+    a.write_text(">a\n" + "ACGT" * 100 + "\n")
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    monkeypatch.setenv("GPUDP_SPILL_DIR", str(spill))
+    monkeypatch.setenv("GPUDP_MEMORY_BUDGET", "0")
+    monkeypatch.setattr(os, "posix_fallocate", _no_room)
+    assert main(["solve", "lcs", str(a), str(a), "--backend", "cpu", "--store", "full"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("gpudp: error: spill_dir: cannot reserve"), err
+    assert os.listdir(spill) == []
 
 
 # ---------------------------------------------------------------------------------------------
