@@ -1,6 +1,8 @@
 """The command line: solve, info, demo, bench, and one-line errors with a non-zero exit."""
 
+import gzip
 import json
+import os
 import subprocess
 import sys
 
@@ -74,3 +76,19 @@ def test_bench_knapsack_bb_auto_takes_the_rule(tmp_path):
     assert [x["method"] for x in runs["bb"]] == ["bb", "bb"]
     assert all(x["solved"] for x in runs["auto"] + runs["bb"])
     assert [x["value"] for x in runs["auto"]] == [x["value"] for x in runs["bb"]]
+
+
+def test_gzip_fasta_through_a_pipe(tmp_path, capsys):
+    """A gzip FASTA given as a pipe (`/dev/stdin`, `<(zcat ...)`'s opposite) is known by its magic
+    bytes, not by a name or a seek back, and read like the file."""
+    b = tmp_path / "b.fa"
+    b.write_text(">b\nTTACG\n")
+    r, w = os.pipe()
+    try:
+        os.write(w, gzip.compress(b">a\nacgtacgt\n"))
+        os.close(w)
+        assert main(["solve", "lcs", f"/dev/fd/{r}", str(b), "--backend", "cpu", "--json"]) == 0
+    finally:
+        os.close(r)
+    out = json.loads(capsys.readouterr().out)
+    assert out["value"] == 4 and out["solution"] == "TACG"
