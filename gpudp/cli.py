@@ -17,7 +17,7 @@ import sys
 import threading
 import traceback
 
-from .errors import GpudpError
+from .errors import GpudpError, InputError
 from .info import info
 
 SOLVERS = {
@@ -228,6 +228,8 @@ def _run(args) -> int:
 
         warmup(args.problems or None, backends, log)
     elif args.command == "bench":
+        if args.out:
+            _check_writable(args.out)
         result = _module(BENCHES, args.problem).cli_bench(args)
         text = json.dumps(result, indent=2, default=str)
         if args.out:
@@ -237,6 +239,18 @@ def _run(args) -> int:
         else:
             print(text)
     return 0
+
+
+def _check_writable(path: str):
+    """Refuse an ``--out`` that cannot be written before the benchmark runs, not after: a missing
+    or unwritable folder, or a folder where the file should be."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise InputError("--out", f"{path} is a folder, not a file")
+    if not os.path.isdir(folder):
+        raise InputError("--out", f"cannot write {path}: no folder {folder}")
+    if not os.access(path if os.path.exists(path) else folder, os.W_OK):
+        raise InputError("--out", f"cannot write {path}: permission denied")
 
 
 def _other(names: list) -> str:

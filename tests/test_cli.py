@@ -92,3 +92,17 @@ def test_gzip_fasta_through_a_pipe(tmp_path, capsys):
         os.close(r)
     out = json.loads(capsys.readouterr().out)
     assert out["value"] == 4 and out["solution"] == "TACG"
+
+
+def test_bench_out_is_checked_before_the_run(tmp_path, monkeypatch, capsys):
+    import gpudp.bench.lcs as bench_lcs
+
+    ran = []
+    monkeypatch.setattr(bench_lcs, "cli_bench", lambda args: ran.append(args) or {})
+    for out, why in [(tmp_path / "missing" / "x.json", "no folder"), (tmp_path, "is a folder")]:
+        assert main(["bench", "lcs", "--backends", "cpu", "--out", str(out)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("gpudp: error: --out:") and why in err[0], err
+    assert ran == []
+    assert main(["bench", "lcs", "--backends", "cpu", "--out", str(tmp_path / "b.json")]) == 0
+    assert len(ran) == 1 and json.loads((tmp_path / "b.json").read_text()) == {}
