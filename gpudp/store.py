@@ -47,7 +47,9 @@ _LIVE_DIRS: set[str] = set()
 _HANDLERS_SET = [False]
 
 
-def _remove_live_dirs():
+def remove_spill_folders():
+    """Remove every spill folder this process still has (at exit, or when a command stops on a
+    signal before its stores are collected)."""
     for d in list(_LIVE_DIRS):
         shutil.rmtree(d, ignore_errors=True)
         _LIVE_DIRS.discard(d)
@@ -56,7 +58,7 @@ def _remove_live_dirs():
 def _on_fatal_signal(signum, frame):
     """Default-action signals (SIGTERM, SIGHUP) would kill the process without running ``atexit``:
     remove the spill folders first, then die of the same signal as before."""
-    _remove_live_dirs()
+    remove_spill_folders()
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
 
@@ -70,7 +72,7 @@ def _register_dir(path: str):
     if _HANDLERS_SET[0]:
         return
     _HANDLERS_SET[0] = True
-    atexit.register(_remove_live_dirs)
+    atexit.register(remove_spill_folders)
     if threading.current_thread() is threading.main_thread():
         for name in ("SIGTERM", "SIGHUP"):
             sig = getattr(signal, name, None)

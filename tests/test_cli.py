@@ -106,3 +106,15 @@ def test_bench_out_is_checked_before_the_run(tmp_path, monkeypatch, capsys):
     assert ran == []
     assert main(["bench", "lcs", "--backends", "cpu", "--out", str(tmp_path / "b.json")]) == 0
     assert len(ran) == 1 and json.loads((tmp_path / "b.json").read_text()) == {}
+
+
+def test_a_closed_output_pipe_is_a_quiet_exit():
+    """`gpudp solve lcs A B --pairs all | head -1`: the reader goes away early; the command stops
+    with 141 (128 + SIGPIPE) and no message, not `gpudp: error: [Errno 32] Broken pipe` (`info`
+    here, whose output is all still to come: a batch's compile would take seconds)."""
+    p = subprocess.Popen(
+        [sys.executable, "-m", "gpudp.cli", "info"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=600) == 141 and err == "", (p.returncode, err)

@@ -322,6 +322,112 @@ def test_cli_sigterm_cleans_up_and_says_so(tmp_path):
     assert os.listdir(spill) == []
 
 
+_SLOW_STOP = """
+import atexit, sys, time
+import gpudp.backends.cpu as cpu
+import gpudp.store as store
+
+atexit.register(lambda: (print("exiting", flush=True), time.sleep(1)))  # runs last
+real_run, real_close = cpu._run_plan, store._Spilling.close
+
+
+def slow_run(*a, **k):
+    out = real_run(*a, **k)
+    print("swept", flush=True)
+    time.sleep(60)
+    return out
+
+
+def slow_close(self):
+    if self._dir is not None:
+        print("closing", flush=True)
+        time.sleep(1)
+    real_close(self)
+
+
+cpu._run_plan, store._Spilling.close = slow_run, slow_close
+from gpudp.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _default_signals():
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def test_cli_the_first_signal_wins_and_later_ones_do_not_cut_the_cleanup(tmp_path):
+    """SIGTERM, then Ctrl-C while the spill folder is being removed and SIGTERM again while the
+    process exits: the cleanup runs to its end, and the first signal gives the status (143, not
+    Ctrl-C's 130, nor a death by the signal) and the one line."""
+    a = tmp_path / "a.fa"
+    a.write_text(">x\n" + "".join(np.random.default_rng(0).choice(list("ACGT"), 3000)) + "\n")
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    env = dict(os.environ, GPUDP_SPILL_DIR=str(spill), GPUDP_MEMORY_BUDGET="0")
+    argv = ["solve", "lcs", str(a), str(a), "--backend", "cpu", "--store", "full"]
+    p = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_STOP, *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=_default_signals,
+    )
+    try:
+        for marker, sig in (
+            ("swept", signal.SIGTERM),
+            ("closing", signal.SIGINT),
+            ("exiting", signal.SIGTERM),
+        ):
+            line = p.stdout.readline().strip()
+            assert line == marker, (line, p.stderr.read()[-3000:] if not line else "")
+            if marker == "swept":
+                assert os.listdir(spill), "the decisions should have spilled"
+            p.send_signal(sig)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 143 and err.strip().splitlines() == ["gpudp: stopped by SIGTERM"], err[-2000:]
+    assert os.listdir(spill) == []
+
+
+@pytest.mark.parametrize("nohup", [False, True])
+def test_cli_a_signal_during_start_up_is_handled(nohup):
+    """The handlers are the first thing main() sets up: SIGTERM while the arguments are parsed (or
+    a plug-in imported) is the same one line and 143, not a death by the signal. Under ``nohup``
+    (SIGHUP ignored by the parent) a SIGHUP stays ignored."""
+    code = (
+        "import sys, time\n"
+        "import gpudp.cli as cli\n"
+        "real = cli.build_parser\n"
+        "def slow(argv=None):\n"
+        "    print('parsing', flush=True)\n"
+        "    time.sleep(60)\n"
+        "    return real(argv)\n"
+        "cli.build_parser = slow\n"
+        "sys.exit(cli.main(sys.argv[1:]))\n"
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-c", code, "info"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: (_default_signals(), nohup and signal.signal(signal.SIGHUP, signal.SIG_IGN)),
+    )
+    try:
+        assert p.stdout.readline().strip() == "parsing", p.stderr.read()[-3000:]
+        if nohup:
+            p.send_signal(signal.SIGHUP)
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 143 and err.strip().splitlines() == ["gpudp: stopped by SIGTERM"], err[-2000:]
+
+
 # ---------------------------------------------------------------------------------------------
 # threads
 
