@@ -274,7 +274,10 @@ def _run(args) -> int:
                 print(f"removed {cache.root_dir()}")
             print(f"freed {r['bytes'] / 2**20:.1f} MiB" if r["removed"] else "nothing to remove")
             if r["kept"]:
-                print(f"kept {_other(r['kept'])} in {cache.root_dir()}: not made by gpudp")
+                print(
+                    f"kept {_other(r['kept'])} in {cache.root_dir()}: not known as gpudp's (an old "
+                    "cache folder with other files in it is kept too: remove it by hand)"
+                )
         else:
             d = cache.info()
             print(f"path     {d['path']} ({'on' if d['enabled'] else 'off: GPUDP_CACHE_DIR'})")
