@@ -125,8 +125,9 @@ def main(argv=None) -> int:
     (its line says why), 2 for any other error (one line on stderr), 130 on Ctrl-C, 128 + the
     signal's number on SIGTERM or SIGHUP (the first such signal decides; see :class:`_Stops`), 141
     (128 + SIGPIPE), quietly, when the reader of the output went away (``gpudp ... | head -1``)."""
-    stops = _Stops()  # first, so that a signal during start-up is handled like any other
+    stops = _Stops()
     try:
+        stops.install()  # first, so that a signal during start-up is handled like any other
         return _main(argv)
     except (KeyboardInterrupt, Terminated) as e:
         return stops.stopped(e)
@@ -211,6 +212,8 @@ class _Stops:
     def __init__(self):
         self.first = None
         self.previous = {}
+
+    def install(self):
         if threading.current_thread() is not threading.main_thread():
             return
         for name in self.NAMES:
