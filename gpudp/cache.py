@@ -25,6 +25,13 @@ compiled again (numba treats an unreadable index as a miss; :func:`_guarded` cov
 The cache lives in ``GPUDP_CACHE_DIR``, by default the user's cache folder (``$XDG_CACHE_HOME/gpudp``
 or ``~/.cache/gpudp``); ``GPUDP_CACHE_DIR=off`` (or ``0``/``none``) switches it off (generated
 source is then compiled in memory as before). ``gpudp cache info|clear`` shows or empties it.
+
+``GPUDP_CACHE_DIR`` may name a folder that holds other files (even ``$HOME``), so gpudp only ever
+removes what it made: each folder it creates (the cache root, when it did not exist, and each
+version's folder) holds a marker file, :data:`MARKER`, and ``clear`` removes marked version folders
+and, when nothing else is left in it, a marked root. A version folder from before the marker is
+recognised by its name *and* by holding nothing but what gpudp and numba write there (generated
+sources, numba's index and data files, byte code); anything else is left alone and reported.
 """
 
 from __future__ import annotations
@@ -32,11 +39,13 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import re
 import shutil
 import sys
 import tempfile
 import types
 
+from .errors import InputError
 from .fingerprint import all_names, fingerprint
 
 __all__ = ["cache_dir", "fingerprint", "jit_generated", "info", "clear", "enabled"]
@@ -81,6 +90,55 @@ def cache_dir() -> str:
     if not _VERSION_TAG:
         _VERSION_TAG.append(_versions())
     return os.path.join(root_dir(), _VERSION_TAG[0])
+
+
+#: the file in every folder gpudp makes in the cache: only such folders are ever removed
+MARKER = ".gpudp-cache"
+_MARKER_TEXT = "This folder was made by gpudp's kernel cache; `gpudp cache clear` may remove it.\n"
+#: a version folder's name (:func:`_versions`), for folders made before the marker existed
+_VERSION_NAME = re.compile(r"gpudp[^/]*-numba[^/]*-llvmlite[^/]*-py\d+")
+#: what gpudp and numba write in a version folder: sources, byte code, numba's index and data
+_OWN_FILE = re.compile(r".*\.(py|pyc|nbi|nbc)|\.tmp-.*|.*\.tmp\..*")
+
+
+def _made_dir(path: str) -> None:
+    """Make ``path`` (a missing parent included) and mark it as gpudp's, if this call made it; a
+    folder that already existed is left as it is, marked or not."""
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        return
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        return _made_dir(path)
+    with open(os.path.join(path, MARKER), "w") as f:
+        f.write(_MARKER_TEXT)
+
+
+def _ensure_cache_dir() -> str:
+    """This version's folder, made (and marked) with the root where they do not exist yet."""
+    _made_dir(root_dir())
+    d = cache_dir()
+    _made_dir(d)
+    return d
+
+
+def _owned(path: str) -> bool:
+    """Whether the version folder ``path`` is gpudp's: it holds the marker, or (made before the
+    marker existed) has a version folder's name and nothing but files gpudp and numba write."""
+    if os.path.isfile(os.path.join(path, MARKER)):
+        return True
+    if not _VERSION_NAME.fullmatch(os.path.basename(path)):
+        return False
+    for base, _, files in os.walk(path, onerror=_raise):
+        for f in files:
+            if not _OWN_FILE.fullmatch(f) or os.path.islink(os.path.join(base, f)):
+                return False
+    return True
+
+
+def _raise(e: OSError):
+    raise e
 
 
 # ---------------------------------------------------------------------------------------------
@@ -141,10 +199,9 @@ def generated_function(src: str, name: str, namespace: dict, kind: str):
         h.update(b"\0" + k.encode() + b"=")
         fingerprint(namespace[k], h, set())
     digest = h.hexdigest()[:24]
-    folder = os.path.join(cache_dir(), kind)
-    path = os.path.join(folder, f"{name}_{digest}.py")
     text = f"# gpudp generated kernel ({kind}); the file name hashes all it depends on\n" + src
     try:
+        path = os.path.join(_ensure_cache_dir(), kind, f"{name}_{digest}.py")
         try:
             with open(path) as f:
                 intact = f.read() == text
@@ -244,33 +301,59 @@ def _guarded(disp):
 # ---------------------------------------------------------------------------------------------
 
 
-def info() -> dict:
-    """Where the cache is, how big, and how many kernels it holds, per version folder."""
+def _root() -> str:
+    """The cache root, refused when it exists and is not a folder (``GPUDP_CACHE_DIR=/dev/null``)."""
     root = root_dir()
-    out = {"path": root, "enabled": enabled(), "current": cache_dir(), "folders": []}
+    if os.path.exists(root) and not os.path.isdir(root):
+        raise InputError("GPUDP_CACHE_DIR", f"{root} is not a folder")
+    return root
+
+
+def _size(path: str) -> tuple[int, int, int]:
+    """Bytes, generated sources and numba files under ``path``."""
+    size = sources = entries = 0
+    for base, _, files in os.walk(path):
+        for f in files:
+            try:
+                size += os.path.getsize(os.path.join(base, f))
+            except OSError:
+                continue
+            sources += f.endswith(".py") and not f.startswith(".tmp-")
+            entries += f.endswith((".nbi", ".nbc"))
+    return size, sources, entries
+
+
+def info() -> dict:
+    """Where the cache is, how big, and how many kernels it holds, per version folder of gpudp's
+    (other entries of the root are listed by name in ``other``, never counted as the cache's)."""
+    root = _root()
+    out = {"path": root, "enabled": enabled(), "current": cache_dir(), "folders": [], "other": []}
     if not os.path.isdir(root):
         return out
     for d in sorted(os.listdir(root)):
         full = os.path.join(root, d)
-        if not os.path.isdir(full):
+        if d == MARKER:
             continue
-        size = sources = entries = 0
-        for base, _, files in os.walk(full):
-            for f in files:
-                try:
-                    size += os.path.getsize(os.path.join(base, f))
-                except OSError:
-                    continue
-                sources += f.endswith(".py") and not f.startswith(".tmp-")
-                entries += f.endswith((".nbc", ".nbi"))
+        if not (os.path.isdir(full) and not os.path.islink(full) and _owned(full)):
+            out["other"].append(d)
+            continue
+        size, sources, entries = _size(full)
         out["folders"].append({"name": d, "bytes": size, "kernels": sources, "numba_files": entries})
     return out
 
 
-def clear() -> int:
-    """Remove the whole cache (every version's folder); returns the bytes freed."""
-    root = root_dir()
-    freed = sum(f["bytes"] for f in info()["folders"])
-    if os.path.isdir(root):
-        shutil.rmtree(root, ignore_errors=True)
-    return freed
+def clear() -> dict:
+    """Remove gpudp's version folders (see the module doc), and the root when gpudp made it and
+    nothing else is left in it. Returns ``removed`` (paths), ``bytes`` freed, ``kept`` (the root's
+    other entries, left alone) and ``root`` (whether the root went too)."""
+    d = info()
+    root = d["path"]
+    out = {"removed": [], "bytes": 0, "kept": d["other"], "root": False}
+    for f in d["folders"]:
+        shutil.rmtree(os.path.join(root, f["name"]))
+        out["removed"].append(os.path.join(root, f["name"]))
+        out["bytes"] += f["bytes"]
+    if os.path.isdir(root) and os.listdir(root) == [MARKER]:
+        shutil.rmtree(root)
+        out["root"] = True
+    return out

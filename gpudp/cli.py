@@ -12,12 +12,13 @@ import argparse
 import importlib
 import json
 import os
+import select
 import signal
 import sys
 import threading
 import traceback
 
-from .errors import GpudpError
+from .errors import GpudpError, InputError
 from .info import info
 
 SOLVERS = {
@@ -54,10 +55,6 @@ class Terminated(BaseException):
     def __init__(self, signum: int):
         self.signum = signum
         super().__init__(signal.Signals(signum).name)
-
-
-def _raise_terminated(signum, frame):
-    raise Terminated(signum)
 
 
 def _module(table, name):
@@ -126,14 +123,32 @@ def _print_solution(sol, module, as_json: bool):
 def main(argv=None) -> int:
     """Run the command line; returns the exit status: 0, 1 for a batch in which some instance failed
     (its line says why), 2 for any other error (one line on stderr), 130 on Ctrl-C, 128 + the
-    signal's number on SIGTERM or SIGHUP."""
+    signal's number on SIGTERM or SIGHUP (the first such signal decides; see :class:`_Stops`), 141
+    (128 + SIGPIPE), quietly, when the reader of the output went away (``gpudp ... | head -1``)."""
+    stops = _Stops()
+    try:
+        stops.install()  # first, so that a signal during start-up is handled like any other
+        return _main(argv)
+    except (KeyboardInterrupt, Terminated) as e:
+        return stops.stopped(e)
+    finally:
+        stops.restore()
+
+
+def _main(argv) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv or os.environ.get("GPUDP_DEBUG", "") not in ("", "0")
     argv = [a for a in argv if a != "--debug"]
     args = build_parser(argv).parse_args(argv)
-    previous = _install_signal_handlers()
     try:
-        return _run(args)
+        code = _run(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
+        return code
+    except BrokenPipeError:
+        if not _stdout_closed():
+            raise
+        _quiet_stdout()
+        return 128 + 13  # SIGPIPE's number on every POSIX system
     except (GpudpError, OSError) as e:
         if debug:
             traceback.print_exc()
@@ -148,12 +163,6 @@ def main(argv=None) -> int:
             file=sys.stderr,
         )
         return 2
-    except KeyboardInterrupt:
-        print("gpudp: interrupted", file=sys.stderr)
-        return 130
-    except Terminated as e:
-        print(f"gpudp: stopped by {e}", file=sys.stderr)
-        return 128 + e.signum
     except Exception as e:
         if debug:
             traceback.print_exc()
@@ -164,21 +173,82 @@ def main(argv=None) -> int:
             file=sys.stderr,
         )
         return 2
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
-def _install_signal_handlers() -> dict:
-    """SIGTERM and SIGHUP raise :class:`Terminated` while the command runs (main thread only)."""
-    previous = {}
-    if threading.current_thread() is not threading.main_thread():
-        return previous
-    for name in ("SIGTERM", "SIGHUP"):
-        sig = getattr(signal, name, None)
-        if sig is not None:
-            previous[sig] = signal.signal(sig, _raise_terminated)
-    return previous
+def _stdout_closed() -> bool:
+    """Whether standard output is a pipe or socket whose reader has gone (poll reports an error on
+    it), as opposed to a broken pipe of the command's own (a worker's)."""
+    try:
+        fd = sys.stdout.fileno()
+        p = select.poll()
+        p.register(fd, 0)
+        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in p.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return True  # no poll here, or stdout is not a file: the error came from writing it
+
+
+def _quiet_stdout():
+    """Point standard output at /dev/null, so that the interpreter's final flush of what is still
+    buffered does not fail again with a message (the pattern Python's documentation gives)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
+class _Stops:
+    """SIGINT, SIGTERM and SIGHUP while the command runs (installed first thing in :func:`main`, on
+    the main thread; a signal the parent set to be ignored, as ``nohup`` does SIGHUP, stays ignored).
+
+    The first one decides: it raises :class:`KeyboardInterrupt` (SIGINT) or :class:`Terminated`,
+    which unwinds the command and removes its temporary files; any later one is ignored, so that it
+    cannot cut that cleanup short or change the exit status (SIGTERM then Ctrl-C exits 143). After a
+    stop the handlers stay in place, ignoring, until the process exits with that status."""
+
+    NAMES = ("SIGINT", "SIGTERM", "SIGHUP")
+
+    def __init__(self):
+        self.first = None
+        self.previous = {}
+
+    def install(self):
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for name in self.NAMES:
+            sig = getattr(signal, name, None)
+            if sig is not None and signal.getsignal(sig) is not signal.SIG_IGN:
+                self.previous[sig] = signal.signal(sig, self._handle)
+
+    def _handle(self, signum, frame):
+        if self.first is not None:
+            return  # already stopping
+        self.first = signum
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Terminated(signum)
+
+    def stopped(self, e: BaseException) -> int:
+        """Finish a stop: remove every spill folder still there, say so, return the exit status."""
+        signum = self.first or getattr(e, "signum", signal.SIGINT)  # e: raised by other means
+        store = sys.modules.get("gpudp.store")
+        if store is not None:
+            store.remove_spill_folders()
+        if signum == signal.SIGINT:
+            code, text = 130, "gpudp: interrupted"
+        else:
+            code, text = 128 + signum, f"gpudp: stopped by {signal.Signals(signum).name}"
+        try:
+            print(text, file=sys.stderr)
+        except OSError:
+            pass
+        return code
+
+    def restore(self):
+        if self.first is None:
+            for sig, handler in self.previous.items():
+                signal.signal(sig, handler)
 
 
 def _run(args) -> int:
@@ -200,7 +270,17 @@ def _run(args) -> int:
         from . import cache
 
         if args.action == "clear":
-            print(f"removed {cache.root_dir()} ({cache.clear() / 2**20:.1f} MiB)")
+            r = cache.clear()
+            for path in r["removed"]:
+                print(f"removed {path}")
+            if r["root"]:
+                print(f"removed {cache.root_dir()}")
+            print(f"freed {r['bytes'] / 2**20:.1f} MiB" if r["removed"] else "nothing to remove")
+            if r["kept"]:
+                print(
+                    f"kept {_other(r['kept'])} in {cache.root_dir()}: not known as gpudp's (an old "
+                    "cache folder with other files in it is kept too: remove it by hand)"
+                )
         else:
             d = cache.info()
             print(f"path     {d['path']} ({'on' if d['enabled'] else 'off: GPUDP_CACHE_DIR'})")
@@ -209,6 +289,8 @@ def _run(args) -> int:
                 print(f"{mark} {f['name']}: {f['kernels']} kernels, {f['bytes'] / 2**20:.1f} MiB")
             if not d["folders"]:
                 print("empty")
+            if d["other"]:
+                print(f"  (and {_other(d['other'])} not made by gpudp, never removed)")
     elif args.command == "warmup":
         from .warmup import warmup
 
@@ -219,6 +301,8 @@ def _run(args) -> int:
 
         warmup(args.problems or None, backends, log)
     elif args.command == "bench":
+        if args.out:
+            _check_writable(args.out)
         result = _module(BENCHES, args.problem).cli_bench(args)
         text = json.dumps(result, indent=2, default=str)
         if args.out:
@@ -228,6 +312,24 @@ def _run(args) -> int:
         else:
             print(text)
     return 0
+
+
+def _check_writable(path: str):
+    """Refuse an ``--out`` that cannot be written before the benchmark runs, not after: a missing
+    or unwritable folder, or a folder where the file should be."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise InputError("--out", f"{path} is a folder, not a file")
+    if not os.path.isdir(folder):
+        raise InputError("--out", f"cannot write {path}: no folder {folder}")
+    if not os.access(path if os.path.exists(path) else folder, os.W_OK):
+        raise InputError("--out", f"cannot write {path}: permission denied")
+
+
+def _other(names: list) -> str:
+    """A few of the cache root's foreign entries, by name."""
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return f"{len(names)} other entr{'y' if len(names) == 1 else 'ies'} ({shown})"
 
 
 def _one_line(text) -> str:

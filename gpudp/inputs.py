@@ -18,6 +18,8 @@ __all__ = ["read_bytes", "read_text", "decode_text", "strip_bom", "is_gzip", "ma
 
 #: the UTF-8 byte-order mark some editors put at the start of a text file
 BOM = b"\xef\xbb\xbf"
+#: the first two bytes of every gzip stream
+GZIP_MAGIC = b"\x1f\x8b"
 
 #: default ceiling on the bytes of one input file (after decompression); GPUDP_MAX_INPUT_BYTES
 #: overrides it. The reader also stops at a quarter of the memory this process may still use.
@@ -35,8 +37,40 @@ def max_input_bytes() -> int:
     return max(min(limit, available_memory() // 4), 1 << 20)
 
 
+class _Prefixed:
+    """A binary stream with its first bytes (already read, to look at them) put back in front: what
+    a pipe needs, which cannot seek back."""
+
+    def __init__(self, head: bytes, f):
+        self.head, self.f = head, f
+
+    def read(self, n: int = -1) -> bytes:
+        if not self.head:
+            return self.f.read(n)
+        if n is None or n < 0:
+            out, self.head = self.head + self.f.read(), b""
+            return out
+        out, self.head = self.head[:n], self.head[n:]
+        return out
+
+
+def _open(name: str, gz: bool):
+    """``name`` opened for reading bytes, decompressed when ``gz`` or when it starts with gzip's
+    magic bytes (looked at on the stream itself, so a pipe or ``/dev/stdin`` is recognised too)."""
+    f = open(name, "rb")
+    try:
+        head = f.read(2)
+    except BaseException:
+        f.close()
+        raise
+    if gz or head == GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=_Prefixed(head, f), mode="rb"), f
+    return _Prefixed(head, f), f
+
+
 def read_bytes(path, what: str, *, gz: bool | None = None, allow_nul: bool = False, limit=None) -> bytes:
-    """The bytes of ``path`` (decompressed when it ends in ``.gz``, or ``gz=True``).
+    """The bytes of ``path``, decompressed when it is gzip: named ``.gz`` or ``gz=True`` (then it
+    must be gzip), or starting with gzip's magic bytes whatever its name (a pipe too).
 
     ``what`` names the input in messages (``"knapsack file"``, ``"FASTA file a"``). Raises
     :class:`~gpudp.InputError` when the file cannot be opened, is over the size limit
@@ -50,14 +84,14 @@ def read_bytes(path, what: str, *, gz: bool | None = None, allow_nul: bool = Fal
     try:
         if os.path.isdir(name):
             raise InputError(what, f"{name} is a folder, not a file")
-        f = gzip.open(name, "rb") if gz else open(name, "rb")
+        f, raw = _open(name, gz)
     except InputError:
         raise
     except OSError as e:
         raise InputError(what, f"cannot open {name}: {e.strerror or e}") from None
     parts, total = [], 0
     try:
-        with f:
+        with raw:
             while True:
                 chunk = f.read(_CHUNK)
                 if not chunk:
@@ -98,7 +132,7 @@ def is_gzip(path) -> bool:
         if not os.path.isfile(name):
             return False
         with open(name, "rb") as f:
-            return f.read(2) == b"\x1f\x8b"
+            return f.read(2) == GZIP_MAGIC
     except OSError:
         return False
 

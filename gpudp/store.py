@@ -23,6 +23,7 @@ two run values and the band of words between the runs (``encode_bands``, ``band_
 from __future__ import annotations
 
 import atexit
+import errno
 import os
 import shutil
 import signal
@@ -46,7 +47,9 @@ _LIVE_DIRS: set[str] = set()
 _HANDLERS_SET = [False]
 
 
-def _remove_live_dirs():
+def remove_spill_folders():
+    """Remove every spill folder this process still has (at exit, or when a command stops on a
+    signal before its stores are collected)."""
     for d in list(_LIVE_DIRS):
         shutil.rmtree(d, ignore_errors=True)
         _LIVE_DIRS.discard(d)
@@ -55,7 +58,7 @@ def _remove_live_dirs():
 def _on_fatal_signal(signum, frame):
     """Default-action signals (SIGTERM, SIGHUP) would kill the process without running ``atexit``:
     remove the spill folders first, then die of the same signal as before."""
-    _remove_live_dirs()
+    remove_spill_folders()
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
 
@@ -69,7 +72,7 @@ def _register_dir(path: str):
     if _HANDLERS_SET[0]:
         return
     _HANDLERS_SET[0] = True
-    atexit.register(_remove_live_dirs)
+    atexit.register(remove_spill_folders)
     if threading.current_thread() is threading.main_thread():
         for name in ("SIGTERM", "SIGHUP"):
             sig = getattr(signal, name, None)
@@ -90,6 +93,32 @@ def spills(n_words: int, budget: int) -> bool:
     return not fits_in_memory(n_words * WORD_BYTES, budget)
 
 
+def reserve(path: str, nbytes: int):
+    """Make the file ``path`` ``nbytes`` long with every block allocated on disk (its contents kept):
+    ``posix_fallocate``; where the file system cannot (``EOPNOTSUPP``) or the call is missing, the
+    new part is written with zeros. Raises :class:`OSError` (``ENOSPC``...) when the disk cannot
+    hold it, so that no later write through a memmap can fault."""
+    with open(path, "ab") as f:
+        fd = f.fileno()
+        start = os.fstat(fd).st_size
+        if nbytes <= start:
+            return
+        fallocate = getattr(os, "posix_fallocate", None)
+        if fallocate is not None:
+            try:
+                fallocate(fd, start, nbytes - start)
+                return
+            except OSError as e:
+                if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                    raise
+        zeros = bytes(1 << 20)
+        left = nbytes - start
+        while left > 0:
+            left -= f.write(zeros[: min(left, len(zeros))])
+        f.flush()
+        os.fsync(fd)
+
+
 class _Spilling:
     """What the stores share: ``words`` may live in a memmap in a temporary folder of their own,
     removed with it by ``close()``, when the store is collected, or at exit (see
@@ -106,6 +135,23 @@ class _Spilling:
             ) from None
         _register_dir(self._dir)
         return os.path.join(self._dir, name)
+
+    def _reserved_memmap(self, path: str, n_words: int) -> np.memmap:
+        """A memmap of ``n_words`` words at ``path`` whose disk blocks are reserved first
+        (:func:`reserve`): a write through a mapping of a sparse file faults with SIGBUS, killing the
+        process without a word, when the disk fills after the free-space check (another solve on
+        the same small tmpfs). Words already in the file stay; a reservation that fails removes the
+        spill folder and raises :class:`gpudp.InputError` with the path and size."""
+        try:
+            reserve(path, n_words * WORD_BYTES)
+        except OSError as e:
+            self.close()
+            raise InputError(
+                "spill_dir",
+                f"cannot reserve {n_words * WORD_BYTES / 2**30:.2f} GiB on disk for the decisions at {path}: "
+                f"{e.strerror or e} (the disk filled up; free some, or point GPUDP_SPILL_DIR elsewhere)",
+            ) from None
+        return np.memmap(path, dtype=WORD, mode="r+", shape=(n_words,))
 
     def close(self):
         """Let the words go now: a spill folder is removed, a leased page-locked block goes back to
@@ -147,7 +193,7 @@ class DecisionStore(_Spilling):
                     f"({describe()}), and over the free disk in {where} ({free / 2**30:.2f} GiB)",
                 )
             path = self._spill_path(where, "gpudp-store-", "decisions.u32")
-            self.words = np.memmap(path, dtype=WORD, mode="w+", shape=(max(self.n_words, 1),))
+            self.words = self._reserved_memmap(path, max(self.n_words, 1))
         elif allocate is not None:
             self.words = allocate(max(self.n_words, 1))
         else:
@@ -323,16 +369,14 @@ class BandStore(_Spilling):
             )
         if not self.on_disk:
             path = self._spill_path(self.spill_dir, "gpudp-bands-", "bands.u32")
-            mm = np.memmap(path, dtype=WORD, mode="w+", shape=(cap,))
+            mm = self._reserved_memmap(path, cap)
             mm[: self.size] = self.words[: self.size]
             self.words, self.on_disk = mm, True
             return
         path = self.words.filename
         self.words.flush()
         self.words = None
-        with open(path, "r+b") as f:
-            f.truncate(cap * WORD_BYTES)
-        self.words = np.memmap(path, dtype=WORD, mode="r+", shape=(cap,))
+        self.words = self._reserved_memmap(path, cap)
 
     def append(self, words) -> int:
         """Add band words at the end; return the offset where they start."""

@@ -264,3 +264,47 @@ def test_second_process_loads_the_plugins_kernels(tmp_path):
     assert not any(second["compiled"].values()), second["compiled"]
     for k in ("_child_int_expand", "_child_int_host", "ss_search", "ub", "merge", "merge_par"):
         assert second["loaded"][k] >= 1, k
+
+
+def test_clear_removes_only_what_gpudp_made(tmp_path, monkeypatch, capsys):
+    """GPUDP_CACHE_DIR may name a folder with the user's files (even $HOME): `cache clear` removes
+    gpudp's marked version folders and old unmarked ones holding only gpudp's and numba's files,
+    never a user's file or folder, nor the root that holds them; `cache info` lists only gpudp's."""
+    from gpudp.cli import main
+
+    root = tmp_path / "home"
+    (root / "mydata").mkdir(parents=True)
+    (root / "mydata" / "x.csv").write_text("1,2\n")
+    (root / "notes.txt").write_text("keep me\n")
+    old = root / "gpudp0.0.9-numba0.60.0-cuda0.1.0-llvmlite0.43.0-py311" / "cpu"  # before the marker
+    (old / "__pycache__").mkdir(parents=True)
+    (old / "walk_0b8b223ca63f858de06131c7.py").write_text("def walk():\n    pass\n")
+    (old / "__pycache__" / "walk_0b8b223ca63f858de06131c7.walk-3.py311.nbi").write_bytes(b"\0")
+    mine = root / "gpudp1.0-numba9-cuda9-llvmlite9-py399"  # a version's name, but a user's file inside
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("keep me too\n")
+    monkeypatch.setenv("GPUDP_CACHE_DIR", str(root))
+    assert cache.generated_function("def f():\n    return K\n", "f", {"K": 5}, "cpu")() == 5
+    names = {f["name"] for f in cache.info()["folders"]}
+    assert names == {old.parent.name, os.path.basename(cache.cache_dir())}
+    assert main(["cache", "info"]) == 0
+    out = capsys.readouterr().out
+    assert "mydata" not in out.splitlines()[1] and "3 other entries" in out
+    assert main(["cache", "clear"]) == 0
+    out = capsys.readouterr().out
+    assert sorted(p.name for p in root.iterdir()) == [mine.name, "mydata", "notes.txt"]
+    assert (root / "mydata" / "x.csv").read_text() == "1,2\n" and (mine / "thesis.tex").exists()
+    assert "kept 3 other entries" in out and "removed " + str(old.parent) in out
+
+
+def test_clear_refuses_a_root_that_is_not_a_folder(monkeypatch, capsys):
+    from gpudp.cli import main
+
+    monkeypatch.setenv("GPUDP_CACHE_DIR", "/dev/null")
+    for action in ("clear", "info"):
+        assert main(["cache", action]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.strip().splitlines() == [
+            "gpudp: error: GPUDP_CACHE_DIR: /dev/null is not a folder"
+        ]
+    assert os.path.exists("/dev/null")

@@ -1,6 +1,8 @@
 """The command line: solve, info, demo, bench, and one-line errors with a non-zero exit."""
 
+import gzip
 import json
+import os
 import subprocess
 import sys
 
@@ -74,3 +76,45 @@ def test_bench_knapsack_bb_auto_takes_the_rule(tmp_path):
     assert [x["method"] for x in runs["bb"]] == ["bb", "bb"]
     assert all(x["solved"] for x in runs["auto"] + runs["bb"])
     assert [x["value"] for x in runs["auto"]] == [x["value"] for x in runs["bb"]]
+
+
+def test_gzip_fasta_through_a_pipe(tmp_path, capsys):
+    """A gzip FASTA given as a pipe (`/dev/stdin`, `<(zcat ...)`'s opposite) is known by its magic
+    bytes, not by a name or a seek back, and read like the file."""
+    b = tmp_path / "b.fa"
+    b.write_text(">b\nTTACG\n")
+    r, w = os.pipe()
+    try:
+        os.write(w, gzip.compress(b">a\nacgtacgt\n"))
+        os.close(w)
+        assert main(["solve", "lcs", f"/dev/fd/{r}", str(b), "--backend", "cpu", "--json"]) == 0
+    finally:
+        os.close(r)
+    out = json.loads(capsys.readouterr().out)
+    assert out["value"] == 4 and out["solution"] == "TACG"
+
+
+def test_bench_out_is_checked_before_the_run(tmp_path, monkeypatch, capsys):
+    import gpudp.bench.lcs as bench_lcs
+
+    ran = []
+    monkeypatch.setattr(bench_lcs, "cli_bench", lambda args: ran.append(args) or {})
+    for out, why in [(tmp_path / "missing" / "x.json", "no folder"), (tmp_path, "is a folder")]:
+        assert main(["bench", "lcs", "--backends", "cpu", "--out", str(out)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("gpudp: error: --out:") and why in err[0], err
+    assert ran == []
+    assert main(["bench", "lcs", "--backends", "cpu", "--out", str(tmp_path / "b.json")]) == 0
+    assert len(ran) == 1 and json.loads((tmp_path / "b.json").read_text()) == {}
+
+
+def test_a_closed_output_pipe_is_a_quiet_exit():
+    """`gpudp solve lcs A B --pairs all | head -1`: the reader goes away early; the command stops
+    with 141 (128 + SIGPIPE) and no message, not `gpudp: error: [Errno 32] Broken pipe` (`info`
+    here, whose output is all still to come: a batch's compile would take seconds)."""
+    p = subprocess.Popen(
+        [sys.executable, "-m", "gpudp.cli", "info"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=600) == 141 and err == "", (p.returncode, err)

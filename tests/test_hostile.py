@@ -1,10 +1,15 @@
 """The hostile-input corpus (tests/data/hostile/): every case gets its checked right answer or one line
-``gpudp: error: ...`` and exit 2 from the command line, never a traceback or a wrong value."""
+``gpudp: error: ...`` and exit 2 from the command line, never a traceback or a wrong value, and
+leaves nothing behind: no file in the temporary folder, no child process."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
+import os
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -42,8 +47,54 @@ def _cases():
     return out
 
 
+def _children() -> set[int]:
+    """This process's child processes (zombies too: a child never waited for is left behind)."""
+    out = set()
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/children") as f:
+                out.update(int(p) for p in f.read().split())
+        except OSError:
+            continue
+    return out
+
+
+@contextlib.contextmanager
+def _nothing_left(tmp: Path, monkeypatch):
+    """Temporary files and spill folders go to ``tmp`` (TMPDIR, GPUDP_SPILL_DIR), which must be empty
+    again at the end, and no child process may outlive the block."""
+    tmp.mkdir()
+    for var in ("TMPDIR", "GPUDP_SPILL_DIR"):
+        monkeypatch.setenv(var, str(tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    before = _children()
+    yield
+    assert sorted(os.listdir(tmp)) == [], "left behind in the temporary folder"
+    assert _children() - before == set(), "child processes left behind"
+
+
+def test_the_harness_sees_what_is_left_behind(tmp_path, monkeypatch):
+    with pytest.raises(AssertionError, match="temporary folder"):
+        with _nothing_left(tmp_path / "a", monkeypatch):
+            tempfile.mkdtemp(prefix="gpudp-store-")
+    child = None
+    try:
+        with pytest.raises(AssertionError, match="child processes"):
+            with _nothing_left(tmp_path / "b", monkeypatch):
+                child = subprocess.Popen(["sleep", "30"])
+    finally:
+        if child is not None:
+            child.kill()
+            child.wait()
+
+
 @pytest.mark.parametrize("command, name, case", _cases())
-def test_hostile(command, name, case, tmp_path, capsys):
+def test_hostile(command, name, case, tmp_path, capsys, monkeypatch):
+    with _nothing_left(tmp_path / "tmp", monkeypatch):
+        _check_case(command, name, case, tmp_path, capsys)
+
+
+def _check_case(command, name, case, tmp_path, capsys):
     folder = HERE / command
     makers = _makers(tmp_path)
     files = []

@@ -3,6 +3,7 @@ are nonsense, memory that a process limit withholds, signals, threads, unexpecte
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
@@ -200,6 +201,55 @@ def test_a_sweep_reads_the_memory_figures_once(monkeypatch):
     assert len(readings) == n + 2  # budget, plan, memory check and store: one reading a sweep
 
 
+def _no_room(fd, offset, length):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_a_spill_the_disk_cannot_hold_is_refused_not_killed(tmp_path, monkeypatch):
+    """The disk may fill after the free-space check (two solves on one small tmpfs): a write through
+    a memmap of a sparse file then dies of SIGBUS. The blocks are reserved first, so the failure is
+    an InputError naming the file and its size, and the spill folder goes."""
+    monkeypatch.setattr(os, "posix_fallocate", _no_room)
+    with pytest.raises(InputError, match=r"cannot reserve 0\.00 GiB .*gpudp-store-.*decisions\.u32.*space"):
+        gstore.DecisionStore(1 << 16, budget=0, spill_dir=str(tmp_path))
+    bands = gstore.BandStore(
+        np.zeros(2, np.int64), np.zeros(2, np.int64), 1, budget=0, spill_dir=str(tmp_path)
+    )
+    with pytest.raises(InputError, match=r"gpudp-bands-.*bands\.u32"):
+        bands.append(np.ones(1 << 17, gstore.WORD))
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_spill_is_reserved_where_fallocate_is_not_supported(tmp_path, monkeypatch):
+    def unsupported(fd, offset, length):
+        raise OSError(errno.EOPNOTSUPP, "not supported")
+
+    monkeypatch.setattr(os, "posix_fallocate", unsupported)
+    s = gstore.DecisionStore(300_000, budget=0, spill_dir=str(tmp_path))
+    try:
+        st = os.stat(s.words.filename)
+        assert st.st_size == 1_200_000 and st.st_blocks * 512 >= 1_200_000  # written, not sparse
+        s.words[-1] = 7
+        assert s.words[-1] == 7 and s.words[0] == 0
+    finally:
+        s.close()
+    assert os.listdir(tmp_path) == []
+
+
+def test_cli_a_full_spill_disk_is_one_line(tmp_path, monkeypatch, capsys):
+    a = tmp_path / "a.fa"
+    a.write_text(">a\n" + "ACGT" * 100 + "\n")
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    monkeypatch.setenv("GPUDP_SPILL_DIR", str(spill))
+    monkeypatch.setenv("GPUDP_MEMORY_BUDGET", "0")
+    monkeypatch.setattr(os, "posix_fallocate", _no_room)
+    assert main(["solve", "lcs", str(a), str(a), "--backend", "cpu", "--store", "full"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("gpudp: error: spill_dir: cannot reserve"), err
+    assert os.listdir(spill) == []
+
+
 # ---------------------------------------------------------------------------------------------
 # signals and spill folders
 
@@ -270,6 +320,112 @@ def test_cli_sigterm_cleans_up_and_says_so(tmp_path):
     _, err = p.communicate(timeout=60)
     assert p.returncode == 143 and err.strip().splitlines() == ["gpudp: stopped by SIGTERM"]
     assert os.listdir(spill) == []
+
+
+_SLOW_STOP = """
+import atexit, sys, time
+import gpudp.backends.cpu as cpu
+import gpudp.store as store
+
+atexit.register(lambda: (print("exiting", flush=True), time.sleep(1)))  # runs last
+real_run, real_close = cpu._run_plan, store._Spilling.close
+
+
+def slow_run(*a, **k):
+    out = real_run(*a, **k)
+    print("swept", flush=True)
+    time.sleep(60)
+    return out
+
+
+def slow_close(self):
+    if self._dir is not None:
+        print("closing", flush=True)
+        time.sleep(1)
+    real_close(self)
+
+
+cpu._run_plan, store._Spilling.close = slow_run, slow_close
+from gpudp.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _default_signals():
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def test_cli_the_first_signal_wins_and_later_ones_do_not_cut_the_cleanup(tmp_path):
+    """SIGTERM, then Ctrl-C while the spill folder is being removed and SIGTERM again while the
+    process exits: the cleanup runs to its end, and the first signal gives the status (143, not
+    Ctrl-C's 130, nor a death by the signal) and the one line."""
+    a = tmp_path / "a.fa"
+    a.write_text(">x\n" + "".join(np.random.default_rng(0).choice(list("ACGT"), 3000)) + "\n")
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    env = dict(os.environ, GPUDP_SPILL_DIR=str(spill), GPUDP_MEMORY_BUDGET="0")
+    argv = ["solve", "lcs", str(a), str(a), "--backend", "cpu", "--store", "full"]
+    p = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_STOP, *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=_default_signals,
+    )
+    try:
+        for marker, sig in (
+            ("swept", signal.SIGTERM),
+            ("closing", signal.SIGINT),
+            ("exiting", signal.SIGTERM),
+        ):
+            line = p.stdout.readline().strip()
+            assert line == marker, (line, p.stderr.read()[-3000:] if not line else "")
+            if marker == "swept":
+                assert os.listdir(spill), "the decisions should have spilled"
+            p.send_signal(sig)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 143 and err.strip().splitlines() == ["gpudp: stopped by SIGTERM"], err[-2000:]
+    assert os.listdir(spill) == []
+
+
+@pytest.mark.parametrize("nohup", [False, True])
+def test_cli_a_signal_during_start_up_is_handled(nohup):
+    """The handlers are the first thing main() sets up: SIGTERM while the arguments are parsed (or
+    a plug-in imported) is the same one line and 143, not a death by the signal. Under ``nohup``
+    (SIGHUP ignored by the parent) a SIGHUP stays ignored."""
+    code = (
+        "import sys, time\n"
+        "import gpudp.cli as cli\n"
+        "real = cli.build_parser\n"
+        "def slow(argv=None):\n"
+        "    print('parsing', flush=True)\n"
+        "    time.sleep(60)\n"
+        "    return real(argv)\n"
+        "cli.build_parser = slow\n"
+        "sys.exit(cli.main(sys.argv[1:]))\n"
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-c", code, "info"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: (_default_signals(), nohup and signal.signal(signal.SIGHUP, signal.SIG_IGN)),
+    )
+    try:
+        assert p.stdout.readline().strip() == "parsing", p.stderr.read()[-3000:]
+        if nohup:
+            p.send_signal(signal.SIGHUP)
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 143 and err.strip().splitlines() == ["gpudp: stopped by SIGTERM"], err[-2000:]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -237,7 +237,10 @@ def test_files_binary_bom_and_gz(tmp_path):
     import gzip
 
     f = tmp_path / "bin"
-    f.write_bytes(b"\x1f\x8b\x08\x00\x00\x00binary\x00\xff")
+    f.write_bytes(b"\x1f\x8b\x08\x00\x00\x00binary\x00\xff")  # gzip's magic bytes, whatever the name
+    with pytest.raises(InputError, match="corrupt or truncated gzip"):
+        read_knapsack(f)
+    f.write_bytes(b"PK\x03\x04binary\x00\xff")
     with pytest.raises(InputError, match="binary data"):
         read_knapsack(f)
     f.write_bytes(b"2 10\n5 4\n6 \xff\n")
