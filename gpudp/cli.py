@@ -18,6 +18,7 @@ import sys
 import threading
 import traceback
 
+from .bench import options as bench_options
 from .errors import GpudpError, InputError
 from .info import info
 
@@ -97,7 +98,12 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
     for name in BENCHES:
         p = bench_sub.add_parser(name, help=f"benchmark {name}")
         p.add_argument("--out", default=None, help="JSON file to write (default: stdout)")
-        p.add_argument("--backends", default="auto", help="comma-separated; auto: cuda and cpu where usable")
+        p.add_argument(
+            "--backends",
+            type=bench_options.backends,
+            default="auto",
+            help="comma-separated; auto: cuda and cpu where usable",
+        )
         if argv[:1] == ["bench"] and name == chosen:
             _module(BENCHES, name).bench_arguments(p)
 
