@@ -4,6 +4,7 @@ minute says so on stderr before it starts."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -220,3 +221,18 @@ def test_subset_sum_prediction_line(monkeypatch, capsys):
     line = capsys.readouterr().err
     assert line.startswith("gpudp: subset sum of 24 usable items = 3.28e+04 steps, predicted about ")
     assert "--time-limit" in line
+
+
+@pytest.mark.sim
+def test_cuda_sweep_stops_at_its_time_limit(monkeypatch):
+    """On the cuda backend the limit is looked at as each chunk's decisions land (the other slab's
+    copy waited for); a layer a chunk here: 6 chunks of Held-Karp on 7 cities, 192 cells."""
+    import gpudp.backends.cuda as cb
+
+    limits = type(cb.BACKEND).chunk_limits
+    monkeypatch.setattr(type(cb.BACKEND), "chunk_limits", lambda self, plan: (limits(self, plan)[0], 1))
+    d = np.random.default_rng(0).integers(1, 100, (7, 7))
+    sol = tsp.solve(d, backend="cuda", time_limit=1e-9)
+    best = min(tsp.tour_length(d, [0, *p]) for p in itertools.permutations(range(1, 7)))
+    assert not sol.optimal and sol.checked and 0 < sol.stats.cells < 192
+    assert sol.details["lower_bound"] <= best <= sol.details["upper_bound"] == sol.value
