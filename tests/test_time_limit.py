@@ -236,3 +236,14 @@ def test_cuda_sweep_stops_at_its_time_limit(monkeypatch):
     best = min(tsp.tour_length(d, [0, *p]) for p in itertools.permutations(range(1, 7)))
     assert not sol.optimal and sol.checked and 0 < sol.stats.cells < 192
     assert sol.details["lower_bound"] <= best <= sol.details["upper_bound"] == sol.value
+
+
+def test_cli_knapsack_time_limit_exits_1(capsys):
+    """Every solver alike: a knapsack stopped by --time-limit is not proven optimal, exit 1."""
+    path = str(Path(__file__).resolve().parent / "data" / "knapsack" / "f8_l-d_kp_23_10000")
+    cmd = ["solve", "knapsack", path, "--backend", "cpu", "--method", "bb", "--json"]
+    assert main([*cmd, "--time-limit", "0"]) == 1
+    io = capsys.readouterr()
+    assert json.loads(io.out)["optimal"] is False and "not proven optimal" in io.err
+    assert main(cmd) == 0
+    assert json.loads(capsys.readouterr().out)["value"] == 9767
