@@ -49,14 +49,15 @@ class Deadline:
 
 class Meter:
     """A progress bar (or none) and a deadline, ticked between chunks: :meth:`update` moves the bar
-    by ``n`` units and then checks the deadline. Sweeps hand it to the backends as their ``bar``."""
+    by ``n`` units (a fraction too) and then checks the deadline. Sweeps hand it to the backends as
+    their ``bar``."""
 
     def __init__(self, bar, deadline: Deadline | None, total: int, unit: str):
         self.bar, self.deadline, self.total, self.unit = bar, deadline, int(total), unit
         self.done = 0
 
-    def update(self, n: int) -> None:
-        self.done += int(n)
+    def update(self, n: float) -> None:
+        self.done += n
         if self.bar is not None:
             self.bar.update(n)
         if self.deadline is not None and self.done < self.total:  # finished work is never thrown away

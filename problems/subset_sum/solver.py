@@ -217,16 +217,19 @@ class _Run:
     """A solve's time limit and progress bar (:func:`_best_subset` starts them once the split is
     known; a split search's parts share them). ``tick(k)`` moves the bar by ``k`` sums and raises
     :class:`TimeLimitReached` past the limit; the exception then carries ``found``, the best
-    ``(sum, subset)`` seen so far, when there is one (:func:`_found`)."""
+    ``(sum, subset)`` seen so far, when there is one (:func:`_found`). A split search's bar counts
+    parts, each moved through by its sums (at most ``per_part`` of them: the lists at full capacity)
+    so that it shows from the first part on."""
 
     def __init__(self, time_limit, progress):
         self.limit, self.progress = time_limit, progress
         self.deadline = Deadline.of(time_limit)  # counted from the call, as the user counts it
         self.bar = None
+        self.per_part, self.in_part = 0, 0.0
 
-    def start(self, n: int, split: int, half_a, half_b, cap, backend):
-        """Announce a run predicted over a minute; start the clock and the bar: over the parts of a
-        split search, else over the sums made and searched (list A twice, list B once)."""
+    def start(self, n: int, split: int, rest: list, cap: int, backend: str):
+        """Announce a run predicted over a minute; start the bar over the sums made and searched
+        (list A twice, list B once) of the lists of ``rest``, the weights left to the two lists."""
         steps = (1 << split) * _work_of(n - split)
         what = f"subset sum of {n} usable items" + (f" (2^{split} parts)" if split else "")
         cost = CPU_STEP_COST if backend == "cpu" else 1.0
@@ -237,21 +240,29 @@ class _Run:
             self.limit,
             self.progress,
         )
-        if split:
-            self.bar = progress_bar(1 << split, self.progress, "part", self.deadline)
-        else:
-            fa = _list_bound([w for _, w in half_a], cap)
-            fb = _list_bound([w for _, w in half_b], cap)
-            self.bar = progress_bar(2 * fa + fb, self.progress, "sum", self.deadline)
+        ws = sorted(rest, reverse=True)  # dealt into the halves as _halves deals them
+        self.per_part = max(2 * _list_bound(ws[0::2], cap) + _list_bound(ws[1::2], cap), 1)
+        if not split:
+            self.bar = progress_bar(self.per_part, self.progress, "sum", self.deadline)
+
+    def over_parts(self, parts: int) -> None:
+        """A split search of ``parts`` parts: the bar counts them."""
+        self.bar = progress_bar(parts, self.progress, "part", self.deadline)
 
     def tick(self, k: int) -> None:
-        if self.bar is not None:
+        if self.bar is None:
+            return
+        if self.bar.unit != "part":
             self.bar.update(k)
+            return
+        step = min(k / self.per_part, 1.0 - self.in_part)  # within the part that runs
+        self.in_part += step
+        self.bar.update(step)
 
-    def check(self, k: int = 0) -> None:
-        """The time limit alone (within the parts of a split search, whose bar counts parts)."""
-        if self.deadline is not None:
-            self.deadline.check()
+    def part_done(self) -> None:
+        if self.bar is not None:
+            self.bar.update(1.0 - self.in_part)
+        self.in_part = 0.0
 
     def close(self):
         if self.bar is not None:
@@ -281,7 +292,8 @@ def _best_subset(weights, cap, backend, block, split=None, client=None, run=None
         split = _split_needed(weights, usable, cap, backend, block)
     half_a, half_b = _halves(weights, cap) if not split else ([], [])
     if run is not None:
-        run.start(len(usable), split, half_a, half_b, cap, backend)
+        rest = sorted((weights[k] for k in usable), reverse=True)[split:]
+        run.start(len(usable), split, rest, cap, backend)
         tick = run.tick
     if split:
         return _split_search(weights, usable, cap, backend, block, split, client, run)
@@ -339,6 +351,8 @@ def _split_search(weights, usable, cap, backend, block, k, client, run=None):
         if s <= cap:
             parts.append((mask, s))
     parts.sort(key=lambda t: -t[1])  # heaviest fixed part first: the smallest lists, the likeliest hit
+    if run is not None:
+        run.over_parts(len(parts))
     best = (-1, None, None, None)
     done = []
 
@@ -357,7 +371,7 @@ def _split_search(weights, usable, cap, backend, block, k, client, run=None):
     if client is None:
         for mask, s in parts:
             try:
-                got = _part(rest_w, cap - s, backend, block, run and run.check)
+                got = _part(rest_w, cap - s, backend, block, run and run.tick)
             except TimeLimitReached as stop:
                 stopped(stop, mask, s)
                 raise
@@ -368,7 +382,7 @@ def _split_search(weights, usable, cap, backend, block, k, client, run=None):
                 break
             if run is not None:
                 try:
-                    run.tick(1)
+                    run.part_done()
                 except TimeLimitReached as stop:
                     stopped(stop)
                     raise
@@ -390,7 +404,7 @@ def _split_search(weights, usable, cap, backend, block, k, client, run=None):
                 break
             if run is not None:
                 try:
-                    run.tick(1)
+                    run.part_done()
                 except TimeLimitReached as stop:
                     client.cancel([f for f in futures if not f.done()])
                     stopped(stop)
