@@ -247,3 +247,26 @@ def test_cli_knapsack_time_limit_exits_1(capsys):
     assert json.loads(io.out)["optimal"] is False and "not proven optimal" in io.err
     assert main(cmd) == 0
     assert json.loads(capsys.readouterr().out)["value"] == 9767
+
+
+def test_interval_and_grid3_sweeps_stop_at_their_time_limit(monkeypatch):
+    """The limit is a sweep option of every shape: interval tables and 3-D grids stop between their
+    chunks too (made small here, so that tiny instances have several)."""
+    from examples_loader import load_example
+
+    import gpudp.grid3.layout as layout3
+    import gpudp.interval.table as table
+
+    monkeypatch.setattr(table, "CHUNK_WORK", 8)
+    monkeypatch.setattr(table.chunks, "__defaults__", (8,))
+    monkeypatch.setattr(layout3, "CPU_CHUNK_CELLS", 8)
+    chain, lcs3 = load_example("matrix_chain"), load_example("lcs3")
+    dims = [5, 10, 3, 12, 5, 50, 6, 7, 8]
+    with pytest.raises(TimeLimitReached) as e:
+        chain.matrix_chain(dims, backend="cpu", time_limit=1e-9)
+    assert 0 < e.value.done < e.value.total == 36
+    in_time = chain.matrix_chain(dims, backend="cpu", time_limit=60)
+    assert in_time[0] == chain.matrix_chain(dims, backend="cpu")[0]
+    with pytest.raises(TimeLimitReached) as e:
+        lcs3.solve("GATTACA", "TACCAG", "ATTAC", backend="cpu", time_limit=1e-9)
+    assert 0 < e.value.done < e.value.total == 7 * 6 * 5
