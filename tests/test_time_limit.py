@@ -257,8 +257,7 @@ def test_interval_and_grid3_sweeps_stop_at_their_time_limit(monkeypatch):
     import gpudp.grid3.layout as layout3
     import gpudp.interval.table as table
 
-    monkeypatch.setattr(table, "CHUNK_WORK", 8)
-    monkeypatch.setattr(table.chunks, "__defaults__", (8,))
+    monkeypatch.setattr(table.chunks, "__defaults__", (8,))  # max_work: 8 cells x lengths
     monkeypatch.setattr(layout3, "CPU_CHUNK_CELLS", 8)
     chain, lcs3 = load_example("matrix_chain"), load_example("lcs3")
     dims = [5, 10, 3, 12, 5, 50, 6, 7, 8]
