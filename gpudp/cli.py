@@ -126,8 +126,8 @@ def _print_solution(sol, module, as_json: bool):
 def main(argv=None) -> int:
     """Run the command line; returns the exit status: 0, 1 for a batch in which some instance failed
     (its line says why) or a solve stopped by its time limit (its best proven bounds printed), 2 for
-    any other error (one line on stderr), 130 on Ctrl-C, 128 + the
-    signal's number on SIGTERM or SIGHUP."""
+    any other error (one line on stderr), 130 on Ctrl-C, 128 + the signal's number on SIGTERM or
+    SIGHUP."""
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv or os.environ.get("GPUDP_DEBUG", "") not in ("", "0")
     argv = [a for a in argv if a != "--debug"]
