@@ -174,9 +174,9 @@ def solve(
 
 
 def _stopped(ka, xa, xb, ea, eb, stop: TimeLimitReached, backend: str, seconds: float) -> Solution:
-    """The checked, not optimal :class:`Solution` of a sweep stopped by its time limit: the longer
-    common subsequence :func:`greedy_common` finds (a proven lower bound, the witness) and the
-    symbol-count upper bound (:func:`_count_bound`)."""
+    """The checked, not optimal :class:`Solution` of a sweep stopped by its time limit: the common
+    subsequence :func:`greedy_common` finds (a proven lower bound, the witness) and the symbol-count
+    upper bound (:func:`_count_bound`)."""
     ia, ib = greedy_common(ea, eb)
     upper = _count_bound(ea, eb)
     stats = Stats(backend=backend, device=device_name(backend), cells=stop.done, seconds=seconds)
