@@ -10,7 +10,15 @@ engine derives the wavefront schedule, compiles the cell function for the CPU (n
 """
 
 from ._version import __version__
-from .errors import BackendError, CheckError, ContractError, GpudpError, InputError, ScheduleError
+from .errors import (
+    BackendError,
+    CheckError,
+    ContractError,
+    GpudpError,
+    InputError,
+    ScheduleError,
+    TimeLimitReached,
+)
 from .solution import Solution, Stats
 
 __all__ = [
@@ -27,6 +35,7 @@ __all__ = [
     "ScheduleError",
     "Solution",
     "Stats",
+    "TimeLimitReached",
     "__version__",
     "sweep",
     "sweep_many",

@@ -128,9 +128,9 @@ def _print_solution(sol, module, as_json: bool):
 
 def main(argv=None) -> int:
     """Run the command line; returns the exit status: 0, 1 for a batch in which some instance failed
-    (its line says why), 2 for any other error (one line on stderr), 130 on Ctrl-C, 128 + the
-    signal's number on SIGTERM or SIGHUP (the first such signal decides; see :class:`_Stops`), 141
-    (128 + SIGPIPE), quietly, when the reader of the output went away (``gpudp ... | head -1``)."""
+    (its line says why) or a solve stopped by its time limit (its best proven bounds printed), 2 for
+    any other error (one line on stderr), 130 on Ctrl-C, 128 + the signal's number on SIGTERM or
+    SIGHUP (the first such signal decides; see :class:`_Stops`), 141 (128 + SIGPIPE), quietly, when the reader of the output went away (``gpudp ... | head -1``)."""
     stops = _Stops()
     try:
         stops.install()  # first, so that a signal during start-up is handled like any other
@@ -268,6 +268,8 @@ def _run(args) -> int:
             return sol
         if sol is not None:  # None: a batch printed its own lines
             _print_solution(sol, module, args.json)
+            if not sol.optimal:  # stopped by --time-limit (or memory): proven bounds, not the optimum
+                return 1
     elif args.command == "demo":
         from .problems import lcs
 

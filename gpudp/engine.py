@@ -20,8 +20,9 @@ from . import backends, values
 from .cache import jit_generated
 from .codegen import NO_CELL, data_args, reduce_worst, walk_form
 from .errors import ContractError, InputError, decision_too_wide
+from .inputs import parse_time_limit
 from .memory import available_memory, default_budget, describe, one_reading, parse_bytes
-from .progress import progress_bar
+from .progress import Deadline, progress_bar
 from .recurrence import (
     Grid3Recurrence,
     GridRecurrence,
@@ -147,6 +148,8 @@ is_device_array = backends.is_device_array
 cpu_cell_rate = backends.cpu_cell_rate
 gpu_start_seconds = backends.gpu_start_seconds
 cuda_usable = backends.cuda_usable
+predicted_seconds = backends.predicted_seconds
+backend_words = backends.where
 
 
 def device_memory(backend: str) -> tuple[int, int] | None:
@@ -476,6 +479,7 @@ def sweep(
     traceback: bool = True,
     store: str = "auto",
     checkpoint_every: int | None = None,
+    time_limit: float | None = None,
     _checkpoint: int = 0,
 ):
     """Run the recurrence to the end; keep its decisions (if any) for the traceback.
@@ -500,10 +504,16 @@ def sweep(
     checkpoint_every: K, the checkpoints' spacing and the blocks' side (default: 512, doubled
                    while the checkpoints would take more than a quarter of the memory budget or of
                    the GPU's free memory; see :func:`gpudp.linear.choose_every`).
+    time_limit:    seconds (counted from the call) after which the sweep stops between two chunks
+                   and raises :class:`gpudp.errors.TimeLimitReached`, which says how many cells were
+                   done (a chunk is about 4 M cells on the cpu; None: no limit). The decision store
+                   is removed; the caller reports what it has proven. With checkpoints the limit
+                   applies to the forward sweep.
     """
     t_start = time.perf_counter()
     if store not in ("auto", "full", "checkpoints"):
         raise InputError("store", f"{store!r}: must be 'auto', 'full' or 'checkpoints'")
+    deadline = Deadline.of(parse_time_limit(time_limit), t_start)
     memory_budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
     user_rec = rec
     rec = rec._specialized()  # a grid whose instance gives its own offsets: a class declaring them
@@ -511,11 +521,11 @@ def sweep(
         from .interval import sweep_intervals
 
         swept = values_only(rec) if not traceback and type(rec).decision_bits else rec
-        return sweep_intervals(swept, rec, backend, memory_budget, progress)
+        return sweep_intervals(swept, rec, backend, memory_budget, progress, deadline)
     if isinstance(rec, Grid3Recurrence):  # by planes i + j + k, a ring of planes: gpudp/grid3
         from .grid3 import sweep_grid3
 
-        return sweep_grid3(rec, backend, memory_budget, progress, traceback)
+        return sweep_grid3(rec, backend, memory_budget, progress, traceback, deadline)
     plan = None
     if traceback and type(rec).decision_bits and store != "full":
         plan = plan_sweep(rec, backend, tile)  # kept for the full store unless checkpoints win
@@ -523,7 +533,9 @@ def sweep(
         if store == "checkpoints" or (need and (need.spill or need.decisions > AUTO_FULL_STORE_MAX)):
             from .linear import checkpoint_sweep
 
-            return checkpoint_sweep(rec, plan, sweep, memory_budget, progress, tile, checkpoint_every)
+            return checkpoint_sweep(
+                rec, plan, sweep, memory_budget, progress, tile, checkpoint_every, time_limit
+            )
     if not traceback and type(rec).decision_bits:
         rec = values_only(rec)
     plan = plan or plan_sweep(rec, backend, tile)
@@ -556,7 +568,7 @@ def sweep(
     stats.extra["decision_store_bytes"] = store.nbytes if store else 0
     stats.extra["decision_codec"] = plan.codec
     stats.extra["backend_choice"] = plan.choice
-    bar = progress_bar(plan.cells, progress)
+    bar = progress_bar(plan.cells, progress, deadline=deadline)
     try:
         out = runner.run_plan(plan, rec, data, store, stats, bar)
     except BaseException:

@@ -30,6 +30,22 @@ class BackendError(GpudpError, RuntimeError):
     """The requested backend cannot run here (no GPU, no CUDA driver, ...)."""
 
 
+class TimeLimitReached(GpudpError):
+    """A run passed its ``time_limit`` and stopped between two chunks of its work. ``limit`` is the
+    limit in seconds, ``done`` and ``total`` the work finished and planned (in ``unit``s: cells of a
+    sweep, or the solver's own steps). Solvers catch it and return the best bounds they have
+    proven, flagged not optimal (``Solution.optimal`` False, ``details["stopped"] == "time"``); a
+    solver that handed its sweep what was left of the caller's limit sets ``limit`` back to it."""
+
+    def __init__(self, limit: float, done: int = 0, total: int = 0, unit: str = "cell"):
+        self.limit, self.done, self.total, self.unit = limit, int(done), int(total), unit
+        super().__init__(limit, done, total, unit)
+
+    def __str__(self) -> str:
+        part = f" after {self.done:,} of {self.total:,} {self.unit}s" if self.total else ""
+        return f"time limit of {self.limit:g} s reached{part}"
+
+
 class CheckError(GpudpError, AssertionError):
     """A check gpudp makes on itself failed: a solution against its certificate (the instance), or
     an internal invariant. Either is a bug in gpudp, never an answer; please report it."""

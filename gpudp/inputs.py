@@ -9,12 +9,21 @@ formats that decode themselves), so that ``/dev/zero``, a 50 GB file given by mi
 from __future__ import annotations
 
 import gzip
+import math
 import os
 import zlib
 
 from .errors import InputError
 
-__all__ = ["read_bytes", "read_text", "decode_text", "strip_bom", "is_gzip", "max_input_bytes"]
+__all__ = [
+    "parse_time_limit",
+    "read_bytes",
+    "read_text",
+    "decode_text",
+    "strip_bom",
+    "is_gzip",
+    "max_input_bytes",
+]
 
 #: the UTF-8 byte-order mark some editors put at the start of a text file
 BOM = b"\xef\xbb\xbf"
@@ -155,3 +164,17 @@ def read_text(path, what: str, *, encoding: str = "utf-8", gz: bool | None = Non
     """The text of ``path``: :func:`read_bytes` then :func:`decode_text` (BOM dropped, line endings
     kept as they are)."""
     return decode_text(read_bytes(path, what, gz=gz, limit=limit), what, str(path), encoding)
+
+
+def parse_time_limit(value, field: str = "time_limit") -> float | None:
+    """Seconds from a number or text; None (no limit) for None or infinity; InputError for NaN,
+    negative numbers and words. Every solver's ``time_limit`` (``--time-limit``) is read by it."""
+    if value is None:
+        return None
+    try:
+        t = float(value)
+    except (TypeError, ValueError):
+        raise InputError(field, f"not a number of seconds: {value!r}") from None
+    if math.isnan(t) or t < 0:
+        raise InputError(field, f"must be a number of seconds >= 0, got {value!r}")
+    return None if math.isinf(t) else t

@@ -99,10 +99,13 @@ def checkpoint_bytes(rows: int, cols: int, every: int, itemsize: int) -> int:
     return ((rows - 1) // every * cols + (cols - 1) // every * rows) * itemsize
 
 
-def checkpoint_sweep(rec, plan, sweep, memory_budget=None, progress=None, tile=None, every=None):
+def checkpoint_sweep(
+    rec, plan, sweep, memory_budget=None, progress=None, tile=None, every=None, time_limit=None
+):
     """The forward sweep of ``rec`` with checkpoints (values only); a :class:`CheckpointResult`.
 
-    ``plan`` is the sweep's (:func:`gpudp.engine.plan_sweep`), ``sweep`` the engine's sweep function.
+    ``plan`` is the sweep's (:func:`gpudp.engine.plan_sweep`), ``sweep`` the engine's sweep function;
+    ``time_limit`` bounds the forward sweep (:class:`gpudp.errors.TimeLimitReached`).
 
     Raises :class:`InputError` for a recurrence off the tiled schedule, or checkpoints that do not
     fit the memory budget (with the figures)."""
@@ -129,7 +132,7 @@ def checkpoint_sweep(rec, plan, sweep, memory_budget=None, progress=None, tile=N
             f"{need / 2**30:.2f} GiB, over the memory budget of {budget / 2**30:.2f} GiB; give a larger "
             "checkpoint_every or memory_budget",
         )
-    fwd = sweep(rec, plan.backend, memory_budget, progress, tile, traceback=False, _checkpoint=k)
+    fwd = sweep(rec, plan.backend, memory_budget, progress, tile, False, time_limit=time_limit, _checkpoint=k)
     fwd.stats.extra.update(
         store="checkpoints",
         checkpoint_every=k,

@@ -90,6 +90,15 @@ class Solution:
         return json.dumps(self.as_dict(), default=_json_default, **kw)
 
 
+def warn_unproven(sol: Solution) -> None:
+    """One line on stderr for a solution that is not proven optimal (a time limit stopped it), as
+    the command line prints it before the result: ``gpudp: warning: not proven optimal: ...``."""
+    if not sol.optimal:
+        import sys
+
+        print(f"gpudp: warning: not proven optimal: {sol.details.get('message', '')}", file=sys.stderr)
+
+
 def _json_default(o):
     if hasattr(o, "tolist"):  # numpy arrays and scalars
         return o.tolist()

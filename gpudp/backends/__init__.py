@@ -165,6 +165,23 @@ def gpu_start_seconds() -> float:
     return GPU_LAUNCH_S if cuda_started() else start
 
 
+def predicted_seconds(work: float, backend: str, gpu_rate: float | None = None) -> float:
+    """Seconds ``work`` cell updates are predicted to take on ``backend`` (``cpu`` or ``cuda``), by
+    the figures :func:`choose` compares: :func:`cpu_cell_rate` on the CPU; on the GPU its start-up
+    (:func:`gpu_start_seconds`) plus the work at ``gpu_rate`` (default :data:`GPU_CELLS_PER_S`)."""
+    if backend == "cuda":
+        return gpu_start_seconds() + work / (gpu_rate or GPU_CELLS_PER_S)
+    return work / cpu_cell_rate()
+
+
+def where(backend: str) -> str:
+    """The backend in words for a prediction: ``cpu (2 threads)``, ``cuda``."""
+    if backend == "cpu":
+        threads = cpu_threads()
+        return f"cpu ({threads} thread{'s' if threads != 1 else ''})"
+    return backend
+
+
 def choose(backend: str = "auto", work: float | None = None) -> tuple[str, str]:
     """``(backend, why)``: the backend that will run and, for ``auto``, the reason in words.
 

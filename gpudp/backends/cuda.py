@@ -1665,9 +1665,13 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
         elif staging is not None:
             w0, w1 = plan.layout.words_of(u0, u1)
             store.words[w0:w1] = staging[slot][: w1 - w0]
-        if bar is not None:
-            bar.update(plan.unit_cells(u0, u1))
         copied[slot] = None
+        if bar is not None:
+            try:
+                bar.update(plan.unit_cells(u0, u1))
+            except BaseException:  # a time limit: the other slab's copy lands before the store goes
+                copier.synchronize()
+                raise
 
     t_wall = time.perf_counter()
     for c, (u0, u1) in enumerate(plan.chunks):

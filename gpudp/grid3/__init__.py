@@ -321,7 +321,9 @@ def _check_memory(name: str, shape, need: dict, device, budget: int) -> None:
         )
 
 
-def sweep_grid3(rec: Grid3Recurrence, backend="auto", memory_budget=None, progress=None, traceback=True):
+def sweep_grid3(
+    rec: Grid3Recurrence, backend="auto", memory_budget=None, progress=None, traceback=True, deadline=None
+):
     """Sweep a 3-D grid recurrence by planes (what :func:`gpudp.sweep` does for one).
 
     Parameters
@@ -338,6 +340,8 @@ def sweep_grid3(rec: Grid3Recurrence, backend="auto", memory_budget=None, progre
         A progress bar on stderr (None: only on a terminal).
     traceback : bool
         False: values only; the cell's decisions are dropped as it returns them and none are kept.
+    deadline : gpudp.progress.Deadline, optional
+        Checked between chunks of planes (:class:`gpudp.errors.TimeLimitReached` once passed).
 
     Returns
     -------
@@ -408,7 +412,7 @@ def sweep_grid3(rec: Grid3Recurrence, backend="auto", memory_budget=None, progre
         ring_bytes=need["ring"],
         decision_store_bytes=need["decisions"],
     )
-    bar = progress_bar(cells, progress)
+    bar = progress_bar(cells, progress, deadline=deadline)
     try:
         if cells == 0:
             vt = np.dtype(cls.value_dtype)

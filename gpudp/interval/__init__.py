@@ -279,7 +279,7 @@ def _check_memory(name: str, n: int, table: int, decisions: int, device) -> None
 
 
 def sweep_intervals(
-    rec: IntervalRecurrence, user_rec=None, backend="auto", memory_budget=None, progress=None
+    rec: IntervalRecurrence, user_rec=None, backend="auto", memory_budget=None, progress=None, deadline=None
 ):
     """Sweep an interval recurrence (what :func:`gpudp.engine.sweep` does for one).
 
@@ -287,7 +287,8 @@ def sweep_intervals(
     declares 0 decision bits and drops what ``cell`` returns). ``memory_budget`` is accepted for the
     shapes' common signature; it does not apply here: the table that the cells read stays in memory
     whole, and the decisions (no larger) with it. ``progress``: as :func:`gpudp.engine.sweep`
-    takes it (a bar over the cells, :func:`gpudp.progress.progress_bar`).
+    takes it (a bar over the cells, :func:`gpudp.progress.progress_bar`); ``deadline`` (a
+    :class:`gpudp.progress.Deadline`) is checked between chunks of diagonals.
     """
     t_start = time.perf_counter()
     user_rec = rec if user_rec is None else user_rec
@@ -315,7 +316,7 @@ def sweep_intervals(
         table_bytes=table_bytes,
         decision_store_bytes=dec_bytes,
     )
-    bar = progress_bar(cells, progress)
+    bar = progress_bar(cells, progress, deadline=deadline)
     try:
         if backend == "cpu":
             from .cpu import run

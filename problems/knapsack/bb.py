@@ -47,6 +47,7 @@ from gpudp import frontier
 from gpudp.codegen import compile_source
 from gpudp.engine import device_name, resolve_backend
 from gpudp.errors import InputError
+from gpudp.inputs import parse_time_limit
 from gpudp.memory import parse_bytes
 from gpudp.solution import Solution, Stats
 
@@ -217,20 +218,6 @@ def default_host_budget() -> int:
     except (ValueError, OSError, AttributeError):
         phys = 4 << 30
     return max(min(phys, available_memory() // 2), 1 << 20)
-
-
-def parse_time_limit(value, field: str = "time_limit") -> float | None:
-    """Seconds from a number or text; None (no limit) for None or infinity; InputError for NaN,
-    negative numbers and words."""
-    if value is None:
-        return None
-    try:
-        t = float(value)
-    except (TypeError, ValueError):
-        raise InputError(field, f"not a number of seconds: {value!r}") from None
-    if math.isnan(t) or t < 0:
-        raise InputError(field, f"must be a number of seconds >= 0, got {value!r}")
-    return None if math.isinf(t) else t
 
 
 def _limits(p, w, c, cap, free, integral: bool) -> dict:

@@ -10,16 +10,19 @@ path always goes diagonally (taking a match is never worse), elsewhere the bit s
 from __future__ import annotations
 
 import os
+import time
 from importlib import resources
 
 import numpy as np
 
-from gpudp.engine import sweep
-from gpudp.errors import InputError
-from gpudp.inputs import is_gzip, read_bytes, strip_bom
+from gpudp.engine import backend_words, choose_backend, device_name, predicted_seconds, sweep
+from gpudp.errors import InputError, TimeLimitReached
+from gpudp.inputs import is_gzip, parse_time_limit, read_bytes, strip_bom
+from gpudp.jit import njit
 from gpudp.memory import parse_bytes
+from gpudp.progress import Deadline, announce
 from gpudp.recurrence import GridRecurrence
-from gpudp.solution import Solution
+from gpudp.solution import Solution, Stats, warn_unproven
 
 from . import batch, bitparallel
 from .batch import BatchResult
@@ -99,6 +102,7 @@ def solve(
     tile=None,
     store: str = "auto",
     checkpoint_every=None,
+    time_limit=None,
 ) -> Solution:
     """The length of a longest common subsequence of ``a`` and ``b`` and one such subsequence.
 
@@ -115,7 +119,16 @@ def solve(
     row and column (``checkpoint_every``) and sweeps again the blocks the subsequence crosses, so
     that alignments of millions of symbols need a few GiB; ``"auto"`` takes checkpoints when the
     full store would not stay within ``memory_budget``.
+
+    ``time_limit``: seconds after which the sweep stops (between chunks of about 4 M cells); the
+    solution is then not optimal (``optimal`` False, ``details["stopped"] == "time"``): ``value``
+    and ``solution`` are a common subsequence found greedily (checked like any other), a proven lower
+    bound, and ``details["upper_bound"]`` the sum over symbols of the lesser count in the two
+    sequences (at most ``min(len(a), len(b))``). A solve predicted to take over a minute says so on
+    stderr first (unless ``progress=False``).
     """
+    t_start = time.perf_counter()
+    time_limit = parse_time_limit(time_limit)
     xa, xb = encode(a, "a"), encode(b, "b")
     ka, kb = kind(a), kind(b)
     if (ka == "str") != (kb == "str"):
@@ -127,15 +140,24 @@ def solve(
     if memory_budget is not None:
         memory_budget = parse_bytes(memory_budget, "memory_budget")
     ea, eb = kernel_codes(xa, xb)
-    result = sweep(
-        LCSRecurrence(ea, eb),
-        backend=backend,
-        memory_budget=memory_budget,
-        progress=progress,
-        tile=tile,
-        store=store,
-        checkpoint_every=checkpoint_every,
-    )
+    cells = len(ea) * len(eb)
+    chosen = choose_backend(backend, cells)[0]  # the sweep's own choice (gpudp.engine.plan_sweep)
+    what = f"lcs {len(ea):.3g} x {len(eb):.3g} = {cells:.3g} cells"
+    announce(what, predicted_seconds(cells, chosen), backend_words(chosen), time_limit, progress)
+    try:
+        result = sweep(
+            LCSRecurrence(ea, eb),
+            backend=backend,
+            memory_budget=memory_budget,
+            progress=progress,
+            tile=tile,
+            store=store,
+            checkpoint_every=checkpoint_every,
+            time_limit=Deadline.left_of(time_limit, t_start),
+        )
+    except TimeLimitReached as stop:
+        stop.limit = time_limit  # the caller's, not what was left of it for the sweep
+        return _stopped(ka, xa, xb, ea, eb, stop, chosen, time.perf_counter() - t_start)
     try:
         n, m = len(ea), len(eb)
         length = int(result.last_row[-1]) if n and m else 0
@@ -151,7 +173,105 @@ def solve(
     return _solution(ka, xa, xb, ea, eb, length, ia, ib, result.stats)
 
 
-def _solution(ka, xa, xb, ea, eb, length, ia, ib, stats) -> Solution:
+def _stopped(ka, xa, xb, ea, eb, stop: TimeLimitReached, backend: str, seconds: float) -> Solution:
+    """The checked, not optimal :class:`Solution` of a sweep stopped by its time limit: the common
+    subsequence :func:`greedy_common` finds (a proven lower bound, the witness) and the symbol-count
+    upper bound (:func:`_count_bound`)."""
+    ia, ib = greedy_common(ea, eb)
+    upper = _count_bound(ea, eb)
+    stats = Stats(backend=backend, device=device_name(backend), cells=stop.done, seconds=seconds)
+    sol = _solution(ka, xa, xb, ea, eb, len(ia), ia, ib, stats, checked=False)
+    sol.optimal = False
+    sol.details.update(
+        stopped="time",
+        message=f"{stop}: a common subsequence found greedily (a lower bound), not proven optimal",
+        lower_bound=len(ia),
+        upper_bound=upper,
+    )
+    sol.check()
+    return sol
+
+
+def _count_bound(ea: np.ndarray, eb: np.ndarray) -> int:
+    """An upper bound on the LCS: each symbol is matched at most as often as the rarer of its two
+    counts (at most ``min(len(a), len(b))``)."""
+    ua, ca = np.unique(ea, return_counts=True)
+    ub, cb = np.unique(eb, return_counts=True)
+    _, ka, kb = np.intersect1d(ua, ub, assume_unique=True, return_indices=True)
+    return int(np.minimum(ca[ka], cb[kb]).sum())
+
+
+#: alphabets up to this size take the best-next match at each step (a pass over the symbols a step)
+BEST_NEXT_SYMBOLS = 64
+
+
+def greedy_common(ea: np.ndarray, eb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A common subsequence of ``ea`` and ``eb``, found greedily: its positions ``(ia, ib)``, a lower
+    bound on the LCS (not the LCS). From the last match ``(i, j)`` the next one is the symbol whose
+    next occurrences in both lie nearest (the sum of the two steps: "best next"), for alphabets of up
+    to :data:`BEST_NEXT_SYMBOLS` symbols; for larger ones each symbol of ``ea`` in turn is matched to
+    its next occurrence in ``eb``. ``O((len(ea) + len(eb)) x symbols)`` at most."""
+    if len(ea) == 0 or len(eb) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    _, dense = np.unique(np.concatenate([ea, eb]), return_inverse=True)
+    dense = dense.astype(np.int64).ravel()
+    k = int(dense.max()) + 1
+    return _greedy(dense[: len(ea)], dense[len(ea) :], k, k <= BEST_NEXT_SYMBOLS)
+
+
+@njit(cache=True)
+def _positions(s, k):
+    """The positions of each symbol of ``s`` (dense codes ``0 .. k - 1``), grouped by symbol: the
+    positions of ``c`` are ``pos[start[c] : start[c + 1]]``, ascending."""
+    count = np.zeros(k + 1, np.int64)
+    for x in s:
+        count[x + 1] += 1
+    start = np.cumsum(count)
+    pos = np.empty(len(s), np.int64)
+    fill = start[:-1].copy()
+    for j in range(len(s)):
+        pos[fill[s[j]]] = j
+        fill[s[j]] += 1
+    return pos, start
+
+
+@njit(cache=True)
+def _greedy(sa, sb, k, best_next):
+    pa, sta = _positions(sa, k)
+    pb, stb = _positions(sb, k)
+    qa, qb = sta[:-1].copy(), stb[:-1].copy()  # per symbol, its first occurrence not yet passed
+    ia = np.empty(min(len(sa), len(sb)), np.int64)
+    ib = np.empty_like(ia)
+    n, i, j = 0, 0, 0
+    while i < len(sa) and j < len(sb):
+        if best_next:  # the symbol whose next occurrences after (i, j) are nearest
+            best, x = len(sa) + len(sb), -1
+            for c in range(k):
+                while qa[c] < sta[c + 1] and pa[qa[c]] < i:
+                    qa[c] += 1
+                while qb[c] < stb[c + 1] and pb[qb[c]] < j:
+                    qb[c] += 1
+                if qa[c] < sta[c + 1] and qb[c] < stb[c + 1]:
+                    cost = pa[qa[c]] - i + pb[qb[c]] - j
+                    if cost < best:
+                        best, x = cost, c
+            if x < 0:
+                break
+            ia[n], ib[n] = pa[qa[x]], pb[qb[x]]
+        else:  # a[i] matched to its next occurrence in b, if any
+            x = sa[i]
+            while qb[x] < stb[x + 1] and pb[qb[x]] < j:
+                qb[x] += 1
+            if qb[x] == stb[x + 1]:
+                i += 1
+                continue
+            ia[n], ib[n] = i, pb[qb[x]]
+        i, j = ia[n] + 1, ib[n] + 1
+        n += 1
+    return ia[:n], ib[:n]
+
+
+def _solution(ka, xa, xb, ea, eb, length, ia, ib, stats, checked: bool = True) -> Solution:
     """The checked :class:`Solution` of a pair (``xa``, ``xb``: the sequences' exact symbols,
     ``ea``, ``eb``: their kernel codes) with subsequence at positions ``ia`` / ``ib``."""
     sol = Solution(
@@ -162,7 +282,8 @@ def _solution(ka, xa, xb, ea, eb, length, ia, ib, stats) -> Solution:
         details={"indices_a": ia, "indices_b": ib, "len_a": len(xa), "len_b": len(xb)},
         _checker=_checker(ka, xa, xb, ea, eb),
     )
-    sol.check()
+    if checked:
+        sol.check()
     return sol
 
 
@@ -201,6 +322,10 @@ def _checker(kind_a: str, xa: np.ndarray, xb: np.ndarray, ea: np.ndarray, eb: np
             same = type(got) is type(want) and got == want
         if not same:
             return "the reported subsequence differs from the matched symbols"
+        upper = sol.details.get("upper_bound")
+        most = min(len(ea), len(eb))
+        if upper is not None and not sol.details["lower_bound"] == sol.value <= upper <= most:
+            return f"bounds {sol.details['lower_bound']} .. {upper} do not hold the length {sol.value}"
         return None
 
     return check
@@ -362,6 +487,17 @@ def summary(sol: Solution, width: int = 70) -> str:
             f"{st.extra['checkpoint_every']}); traceback {tb['seconds']:.3f} s, {tb['rounds']} "
             f"round{'s' if tb['rounds'] != 1 else ''} over {tb['blocks']} blocks"
         )
+    if sol.details.get("stopped"):  # a time limit: bounds, not the optimum
+        return "\n".join(
+            lines
+            + [
+                f"LCS length of {sol.details['len_a']} x {sol.details['len_b']}: between "
+                f"{sol.details['lower_bound']} and {sol.details['upper_bound']} (not optimal: "
+                f"{sol.details['message']})",
+                f"common subsequence of length {sol.value} (checked): {shown}",
+                f"{st.backend} on {st.device}: stopped after {st.seconds:.3f} s, {st.cells:.3g} cells swept",
+            ]
+        )
     lines += [
         f"LCS length {sol.value} of {sol.details['len_a']} x {sol.details['len_b']} (checked)",
         f"subsequence: {shown}",
@@ -412,6 +548,12 @@ def cli_arguments(p):
     )
     p.add_argument("--checkpoint-every", type=int, default=None, help="K, the checkpoints' spacing")
     p.add_argument(
+        "--time-limit",
+        default=None,
+        help="stop after this many seconds with proven bounds (a greedy common subsequence and a "
+        "symbol-count upper bound), exit 1",
+    )
+    p.add_argument(
         "--scheduler", default=None, help="with --pairs: run the batch on the Dask scheduler at this address"
     )
     p.add_argument(
@@ -424,7 +566,10 @@ def cli_arguments(p):
 
 
 def cli_solve(args) -> Solution | int:
+    time_limit = parse_time_limit(args.time_limit, "--time-limit")
     if args.pairs:
+        if time_limit is not None:
+            raise InputError("--time-limit", "applies to one pair, not to --pairs batches")
         return _cli_batch(args)
     na, a = read_fasta(args.a, args.case_sensitive, field="a")
     nb, b = read_fasta(args.b, args.case_sensitive, field="b")
@@ -436,8 +581,10 @@ def cli_solve(args) -> Solution | int:
         progress=None,
         store=args.store,
         checkpoint_every=args.checkpoint_every,
+        time_limit=time_limit,
     )
     sol.details.update(name_a=na, name_b=nb)
+    warn_unproven(sol)
     return sol
 
 

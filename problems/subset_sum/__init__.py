@@ -27,6 +27,9 @@ the lists (and of the returned subset).
 
 from __future__ import annotations
 
+from gpudp.inputs import parse_time_limit
+from gpudp.solution import warn_unproven
+
 from .io import read_instance
 from .solver import MAX_ITEMS, generate_list, maximize, plan_memory, prune_pairs, solve
 
@@ -52,6 +55,15 @@ __all__ = [
 
 def summary(sol):
     """One human line for ``gpudp solve subset-sum``."""
+    d = sol.details
+    if d.get("stopped"):  # a time limit: the best found and the bounds, not the optimum
+        bounds = f"between {d['lower_bound']} and {d['upper_bound']} (not optimal: {d['message']})"
+        if sol.problem == "subset-sum-max":
+            return f"best sum {bounds}; found {sol.value}: items {sol.solution}"
+        return (
+            f"no subset summing to {d['target']} found, none proven not to exist; the closest sum below is "
+            f"{bounds}; found {d['closest_sum']}: items {d['closest']}"
+        )
     if sol.problem == "subset-sum-max":
         return f"best sum {sol.value} <= {sol.details['capacity']}: items {sol.solution}"
     if sol.details["feasible"]:
@@ -68,10 +80,17 @@ def cli_arguments(parser):
         "--maximize", action="store_true", help="the largest subset sum <= the first number (a capacity)"
     )
     parser.add_argument("--block", type=int, default=None, help="pruning block size e (default: per backend)")
+    parser.add_argument(
+        "--time-limit",
+        default=None,
+        help="stop after this many seconds with the best subset sum found and its bounds, exit 1",
+    )
 
 
 def cli_solve(args):
+    time_limit = parse_time_limit(args.time_limit, "--time-limit")
     target, weights = read_instance(args.file)
-    if args.maximize:
-        return maximize(weights, target, backend=args.backend, block=args.block)
-    return solve(weights, target, backend=args.backend, block=args.block)
+    run = maximize if args.maximize else solve
+    sol = run(weights, target, backend=args.backend, block=args.block, time_limit=time_limit)
+    warn_unproven(sol)
+    return sol

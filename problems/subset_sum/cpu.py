@@ -17,9 +17,8 @@ from gpudp.jit import njit
 from .kernels import INT64_MAX, build
 
 _SEARCH_CPU = """
-def search(a, na, b, nb, cap, e, out_g, out_i, out_q, out_cnt):
-    ka = (na + e - 1) // e
-    for i in prange(ka):
+def search(a, na, b, nb, cap, e, i0, i1, out_g, out_i, out_q, out_cnt):
+    for i in prange(i0, i1):
         jlo, cnt = ips(a, na, b, nb, cap, e, i)
         best = INT64_MAX
         bi = -1
@@ -63,7 +62,13 @@ def narrow_cpu(a, b, cap, e, i, j):
     return _cpu_funcs()[1](a, np.int64(len(a)), b, np.int64(len(b)), np.int64(cap), np.int64(e), i, j)
 
 
-def generate(ws, cap, sizes):
+#: sums of list A the search takes between two looks at the time limit and the progress bar
+SEARCH_CHUNK_SUMS = 1 << 22
+
+
+def generate(ws, cap, sizes, tick=None):
+    """List of the subset sums <= cap of ``ws`` with their masks; ``tick(k)`` after each item's merge
+    (``k`` sums added): the progress bar and the time limit."""
     final, other = sizes
     bufs = [(np.empty(final, np.int64), np.empty(final, np.uint32))]
     bufs.append((np.empty(max(other, 1), np.int64), np.empty(max(other, 1), np.uint32)))
@@ -78,6 +83,8 @@ def generate(ws, cap, sizes):
         pr.merge_shifted_cpu(src[0], src[1], n, src[0], src[1], k, w, np.uint32(1 << s), dst[0], dst[1])
         n += k
         src = dst
+        if tick is not None:
+            tick(k)
     return src[0][:n], src[1][:n]
 
 
@@ -89,12 +96,16 @@ def prune_pairs(a, b, cap, e):
     return jlo, cnt
 
 
-def two_list(wa, wb, cap, e, plan):
-    """Generate both lists, prune and search: ``(gap, mask_a, mask_b, pairs, (na, nb), stages)``."""
+def two_list(wa, wb, cap, e, plan, tick=None):
+    """Generate both lists, prune and search: ``(gap, mask_a, mask_b, pairs, (na, nb), stages)``.
+
+    ``tick(k)`` is called after each generation step and each chunk of the search (``k`` sums done):
+    when it raises (a time limit), the search's best pair so far goes with the exception as
+    ``stop.partial = (gap, mask_a, mask_b)`` (a sum found, not proven the best)."""
     t0 = time.perf_counter()
     try:
-        a, am = generate(wa, cap, plan["a_buffers"])
-        b, bm = generate(wb, cap, plan["b_buffers"])
+        a, am = generate(wa, cap, plan["a_buffers"], tick)
+        b, bm = generate(wb, cap, plan["b_buffers"], tick)
         t1 = time.perf_counter()
         ka = -(-len(a) // e)
         out_g = np.empty(ka, np.int64)
@@ -107,11 +118,25 @@ def two_list(wa, wb, cap, e, plan):
             f"out of host memory building the lists ({plan['peak'] / 2**30:.2f} GiB planned; "
             f"{memory.describe()})",
         ) from None
-    _cpu_funcs()[2](a, len(a), b, len(b), cap, e, out_g, out_i, out_q, out_cnt)
-    best = int(np.argmin(out_g))
-    gap, ia, q = int(out_g[best]), int(out_i[best]), int(out_q[best])
-    pairs = int(out_cnt.sum())
+    step = max(SEARCH_CHUNK_SUMS // e, 1)  # A-blocks a chunk
+    for i0 in range(0, ka, step):
+        i1 = min(i0 + step, ka)
+        _cpu_funcs()[2](a, len(a), b, len(b), cap, e, i0, i1, out_g, out_i, out_q, out_cnt)
+        if tick is not None and i1 < ka:
+            try:
+                tick(min(i1 * e, len(a)) - i0 * e)
+            except BaseException as stop:
+                stop.partial = _best_pair(out_g[:i1], out_i, out_q, am, bm)
+                raise
+    gap, mask_a, mask_b = _best_pair(out_g, out_i, out_q, am, bm)
     stages = {"generate_s": t1 - t0, "prune_search_s": time.perf_counter() - t1}
-    if q < 0:  # no pair at all: the caller reports it
-        return INT64_MAX, 0, 0, pairs, (len(a), len(b)), stages
-    return gap, int(am[ia]), int(bm[len(b) - 1 - q]), pairs, (len(a), len(b)), stages
+    return gap, mask_a, mask_b, int(out_cnt.sum()), (len(a), len(b)), stages
+
+
+def _best_pair(out_g, out_i, out_q, am, bm):
+    """``(gap, mask_a, mask_b)`` of the least gap among the searched A-blocks ``out_g`` covers;
+    ``(INT64_MAX, 0, 0)`` when none found a pair."""
+    best = int(np.argmin(out_g)) if len(out_g) else 0
+    if not len(out_g) or int(out_q[best]) < 0:
+        return INT64_MAX, 0, 0
+    return int(out_g[best]), int(am[int(out_i[best])]), int(bm[len(bm) - 1 - int(out_q[best])])

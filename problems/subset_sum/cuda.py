@@ -158,8 +158,9 @@ def free_memory(need=0) -> int | None:
     return int(free) if math.isfinite(free) else None
 
 
-def two_list(wa, wb, cap, e, plan):
-    """Generate both lists, prune and search: ``(gap, mask_a, mask_b, pairs, (na, nb), stages)``."""
+def two_list(wa, wb, cap, e, plan, tick=None):
+    """Generate both lists, prune and search: ``(gap, mask_a, mask_b, pairs, (na, nb), stages)``;
+    ``tick(k)`` once the lists are made (``k`` sums), where a time limit may stop the part."""
     k = _cuda_funcs()
     ev = [cuda.event() for _ in range(4)]
     ev[0].record()
@@ -167,6 +168,8 @@ def two_list(wa, wb, cap, e, plan):
     b, bm = generate(wb, cap, plan["b_buffers"], k)
     ev[1].record()
     na, nb = a.shape[0], b.shape[0]
+    if tick is not None:
+        tick(na + nb)
     ka = -(-na // e)
     jlo = cuda.device_array(ka, np.int64)
     cnt = cuda.device_array(ka, np.int64)

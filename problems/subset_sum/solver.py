@@ -8,8 +8,10 @@ from math import comb
 import numpy as np
 
 from gpudp import memory
-from gpudp.engine import choose_backend, device_name, resolve_backend
-from gpudp.errors import CheckError, InputError
+from gpudp.engine import backend_words, choose_backend, device_name, predicted_seconds, resolve_backend
+from gpudp.errors import CheckError, InputError, TimeLimitReached
+from gpudp.inputs import parse_time_limit
+from gpudp.progress import Deadline, announce, progress_bar
 from gpudp.solution import Solution, Stats
 
 from .kernels import INT64_MAX
@@ -18,6 +20,10 @@ MAX_ITEMS = 64  # two halves of at most 32 items: one uint32 mask per sum
 BYTES_PER_SUM = 12  # int64 sum + uint32 mask
 BLOCK_CUDA = 256
 BLOCK_CPU = 2048
+#: cell updates (:data:`gpudp.backends.CPU_CELLS_PER_THREAD_S`) one step of :func:`_work_of` costs on
+#: the CPU, for the predicted time: the lists' merges run on one thread (44 items, 3.4e7 steps:
+#: 1.6 s on the 2-core CI machine under load, 2026-11-27, about 16 times the plain cell rate)
+CPU_STEP_COST = 16.0
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -168,8 +174,9 @@ def _backend_module(backend):
     return mod
 
 
-def _two_list(half_a, half_b, cap, backend, block):
-    """Run the three stages; returns (gap, mask_a, mask_b, stats dict)."""
+def _two_list(half_a, half_b, cap, backend, block, tick=None):
+    """Run the three stages; returns (gap, mask_a, mask_b, stats dict). ``tick(k)``: see
+    :func:`.cpu.two_list` (the progress bar and the time limit)."""
     wa = [w for _, w in half_a]
     wb = [w for _, w in half_b]
     e = _block(block) or (BLOCK_CUDA if backend == "cuda" else BLOCK_CPU)
@@ -182,7 +189,9 @@ def _two_list(half_a, half_b, cap, backend, block):
             f"but {free / 2**30:.2f} GiB are free {where}; the limit here is about n = {_largest_n(free)} "
             "(fewer when the capacity prunes little)",
         )
-    gap, mask_a, mask_b, pairs, (na, nb), stages = _backend_module(backend).two_list(wa, wb, cap, e, plan)
+    gap, mask_a, mask_b, pairs, (na, nb), stages = _backend_module(backend).two_list(
+        wa, wb, cap, e, plan, tick
+    )
     if gap == INT64_MAX:
         raise CheckError("two-list search found no pair: the empty subset should always be one")
     info = {
@@ -204,11 +213,74 @@ def _unmask(half, mask):
 # Public API
 
 
-def _best_subset(weights, cap, backend, block, split=None, client=None):
+class _Run:
+    """A solve's time limit and progress bar (:func:`_best_subset` starts them once the split is
+    known; a split search's parts share them). ``tick(k)`` moves the bar by ``k`` sums and raises
+    :class:`TimeLimitReached` past the limit; the exception then carries ``found``, the best
+    ``(sum, subset)`` seen so far, when there is one (:func:`_found`). A split search's bar counts
+    parts, each moved through by its sums (at most ``per_part`` of them: the lists at full capacity)
+    so that it shows from the first part on."""
+
+    def __init__(self, time_limit, progress):
+        self.limit, self.progress = time_limit, progress
+        self.deadline = Deadline.of(time_limit)  # counted from the call, as the user counts it
+        self.bar = None
+        self.per_part, self.in_part = 0, 0.0
+
+    def start(self, n: int, split: int, rest: list, cap: int, backend: str):
+        """Announce a run predicted over a minute; start the bar over the sums made and searched
+        (list A twice, list B once) of the lists of ``rest``, the weights left to the two lists."""
+        steps = (1 << split) * _work_of(n - split)
+        what = f"subset sum of {n} usable items" + (f" (2^{split} parts)" if split else "")
+        cost = CPU_STEP_COST if backend == "cpu" else 1.0
+        announce(
+            f"{what} = {steps:.3g} steps",
+            predicted_seconds(steps * cost, backend),
+            backend_words(backend),
+            self.limit,
+            self.progress,
+        )
+        ws = sorted(rest, reverse=True)  # dealt into the halves as _halves deals them
+        self.per_part = max(2 * _list_bound(ws[0::2], cap) + _list_bound(ws[1::2], cap), 1)
+        if not split:
+            self.bar = progress_bar(self.per_part, self.progress, "sum", self.deadline)
+
+    def over_parts(self, parts: int) -> None:
+        """A split search of ``parts`` parts: the bar counts them."""
+        self.bar = progress_bar(parts, self.progress, "part", self.deadline)
+
+    def tick(self, k: int) -> None:
+        if self.bar is None:
+            return
+        if self.bar.unit != "part":
+            self.bar.update(k)
+            return
+        step = min(k / self.per_part, 1.0 - self.in_part)  # within the part that runs
+        self.in_part += step
+        self.bar.update(step)
+
+    def part_done(self) -> None:
+        if self.bar is not None:
+            self.bar.update(1.0 - self.in_part)
+        self.in_part = 0.0
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _found(stop: TimeLimitReached, total: int, subset: list) -> None:
+    """Keep ``(total, subset)`` on ``stop`` as the best found so far when it beats what is there."""
+    if total > getattr(stop, "found", (-1, None))[0]:
+        stop.found = (total, subset)
+
+
+def _best_subset(weights, cap, backend, block, split=None, client=None, run=None, tick=None):
     """Largest subset sum <= cap: (sum, indices, info or None when settled without lists).
 
     ``split``: fix the ``split`` largest usable items (:func:`_split_search`); None: as few as make
-    the rest fit the memory here and the 64-item masks (0 when it already fits)."""
+    the rest fit the memory here and the 64-item masks (0 when it already fits). ``run`` (a
+    :class:`_Run`): the solve's time limit and bar, started here; ``tick``: a part's look at them."""
     usable = [k for k, w in enumerate(weights) if 0 < w <= cap]
     total = sum(weights[k] for k in usable)
     if total <= cap:
@@ -218,10 +290,20 @@ def _best_subset(weights, cap, backend, block, split=None, client=None):
         return cap, [hit], None
     if split is None:
         split = _split_needed(weights, usable, cap, backend, block)
+    half_a, half_b = _halves(weights, cap) if not split else ([], [])
+    if run is not None:
+        rest = sorted((weights[k] for k in usable), reverse=True)[split:]
+        run.start(len(usable), split, rest, cap, backend)
+        tick = run.tick
     if split:
-        return _split_search(weights, usable, cap, backend, block, split, client)
-    half_a, half_b = _halves(weights, cap)
-    gap, mask_a, mask_b, info = _two_list(half_a, half_b, cap, backend, block)
+        return _split_search(weights, usable, cap, backend, block, split, client, run)
+    try:
+        gap, mask_a, mask_b, info = _two_list(half_a, half_b, cap, backend, block, tick)
+    except TimeLimitReached as stop:  # the search's best pair so far (.cpu.two_list)
+        gap, ma, mb = getattr(stop, "partial", (INT64_MAX, 0, 0))
+        if gap != INT64_MAX:
+            _found(stop, cap - gap, sorted(_unmask(half_a, ma) + _unmask(half_b, mb)))
+        raise
     return cap - gap, sorted(_unmask(half_a, mask_a) + _unmask(half_b, mask_b)), info
 
 
@@ -251,12 +333,14 @@ def _split_needed(weights, usable, cap, backend, block) -> int:
     return k
 
 
-def _split_search(weights, usable, cap, backend, block, k, client):
+def _split_search(weights, usable, cap, backend, block, k, client, run=None):
     """Fix the ``k`` largest usable items: for each of their ``2^k`` subsets S (with sum(S) <= cap)
     the rest's best sum <= cap - sum(S) by the two lists (a part); the best of the parts is the best
     of all, since every subset is one S plus a subset of the rest. Parts run one after the other,
     or as tasks on ``client``'s workers (one GPU each); an exact hit of ``cap`` stops the others.
-    Returns what :func:`_best_subset` returns, with ``info["split"]`` describing the parts."""
+    Returns what :func:`_best_subset` returns, with ``info["split"]`` describing the parts. Past
+    ``run``'s time limit (checked within each part here, between finished parts on workers) the
+    :class:`TimeLimitReached` raised carries the best subset found in the parts run (:func:`_found`)."""
     k = min(k, len(usable))
     order = sorted(usable, key=lambda q: (-weights[q], q))
     fixed, rest = order[:k], sorted(order[k:])
@@ -267,16 +351,41 @@ def _split_search(weights, usable, cap, backend, block, k, client):
         if s <= cap:
             parts.append((mask, s))
     parts.sort(key=lambda t: -t[1])  # heaviest fixed part first: the smallest lists, the likeliest hit
+    if run is not None:
+        run.over_parts(len(parts))
     best = (-1, None, None, None)
     done = []
+
+    def chosen(mask, sub):
+        return sorted([fixed[b] for b in range(k) if mask >> b & 1] + [rest[q] for q in sub])
+
+    def stopped(stop, mask=None, s=0):
+        """Put on ``stop`` the best of the finished parts and of the stopped part's own find (a
+        subset of the rest, with the fixed items of ``mask``, summing ``s``)."""
+        part = stop.__dict__.pop("found", None)
+        if part is not None and mask is not None:
+            _found(stop, s + part[0], chosen(mask, part[1]))
+        if best[1] is not None:
+            _found(stop, best[0], chosen(best[1], best[2]))
+
     if client is None:
         for mask, s in parts:
-            got = _part(rest_w, cap - s, backend, block)
+            try:
+                got = _part(rest_w, cap - s, backend, block, run and run.tick)
+            except TimeLimitReached as stop:
+                stopped(stop, mask, s)
+                raise
             done.append(got[2])
             if s + got[0] > best[0]:
                 best = (s + got[0], mask, got[1], got[2])
             if best[0] == cap:
                 break
+            if run is not None:
+                try:
+                    run.part_done()
+                except TimeLimitReached as stop:
+                    stopped(stop)
+                    raise
     else:
         from gpudp.distributed import dask_distributed
 
@@ -293,8 +402,15 @@ def _split_search(weights, usable, cap, backend, block, k, client):
             if best[0] == cap:
                 client.cancel([f for f in futures if not f.done()])
                 break
+            if run is not None:
+                try:
+                    run.part_done()
+                except TimeLimitReached as stop:
+                    client.cancel([f for f in futures if not f.done()])
+                    stopped(stop)
+                    raise
     total, mask, sub, _ = best
-    subset = sorted([fixed[b] for b in range(k) if mask >> b & 1] + [rest[q] for q in sub])
+    subset = chosen(mask, sub)
     infos = [x for x in done if x]
     info = {
         "list_sizes": [sum(x["list_sizes"][0] for x in infos), sum(x["list_sizes"][1] for x in infos)],
@@ -308,9 +424,10 @@ def _split_search(weights, usable, cap, backend, block, k, client):
     return total, subset, info
 
 
-def _part(rest_w, cap, backend, block):
-    """One part of a split search: the best sum <= cap of ``rest_w`` with its indices (a task)."""
-    return _best_subset(rest_w, cap, backend, block, split=0)
+def _part(rest_w, cap, backend, block, tick=None):
+    """One part of a split search: the best sum <= cap of ``rest_w`` with its indices (a task);
+    ``tick``: the solve's time limit, looked at between the part's steps."""
+    return _best_subset(rest_w, cap, backend, block, split=0, tick=tick)
 
 
 def _subset_fault(weights, subset, expected, limit):
@@ -328,9 +445,10 @@ def _subset_fault(weights, subset, expected, limit):
     return None
 
 
-def _run(weights, limit, field, backend, block, split=None, client=None):
+def _run(weights, limit, field, backend, block, split=None, client=None, time_limit=None, progress=None):
     """Check the inputs, choose the backend, solve: ``(weights, limit, (best, subset, info), backend,
-    why)``."""
+    why, stop)``; ``stop`` is the :class:`TimeLimitReached` that ended the search (None: it ran to the
+    end), and then ``best``, ``subset`` the best found: the search's, or the greedy one."""
     ws = _int_list(weights, "weights")
     cap = _int_scalar(limit, field)
     block = _block(block)
@@ -338,15 +456,48 @@ def _run(weights, limit, field, backend, block, split=None, client=None):
         isinstance(split, bool) or not isinstance(split, int) or not 0 <= split <= MAX_SPLIT
     ):
         raise InputError("split", f"{split!r}: must be an int in 0..{MAX_SPLIT} (items fixed), or None")
+    time_limit = parse_time_limit(time_limit)
     backend, why = choose_backend(backend, work=_work(ws, cap))
-    return ws, cap, _best_subset(ws, cap, backend, block, split, client), backend, why
+    run = _Run(time_limit, progress)
+    try:
+        return ws, cap, _best_subset(ws, cap, backend, block, split, client, run), backend, why, None
+    except TimeLimitReached as stop:
+        best, subset = max(getattr(stop, "found", (-1, None)), _greedy(ws, cap), key=lambda t: t[0])
+        return ws, cap, (best, subset, None), backend, why, stop
+    finally:
+        run.close()
+
+
+def _greedy(ws, cap) -> tuple[int, list]:
+    """A subset sum <= cap taken greedily, heaviest item first: ``(sum, indices)``."""
+    total, subset = 0, []
+    for k in sorted(range(len(ws)), key=lambda q: -ws[q]):
+        if 0 < ws[k] <= cap - total:
+            total += ws[k]
+            subset.append(k)
+    return total, sorted(subset)
 
 
 def _work(ws, cap) -> float:
-    """The solve's size for the backend choice, in cell updates: the two lists' merges touch about
-    ``4 x 2^(n/2)`` sums, the pruning and the search about as many again (n: the usable items)."""
-    n = sum(1 for w in ws if 0 < w <= cap)
+    """The solve's size for the backend choice, in cell updates (n: the usable items; see
+    :func:`_work_of`)."""
+    return _work_of(sum(1 for w in ws if 0 < w <= cap))
+
+
+def _work_of(n: int) -> float:
+    """The work of the two lists of ``n`` items, in cell updates: their merges touch about
+    ``4 x 2^(n/2)`` sums, the pruning and the search about as many again."""
     return 8.0 * 2.0 ** ((n + 1) // 2)
+
+
+def _unproven(stop, best, bound) -> dict:
+    """The details of a search stopped by its time limit: the best sum found and the bound."""
+    return {
+        "stopped": "time",
+        "message": f"{stop}: the best subset sum found (a lower bound), not proven optimal",
+        "lower_bound": best,
+        "upper_bound": bound,
+    }
 
 
 def _stats(backend, info, t0, why):
@@ -360,7 +511,14 @@ def _stats(backend, info, t0, why):
 
 
 def solve(
-    weights, target, backend: str = "auto", block: int | None = None, split: int | None = None, client=None
+    weights,
+    target,
+    backend: str = "auto",
+    block: int | None = None,
+    split: int | None = None,
+    client=None,
+    time_limit=None,
+    progress=None,
 ) -> Solution:
     """A subset of ``weights`` summing exactly to ``target``, or proof that none exists.
 
@@ -374,13 +532,25 @@ def solve(
     as make the rest fit, 0 when everything fits; ``stats.extra["split"]`` tells). The parts run one
     after the other, or with ``client`` (a ``dask.distributed.Client``, :mod:`gpudp.distributed`)
     on its workers, one GPU each; a part that hits the target exactly stops the others.
+
+    ``time_limit``: seconds after which the search stops (between the steps of the lists, chunks of
+    the search, or parts); unless a subset found by then hits the target, the answer is then not
+    optimal (``optimal`` False, ``details["stopped"] == "time"``, ``details["feasible"]`` None:
+    unknown): ``closest_sum`` and ``closest`` are the best sum found below the target (the search's,
+    or the greedy heaviest-first one), ``lower_bound`` .. ``upper_bound`` (the target) bound the
+    closest sum. ``progress``: a bar on stderr (None: only on a terminal; False: none, and no
+    prediction line either: a solve predicted over a minute says so on stderr first).
     """
     t0 = time.perf_counter()
-    ws, m, (best, subset, info), backend, why = _run(weights, target, "target", backend, block, split, client)
+    ws, m, (best, subset, info), backend, why, stop = _run(
+        weights, target, "target", backend, block, split, client, time_limit, progress
+    )
     feasible = best == m
-    details = {"feasible": feasible, "target": m}
+    details = {"feasible": feasible if feasible or stop is None else None, "target": m}
     if not feasible:
         details.update(closest_sum=best, closest=subset)
+        if stop is not None:
+            details.update(_unproven(stop, best, m))
 
     def check(sol):
         if sol.details["feasible"]:
@@ -396,6 +566,7 @@ def solve(
         solution=subset if feasible else None,
         stats=_stats(backend, info, t0, why),
         details=details,
+        optimal=feasible or stop is None,
         _checker=check,
     )
     sol.check()
@@ -403,14 +574,25 @@ def solve(
 
 
 def maximize(
-    weights, capacity, backend: str = "auto", block: int | None = None, split: int | None = None, client=None
+    weights,
+    capacity,
+    backend: str = "auto",
+    block: int | None = None,
+    split: int | None = None,
+    client=None,
+    time_limit=None,
+    progress=None,
 ) -> Solution:
     """The largest subset sum not above ``capacity`` (``value``) with its subset (``solution``);
-    ``split`` and ``client`` as for :func:`solve`."""
+    ``split``, ``client``, ``time_limit`` and ``progress`` as for :func:`solve` (stopped by the
+    time limit short of the capacity: ``value`` is the best sum found, ``optimal`` False)."""
     t0 = time.perf_counter()
-    ws, cap, (best, subset, info), backend, why = _run(
-        weights, capacity, "capacity", backend, block, split, client
+    ws, cap, (best, subset, info), backend, why, stop = _run(
+        weights, capacity, "capacity", backend, block, split, client, time_limit, progress
     )
+    details = {"capacity": cap}
+    if stop is not None and best < cap:
+        details.update(_unproven(stop, best, cap))
 
     def check(sol):
         return _subset_fault(ws, sol.solution, sol.value, cap)
@@ -420,7 +602,8 @@ def maximize(
         value=best,
         solution=subset,
         stats=_stats(backend, info, t0, why),
-        details={"capacity": cap},
+        details=details,
+        optimal="stopped" not in details,
         _checker=check,
     )
     sol.check()

@@ -49,11 +49,21 @@ from dataclasses import dataclass
 import numpy as np
 from numba.extending import register_jitable
 
-from gpudp.engine import choose_backend, device_memory, device_name, layered_memory, sweep
-from gpudp.errors import InputError
+from gpudp.engine import (
+    backend_words,
+    choose_backend,
+    device_memory,
+    device_name,
+    layered_memory,
+    predicted_seconds,
+    sweep,
+)
+from gpudp.errors import InputError, TimeLimitReached
+from gpudp.inputs import parse_time_limit
 from gpudp.memory import available_memory, default_budget, parse_bytes
+from gpudp.progress import Deadline, announce
 from gpudp.recurrence import LayeredRecurrence
-from gpudp.solution import Solution, Stats
+from gpudp.solution import Solution, Stats, warn_unproven
 
 from . import tsplib
 
@@ -755,6 +765,7 @@ def solve(
     memory_budget=None,
     progress=None,
     layout: str = "position",
+    time_limit=None,
 ) -> Solution:
     """A shortest tour through every city, by Held-Karp: a checked :class:`gpudp.Solution`.
 
@@ -765,10 +776,19 @@ def solve(
     labels starting at the first city (matrix: 0..n-1; TSPLIB: 1..n; graph: its nodes), without
     the return to it. ``details`` has ``length``, ``tour``, ``tour_index`` (0-based) and the
     memory figures; ``stats.extra["transitions"]`` counts the DP's work.
+
+    ``time_limit``: seconds after which the sweep stops (between chunks of layers); the solution is
+    then not optimal (``optimal`` False, ``details["stopped"] == "time"``): ``value`` and ``solution``
+    are a heuristic tour (nearest neighbour from each city, then 2-opt), checked (its length a
+    proven upper bound), and
+    ``details["lower_bound"]`` the larger of the sums of each city's shortest edge out and in (a tour
+    leaves and enters every city once). A solve predicted to take over a minute says so on stderr
+    first (unless ``progress=False``).
     """
     if layout not in LAYOUTS:
         raise InputError("layout", f"one of {', '.join(LAYOUTS)}, got {layout!r}")
     t_start = time.perf_counter()
+    time_limit = parse_time_limit(time_limit)
     if memory_budget is not None:
         memory_budget = parse_bytes(memory_budget, "memory_budget")
     inst = load(instance, weight=weight, allow_infinite=allow_infinite)
@@ -776,28 +796,43 @@ def solve(
     backend, why = choose_backend(backend, work=transitions(n) if n <= EXACT_FIGURES else None)
     dtype = value_dtype(d)
     need = check_memory(n, dtype, backend, memory_budget, inst.name)
+    work = f"tsp {n} cities = {need['transitions']:.3g} transitions"
+    seconds = predicted_seconds(need["transitions"], backend, H100_TRANSITIONS_PER_SECOND)
+    announce(work, seconds, backend_words(backend), time_limit, progress)
+    stopped = None
     if n <= 1:
         stats = Stats(backend=backend, device=device_name(backend))
         length, tour = d.dtype.type(0), [0]
     else:
         m = n - 1
         rec = recurrence_class(dtype)(d, layout)
-        result = sweep(rec, backend=backend, memory_budget=memory_budget, progress=progress)
         try:
-            stats = result.stats
-            totals = result.last_layer.astype(d.dtype) + d[1:, 0]
-            jbest = int(np.argmin(totals))
-            length = totals[jbest]
-            if not np.isfinite(length):
-                raise InputError("distances", "no tour of finite length exists: too many edges are missing")
-            path = result.traceback((m - 1, jbest))
-        finally:
-            result.close()
-        if len(path) != m:
-            raise AssertionError(f"the traceback visited {len(path)} layers, not {m}")
-        ends = [jbest] + [int(x) for x in path[: m - 1, 2]]  # elements from the last one backwards
-        tour = [0] + [e + 1 for e in reversed(ends)]
+            result = sweep(
+                rec,
+                backend=backend,
+                memory_budget=memory_budget,
+                progress=progress,
+                time_limit=Deadline.left_of(time_limit, t_start),
+            )
+        except TimeLimitReached as stop:
+            stop.limit = time_limit  # the caller's, not what was left of it for the sweep
+            stopped = stop
+            stats = Stats(backend=backend, device=device_name(backend), cells=stop.done)
+            stats.seconds = time.perf_counter() - t_start
+            tour = heuristic_tour(d)
+            length = d.dtype.type(tour_length(d, tour))
+        else:
+            stats, length, tour = _shortest_tour(result, d, m)
     value = length.item()
+    details = {}
+    if stopped is not None:
+        lower = shortest_edges_bound(d)
+        details = {
+            "stopped": "time",
+            "message": f"{stopped}: a heuristic tour (an upper bound), not proven optimal",
+            "lower_bound": lower,
+            "upper_bound": value,
+        }
     stats.extra["transitions"] = need["transitions"]
     stats.extra["backend_choice"] = why
     stats.extra["layout"] = layout
@@ -819,11 +854,82 @@ def solve(
             "symmetric": inst.symmetric,
             "value_dtype": np.dtype(dtype).name,
             "memory": {k: need[k] for k in ("decisions", "values", "device", "spills_to_disk")},
+            **details,
         },
+        optimal=stopped is None,
         _checker=_checker(inst),
     )
     sol.check()
     return sol
+
+
+def _shortest_tour(result, d: np.ndarray, m: int):
+    """The swept DP's ``(stats, length, tour)``: the best last layer's total, walked back."""
+    try:
+        stats = result.stats
+        totals = result.last_layer.astype(d.dtype) + d[1:, 0]
+        jbest = int(np.argmin(totals))
+        length = totals[jbest]
+        if not np.isfinite(length):
+            raise InputError("distances", "no tour of finite length exists: too many edges are missing")
+        path = result.traceback((m - 1, jbest))
+    finally:
+        result.close()
+    if len(path) != m:
+        raise AssertionError(f"the traceback visited {len(path)} layers, not {m}")
+    ends = [jbest] + [int(x) for x in path[: m - 1, 2]]  # elements from the last one backwards
+    return stats, length, [0] + [e + 1 for e in reversed(ends)]
+
+
+def heuristic_tour(matrix: np.ndarray) -> list[int]:
+    """A short tour, fast, from city 0: the best nearest-neighbour tour over every start city, then
+    improved by reversing segments (2-opt, lengths recomputed whole, so asymmetric matrices too)
+    while that shortens it. Its length bounds the shortest tour from above; ``O(n^3)`` a pass."""
+    n = matrix.shape[0]
+    d = matrix.astype(np.float64)
+
+    def length(t):
+        return d[t, np.roll(t, -1)].sum()
+
+    best = min((_nearest_neighbour(d, s) for s in range(n)), key=length)
+    improved = True
+    while improved:
+        improved = False
+        for i in range(1, n - 1):
+            for j in range(i + 1, n):
+                cand = np.concatenate([best[:i], best[i : j + 1][::-1], best[j + 1 :]])
+                if length(cand) < length(best):
+                    best, improved = cand, True
+    k = int(np.flatnonzero(best == 0)[0])
+    return [int(c) for c in np.roll(best, -k)]
+
+
+def _nearest_neighbour(d: np.ndarray, start: int) -> np.ndarray:
+    """The tour from ``start`` that goes each time to the nearest city not yet visited."""
+    n = d.shape[0]
+    tour, seen = [start], np.zeros(n, bool)
+    seen[start] = True
+    for _ in range(n - 1):
+        left = np.flatnonzero(~seen)
+        nxt = int(left[np.argmin(d[tour[-1], left])])
+        tour.append(nxt)
+        seen[nxt] = True
+    return np.array(tour)
+
+
+def shortest_edges_bound(matrix: np.ndarray) -> int | float:
+    """A lower bound on every tour's length: a tour leaves each city once and enters each once, so it
+    is at least the sum over cities of the shortest edge out, and of the shortest edge in (the larger
+    of the two; off the diagonal; exact for integers)."""
+    n = matrix.shape[0]
+    if n < 2:
+        return matrix.dtype.type(0).item()
+    masked = np.where(np.eye(n, dtype=bool), np.inf, matrix.astype(np.float64))
+    out, into = masked.argmin(axis=1), masked.argmin(axis=0)
+    rows = np.arange(n)
+    if matrix.dtype.kind == "f":
+        return max(math.fsum(matrix[rows, out].tolist()), math.fsum(matrix[into, rows].tolist()))
+    return max(sum(int(x) for x in matrix[rows, out]), sum(int(x) for x in matrix[into, rows]))
 
 
 def _plain(label):
@@ -859,6 +965,9 @@ def _checker(inst: Instance):
             ok = length == sol.value
         if not ok:
             return f"the tour's length is {length}, not the reported {sol.value}"
+        lower, upper = sol.details.get("lower_bound"), sol.details.get("upper_bound")
+        if sol.details.get("stopped") and not lower <= sol.value == upper:
+            return f"bounds {lower} .. {upper} do not hold the tour"
         return None
 
     return check
@@ -878,6 +987,12 @@ def summary(sol: Solution) -> str:
         f"{what}tour length {sol.value} through {d['cities']} cities{kind} (optimal, checked)",
         f"tour: {tour}",
     ]
+    if d.get("stopped"):  # a time limit: bounds, not the optimum
+        lines[0] = (
+            f"{what}shortest tour through {d['cities']} cities{kind}: between {d['lower_bound']} and "
+            f"{d['upper_bound']} (not optimal: {d['message']}); the tour of length {sol.value} is checked"
+        )
+        return "\n".join(lines)
     if st.seconds > 0:
         compile_s = st.extra.get("compile_seconds", 0.0)
         compiling = f" ({compile_s:.2f} s of it compiling)" if compile_s > 0.05 else ""
@@ -897,7 +1012,16 @@ def cli_arguments(p):
         default=None,
         help="host bytes for the decision store before it spills to disk (e.g. 8G)",
     )
+    p.add_argument(
+        "--time-limit",
+        default=None,
+        help="stop after this many seconds with proven bounds (a heuristic tour and the "
+        "shortest edges' sum), exit 1",
+    )
 
 
 def cli_solve(args) -> Solution:
-    return solve(args.file, backend=args.backend, memory_budget=args.memory_budget)
+    time_limit = parse_time_limit(args.time_limit, "--time-limit")
+    sol = solve(args.file, backend=args.backend, memory_budget=args.memory_budget, time_limit=time_limit)
+    warn_unproven(sol)
+    return sol

@@ -105,10 +105,10 @@ import numpy as np
 
 from gpudp.engine import choose_backend, device_name
 from gpudp.errors import InputError
+from gpudp.inputs import parse_time_limit
 from gpudp.jit import njit
 from gpudp.solution import Solution, Stats
 
-from ..bb import parse_time_limit
 from ..io import INT64_MAX, KnapsackInstance, checked_solution, validate
 
 __all__ = ["solve", "solve_instance", "cardinality_bound", "warm"]
