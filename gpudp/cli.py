@@ -130,7 +130,8 @@ def main(argv=None) -> int:
     """Run the command line; returns the exit status: 0, 1 for a batch in which some instance failed
     (its line says why) or a solve stopped by its time limit (its best proven bounds printed), 2 for
     any other error (one line on stderr), 130 on Ctrl-C, 128 + the signal's number on SIGTERM or
-    SIGHUP (the first such signal decides; see :class:`_Stops`), 141 (128 + SIGPIPE), quietly, when the reader of the output went away (``gpudp ... | head -1``)."""
+    SIGHUP (the first such signal decides; see :class:`_Stops`), 141 (128 + SIGPIPE), quietly, when
+    the reader of the output went away (``gpudp ... | head -1``)."""
     stops = _Stops()
     try:
         stops.install()  # first, so that a signal during start-up is handled like any other
