@@ -269,3 +269,44 @@ def test_interval_and_grid3_sweeps_stop_at_their_time_limit(monkeypatch):
     with pytest.raises(TimeLimitReached) as e:
         lcs3.solve("GATTACA", "TACCAG", "ATTAC", backend="cpu", time_limit=1e-9)
     assert 0 < e.value.done < e.value.total == 7 * 6 * 5
+
+
+def _knapsack_ref(p, w, c) -> int:
+    """The textbook O(n C) table: the optimum of a small 0/1 knapsack."""
+    best = [0] * (c + 1)
+    for pk, wk in zip(p, w, strict=True):
+        for cap in range(c, wk - 1, -1):
+            best[cap] = max(best[cap], best[cap - wk] + pk)
+    return best[c]
+
+
+@pytest.mark.parametrize("method", ["dp", "auto"])
+def test_knapsack_dp_time_limit_gives_greedy_and_dantzig(small_chunks, method):
+    """The dense DP stops at its limit like every other solver: a checked greedy packing (the lower
+    bound) and Dantzig's bound above the true optimum; auto's DP step gets what is left."""
+    from gpudp.problems import knapsack
+
+    rng = np.random.default_rng(5)
+    w = rng.integers(1, 60, 30)
+    p = w + rng.integers(0, 20, 30)
+    c = int(w.sum()) // 2
+    best = _knapsack_ref(p.tolist(), w.tolist(), c)
+    assert knapsack.solve(p, w, c, method="dp", backend="cpu").value == best
+    sol = knapsack.solve(p, w, c, method=method, backend="cpu", time_limit=1e-9)
+    det = sol.details
+    assert not sol.optimal and sol.checked and det["stopped"] == "time"
+    assert det["lower_bound"] == sol.value <= best <= det["upper_bound"]
+    assert int(w[sol.solution == 1].sum()) <= c
+
+
+def test_knapsack_dp_prediction_line(monkeypatch, capsys):
+    from gpudp.problems.knapsack import dp
+
+    monkeypatch.setenv("GPUDP_CPU_CELL_RATE", "1")  # a unit cell a second: minutes for this one
+    sol = dp.solve([5, 4, 3, 9], [40, 30, 20, 70], 90, backend="cpu")
+    assert sol.optimal and sol.value == 12
+    err = capsys.readouterr().err
+    assert "gpudp: knapsack dp 4 items" in err and "predicted about" in err
+    monkeypatch.delenv("GPUDP_CPU_CELL_RATE")
+    dp.solve([5, 4, 3, 9], [40, 30, 20, 70], 90, backend="cpu")
+    assert "predicted" not in capsys.readouterr().err

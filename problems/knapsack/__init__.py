@@ -15,9 +15,9 @@ Methods:
   cells it sweeps, ``n' * (C + 1)`` (``n'`` the items that can be packed; none when they all fit),
   and the rate of the backend it would run on: on the CPU the backends' calibrated rate
   (:func:`gpudp.engine.cpu_cell_rate`: ``GPUDP_CPU_CELL_RATE`` or 2e8 unit cells a second per
-  thread) at :data:`DP_CPU_CELL_WORK` units a knapsack cell; on the GPU :data:`DP_CUDA_CELLS_PER_S`
-  plus its start-up (:func:`gpudp.engine.gpu_start_seconds`). The sparse DP's time cannot be told
-  from ``n`` and ``C`` (milliseconds on most classes, seconds on a few), so ``auto`` bounds the
+  thread) at ``CPU_CELL_WORK`` units a knapsack cell; on the GPU ``CUDA_CELLS_PER_S`` plus its
+  start-up (:func:`gpudp.problems.knapsack.dp.predicted_seconds`). The sparse DP's time cannot be
+  told from ``n`` and ``C`` (milliseconds on most classes, seconds on a few), so ``auto`` bounds the
   regret instead of guessing it:
 
   1. real weights: ``bb`` (the only method for them);
@@ -30,10 +30,11 @@ Methods:
      sparse refuses or stops unproven (memory); real profits go to ``bb``.
 
   An unproven answer is returned only when no method that could prove it is left (a time limit or
-  the memory stopped the last search); the DP, when it runs, always proves. ``details["method_note"]``
-  says what ran and why, ``details["auto"]`` the prediction (cells, backend, seconds) and each attempt
-  (method, seconds, proven). The time limit (``time_limit=``, ``--time-limit``) bounds ``sparse`` and
-  ``bb``; the DP has none.
+  the memory stopped the last search); the DP, when it runs, proves unless the time limit stops it.
+  ``details["method_note"]`` says what ran and why, ``details["auto"]`` the prediction (cells,
+  backend, seconds) and each attempt (method, seconds, proven). The time limit (``time_limit=``,
+  ``--time-limit``) bounds every method (the DP stops with the greedy packing and Dantzig's bound);
+  a DP predicted to take over a minute says so on stderr first.
 
 Numbers are read exactly and every limit is a clear :class:`gpudp.InputError`, never a rounded
 value (see :mod:`gpudp.problems.knapsack.io`).
@@ -41,7 +42,6 @@ value (see :mod:`gpudp.problems.knapsack.io`).
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import sys
 import time
@@ -49,7 +49,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpudp.engine import cpu_cell_rate, gpu_start_seconds
 from gpudp.errors import InputError
 from gpudp.memory import parse_bytes
 
@@ -70,17 +69,8 @@ __all__ = [
 ]
 
 METHODS = ("auto", "dp", "sparse", "bb")
-#: dense-DP cells (``n * (C + 1)``) a second on the GPU, the traceback included: the single solve
-#: on an H100 (docs/knapsack_dp.md: 2.4e11 computed cells of a 6.2e11-cell table in 1.30 s)
-DP_CUDA_CELLS_PER_S = 1e11
-#: a knapsack cell costs the CPU about twice the backends' unit cell (docs/benchmarks.md, "Start-up")
-DP_CPU_CELL_WORK = 2.0
 #: a DP predicted this fast runs at once: a sparse attempt would cost as much to set up
 DP_AT_ONCE_S = 0.05
-
-
-def dp_available() -> bool:
-    return importlib.util.find_spec("gpudp.problems.knapsack.dp") is not None
 
 
 def _integer_capacity(inst: KnapsackInstance) -> int | None:
@@ -101,15 +91,6 @@ def _integer_capacity(inst: KnapsackInstance) -> int | None:
     except (TypeError, ValueError):
         return None
     return int(f) if math.isfinite(f) and f == math.floor(f) else None
-
-
-def predicted_dp_seconds(cells: int, backend: str) -> float:
-    """Seconds the dense DP is predicted to take for ``cells`` cells on ``backend`` (module doc)."""
-    if cells == 0:
-        return 0.0
-    if backend == "cuda":
-        return gpu_start_seconds() + cells / DP_CUDA_CELLS_PER_S
-    return cells * DP_CPU_CELL_WORK / cpu_cell_rate()
 
 
 @dataclass
@@ -157,7 +138,7 @@ def choose_method(inst: KnapsackInstance, backend: str = "auto", time_limit=None
             return MethodChoice([("sparse", time_limit), ("bb", time_limit)], why)
         return MethodChoice([("bb", time_limit)], f"the DP refuses ({e}) and sparse needs integer profits")
     cells = len(pre.order) * (pre.cap + 1) if pre.est is not None else 0
-    t = predicted_dp_seconds(cells, pre.backend)
+    t = knapsack_dp.predicted_seconds(cells, pre.backend)
     pred = f"the DP is predicted {t:.3g} s for {cells:.3g} cells on {pre.backend}"
     out = MethodChoice([("dp", None)], "", cells, pre.backend, t)
     if not inst.integral:
@@ -291,7 +272,9 @@ def _run(method, inst, backend, memory_budget, bb):
     if method == "dp":
         from . import dp as knapsack_dp
 
-        return knapsack_dp.solve_instance(inst, backend=backend, memory_budget=memory_budget)
+        return knapsack_dp.solve_instance(
+            inst, backend=backend, memory_budget=memory_budget, time_limit=bb.get("time_limit")
+        )
     if method == "sparse":
         from . import sparse as knapsack_sparse
 
@@ -311,7 +294,7 @@ def _auto(inst, backend, memory_budget, bb):
     choice = choose_method(inst, backend, time_limit)
     best, outcome = None, []
     for k, (method, seconds) in enumerate(choice.steps):
-        if method == "bb" and time_limit is not None:  # what is left of the caller's limit
+        if method in ("bb", "dp") and time_limit is not None:  # what is left of the caller's limit
             seconds = max(0.0, time_limit - (time.perf_counter() - t0))
             if seconds == 0.0 and best is not None:  # (with nothing to return, bb stops at once)
                 outcome.append(f"no time left for {method}")

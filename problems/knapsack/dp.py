@@ -37,17 +37,50 @@ import time
 
 import numpy as np
 
-from gpudp.engine import choose_backend, device_memory, layered_memory, sweep
-from gpudp.errors import InputError
+from gpudp.engine import (
+    backend_words,
+    choose_backend,
+    cpu_cell_rate,
+    device_memory,
+    gpu_start_seconds,
+    layered_memory,
+    sweep,
+)
+from gpudp.errors import InputError, TimeLimitReached
+from gpudp.inputs import parse_time_limit
+from gpudp.progress import Deadline, announce
 from gpudp.recurrence import LayeredRecurrence
 from gpudp.solution import Solution
 
 from .io import KnapsackInstance, solution_checker
 
-__all__ = ["solve", "solve_instance", "recurrence_class", "estimate_memory", "KnapsackDP"]
+__all__ = [
+    "solve",
+    "solve_instance",
+    "recurrence_class",
+    "estimate_memory",
+    "predicted_seconds",
+    "KnapsackDP",
+]
 
 I32_MAX = 2**31 - 1
 I64_MAX = 2**63 - 1
+#: dense-DP cells (``n * (C + 1)``) a second on the GPU, the traceback included: the single solve
+#: on an H100 (docs/knapsack_dp.md: 2.4e11 computed cells of a 6.2e11-cell table in 1.30 s)
+CUDA_CELLS_PER_S = 1e11
+#: a knapsack cell costs the CPU about twice the backends' unit cell (docs/benchmarks.md, "Start-up")
+CPU_CELL_WORK = 2.0
+
+
+def predicted_seconds(cells: int, backend: str) -> float:
+    """Seconds the dense DP is predicted to take for ``cells`` cells on ``backend``: on the CPU the
+    backends' calibrated rate (:func:`gpudp.engine.cpu_cell_rate`) at :data:`CPU_CELL_WORK` units a
+    cell; on the GPU :data:`CUDA_CELLS_PER_S` plus its start-up."""
+    if cells == 0:
+        return 0.0
+    if backend == "cuda":
+        return gpu_start_seconds() + cells / CUDA_CELLS_PER_S
+    return cells * CPU_CELL_WORK / cpu_cell_rate()
 
 
 class KnapsackDP(LayeredRecurrence):
@@ -230,8 +263,8 @@ class _Prepared:
             raise InputError("capacity", f"must be >= 0, got {capacity!r}")
         if cap > I64_MAX:
             raise InputError("capacity", f"{capacity!r} is beyond the int64 range (2^63 - 1)")
-        # a knapsack cell costs the CPU about twice an LCS cell (measured: docs/benchmarks.md, "Start-up")
-        self.backend, self.backend_choice = be, _ = choose_backend(backend, work=2.0 * len(p) * (cap + 1))
+        work = CPU_CELL_WORK * len(p) * (cap + 1)
+        self.backend, self.backend_choice = be, _ = choose_backend(backend, work=work)
         integral = p.dtype.kind in "iu" or bool(
             p.size and np.all(p == np.round(p)) and np.abs(p).max() < 2.0**62
         )
@@ -268,7 +301,14 @@ def solve_instance(inst: KnapsackInstance, **kw) -> Solution:
 
 
 def solve(
-    profits, weights, capacity, backend: str = "auto", memory_budget=None, progress=None, name: str = ""
+    profits,
+    weights,
+    capacity,
+    backend: str = "auto",
+    memory_budget=None,
+    progress=None,
+    name: str = "",
+    time_limit=None,
 ) -> Solution:
     """Solve a 0/1 knapsack by dense DP; returns a checked :class:`gpudp.Solution`.
 
@@ -276,8 +316,15 @@ def solve(
     weight. Weights and capacity must be non-negative integers (else :class:`gpudp.InputError`:
     use the branch-and-bound solver for real weights); profits may be integers or reals.
     ``memory_budget``: host bytes for the band store before it spills to disk.
+
+    ``time_limit``: seconds after which the sweep stops (between chunks of layers); the solution is
+    then not optimal (``optimal`` False, ``details["stopped"] == "time"``): the greedy packing by
+    efficiency (checked; a lower bound) with ``details["upper_bound"]``, Dantzig's bound (the LP
+    relaxation's value, exact for integer profits; the sum of the positive profits for real ones).
+    A solve predicted to take over a minute says so on stderr first (unless ``progress=False``).
     """
     t0 = time.perf_counter()
+    time_limit = parse_time_limit(time_limit)
     pre = _Prepared(profits, weights, capacity, backend)
     p, w, cap, integral, be, order, vt = pre.p, pre.w, pre.cap, pre.integral, pre.backend, pre.order, pre.vt
     rec_cls = recurrence_class(vt)
@@ -299,7 +346,20 @@ def solve(
         if memory_budget is None and not os.environ.get("GPUDP_MEMORY_BUDGET"):
             memory_budget = max(pre.spare // 2, 1 << 20)  # the bands spill to disk past half the rest
         rec = rec_cls(ws, ps, cap)
-        result = sweep(rec, backend=be, memory_budget=memory_budget, progress=progress)
+        cells = len(order) * (cap + 1)
+        what = f"knapsack dp {len(order):,} items x {cap + 1:.3g} capacities = {cells:.3g} cells"
+        announce(what, predicted_seconds(cells, be), backend_words(be), time_limit, progress)
+        try:
+            result = sweep(
+                rec,
+                backend=be,
+                memory_budget=memory_budget,
+                progress=progress,
+                time_limit=Deadline.left_of(time_limit, t0),
+            )
+        except TimeLimitReached as stop:
+            stop.limit = time_limit  # the caller's, not what was left of it for the sweep
+            return _stopped(pre, x, stop, time.perf_counter() - t0)
         try:
             path = result.traceback((len(order) - 1, cap))
             x[order[path[path[:, 2] == 1, 0]]] = 1
@@ -333,3 +393,59 @@ def solve(
         if integral and value != int(dp_value) + sum(int(v) for v in forced):
             raise AssertionError("internal: the traced-back items do not attain the DP's optimum")
     return sol
+
+
+def _stopped(pre: _Prepared, x: np.ndarray, stop: TimeLimitReached, seconds: float) -> Solution:
+    """The checked, not optimal :class:`Solution` of a sweep stopped by its time limit: the greedy
+    packing of the swept items in efficiency order (``x`` holds the free items already), a proven
+    lower bound, and Dantzig's bound above it (:func:`_dantzig`)."""
+    from gpudp.engine import device_name
+    from gpudp.solution import Stats
+
+    rest = pre.cap
+    for k, wk in zip(pre.order.tolist(), pre.ws.tolist(), strict=True):
+        if wk <= rest:
+            x[k] = 1
+            rest -= wk
+    sel = x == 1
+    value = sum(int(v) for v in pre.p[sel]) if pre.integral else math.fsum(pre.p[sel].tolist())
+    forced = pre.p[(pre.w == 0) & (pre.p > 0)]
+    forced_value = sum(int(v) for v in forced) if pre.integral else math.fsum(forced.tolist())
+    upper = forced_value + _dantzig(pre) if pre.integral else math.fsum(pre.p[pre.p > 0].tolist())
+    stats = Stats(backend=pre.backend, device=device_name(pre.backend), cells=stop.done, seconds=seconds)
+    sol = Solution(
+        "knapsack",
+        value,
+        x,
+        stats=stats,
+        optimal=False,
+        details={
+            "method": "dp",
+            "n": len(pre.p),
+            "dp_items": len(pre.order),
+            "integral": pre.integral,
+            "weight": sum(int(v) for v in pre.w[sel]),
+            "stopped": "time",
+            "message": f"{stop}: the greedy packing (a lower bound), not proven optimal",
+            "lower_bound": value,
+            "upper_bound": upper,
+        },
+        _checker=solution_checker(pre.p, pre.w, pre.cap),
+    )
+    sol.check()
+    return sol
+
+
+def _dantzig(pre: _Prepared) -> int:
+    """Dantzig's bound on the swept items (integer profits): the greedy prefix in exact efficiency
+    order, then the fraction of the break item that fills the rest, rounded down; every packing of
+    these items is worth at most this (the LP relaxation's optimum)."""
+    ws, ps = pre.ws.tolist(), [int(v) for v in pre.ps]
+    order = sorted(range(len(ws)), key=functools.cmp_to_key(lambda i, j: ps[j] * ws[i] - ps[i] * ws[j]))
+    rest, bound = pre.cap, 0
+    for k in order:
+        if ws[k] > rest:
+            return bound + ps[k] * rest // ws[k]
+        rest -= ws[k]
+        bound += ps[k]
+    return bound

@@ -471,7 +471,7 @@ def test_auto_tries_sparse_for_the_dp_s_predicted_time():
     inst = validate(p, w, c)
     choice = front.choose_method(inst, backend="cpu")
     assert [m for m, _ in choice.steps] == ["sparse", "dp"]
-    assert choice.steps[0][1] == choice.dp_seconds == front.predicted_dp_seconds(choice.dp_cells, "cpu")
+    assert choice.steps[0][1] == choice.dp_seconds == kd.predicted_seconds(choice.dp_cells, "cpu")
     sol = front.solve_instance(inst, backend="cpu")
     assert (
         sol.details["method"] == "sparse" and sol.optimal and "sparse proved it" in sol.details["method_note"]
@@ -481,7 +481,7 @@ def test_auto_tries_sparse_for_the_dp_s_predicted_time():
 def test_auto_falls_back_to_the_dp_when_sparse_does_not_prove_in_time(monkeypatch):
     """Never an unproven answer where the DP would prove it: sparse gets a microsecond, the DP runs."""
     monkeypatch.setattr(front, "DP_AT_ONCE_S", 0.0)
-    monkeypatch.setattr(front, "predicted_dp_seconds", lambda cells, backend: 1e-6)
+    monkeypatch.setattr(kd, "predicted_seconds", lambda cells, backend: 1e-6)
     p, w, c = classes.pisinger_instance("circle", 40, 1000, seed=0)
     sol = front.solve(p, w, c, backend="cpu")
     attempts = sol.details["auto"]["attempts"]
