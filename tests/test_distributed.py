@@ -298,9 +298,17 @@ def test_bands_with_a_stateful_traceback(client):
         assert np.array_equal(res.traceback((99, 80), state=state), full.traceback((99, 80), state=state))
 
 
+def _worker_state():
+    with open("/proc/self/status") as f:
+        blocked = next(int(line.split()[1], 16) for line in f if line.startswith("SigBlk:"))
+    return os.getpid(), os.environ.get("TMPDIR", ""), bool(blocked & (1 << (signal.SIGINT - 1)))
+
+
 def test_cluster_shares_the_cores_and_workers_compile():
     """gpudp's own local cluster: each worker gets its share of numba's threads from its start (a
-    worker that compiles a new kernel must not see the count change under it)."""
+    worker that compiles a new kernel must not see the count change under it), ignores Ctrl-C
+    (SIGINT blocked from its start), and an error in the block stops the workers at once and
+    removes their scratch folder."""
     from gpudp import distributed as gd
     from gpudp import sweep
     from gpudp.problems.edit_distance import Levenshtein
@@ -308,11 +316,24 @@ def test_cluster_shares_the_cores_and_workers_compile():
     rng = np.random.default_rng(12)
     rec = Levenshtein(rng.integers(0, 4, 90).astype(np.uint8), rng.integers(0, 4, 75).astype(np.uint8))
     full = sweep(rec, backend="cpu", tile=(32, 32))
-    with gd.cluster(workers=2) as c:
-        threads = c.run(lambda: __import__("numba").config.NUMBA_NUM_THREADS)
-        assert set(threads.values()) == {max(1, (os.cpu_count() or 1) // 2)}
-        res = gd.sweep_bands(rec, c, bands=2, block_rows=40, backend="cpu", tile=(32, 32))
-        assert np.array_equal(res.traceback((89, 74)), full.traceback((89, 74)))
+    with pytest.raises(RuntimeError, match="in the block"):
+        with gd.cluster(workers=2) as c:
+            threads = c.run(lambda: __import__("numba").config.NUMBA_NUM_THREADS)
+            assert set(threads.values()) == {max(1, (os.cpu_count() or 1) // 2)}
+            res = gd.sweep_bands(rec, c, bands=2, block_rows=40, backend="cpu", tile=(32, 32))
+            assert np.array_equal(res.traceback((89, 74)), full.traceback((89, 74)))
+            states = list(c.run(_worker_state).values())
+            c.submit(time.sleep, 60, pure=False)  # a worker busy: halted, not waited for
+            time.sleep(0.5)
+            t0 = time.monotonic()
+            raise RuntimeError("in the block")
+    assert time.monotonic() - t0 < 3  # a graceful stop waits 4 s for the busy worker
+    (scratch,) = {folder for _, folder, _ in states}
+    assert os.path.basename(scratch).startswith("gpudp-dask-") and not os.path.exists(scratch)
+    assert all(blocked for _, _, blocked in states)
+    for pid, _, _ in states:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
 
 
 def _affinity():
