@@ -529,17 +529,18 @@ def local_cluster(envs: list[dict], preload: list[list[str]], threads: int):
     their ``TMPDIR``) is a private folder in the temporary folder, removed once they are stopped;
     the workers ignore SIGINT (a Ctrl-C reaches the terminal's whole process group: this process
     stops them), are given :data:`HALT_SECONDS` to stop when the block did not end normally, and are
-    stopped with Dask's logs silenced; a signal that arrives while the cluster starts or stops is
-    raised once that is done (:func:`signals_held`), so that neither is cut halfway. The scheduler
-    listens on 127.0.0.1 only, on a free port, with no dashboard."""
+    stopped with Dask's logs silenced (the workers print only their errors, at any time); a signal
+    that arrives while the cluster starts or stops is raised once that is done
+    (:func:`signals_held`), so that neither is cut halfway. The scheduler listens on 127.0.0.1
+    only, on a free port, with no dashboard."""
     dist = dask_distributed()
     import dask
 
     scratch = _scratch_folder()
     local = client = None
     try:
-        # silence_logs: the level of the logs the workers print
-        options = {"nthreads": 1, "memory_limit": 1 / len(envs), "silence_logs": logging.WARNING}
+        # the workers print their errors only: a halted worker warns of each task it drops
+        options = {"nthreads": 1, "memory_limit": 1 / len(envs), "silence_logs": logging.ERROR}
         spec = {
             i: {"cls": dist.Nanny, "options": {**options, "env": {**env, "TMPDIR": scratch}, "preload": pre}}
             for i, (env, pre) in enumerate(zip(envs, preload, strict=True))
