@@ -32,9 +32,15 @@ Example
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
+import numbers
 import os
+import shutil
+import signal
 import subprocess
+import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 
@@ -44,14 +50,18 @@ from .errors import InputError
 
 __all__ = [
     "chunk_bounds",
+    "check_cluster",
     "cluster",
     "dask_distributed",
+    "fit_workers",
     "gpu_cpus",
     "is_dask_collection",
+    "local_cluster",
     "map_blocks",
     "map_chunks",
     "page_locked",
     "row_blocks",
+    "signals_held",
     "visible_gpus",
 ]
 
@@ -413,6 +423,40 @@ def _cpulist(cpus: set[int]) -> str:
     return ",".join(str(c) for c in sorted(cpus))
 
 
+def check_cluster(scheduler: str | None = None, workers: int | None = None) -> None:
+    """Refuse, before any work, what :func:`cluster` could not start: both a ``scheduler`` and
+    ``workers``, a worker count below 1 (Dask would wait a minute for workers that never come), or
+    a scheduler address Dask cannot read. Raises :class:`InputError` naming the argument."""
+    if scheduler is not None and workers is not None:
+        raise InputError(
+            "workers", "workers start a local cluster, scheduler names a running one: give one of them"
+        )
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1
+    ):
+        raise InputError("workers", f"a count of worker processes, at least 1 (got {workers!r})")
+    if scheduler is not None:
+        comm = dask_distributed().comm
+        try:
+            if not isinstance(scheduler, str) or not scheduler:
+                raise ValueError("not an address")
+            if comm.parse_address(scheduler)[0] != "inproc":
+                comm.get_address_host_port(scheduler)
+        except ValueError as e:
+            raise InputError(
+                "scheduler", f"{scheduler!r} is not a Dask scheduler address such as tcp://host:8786 ({e})"
+            ) from None
+
+
+def fit_workers(workers: int, items: int, gpus: bool = False) -> int:
+    """The local workers worth starting for ``items`` pieces of work when ``workers`` are asked
+    for: never more than the items (a worker without work only costs its start), and for CPU
+    workers never more than this process's cores (more would share them, each at a slice of its
+    numba threads). 0 for no items: no cluster at all."""
+    n = min(int(workers), int(items))
+    return n if gpus else min(n, len(os.sched_getaffinity(0)))
+
+
 @contextlib.contextmanager
 def cluster(
     scheduler: str | None = None, workers: int | None = None, gpus: bool = False, bind_cpus: bool = True
@@ -426,13 +470,19 @@ def cluster(
     them), so the blocks it holds lie in the memory nearest its GPU: on a host of two sockets, a
     GPU copying from the other socket's memory shares the link between them with its neighbours.
 
+    A local cluster leaves nothing behind, whether the block ends, raises, or is stopped by Ctrl-C
+    or SIGTERM (:func:`local_cluster`): its scheduler listens on this host only, its workers ignore
+    Ctrl-C (this process stops them), and their scratch space is a private temporary folder,
+    removed with them.
+
     Raises
     ------
     InputError
-        without ``dask.distributed``; with ``gpus``, when no GPU is visible or ``workers`` exceeds
-        the GPUs.
+        without ``dask.distributed``; for what :func:`check_cluster` refuses; with ``gpus``, when
+        no GPU is visible or ``workers`` exceeds the GPUs.
     """
     dist = dask_distributed()
+    check_cluster(scheduler, workers)
     if scheduler:
         with dist.Client(scheduler) as client:
             yield client
@@ -450,35 +500,185 @@ def cluster(
     threads = (os.cpu_count() or 1) // n
     for cpus in near.values():  # the workers on one side share its cores
         threads = min(threads, len(cpus) // sum(near.get(d) == cpus for d in devices[:n]))
-    saved = os.environ.get("NUMBA_NUM_THREADS")
-    os.environ["NUMBA_NUM_THREADS"] = str(max(1, threads))
+    envs = [{} for _ in range(n)]
+    preload: list[list[str]] = [[] for _ in range(n)]
+    for i, dev in enumerate(devices[:n]):
+        # the GPU is set in the worker's process before it runs anything (CUDA starts lazily)
+        envs[i]["CUDA_VISIBLE_DEVICES"] = dev
+        if dev in near:  # dask_setup binds the worker to its side's CPUs
+            envs[i]["GPUDP_WORKER_CPUS"] = _cpulist(near[dev])
+            preload[i] = [__name__]
+    with local_cluster(envs, preload, max(1, threads)) as client:
+        yield client
+
+
+#: seconds a worker is given to stop when its cluster is stopped by an error or a signal (its task
+#: is abandoned: then it is killed)
+HALT_SECONDS = 0.5
+
+
+@contextlib.contextmanager
+def local_cluster(envs: list[dict], preload: list[list[str]], threads: int):
+    """A ``Client`` of a local cluster of one worker process per entry of ``envs`` (its
+    environment variables; ``preload``: the modules it preloads), each running one task at a time
+    with ``threads`` numba threads and its share of the host's memory (a Nanny's default is the
+    share of its threads among the cores: 1/32 on a 32-core host, too little for a band's walk).
+
+    Nothing is left behind, on success, on an exception, on Ctrl-C or on SIGTERM
+    (:class:`gpudp.cli.Terminated`): the workers' scratch space (Dask's ``dask-scratch-space``, and
+    their ``TMPDIR``) is a private folder in the temporary folder, removed once they are stopped;
+    the workers ignore SIGINT (a Ctrl-C reaches the terminal's whole process group: this process
+    stops them), are given :data:`HALT_SECONDS` to stop when the block did not end normally, and are
+    stopped with Dask's logs silenced (the workers print only their errors, at any time); a signal
+    that arrives while the cluster starts or stops is raised once that is done
+    (:func:`signals_held`), so that neither is cut halfway. The scheduler listens on 127.0.0.1
+    only, on a free port, with no dashboard."""
+    dist = dask_distributed()
+    import dask
+
+    scratch = _scratch_folder()
+    local = client = None
     try:
-        if gpus:
-            # the GPU is set in the worker's process before it runs anything (CUDA starts lazily);
-            # each worker may hold its share of the host's memory (a Nanny's default is the share of
-            # its threads among the cores: 1/32 on a 32-core host, too little for a band's walk)
-            options = {"nthreads": 1, "memory_limit": 1 / n}
-            spec = {}
-            for i, dev in enumerate(devices[:n]):
-                mine = {"env": {"CUDA_VISIBLE_DEVICES": dev}}
-                if dev in near:  # dask_setup binds the worker to its side's CPUs
-                    mine["env"]["GPUDP_WORKER_CPUS"] = _cpulist(near[dev])
-                    mine["preload"] = [__name__]
-                spec[i] = {"cls": dist.Nanny, "options": {**options, **mine}}
-            local = dist.SpecCluster(
-                workers=spec, scheduler={"cls": dist.Scheduler, "options": {"dashboard_address": None}}
-            )
-        else:
-            local = dist.LocalCluster(
-                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None
-            )
+        # the workers print their errors only: a halted worker warns of each task it drops
+        options = {"nthreads": 1, "memory_limit": 1 / len(envs), "silence_logs": logging.ERROR}
+        spec = {
+            i: {"cls": dist.Nanny, "options": {**options, "env": {**env, "TMPDIR": scratch}, "preload": pre}}
+            for i, (env, pre) in enumerate(zip(envs, preload, strict=True))
+        }
+        here = {"host": "127.0.0.1", "port": 0, "dashboard": False, "dashboard_address": "127.0.0.1:0"}
+        scheduler = {"cls": dist.Scheduler, "options": here}
+        with dask.config.set({"temporary-directory": scratch}), _DaskLogs() as logs:
+            try:
+                with signals_held():
+                    local = _started(lambda: dist.SpecCluster(workers=spec, scheduler=scheduler), threads)
+                    client = dist.Client(local)
+                yield client
+            except BaseException:
+                with signals_held(replay=False):
+                    _stop(local, client, logs, hurry=True)
+                raise
+            with signals_held():
+                _stop(local, client, logs, hurry=False)
+    except BaseException:
+        with signals_held(replay=False):
+            shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    with signals_held():
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+class _DaskLogs(logging.Filter):
+    """While a local cluster lives, the records of Dask's loggers that this process prints: its
+    warnings and errors (as ``LocalCluster`` prints them), none at all once :attr:`level` is raised
+    (while the cluster is stopped). A filter on the ``distributed`` logger's handlers, which the
+    Nanny's own level changes leave alone."""
+
+    level = logging.WARNING
+
+    def filter(self, record) -> bool:
+        return record.levelno >= self.level
+
+    def __enter__(self):
+        self._handlers = list(logging.getLogger("distributed").handlers)
+        for handler in self._handlers:
+            handler.addFilter(self)
+        return self
+
+    def __exit__(self, *exc):
+        for handler in self._handlers:
+            handler.removeFilter(self)
+
+
+def _scratch_folder() -> str:
+    """A new private folder in the temporary folder (``TMPDIR``; where that cannot be written,
+    Python's next choice, as for gpudp's other temporary files) for a local cluster's scratch
+    space; never the working directory, Python's last resort (:class:`InputError` then)."""
+    base = os.path.abspath(tempfile.gettempdir())
+    chosen = {os.path.abspath(os.environ[k]) for k in ("TMPDIR", "TEMP", "TMP") if os.environ.get(k)}
+    if base == os.getcwd() and base not in chosen:
+        raise InputError(
+            "TMPDIR", "no writable temporary folder for the Dask workers' scratch space: set TMPDIR to one"
+        )
+    return tempfile.mkdtemp(prefix="gpudp-dask-", dir=base)
+
+
+@contextlib.contextmanager
+def signals_held(replay: bool = True):
+    """Ctrl-C, SIGTERM and SIGHUP held back while the block runs (a cluster's start or stop, cut
+    halfway, would leave processes or files behind) and, with ``replay``, the first of them sent
+    again after it, to whatever handles it then (``KeyboardInterrupt``,
+    :class:`gpudp.cli.Terminated`, the default action); without, dropped (an exception is on its
+    way out already). Signal handlers are the main thread's: elsewhere the block runs as it is."""
+    names = ("SIGINT", "SIGTERM", "SIGHUP")
+    sigs = [getattr(signal, n) for n in names if hasattr(signal, n)]
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    previous = {}
+    for sig in sigs:
+        if signal.getsignal(sig) is not None:  # None: a handler not set from Python, left alone
+            previous[sig] = signal.signal(sig, lambda signum, frame: held.append(signum))
+    try:
+        yield
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if held and replay:
+            signal.raise_signal(held[0])
+
+
+def _started(make: Callable, threads: int):
+    """``make()`` (a cluster's start) with SIGINT blocked in this thread: the threads that start the
+    workers (Dask's event loop, the Nanny's) are made in it and inherit the block, and so do the
+    worker processes they spawn, from their first instruction on (a Ctrl-C reaches them only
+    through this process). ``NUMBA_NUM_THREADS`` is ``threads`` in the environment they are
+    spawned with."""
+    from multiprocessing import resource_tracker
+
+    # multiprocessing starts its resource tracker with the first process a spawn makes and then
+    # unblocks SIGINT in the thread that made it (Dask's): started here, it is running already
+    resource_tracker.ensure_running()
+    saved = os.environ.get("NUMBA_NUM_THREADS")
+    os.environ["NUMBA_NUM_THREADS"] = str(threads)
+    blocks = hasattr(signal, "pthread_sigmask")  # POSIX
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocks else None
+    try:
+        return make()
+    finally:
+        if mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         if saved is None:
             del os.environ["NUMBA_NUM_THREADS"]
         else:
             os.environ["NUMBA_NUM_THREADS"] = saved
-    with local, dist.Client(local) as client:
-        yield client
+
+
+def _stop(local, client, logs: _DaskLogs, hurry: bool) -> None:
+    """Close ``client`` and the cluster ``local`` (when made), its worker processes joined, Dask's
+    logs silenced from here on (a worker cut off mid-task, the tasks it leaves, are no news to
+    whoever stopped it). With ``hurry`` (the block ended by an exception or a signal) each worker
+    has :data:`HALT_SECONDS` to stop before it is killed, and an error in the stop is dropped
+    (the block's own is on its way)."""
+    logs.level = logging.CRITICAL + 1
+    try:
+        if client is not None:
+            client.close()
+        if local is not None:
+            if hurry:
+                local.sync(_halt, local)
+            local.close()
+    except Exception:
+        if not hurry:
+            raise
+
+
+async def _halt(local) -> None:
+    """Stop every worker of ``local`` now: :data:`HALT_SECONDS` to end, then killed."""
+    import asyncio
+
+    workers = list(local.workers.values())
+    await asyncio.gather(*(w.close(timeout=HALT_SECONDS) for w in workers), return_exceptions=True)
 
 
 # ---------------------------------------------------------------------------------------------

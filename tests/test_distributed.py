@@ -3,10 +3,13 @@ process, in input order, per-pair errors kept, and a worker that dies mid-batch 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -114,17 +117,142 @@ def test_a_worker_lost_mid_batch_loses_and_duplicates_nothing(client, tmp_path):
     assert got.errors == want.errors
 
 
-def test_cli_workers(tmp_path):
-    a, b = tmp_path / "a.fa", tmp_path / "b.fa"
+def _cli_on_workers(folder, workers: str, stdout=subprocess.PIPE):
+    """``gpudp solve lcs --pairs zip --workers N`` on three pairs in ``folder`` (its working
+    directory), with ``folder/tmp`` its TMPDIR, in a process group of its own."""
+    a, b = folder / "a.fa", folder / "b.fa"
     a.write_text(">x1\nACGTACGT\n>x2\nGGGG\n>x3\nACGT\n")
     b.write_text(">y1\nACGAACGT\n>y2\nGAGG\n>y3\nTTTT\n")
+    (folder / "tmp").mkdir()
     args = [sys.executable, "-m", "gpudp.cli", "solve", "lcs", str(a), str(b), "--pairs", "zip"]
-    out = subprocess.run(
-        [*args, "--backend", "cpu", "--workers", "2"], capture_output=True, text=True, timeout=300
+    return subprocess.Popen(
+        [*args, "--backend", "cpu", "--workers", workers],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=folder,
+        env={**os.environ, "TMPDIR": str(folder / "tmp")},
+        start_new_session=True,
     )
-    assert out.returncode == 0, out.stderr
-    assert [line.split("\t")[-1] for line in out.stdout.splitlines()[1:]] == ["7", "3", "1"]
-    assert "2 Dask workers" in out.stderr
+
+
+def _gone(group, seconds=20.0):
+    """Whether the processes of ``group`` (a process group) have all ended, waiting up to
+    ``seconds`` (multiprocessing's resource tracker ends after the process that started it)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_cli_workers(tmp_path):
+    """--workers 40 on 3 pairs starts at most 3 workers (and one a core), and the run leaves
+    nothing behind: its temporary folder empty (Dask's scratch space was a private folder in it,
+    removed), no process of its process group alive."""
+    run, scratch = _cli_on_workers(tmp_path, "40"), tmp_path / "tmp"
+    out, err = run.communicate(timeout=300)
+    assert run.returncode == 0, err
+    assert [line.split("\t")[-1] for line in out.splitlines()[1:]] == ["7", "3", "1"]
+    workers = min(3, len(os.sched_getaffinity(0)))
+    assert err.count("\n") == 1 and f"{workers} Dask workers" in err, err
+    assert _gone(run.pid) and list(scratch.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.fa", "b.fa", "tmp"]  # nothing in the cwd
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_cli_workers_stopped_by_a_signal(tmp_path, sig):
+    """A Ctrl-C (or SIGTERM) to the whole process group while the workers run: the CLI's one line
+    and exit status, no worker's traceback or Dask's warnings, no process and no file left."""
+    run, scratch = _cli_on_workers(tmp_path, "2", stdout=subprocess.DEVNULL), tmp_path / "tmp"
+    try:
+        end = time.monotonic() + 240
+        while not list(scratch.rglob("worker-*")) and run.poll() is None and time.monotonic() < end:
+            time.sleep(0.05)  # until a worker has started (its folder in the scratch space)
+        os.killpg(run.pid, sig)
+        _, err = run.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(run.pid, signal.SIGKILL)
+    assert run.returncode == 128 + sig, err
+    want = "gpudp: interrupted" if sig == signal.SIGINT else "gpudp: stopped by SIGTERM"
+    assert err == want + "\n"
+    assert _gone(run.pid) and list(scratch.iterdir()) == []
+
+
+def test_cluster_options_refused_before_any_work(tmp_path, capsys):
+    """A worker count below 1, a scheduler address Dask cannot read, both at once, or either
+    without --pairs: one line naming the option, exit 2, before a file is read (none exists) or a
+    cluster starts; the Python API raises InputError naming the argument."""
+    from gpudp import InputError, cli
+    from gpudp import distributed as gd
+
+    for workers in (-1, 0, True, 1.5):
+        with pytest.raises(InputError, match="^workers: a count of worker processes, at least 1"):
+            with gd.cluster(workers=workers):
+                pass
+    for address in ("not a url::", "tcp://host", "nope://x:1", ""):
+        with pytest.raises(InputError, match="^scheduler: .* is not a Dask scheduler address"):
+            gd.check_cluster(scheduler=address)
+    with pytest.raises(InputError, match="^workers: .* give one of them"):
+        gd.check_cluster("tcp://host:8786", 2)
+    gd.check_cluster("tcp://host:8786")  # what Dask can read passes
+    gd.check_cluster(workers=1)
+    base = ["solve", "lcs", str(tmp_path / "none.fa"), str(tmp_path / "none.fa")]
+    for extra, field in (
+        (["--pairs", "zip", "--workers", "-1"], "workers"),
+        (["--pairs", "all", "--workers", "0"], "workers"),
+        (["--pairs", "zip", "--scheduler", "not a url::"], "scheduler"),
+        (["--workers", "2"], "workers"),
+    ):
+        assert cli.main(base + extra) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith(f"gpudp: error: {field}: "), err
+
+
+def test_workers_fit_the_work(monkeypatch):
+    from gpudp import distributed as gd
+
+    monkeypatch.setattr(gd.os, "sched_getaffinity", lambda pid: {0, 1})
+    assert gd.fit_workers(40, 3) == 2 and gd.fit_workers(40, 3, gpus=True) == 3
+    assert gd.fit_workers(1, 3) == 1 and gd.fit_workers(4, 0) == 0
+
+
+def test_scratch_space_never_in_the_working_directory(monkeypatch, tmp_path):
+    """Python's last resort for a temporary folder is the working directory: refused there (unless
+    TMPDIR names it), a private folder in the temporary folder otherwise."""
+    from gpudp import InputError
+    from gpudp import distributed as gd
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(gd.tempfile, "gettempdir", lambda: str(tmp_path))
+    monkeypatch.delenv("TMPDIR", raising=False)
+    with pytest.raises(InputError, match="^TMPDIR: no writable temporary folder"):
+        gd._scratch_folder()
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    folder = gd._scratch_folder()
+    assert os.path.dirname(folder) == str(tmp_path) and os.path.basename(folder).startswith("gpudp-dask-")
+
+
+def test_signals_held_until_the_block_ends():
+    """A signal during a cluster's start or stop waits for its end, then is raised (or dropped
+    when an exception is on its way)."""
+    from gpudp import distributed as gd
+
+    done = []
+    with pytest.raises(KeyboardInterrupt):
+        with gd.signals_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+            done.append(1)
+    assert done == [1]
+    with gd.signals_held(replay=False):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_subset_sum_parts_on_the_cluster(client):
@@ -170,9 +298,17 @@ def test_bands_with_a_stateful_traceback(client):
         assert np.array_equal(res.traceback((99, 80), state=state), full.traceback((99, 80), state=state))
 
 
-def test_cluster_shares_the_cores_and_workers_compile():
+def _worker_state():
+    with open("/proc/self/status") as f:
+        blocked = next(int(line.split()[1], 16) for line in f if line.startswith("SigBlk:"))
+    return os.getpid(), os.environ.get("TMPDIR", ""), bool(blocked & (1 << (signal.SIGINT - 1)))
+
+
+def test_cluster_shares_the_cores_and_workers_compile(capfd):
     """gpudp's own local cluster: each worker gets its share of numba's threads from its start (a
-    worker that compiles a new kernel must not see the count change under it)."""
+    worker that compiles a new kernel must not see the count change under it), ignores Ctrl-C
+    (SIGINT blocked from its start), and an error in the block stops the workers at once and
+    removes their scratch folder, with nothing printed (the workers' stderr is this process's)."""
     from gpudp import distributed as gd
     from gpudp import sweep
     from gpudp.problems.edit_distance import Levenshtein
@@ -180,11 +316,25 @@ def test_cluster_shares_the_cores_and_workers_compile():
     rng = np.random.default_rng(12)
     rec = Levenshtein(rng.integers(0, 4, 90).astype(np.uint8), rng.integers(0, 4, 75).astype(np.uint8))
     full = sweep(rec, backend="cpu", tile=(32, 32))
-    with gd.cluster(workers=2) as c:
-        threads = c.run(lambda: __import__("numba").config.NUMBA_NUM_THREADS)
-        assert set(threads.values()) == {max(1, (os.cpu_count() or 1) // 2)}
-        res = gd.sweep_bands(rec, c, bands=2, block_rows=40, backend="cpu", tile=(32, 32))
-        assert np.array_equal(res.traceback((89, 74)), full.traceback((89, 74)))
+    with pytest.raises(RuntimeError, match="in the block"):
+        with gd.cluster(workers=2) as c:
+            threads = c.run(lambda: __import__("numba").config.NUMBA_NUM_THREADS)
+            assert set(threads.values()) == {max(1, (os.cpu_count() or 1) // 2)}
+            res = gd.sweep_bands(rec, c, bands=2, block_rows=40, backend="cpu", tile=(32, 32))
+            assert np.array_equal(res.traceback((89, 74)), full.traceback((89, 74)))
+            states = list(c.run(_worker_state).values())
+            c.submit(time.sleep, 60, pure=False)  # a worker busy: halted, not waited for
+            time.sleep(0.5)
+            t0 = time.monotonic()
+            raise RuntimeError("in the block")
+    assert time.monotonic() - t0 < 3  # a graceful stop waits 4 s for the busy worker
+    assert capfd.readouterr().err == ""
+    (scratch,) = {folder for _, folder, _ in states}
+    assert os.path.basename(scratch).startswith("gpudp-dask-") and not os.path.exists(scratch)
+    assert all(blocked for _, _, blocked in states)
+    for pid, _, _ in states:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
 
 
 def _affinity():

@@ -561,12 +561,18 @@ def cli_arguments(p):
         type=int,
         default=None,
         help="with --pairs: run the batch on a local Dask cluster of this many worker processes (one a "
-        "GPU with --backend cuda)",
+        "GPU with --backend cuda; at most one a pair, and on the cpu one a core)",
     )
 
 
 def cli_solve(args) -> Solution | int:
     time_limit = parse_time_limit(args.time_limit, "--time-limit")
+    if args.scheduler is not None or args.workers is not None:
+        if not args.pairs:
+            raise InputError("workers", "--workers and --scheduler run a batch: give --pairs zip or all")
+        from gpudp import distributed
+
+        distributed.check_cluster(args.scheduler, args.workers)  # before any file is read
     if args.pairs:
         if time_limit is not None:
             raise InputError("--time-limit", "applies to one pair, not to --pairs batches")
@@ -715,11 +721,16 @@ def _cli_batch(args) -> int:
     else:
         index = [(i, j) for i in range(len(ra)) for j in range(len(rb))]
     pairs = [(ra[i][1], rb[j][1]) for i, j in index]
-    if args.scheduler or args.workers:
+    workers, gpus = args.workers, args.backend == "cuda" and (args.workers or 0) > 1
+    if workers is not None:
+        from gpudp.distributed import fit_workers
+
+        workers = fit_workers(workers, len(pairs), gpus)  # 0: no pairs, no cluster
+        gpus = gpus and workers > 1
+    if args.scheduler or workers:
         from gpudp import distributed
 
-        gpus = args.backend == "cuda" and not args.scheduler and (args.workers or 0) > 1
-        with distributed.cluster(args.scheduler, args.workers, gpus=gpus) as client:
+        with distributed.cluster(args.scheduler, workers or None, gpus=gpus) as client:
             res = solve_many(pairs, backend=args.backend, traceback=args.traceback, client=client)
     else:
         res = solve_many(pairs, backend=args.backend, traceback=args.traceback)
