@@ -17,6 +17,7 @@ import numpy as np
 from gpudp.engine import sweep
 from gpudp.errors import InputError
 from gpudp.inputs import is_gzip, read_bytes, strip_bom
+from gpudp.linear import check_every
 from gpudp.memory import parse_bytes
 from gpudp.recurrence import GridRecurrence
 from gpudp.solution import Solution
@@ -114,8 +115,12 @@ def solve(
     ``"full"`` keeps a bit per cell (32 GiB at 2^19 x 2^19); ``"checkpoints"`` keeps every K-th
     row and column (``checkpoint_every``) and sweeps again the blocks the subsequence crosses, so
     that alignments of millions of symbols need a few GiB; ``"auto"`` takes checkpoints when the
-    full store would not stay within ``memory_budget``.
+    full store would not stay within ``memory_budget``. ``checkpoint_every``: a positive integer,
+    checked first (see :func:`gpudp.linear.check_every`); one at least as long as the longer
+    sequence makes the whole grid one block (no checkpoints; its decisions a byte a cell on the
+    cpu), refused before the sweep when that block does not fit the memory there is.
     """
+    checkpoint_every = check_every(checkpoint_every)
     xa, xb = encode(a, "a"), encode(b, "b")
     ka, kb = kind(a), kind(b)
     if (ka == "str") != (kb == "str"):
