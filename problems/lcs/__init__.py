@@ -321,8 +321,10 @@ def read_fasta_records(path, case_sensitive: bool = False, field: str = "file") 
     start = 0 if raw.startswith(b">") else raw.find(b"\n>") + 1
     _no_text_before(raw, start, where, field)
     records = []
+    first_line, counted = 1, 0  # the line of ``start``, counted on from the last record's (not from 0)
     while start < len(raw):
-        first_line = 1 + raw.count(b"\n", 0, start)
+        first_line += raw.count(b"\n", counted, start)
+        counted = start
         eol = raw.find(b"\n", start)
         eol = len(raw) if eol < 0 else eol
         name = _header_name(raw[start:eol], f"{os.path.basename(where)}#{len(records) + 1}")
