@@ -40,7 +40,16 @@ import numpy as np
 from numba.extending import register_jitable
 
 from . import backends, values
-from .codegen import block_decision, compile_source, data_args, diagonal_groups, fn_args, n_reduce, walk_form
+from .codegen import (
+    block_decision,
+    compile_source,
+    data_args,
+    decision_dtype,
+    diagonal_groups,
+    fn_args,
+    n_reduce,
+    walk_form,
+)
 from .errors import ContractError, InputError, decision_too_wide
 from .memory import available_memory, default_budget, describe, parse_bytes
 from .progress import progress_bar
@@ -161,16 +170,19 @@ def checkpoint_sweep(rec, plan, sweep, memory_budget=None, progress=None, tile=N
             f"{budget / 2**30:.2f} GiB; give a larger checkpoint_every or memory_budget",
         )
     free, over = available_memory(), describe()
+    one = block  # a round sweeps one block at least
     device = runner.memory()  # on the GPU the checkpoints and a round's blocks are in its memory
     if device is not None and device[0] < free:
         free, over = device[0], f"{device[0] / 2**30:.2f} GiB free on the device"
-    if need + block > free:  # a round sweeps one block at least
+    if runner.blocks_layout == "planes":  # and its cells' decisions, one integer each, before packing
+        one += k * k * decision_dtype(cls.decision_bits).itemsize
+    if need + one > free:
         # the checkpoints shrink as K grows, a block grows: the larger of the two says which way
-        change = "a larger" if need > block else "a smaller"
+        change = "a larger" if need > one else "a smaller"
         raise InputError(
             "memory",
             f"the checkpoints of {grid} take {need / 2**30:.2f} GiB and a block's decisions (a "
-            f"traceback round's least) {block / 2**30:.2f} GiB, over {over}; give {change} "
+            f"traceback round's least) {one / 2**30:.2f} GiB, over {over}; give {change} "
             "checkpoint_every",
         )
     cap = _round_cap(block, -(-plan.rows // k) * -(-plan.cols // k), budget - need)

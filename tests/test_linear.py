@@ -373,6 +373,28 @@ def test_a_block_past_the_memory_is_refused_before_the_sweep(monkeypatch):
     assert choose_every(plan, every=64) == 64  # a block of 4 KiB: fits
 
 
+def test_a_gpu_block_counts_its_cells_before_they_are_packed(monkeypatch):
+    """A GPU round holds a block's cells (a decision integer each) before packing them into bit
+    planes: 8 times the planes for one bit. Counted (here the cpu runner lays blocks out as planes)."""
+    import gpudp.linear as linear
+    from gpudp import backends
+    from gpudp.engine import plan_sweep
+
+    rec = LCSRecurrence(np.zeros(300, np.uint8), np.zeros(280, np.uint8))
+    plan = plan_sweep(rec, "cpu", TILE)
+    monkeypatch.setattr(type(backends.get("cpu")), "blocks_layout", "planes")
+    k = choose_every(plan, every=10**9)
+    planes = linear._block_bytes(backends.get("cpu"), LCSRecurrence, k)
+    assert planes < k * k // 4  # 1 bit a cell in planes, a byte a cell before
+    monkeypatch.setattr(linear, "available_memory", lambda: 2 * planes)
+
+    def no_sweep(*args, **kwargs):
+        raise AssertionError("the sweep started")
+
+    with pytest.raises(InputError, match="a block's decisions"):
+        linear.checkpoint_sweep(rec, plan, no_sweep, every=10**9)
+
+
 def test_rounds_fit_the_budget_beside_the_checkpoints():
     """A round sweeps as many blocks as the memory budget leaves room for beside the checkpoints
     (before: up to ROUND_BLOCKS / ROUND_BYTES whatever the budget), one at least; same path."""
