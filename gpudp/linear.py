@@ -40,9 +40,18 @@ import numpy as np
 from numba.extending import register_jitable
 
 from . import backends, values
-from .codegen import block_decision, compile_source, data_args, diagonal_groups, fn_args, n_reduce, walk_form
+from .codegen import (
+    block_decision,
+    compile_source,
+    data_args,
+    decision_dtype,
+    diagonal_groups,
+    fn_args,
+    n_reduce,
+    walk_form,
+)
 from .errors import ContractError, InputError, decision_too_wide
-from .memory import default_budget, parse_bytes
+from .memory import available_memory, default_budget, describe, parse_bytes
 from .progress import progress_bar
 from .recurrence import GridRecurrence, bad_step, start_cell
 from .solution import Stats
@@ -65,18 +74,43 @@ ROUND_BYTES = 1 << 28
 ROUND_REACH = 128
 
 
+def check_every(every, field: str = "checkpoint_every") -> int | None:
+    """A checkpoint spacing as a user gives it, checked before any work (the Python API's
+    ``checkpoint_every``, the command lines' ``--checkpoint-every``): None (chosen by
+    :func:`choose_every`) or a positive integer. A bool, a float, text, 0 and negative numbers raise
+    :class:`InputError` naming ``field``. A spacing past the grid is not refused here:
+    :func:`choose_every` takes the grid's side instead (one block, no checkpoints), and the memory
+    plan (:func:`checkpoint_sweep`) refuses what will not fit."""
+    if every is None:
+        return None
+    k = 0  # a bool or a non-integer: refused as 0 is
+    if not isinstance(every, bool | np.bool_):
+        try:
+            k = operator.index(every)
+        except TypeError:
+            pass
+    if k <= 0:
+        raise InputError(field, f"{every!r}: must be a positive whole number of rows and columns")
+    return k
+
+
 def choose_every(plan, memory_budget=None, every=None) -> int:
     """The block side ``K``: ``every`` when given (checked against the tile), else
     :data:`DEFAULT_EVERY` rounded up to a multiple of the tile's rows and columns, doubled while the
     checkpoints would take more than a quarter of the memory budget or (on the GPU) of its free
-    memory.
+    memory. A given ``every`` at least as long as the grid's longer side means one block, the whole
+    grid: it becomes the smallest multiple of the tile that covers the grid (a block's decisions
+    take ``K x K`` cells' room, so ``K = 10**9`` would ask for exabytes).
 
-    Raises :class:`InputError` for a side that is not a positive multiple of the tile's rows and
-    columns."""
+    Raises :class:`InputError` for a side that is not a positive integer (:func:`check_every`), or
+    shorter than the grid and not a multiple of the tile's rows and columns."""
     bh, tw = plan.layout.bh, plan.layout.tw
+    step = int(np.lcm(bh, tw))
     if every is not None:
-        k = operator.index(every)
-        if k <= 0 or k % bh or k % tw:
+        k = check_every(every)
+        if k >= max(plan.rows, plan.cols):
+            return max(-(-max(plan.rows, plan.cols) // step) * step, step)
+        if k % bh or k % tw:
             raise InputError(
                 "checkpoint_every",
                 f"{every!r}: must be a positive multiple of the tile's rows and columns ({bh} x {tw})",
@@ -87,7 +121,6 @@ def choose_every(plan, memory_budget=None, every=None) -> int:
     device = backends.get(plan.backend).memory()
     if device is not None:
         room = min(room, device[0] // 4)
-    step = int(np.lcm(bh, tw))
     k = max(-(-DEFAULT_EVERY // step) * step, step)
     while k < max(plan.rows, plan.cols) and checkpoint_bytes(plan.rows, plan.cols, k, plan.itemsize) > room:
         k *= 2
@@ -107,8 +140,13 @@ def checkpoint_sweep(
     ``plan`` is the sweep's (:func:`gpudp.engine.plan_sweep`), ``sweep`` the engine's sweep function;
     ``time_limit`` bounds the forward sweep (:class:`gpudp.errors.TimeLimitReached`).
 
-    Raises :class:`InputError` for a recurrence off the tiled schedule, or checkpoints that do not
-    fit the memory budget (with the figures)."""
+    A traceback round sweeps as many blocks as the memory budget leaves room for beside the
+    checkpoints (:func:`_round_cap`), one at least.
+
+    Raises :class:`InputError`, with the figures and before the sweep starts, for a recurrence off
+    the tiled schedule, checkpoints over the memory budget, or checkpoints and one block's decisions
+    over the memory this process may allocate (:func:`gpudp.memory.available_memory`; on the GPU
+    its free memory, if less)."""
     cls = type(rec)
     if plan.kind != "tiled":
         raise InputError(
@@ -123,29 +161,65 @@ def checkpoint_sweep(
             "traceback=False for values only"
         )
     k = choose_every(plan, memory_budget, every)
+    runner = backends.get(plan.backend)
     need = checkpoint_bytes(plan.rows, plan.cols, k, plan.itemsize)
+    block = _block_bytes(runner, cls, k)
     budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
+    grid = f"{cls.__name__} ({plan.rows} x {plan.cols}, every {k})"
     if need > budget:
         raise InputError(
             "memory",
-            f"the checkpoints of {cls.__name__} ({plan.rows} x {plan.cols}, every {k}) take "
-            f"{need / 2**30:.2f} GiB, over the memory budget of {budget / 2**30:.2f} GiB; give a larger "
-            "checkpoint_every or memory_budget",
+            f"the checkpoints of {grid} take {need / 2**30:.2f} GiB, over the memory budget of "
+            f"{budget / 2**30:.2f} GiB; give a larger checkpoint_every or memory_budget",
         )
-    fwd = sweep(rec, plan.backend, memory_budget, progress, tile, False, time_limit=time_limit, _checkpoint=k)
+    free, over = available_memory(), describe()
+    one = block  # a round sweeps one block at least
+    device = runner.memory()  # on the GPU the checkpoints and a round's blocks are in its memory
+    if device is not None and device[0] < free:
+        free, over = device[0], f"{device[0] / 2**30:.2f} GiB free on the device"
+    if runner.blocks_layout == "planes":  # and its cells' decisions, one integer each, before packing
+        one += k * k * decision_dtype(cls.decision_bits).itemsize
+    if need + one > free:
+        # the checkpoints shrink as K grows, a block grows: the larger of the two says which way
+        change = "a larger" if need > one else "a smaller"
+        raise InputError(
+            "memory",
+            f"the checkpoints of {grid} take {need / 2**30:.2f} GiB and a block's decisions (a "
+            f"traceback round's least) {one / 2**30:.2f} GiB, over {over}; give {change} "
+            "checkpoint_every",
+        )
+    cap = _round_cap(block, -(-plan.rows // k) * -(-plan.cols // k), budget - need)
+    fwd = sweep(
+        rec,
+        plan.backend,
+        memory_budget,
+        progress,
+        tile,
+        traceback=False,
+        time_limit=time_limit,
+        _checkpoint=k,
+    )
     fwd.stats.extra.update(
         store="checkpoints",
         checkpoint_every=k,
         checkpoint_bytes=need,
-        block_bytes=_block_bytes(backends.get(plan.backend), cls, k),
+        block_bytes=_block_bytes(runner, cls, k),
     )
-    return CheckpointResult(rec, plan, fwd, k, progress)
+    return CheckpointResult(rec, plan, fwd, k, progress, cap)
 
 
 def _block_bytes(runner, cls, every: int) -> int:
     """Bytes of one block's decisions as the backend's rounds lay them out."""
     n, dtype = runner.block_words(cls, every)
     return n * dtype.itemsize
+
+
+def _round_cap(block: int, blocks: int, room: int) -> int:
+    """Blocks a traceback round sweeps at most: :data:`ROUND_BLOCKS`, :data:`ROUND_BYTES` of
+    decisions (``block`` bytes a block), the grid's ``blocks``, and the ``room`` the memory budget
+    leaves beside the checkpoints; one at least (:func:`checkpoint_sweep` refused it if that does
+    not fit the memory there is). The rounds' buffer holds that many."""
+    return max(1, min(ROUND_BLOCKS, ROUND_BYTES // max(block, 1), blocks, room // max(block, 1)))
 
 
 class CheckpointResult:
@@ -156,8 +230,8 @@ class CheckpointResult:
     two sweeps again the blocks it reads), :meth:`close`. ``stats.extra["traceback"]`` records the
     last traceback's rounds, blocks, cells again and seconds (the backend's kernels among them)."""
 
-    def __init__(self, rec, plan, fwd, every, progress):
-        self.recurrence, self.plan, self.every = rec, plan, every
+    def __init__(self, rec, plan, fwd, every, progress, cap):
+        self.recurrence, self.plan, self.every, self._cap = rec, plan, every, cap
         self.stats: Stats = fwd.stats
         self.last_row, self.last_col = fwd.last_row, fwd.last_col
         self.last_layer = None
@@ -218,9 +292,8 @@ class CheckpointResult:
         return _band(i, j, float(slope), self.every, ROUND_REACH, self._round_cap(), self._runner.round_sides)
 
     def _round_cap(self) -> int:
-        """Blocks of a round at most (:data:`ROUND_BLOCKS`, :data:`ROUND_BYTES`)."""
-        size = _block_bytes(self._runner, type(self.recurrence), self.every)
-        return max(1, min(ROUND_BLOCKS, ROUND_BYTES // max(size, 1)))
+        """Blocks of a round at most (:func:`_round_cap`)."""
+        return self._cap
 
     def decision(self, *cell) -> int:
         """The decision of one cell (its block swept again)."""

@@ -925,3 +925,65 @@ def test_gpu_subsequences_equal_the_cpu_at_scale():
     assert _positions(rows) == _positions(lcs.solve_many((a, b), backend="cpu", traceback=True, verify=0))
     for p in (0, 999, 1999):
         assert_lcs(a[p], b[p], int(rows.values[p]), rows.subsequences[p], rows.subsequences.positions(p))
+
+
+@pytest.mark.parametrize("solver", ["lcs", "edit_distance"])
+def test_a_malformed_pair_is_its_own_error_in_every_mode(solver):
+    """Issue 35: one pair that is not two sequences (one, three, None, a number, one str) gets -1 and
+    an error naming it, with lengths only and with tracebacks alike (edit distance's tracebacks raised
+    TypeError / ValueError for the whole batch)."""
+    from gpudp.problems import edit_distance
+
+    mod = lcs if solver == "lcs" else edit_distance
+    pairs = [("GATTACA", "TACCA"), ("A",), None, 5, ("A", "B", "C"), "AC", ("A", 1.5), ("AB", "BA")]
+    got = [mod.solve_many(pairs, backend="cpu", traceback=t, verify=0) for t in (False, True)]
+    assert got[0].values.tolist() == got[1].values.tolist() and got[0].errors == got[1].errors
+    assert got[0].values[1:7].tolist() == [-1] * 6 and sorted(got[0].errors) == [1, 2, 3, 4, 5, 6]
+    assert all(e.startswith(f"pairs[{p}]") for p, e in got[0].errors.items())
+    assert "got a tuple of 1" in got[0].errors[1] and "got NoneType" in got[0].errors[2]
+    assert "got one str" in got[0].errors[5] and "float" in got[0].errors[6]
+    assert got[1].solutions[0].checked and got[1].solutions[1] is None
+
+
+@pytest.mark.parametrize("solver", ["lcs", "edit_distance"])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"pairs": None}, "pairs"),
+        ({"pairs": 5}, "pairs"),
+        ({"pairs": "GATTACA"}, "pairs"),
+        ({"verify": "2"}, "verify"),
+        ({"verify": 2.0}, "verify"),
+        ({"verify": -1}, "verify"),
+        ({"traceback": "no"}, "traceback"),
+    ],
+)
+def test_solve_many_refuses_bad_arguments(solver, kwargs, field):
+    """Issue 35: TypeError / AttributeError / silent truthiness before; now InputError naming the
+    argument, in both modes, before any pair is read."""
+    from gpudp.problems import edit_distance
+
+    mod = lcs if solver == "lcs" else edit_distance
+    args = {"pairs": [("AC", "CA")], "backend": "cpu", **kwargs}
+    for t in (False, True):
+        with pytest.raises(InputError) as e:
+            mod.solve_many(**{"traceback": t, **args})
+        assert e.value.field == field
+
+
+def test_verify_none_true_false_and_counts():
+    """``verify``: None and True the default (2 pairs), False none, a count that many."""
+    pairs = [("GATTACA", "TACCA")] * 5
+    assert len(lcs.solve_many(pairs, backend="cpu", verify=None).verified) == batch.VERIFY == 2
+    assert len(lcs.solve_many(pairs, backend="cpu", verify=True).verified) == 2
+    assert lcs.solve_many(pairs, backend="cpu", verify=False).verified == []
+    assert len(lcs.solve_many(pairs, backend="cpu", verify=np.int64(3)).verified) == 3
+
+
+def test_a_batch_past_the_memory_is_refused_before_it_starts(monkeypatch):
+    """Issue 35: a list of pairs whose packing and results would not fit is refused with the
+    figures (``field`` "memory"), not left to die of MemoryError half way."""
+    monkeypatch.setattr(batch, "available_memory", lambda: 100_000)
+    with pytest.raises(InputError, match=r"a batch of 1,000 pairs needs about .* GiB of host memory"):
+        lcs.solve_many([("AC", "CA")] * 1000, backend="cpu")
+    assert lcs.solve_many([("AC", "CA")] * 10, backend="cpu").values.tolist() == [1] * 10

@@ -321,3 +321,97 @@ def test_gpu_checkpoints_equal_the_full_store():
     _same_walk(full, ck, full.best_cell)
     full, ck = _both(gotoh.Gotoh(s, t), 1024, backend="cuda", tile=None)
     _same_walk(full, ck, (3000, 2900), state=0)
+
+
+@pytest.mark.parametrize("every", [0, -512, True, 1.5, "512"])
+def test_a_bad_spacing_is_refused_before_any_work(every):
+    """Issue 35: 0, negative, a bool, a float or text refused by name before a sweep, whatever the
+    store (``store="full"`` ignored it); the command lines name their option (``check_every``)."""
+    from gpudp.linear import check_every
+
+    for store in ("checkpoints", "full"):
+        with pytest.raises(InputError, match="checkpoint_every: .* positive whole number"):
+            lcs.solve("GATTACA", "TACCA", backend="cpu", store=store, checkpoint_every=every)
+    with pytest.raises(InputError, match="^--checkpoint-every: "):
+        check_every(every, "--checkpoint-every")
+    assert check_every(None) is None and check_every(np.int32(64)) == 64
+
+
+@pytest.mark.parametrize("every", [2**63 - 1, 10**9])
+def test_a_spacing_past_the_grid_is_one_block(every):
+    """Issue 35: 2^63 - 1 (not a multiple of the tile: refused) and 10^9 (a block of 10^18 cells:
+    MemoryError, or numpy's 'Maximum allowed dimension exceeded') are one block, the whole grid,
+    its side the least multiple of the tile that covers it; the path is the full store's."""
+    rng = np.random.default_rng(11)
+    a, b = rng.integers(0, 4, 300).astype(np.uint8), rng.integers(0, 4, 280).astype(np.uint8)
+    want = lcs.solve(a, b, backend="cpu", store="full")
+    got = lcs.solve(a, b, backend="cpu", store="checkpoints", checkpoint_every=every)
+    assert got.value == want.value and np.array_equal(got.solution, want.solution)
+    k = got.stats.extra["checkpoint_every"]
+    assert 300 <= k < 10_000 and got.stats.extra["checkpoint_bytes"] == 0
+    assert got.stats.extra["traceback"]["blocks"] == 1
+
+
+def test_a_block_past_the_memory_is_refused_before_the_sweep(monkeypatch):
+    """Issue 35: checkpoints and one block's decisions (a round's least) over the memory this process
+    may allocate: refused with the figures and which way to move K, the sweep never started ('out of
+    memory (the pre-checks missed this)' before)."""
+    import gpudp.linear as linear
+    from gpudp.engine import plan_sweep
+
+    monkeypatch.setattr(linear, "available_memory", lambda: 100_000)
+    rec = LCSRecurrence(np.zeros(300, np.uint8), np.zeros(280, np.uint8))
+
+    def no_sweep(*args, **kwargs):
+        raise AssertionError("the sweep started")
+
+    plan = plan_sweep(rec, "cpu", TILE)
+    with pytest.raises(
+        InputError, match=r"a block's decisions .* 0\.00 GiB, over .*smaller checkpoint_every"
+    ):
+        linear.checkpoint_sweep(rec, plan, no_sweep, every=10**9)
+    assert choose_every(plan, every=64) == 64  # a block of 4 KiB: fits
+
+
+def test_a_gpu_block_counts_its_cells_before_they_are_packed(monkeypatch):
+    """A GPU round holds a block's cells (a decision integer each) before packing them into bit
+    planes: 8 times the planes for one bit. Counted (here the cpu runner lays blocks out as planes)."""
+    import gpudp.linear as linear
+    from gpudp import backends
+    from gpudp.engine import plan_sweep
+
+    rec = LCSRecurrence(np.zeros(300, np.uint8), np.zeros(280, np.uint8))
+    plan = plan_sweep(rec, "cpu", TILE)
+    monkeypatch.setattr(type(backends.get("cpu")), "blocks_layout", "planes")
+    k = choose_every(plan, every=10**9)
+    planes = linear._block_bytes(backends.get("cpu"), LCSRecurrence, k)
+    assert planes < k * k // 4  # 1 bit a cell in planes, a byte a cell before
+    monkeypatch.setattr(linear, "available_memory", lambda: 2 * planes)
+
+    def no_sweep(*args, **kwargs):
+        raise AssertionError("the sweep started")
+
+    with pytest.raises(InputError, match="a block's decisions"):
+        linear.checkpoint_sweep(rec, plan, no_sweep, every=10**9)
+
+
+def test_rounds_fit_the_budget_beside_the_checkpoints():
+    """A round sweeps as many blocks as the memory budget leaves room for beside the checkpoints
+    (before: up to ROUND_BLOCKS / ROUND_BYTES whatever the budget), one at least; same path."""
+    rng = np.random.default_rng(12)
+    a, b = rng.integers(0, 4, 700).astype(np.uint8), rng.integers(0, 4, 650).astype(np.uint8)
+    rec = LCSRecurrence(a, b)
+    marks = checkpoint_bytes(700, 650, 64, 4)
+    full = sweep(rec, backend="cpu", store="full", tile=TILE)
+    for room, cap in ((3 * 64 * 64 + 10, 3), (10, 1)):  # the cpu's blocks: a byte a cell
+        ck = sweep(
+            rec,
+            backend="cpu",
+            store="checkpoints",
+            tile=TILE,
+            checkpoint_every=64,
+            memory_budget=marks + room,
+        )
+        assert ck._round_cap() == cap
+        _same_walk(full, ck, (699, 649))
+        assert ck.stats.extra["traceback"]["rounds"] > 1

@@ -19,6 +19,7 @@ from gpudp.engine import backend_words, choose_backend, device_name, predicted_s
 from gpudp.errors import InputError, TimeLimitReached
 from gpudp.inputs import is_gzip, parse_time_limit, read_bytes, strip_bom
 from gpudp.jit import njit
+from gpudp.linear import check_every
 from gpudp.memory import parse_bytes
 from gpudp.progress import Deadline, announce
 from gpudp.recurrence import GridRecurrence
@@ -118,7 +119,10 @@ def solve(
     ``"full"`` keeps a bit per cell (32 GiB at 2^19 x 2^19); ``"checkpoints"`` keeps every K-th
     row and column (``checkpoint_every``) and sweeps again the blocks the subsequence crosses, so
     that alignments of millions of symbols need a few GiB; ``"auto"`` takes checkpoints when the
-    full store would not stay within ``memory_budget``.
+    full store would not stay within ``memory_budget``. ``checkpoint_every``: a positive integer,
+    checked first (see :func:`gpudp.linear.check_every`); one at least as long as the longer
+    sequence makes the whole grid one block (no checkpoints; its decisions a byte a cell on the
+    cpu), refused before the sweep when that block does not fit the memory there is.
 
     ``time_limit``: seconds after which the sweep stops (between chunks of about 4 M cells); the
     solution is then not optimal (``optimal`` False, ``details["stopped"] == "time"``): ``value``
@@ -129,6 +133,7 @@ def solve(
     """
     t_start = time.perf_counter()
     time_limit = parse_time_limit(time_limit)
+    checkpoint_every = check_every(checkpoint_every)
     xa, xb = encode(a, "a"), encode(b, "b")
     ka, kb = kind(a), kind(b)
     if (ka == "str") != (kb == "str"):
@@ -441,8 +446,10 @@ def read_fasta_records(path, case_sensitive: bool = False, field: str = "file") 
     start = 0 if raw.startswith(b">") else raw.find(b"\n>") + 1
     _no_text_before(raw, start, where, field)
     records = []
+    first_line, counted = 1, 0  # the line of ``start``, counted on from the last record's (not from 0)
     while start < len(raw):
-        first_line = 1 + raw.count(b"\n", 0, start)
+        first_line += raw.count(b"\n", counted, start)
+        counted = start
         eol = raw.find(b"\n", start)
         eol = len(raw) if eol < 0 else eol
         name = _header_name(raw[start:eol], f"{os.path.basename(where)}#{len(records) + 1}")
@@ -536,7 +543,8 @@ def cli_arguments(p):
     p.add_argument(
         "--memory-budget",
         default=None,
-        help="host bytes for the decision store before it spills to disk (e.g. 8G)",
+        help="host bytes for the decision store before it spills to disk (e.g. 8G); with --pairs, for "
+        "the batch (refused before it starts when its pairs and results would take more)",
     )
     p.add_argument(
         "--store",
@@ -546,7 +554,13 @@ def cli_arguments(p):
         "subsequence crosses swept again (linear space); auto: checkpoints when the full store would "
         "not fit the memory budget",
     )
-    p.add_argument("--checkpoint-every", type=int, default=None, help="K, the checkpoints' spacing")
+    p.add_argument(
+        "--checkpoint-every",
+        type=int,
+        default=None,
+        help="K, the checkpoints' spacing: a multiple of the tile; K past the grid's longer side means one "
+        "block, the whole grid (no checkpoints)",
+    )
     p.add_argument(
         "--time-limit",
         default=None,
@@ -566,27 +580,30 @@ def cli_arguments(p):
 
 
 def cli_solve(args) -> Solution | int:
+    # the options' values before the files are read
     time_limit = parse_time_limit(args.time_limit, "--time-limit")
+    budget = None if args.memory_budget is None else parse_bytes(args.memory_budget, "--memory-budget")
+    every = check_every(args.checkpoint_every, "--checkpoint-every")
     if args.scheduler is not None or args.workers is not None:
         if not args.pairs:
             raise InputError("workers", "--workers and --scheduler run a batch: give --pairs zip or all")
         from gpudp import distributed
 
-        distributed.check_cluster(args.scheduler, args.workers)  # before any file is read
+        distributed.check_cluster(args.scheduler, args.workers)
     if args.pairs:
         if time_limit is not None:
             raise InputError("--time-limit", "applies to one pair, not to --pairs batches")
-        return _cli_batch(args)
+        return _cli_batch(args, budget)
     na, a = read_fasta(args.a, args.case_sensitive, field="a")
     nb, b = read_fasta(args.b, args.case_sensitive, field="b")
     sol = solve(
         a,
         b,
         backend=args.backend,
-        memory_budget=args.memory_budget,
+        memory_budget=budget,
         progress=None,
         store=args.store,
-        checkpoint_every=args.checkpoint_every,
+        checkpoint_every=every,
         time_limit=time_limit,
     )
     sol.details.update(name_a=na, name_b=nb)
@@ -626,12 +643,13 @@ def solve_many(
         local memory for the pattern's masks (symbol codes x 64-bit words a pattern, each rounded up
         to a power of two); a batch that needs more than 4,096 words of them (more than 256 bytes
         x 1,024 symbols, 4 bases x 65,536) runs on the cpu (``stats.extra["backend_choice"]`` says so).
-    verify : int
+    verify : int, bool or None
         how many pairs (chosen at random among the smaller ones) are re-solved with their
         subsequence by :func:`solve` on the cpu (while the GPU computes) and compared with the
         batch's lengths; a disagreement raises :class:`gpudp.CheckError`. Without ``traceback``
         this is the only check of the lengths; with it, it is the cross-check of their optimality
-        (a subsequence found proves only a lower bound).
+        (a subsequence found proves only a lower bound). None or True: the default, 2; False: 0.
+        Anything but a whole number >= 0 or these raises :class:`gpudp.InputError`.
     progress : bool or None
         unused by this batch (kept for the signature the sequence solvers share).
     client : dask.distributed.Client or None
@@ -649,8 +667,9 @@ def solve_many(
     Returns
     -------
     gpudp.problems.lcs.batch.BatchResult
-        ``values``: lengths in input order; a pair that cannot be read (a float array, a str beside
-        bytes ...) gets -1 and its error in ``errors``, without stopping the batch. With
+        ``values``: lengths in input order; a pair that cannot be read (not two sequences, a float
+        array, a str beside bytes ...) gets -1 and its error in ``errors``, naming ``pairs[p]``,
+        without stopping the batch, the same error whatever the mode. With
         ``traceback=True`` also ``subsequences``
         (:class:`gpudp.problems.lcs.subsequences.Subsequences`): ``subsequences[p]`` is pair
         ``p``'s subsequence in the type of its ``a`` (str, bytes, or an array of ``a``'s dtype),
@@ -663,8 +682,10 @@ def solve_many(
     Raises
     ------
     gpudp.InputError
-        for 2-D arrays that are not integers or not of as many rows, and for dask arrays without
-        ``client`` (or of unknown chunk sizes).
+        for ``pairs`` that is not an iterable of pairs (None, a number, a str), ``traceback`` that
+        is not a bool, ``verify`` as above; for 2-D arrays that are not integers or not of as many
+        rows; for dask arrays without ``client`` (or of unknown chunk sizes); and for a list of more
+        pairs than the host's memory can hold with their results (``field`` "memory").
     gpudp.CheckError
         when a verified pair disagrees with the batch; with ``traceback=True`` also when a pair's
         subsequence fails its check: before returning, every pair's positions are checked to be
@@ -704,23 +725,41 @@ _SOLVER = batch.PairSolver(
 )
 
 
-def _cli_batch(args) -> int:
+#: host bytes a pair of ``--pairs`` takes beside the batch's (:func:`batch.host_bytes`): its tuple
+#: in the list of pairs and its place (measured: 75)
+CLI_PAIR_BYTES = 100
+
+
+def _cli_batch(args, budget: int | None) -> int:
     """``gpudp solve lcs A B --pairs zip|all``: one output line per pair, in order (a pair that
-    failed says why in an ``error`` column); 0 when every pair was solved, else 1."""
+    failed says why in an ``error`` column); 0 when every pair was solved, else 1. A batch whose
+    pairs and results would not fit the host's memory (or ``--memory-budget``) is refused first."""
     import json
     import sys
 
     ra = read_fasta_records(args.a, args.case_sensitive, field="a")
     rb = read_fasta_records(args.b, args.case_sensitive, field="b")
+    la, lb = sum(len(s) for _, s in ra), sum(len(s) for _, s in rb)
     if args.pairs == "zip":
         if len(ra) != len(rb):
             raise InputError(
                 "b", f"--pairs zip needs as many records in b as in a ({len(rb)} against {len(ra)})"
             )
-        index = [(k, k) for k in range(len(ra))]
-    else:
-        index = [(i, j) for i in range(len(ra)) for j in range(len(rb))]
-    pairs = [(ra[i][1], rb[j][1]) for i, j in index]
+        n, symbols = len(ra), la + lb
+    else:  # every record of a with every record of b
+        n, symbols = len(ra) * len(rb), la * len(rb) + lb * len(ra)
+    batch.check_memory(
+        batch.host_bytes(_SOLVER, n, symbols, args.traceback) + n * CLI_PAIR_BYTES,
+        f"--pairs {args.pairs} of {len(ra):,} x {len(rb):,} records ({n:,} pairs)",
+        "give fewer records (split the files)" + (", or --pairs zip" if args.pairs == "all" else ""),
+        budget,
+        "--memory-budget",
+    )
+
+    def records(p: int) -> tuple[int, int]:
+        return (p, p) if args.pairs == "zip" else divmod(p, len(rb))
+
+    pairs = [(ra[i][1], rb[j][1]) for i, j in map(records, range(n))]
     workers, gpus = args.workers, args.backend == "cuda" and (args.workers or 0) > 1
     if workers is not None:
         from gpudp.distributed import fit_workers
@@ -742,12 +781,12 @@ def _cli_batch(args) -> int:
             + ("\terror" if res.errors else "")
             + "\n"
         )
-    for p, (i, j) in enumerate(index):
+    for p, (i, j) in enumerate(map(records, range(n))):
         row = {"name_a": ra[i][0], "name_b": rb[j][0], "len_a": len(ra[i][1]), "len_b": len(rb[j][1])}
         failed = res.errors.get(p)
         row["lcs"] = "-" if failed else int(res.values[p])
-        if args.traceback:
-            row["subsequence"] = "-" if failed else res.solutions[p].solution
+        if args.traceback:  # checked with the batch; no Solution kept a pair
+            row["subsequence"] = "-" if failed else res.subsequences[p]
         if failed or res.errors:
             row["error"] = failed or ("" if not args.json else None)
         if args.json:
@@ -756,7 +795,7 @@ def _cli_batch(args) -> int:
             out.write("\t".join(str(v) for v in row.values()) + "\n")
     st = res.stats
     print(
-        f"# {len(index)} pairs, {st.cells:.3g} cells, {st.seconds:.3f} s on {st.backend} "
+        f"# {n} pairs, {st.cells:.3g} cells, {st.seconds:.3f} s on {st.backend} "
         f"({st.extra.get('method')}; {len(res.verified)} re-solved and checked"
         + (
             f"; {st.extra['dask_workers']} Dask workers, {st.extra['dask_chunks']} chunks)"

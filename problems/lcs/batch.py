@@ -27,6 +27,7 @@ import numpy as np
 
 from gpudp.engine import choose_backend, device_name, is_device_array, progress_bar
 from gpudp.errors import CheckError, GpudpError, InputError
+from gpudp.memory import available_memory, describe
 from gpudp.solution import Stats
 
 from . import bitparallel, subsequences
@@ -203,6 +204,90 @@ def pair_codes(a, b, p: int) -> tuple[np.ndarray, np.ndarray]:
     return exact_codes(xa, xb)  # bytes stay bytes: the batch packs them without widening
 
 
+def unpack(pair, p: int) -> tuple:
+    """Pair ``p`` of a batch as ``(a, b)``. Raises :class:`InputError` naming ``pairs[p]`` for what
+    is not two things (None, a number, a 1- or 3-tuple) and for a str or bytes (``"AC"`` is one
+    sequence, not the pair ``("A", "C")``): the error of that pair, in every mode of :func:`run`."""
+    if isinstance(pair, str | bytes | bytearray):
+        raise InputError(f"pairs[{p}]", f"a pair is two sequences (a, b), got one {type(pair).__name__}")
+    try:
+        a, b = pair
+    except (TypeError, ValueError):
+        try:
+            what = f"a {type(pair).__name__} of {len(pair)}"
+        except TypeError:
+            what = type(pair).__name__
+        raise InputError(f"pairs[{p}]", f"a pair is two sequences (a, b), got {what}") from None
+    return a, b
+
+
+#: host bytes :func:`run` takes beyond the pairs as given, ``(a pair, a symbol)``: the pairs read
+#: (two code arrays and a tuple each), packed, their values and places; peak RSS of 100,000 and
+#: 200,000 pairs of 10 and of 400 symbols on the cpu, 2026-11-27: 530-570 bytes a pair and 2 a
+#: symbol for lengths, 590-640 and 4 with the LCS's tracebacks, 1,840 and 41 where each pair is
+#: solved with its witness (edit distance's scripts); rounded up
+HOST_BYTES = {"lengths": (640, 3), "traceback": (720, 5), "solve": (2_100, 48)}
+
+
+def host_bytes(solver: PairSolver, pairs: int, symbols: int, traceback: bool) -> int:
+    """About the host bytes :func:`run` takes for ``pairs`` pairs of ``symbols`` symbols in all, a
+    list of them (:data:`HOST_BYTES`)."""
+    mode = "lengths" if not traceback else "traceback" if solver.witness is not None else "solve"
+    per_pair, per_symbol = HOST_BYTES[mode]
+    return pairs * per_pair + symbols * per_symbol
+
+
+def check_memory(need: int, what: str, change: str, budget: int | None = None, option: str = "") -> None:
+    """Refuse, before anything is made, a batch that needs ``need`` host bytes (:func:`host_bytes`)
+    beyond what this process may allocate (:func:`gpudp.memory.available_memory`) or ``budget``
+    (given as ``option``): one :class:`InputError` naming the bytes, the limit and ``change``, what
+    to do instead."""
+    avail = available_memory()
+    if budget is not None and budget < avail:
+        limit, over = budget, f"the memory budget of {budget / 2**30:.2f} GiB"
+        change += f", or a larger {option}"
+    else:
+        limit, over = avail, describe()
+    if need > limit:
+        raise InputError(
+            "memory", f"{what} needs about {need / 2**30:.2f} GiB of host memory, over {over}: {change}"
+        )
+
+
+#: ``verify`` when not given (None) or True: pairs re-solved by the checked path
+VERIFY = 2
+
+
+def check_options(pairs, traceback, verify) -> tuple[bool, int]:
+    """``traceback`` and ``verify`` as :func:`run` uses them, checked with ``pairs`` before any work.
+
+    ``traceback``: a bool (or 0 / 1). ``verify``: a number of pairs >= 0; None or True: the default
+    (:data:`VERIFY`), False: 0. ``pairs`` must be iterable and not a str or bytes (a whole batch
+    given wrong, not a pair). Anything else raises :class:`InputError` naming the argument."""
+    if not (isinstance(traceback, bool | np.bool_) or (isinstance(traceback, int) and traceback in (0, 1))):
+        raise InputError("traceback", f"must be True or False, got {traceback!r}")
+    if verify is None or verify is True:
+        count = VERIFY
+    elif verify is False:
+        count = 0
+    else:
+        try:
+            count = operator.index(verify)
+        except TypeError:
+            count = -1
+        if count < 0:
+            raise InputError(
+                "verify",
+                f"a number of pairs to re-solve and compare (0: none; None: {VERIFY}), got {verify!r}",
+            )
+    if isinstance(pairs, str | bytes | bytearray) or not hasattr(pairs, "__iter__"):
+        raise InputError(
+            "pairs",
+            f"an iterable of (a, b) pairs or a tuple (A, B) of two 2-D arrays, got {type(pairs).__name__}",
+        )
+    return bool(traceback), count
+
+
 def as_arrays(pairs):
     """``(A, B)`` when ``pairs`` is two 2-D integer arrays of as many rows, else None."""
     if not (isinstance(pairs, tuple) and len(pairs) == 2):
@@ -285,6 +370,7 @@ def run(
     solver: PairSolver, pairs, backend: str, traceback: bool, verify: int, progress, client=None
 ) -> BatchResult:
     """Values of many pairs (see :func:`gpudp.problems.lcs.solve_many` for the parameters)."""
+    traceback, verify = check_options(pairs, traceback, verify)
     resident = dask_arrays(pairs)
     if resident is not None and client is None:
         raise InputError(
@@ -305,14 +391,18 @@ def run(
         pairs = Rows(*arrays)
     else:
         pairs = list(pairs)
+        n = len(pairs)
+        check_memory(host_bytes(solver, n, 0, traceback), f"a batch of {n:,} pairs", "give fewer at a time")
     values = np.full(len(pairs), -1, np.int64)
     errors: dict[int, str] = {}
     if traceback and solver.witness is None:
         solutions = [None] * len(pairs)
         bar = progress_bar(len(pairs), progress, "pair")
         kernel_s, cells, used = 0.0, 0, None
-        for p, (a, b) in enumerate(pairs):
+        for p, pair in enumerate(pairs):
             try:
+                a, b = unpack(pair, p)
+                pair_codes(a, b, p)  # its error as the packed modes give it
                 sol = solver.solve(a, b, backend=backend, progress=False)
             except GpudpError as e:
                 errors[p] = str(e)
@@ -337,10 +427,9 @@ def run(
     else:
         for p, pair in enumerate(pairs):
             try:
-                a, b = pair
-                coded.append(pair_codes(a, b, p))
+                coded.append(pair_codes(*unpack(pair, p), p))
                 index.append(p)
-            except (GpudpError, TypeError, ValueError) as e:
+            except GpudpError as e:
                 errors[p] = str(e)
         packed = bitparallel.pack(coded, table=False)
         sizes = np.fromiter((len(a) * len(b) for a, b in coded), np.int64, len(coded))
