@@ -310,3 +310,27 @@ def test_knapsack_dp_prediction_line(monkeypatch, capsys):
     monkeypatch.delenv("GPUDP_CPU_CELL_RATE")
     dp.solve([5, 4, 3, 9], [40, 30, 20, 70], 90, backend="cpu")
     assert "predicted" not in capsys.readouterr().err
+
+
+def _levenshtein(a, b) -> int:
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (x != y))
+    return row[-1]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_edit_distance_time_limit_gives_a_checked_script_and_bounds(small_chunks, seed):
+    from gpudp.problems import edit_distance
+
+    rng = np.random.default_rng(seed)
+    a = "".join(rng.choice(list("ACGT"), 300))
+    b = "".join(rng.choice(list("ACGT"), 280))
+    best = _levenshtein(a, b)
+    assert edit_distance.solve(a, b, backend="cpu").value == best
+    sol = edit_distance.solve(a, b, backend="cpu", time_limit=1e-9)
+    det = sol.details
+    assert not sol.optimal and sol.checked and det["stopped"] == "time"
+    assert det["lower_bound"] <= best <= det["upper_bound"] == sol.value

@@ -9,14 +9,18 @@ substituting (the diagonal, + 0 or 1); reads outside the grid are the distances 
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
-from gpudp.engine import sweep
-from gpudp.errors import CheckError, InputError
-from gpudp.problems.lcs import batch
+from gpudp.engine import backend_words, choose_backend, device_name, predicted_seconds, sweep
+from gpudp.errors import CheckError, InputError, TimeLimitReached
+from gpudp.inputs import parse_time_limit
+from gpudp.problems.lcs import batch, count_bound, greedy_common
 from gpudp.problems.lcs.sequences import encode, kernel_codes, kind
+from gpudp.progress import Deadline, announce
 from gpudp.recurrence import GridRecurrence
-from gpudp.solution import Solution
+from gpudp.solution import Solution, Stats
 
 from . import bitparallel
 
@@ -65,7 +69,7 @@ class Levenshtein(GridRecurrence):
         return i, j - 1
 
 
-def solve(a, b, backend: str = "auto", progress=None) -> Solution:
+def solve(a, b, backend: str = "auto", progress=None, time_limit=None) -> Solution:
     """The edit distance of ``a`` and ``b`` with one optimal edit script, checked.
 
     ``a``, ``b``: as :func:`gpudp.problems.lcs.solve` takes them. The solution is the script, a
@@ -73,17 +77,38 @@ def solve(a, b, backend: str = "auto", progress=None) -> Solution:
     ``a[i]`` by ``b[j]``, ``"delete"`` ``a[i]`` (``j`` -1), ``"insert"`` ``b[j]`` (``i`` -1). The
     check applies it to ``a`` and compares with ``b`` and its cost with the distance.
 
+    ``time_limit``: seconds after which the sweep stops (between chunks); the solution is then not
+    optimal (``optimal`` False, ``details["stopped"] == "time"``): ``value`` and ``solution`` are a
+    script built around a greedy common subsequence (checked like any other; an upper bound), and
+    ``details["lower_bound"]`` is ``max(len(a), len(b))`` less an upper bound on the keeps
+    (:func:`gpudp.problems.lcs.count_bound`). A solve predicted to take over a minute says so on
+    stderr first (unless ``progress=False``).
+
     Raises :class:`gpudp.InputError` for sequences it cannot read (see :func:`~gpudp.problems.lcs.encode`).
 
     >>> solve("kitten", "sitting", backend="cpu").value
     3
     """
+    t_start = time.perf_counter()
+    time_limit = parse_time_limit(time_limit)
     xa, xb = encode(a, "a"), encode(b, "b")
     if (kind(a) == "str") != (kind(b) == "str"):
         raise InputError("b", "a str pairs only with a str; encode both alike")
     ea, eb = kernel_codes(xa, xb)
     n, m = len(ea), len(eb)
-    result = sweep(Levenshtein(ea, eb), backend=backend, progress=progress)
+    chosen = choose_backend(backend, n * m)[0]  # the sweep's own choice
+    what = f"edit distance {n:.3g} x {m:.3g} = {n * m:.3g} cells"
+    announce(what, predicted_seconds(n * m, chosen), backend_words(chosen), time_limit, progress)
+    try:
+        result = sweep(
+            Levenshtein(ea, eb),
+            backend=backend,
+            progress=progress,
+            time_limit=Deadline.left_of(time_limit, t_start),
+        )
+    except TimeLimitReached as stop:
+        stop.limit = time_limit  # the caller's, not what was left of it for the sweep
+        return _stopped(xa, xb, ea, eb, stop, chosen, time.perf_counter() - t_start)
     try:
         script = []
         i, j = n - 1, m - 1
@@ -110,6 +135,47 @@ def solve(a, b, backend: str = "auto", progress=None) -> Solution:
         solution=script[::-1],
         stats=result.stats,
         details={"len_a": n, "len_b": m},
+        _checker=_checker(xa, xb),
+    )
+    sol.check()
+    return sol
+
+
+def _stopped(xa, xb, ea, eb, stop: TimeLimitReached, backend: str, seconds: float) -> Solution:
+    """The checked, not optimal :class:`Solution` of a sweep stopped by its time limit: a script that
+    keeps a greedy common subsequence (:func:`gpudp.problems.lcs.greedy_common`) and, between two
+    keeps, substitutes what it can and deletes or inserts the rest (its cost, an upper bound); the
+    lower bound: a script of ``K`` keeps costs at least ``max(n, m) - K``, and ``K`` is at most the
+    symbol-count bound on the LCS."""
+    n, m = len(ea), len(eb)
+    ia, ib = greedy_common(ea, eb)
+    script, pi, pj = [], 0, 0
+    for i, j in zip([*ia.tolist(), n], [*ib.tolist(), m], strict=True):
+        both = min(i - pi, j - pj)
+        for k in range(both):
+            script.append(("keep" if ea[pi + k] == eb[pj + k] else "substitute", pi + k, pj + k))
+        script += [("delete", k, -1) for k in range(pi + both, i)]
+        script += [("insert", -1, k) for k in range(pj + both, j)]
+        if i < n:
+            script.append(("keep", i, j))
+        pi, pj = i + 1, j + 1
+    cost = sum(op != "keep" for op, _, _ in script)
+    stats = Stats(backend=backend, device=device_name(backend), cells=stop.done, seconds=seconds)
+    sol = Solution(
+        problem="edit_distance",
+        value=cost,
+        solution=script,
+        stats=stats,
+        optimal=False,
+        details={
+            "len_a": n,
+            "len_b": m,
+            "stopped": "time",
+            "message": f"{stop}: a script around a greedy common subsequence (an upper bound), "
+            "not proven optimal",
+            "lower_bound": max(n, m) - count_bound(ea, eb),
+            "upper_bound": cost,
+        },
         _checker=_checker(xa, xb),
     )
     sol.check()

@@ -32,7 +32,9 @@ from .sequences import encode, kernel_codes, kind
 __all__ = [
     "BatchResult",
     "LCSRecurrence",
+    "count_bound",
     "encode",
+    "greedy_common",
     "read_fasta",
     "read_fasta_records",
     "solve",
@@ -181,9 +183,9 @@ def solve(
 def _stopped(ka, xa, xb, ea, eb, stop: TimeLimitReached, backend: str, seconds: float) -> Solution:
     """The checked, not optimal :class:`Solution` of a sweep stopped by its time limit: the common
     subsequence :func:`greedy_common` finds (a proven lower bound, the witness) and the symbol-count
-    upper bound (:func:`_count_bound`)."""
+    upper bound (:func:`count_bound`)."""
     ia, ib = greedy_common(ea, eb)
-    upper = _count_bound(ea, eb)
+    upper = count_bound(ea, eb)
     stats = Stats(backend=backend, device=device_name(backend), cells=stop.done, seconds=seconds)
     sol = _solution(ka, xa, xb, ea, eb, len(ia), ia, ib, stats, checked=False)
     sol.optimal = False
@@ -197,7 +199,7 @@ def _stopped(ka, xa, xb, ea, eb, stop: TimeLimitReached, backend: str, seconds: 
     return sol
 
 
-def _count_bound(ea: np.ndarray, eb: np.ndarray) -> int:
+def count_bound(ea: np.ndarray, eb: np.ndarray) -> int:
     """An upper bound on the LCS: each symbol is matched at most as often as the rarer of its two
     counts (at most ``min(len(a), len(b))``)."""
     ua, ca = np.unique(ea, return_counts=True)
