@@ -30,12 +30,14 @@ from gpudp.problems.knapsack import classes
 from gpudp.problems.knapsack import dp as kd
 from gpudp.problems.knapsack import sparse as ks
 from gpudp.problems.knapsack.io import validate
+from gpudp.problems.knapsack.sparse import driver as ksd
+from gpudp.problems.knapsack.sparse import search as kss
 
 INT64_MAX = 2**63 - 1
 
 
 def sparse_refuses(p, w, c):
-    """The documented limits (problems/knapsack/sparse.py): when not every packable item fits, their
+    """The documented limits (problems/knapsack/sparse/): when not every packable item fits, their
     profits and their weights must each sum to at most 2^63 - 1."""
     free = [(int(a), int(b)) for a, b in zip(p, w, strict=True) if 0 < b <= c and a > 0]
     total_w = sum(b for _, b in free)
@@ -47,8 +49,8 @@ def sparse_refuses(p, w, c):
 @pytest.fixture
 def tiny_room(monkeypatch):
     """Lists of 2 states and 2 nodes at the start: every growth and node collection path runs."""
-    monkeypatch.setattr(ks, "_LIST_START", 2)
-    monkeypatch.setattr(ks, "_NODE_START", 2)
+    monkeypatch.setattr(kss, "LIST_START", 2)
+    monkeypatch.setattr(kss, "NODE_START", 2)
 
 
 # --------------------------------------------------------------------------------------------
@@ -68,13 +70,13 @@ def test_random_instances_vs_reference_dp(inst):
 @settings(max_examples=40)
 @given(instances(st.integers(0, 1000), max_n=25))
 def test_growth_and_node_collection_vs_reference_dp(inst):
-    room = ks._LIST_START, ks._NODE_START
-    ks._LIST_START, ks._NODE_START = 2, 2  # (a fixture would not reset between examples)
+    room = kss.LIST_START, kss.NODE_START
+    kss.LIST_START, kss.NODE_START = 2, 2  # (a fixture would not reset between examples)
     try:
         p, w, c = arrays(inst)
         assert_solves(ks.solve(p, w, c), p, w, c, ref_dp(p.tolist(), w.tolist(), c))
     finally:
-        ks._LIST_START, ks._NODE_START = room
+        kss.LIST_START, kss.NODE_START = room
 
 
 capacity = st.one_of(st.integers(0, 120), st.sampled_from(EDGE), st.integers(0, INT64_MAX))
@@ -202,9 +204,9 @@ def eager_bounds(monkeypatch):
     """The cardinality relaxations after every few state operations, the flip bounds and the states'
     relaxation from the first one on, and probes given as much work as the main search: the bounds
     and the probes that large instances use run on instances small enough to check."""
-    monkeypatch.setattr(ks, "_CHUNK", 8)
-    monkeypatch.setattr(ks, "_RELAX_STATES", 0)
-    monkeypatch.setattr(ks, "_PROBE_SHARE", 1)
+    monkeypatch.setattr(ksd, "CHUNK", 8)
+    monkeypatch.setattr(ksd, "RELAX_STATES", 0)
+    monkeypatch.setattr(ksd, "PROBE_SHARE", 1)
 
 
 @settings(max_examples=80)
@@ -212,15 +214,15 @@ def eager_bounds(monkeypatch):
 def test_bounds_and_probes_vs_reference_dp(inst):
     """As test_random_instances_vs_reference_dp, with the bounds and probes of ``eager_bounds`` (a
     fixture would not reset between examples)."""
-    saved = ks._CHUNK, ks._RELAX_STATES, ks._PROBE_SHARE
-    ks._CHUNK, ks._RELAX_STATES, ks._PROBE_SHARE = 8, 0, 1
+    saved = ksd.CHUNK, ksd.RELAX_STATES, ksd.PROBE_SHARE
+    ksd.CHUNK, ksd.RELAX_STATES, ksd.PROBE_SHARE = 8, 0, 1
     try:
         p, w, c = arrays(inst)
         sol = ks.solve(p, w, c)
         assert sol.optimal
         assert_solves(sol, p, w, c, ref_dp(p.tolist(), w.tolist(), c))
     finally:
-        ks._CHUNK, ks._RELAX_STATES, ks._PROBE_SHARE = saved
+        ksd.CHUNK, ksd.RELAX_STATES, ksd.PROBE_SHARE = saved
 
 
 @settings(max_examples=60)
@@ -240,12 +242,12 @@ def test_correlated_instances_with_eager_bounds_vs_dense_dp(inst):
     w, delta, noise, frac = inst
     p = [max(1, a + delta + e) for a, e in zip(w, noise, strict=True)]
     c = int(sum(w) * frac)
-    saved = ks._CHUNK, ks._RELAX_STATES, ks._PROBE_SHARE
-    ks._CHUNK, ks._RELAX_STATES, ks._PROBE_SHARE = 8, 0, 1
+    saved = ksd.CHUNK, ksd.RELAX_STATES, ksd.PROBE_SHARE
+    ksd.CHUNK, ksd.RELAX_STATES, ksd.PROBE_SHARE = 8, 0, 1
     try:
         sol = ks.solve(p, w, c)
     finally:
-        ks._CHUNK, ks._RELAX_STATES, ks._PROBE_SHARE = saved
+        ksd.CHUNK, ksd.RELAX_STATES, ksd.PROBE_SHARE = saved
     assert sol.optimal and sol.value == kd.solve(p, w, c, backend="cpu", progress=False).value
 
 
@@ -257,12 +259,12 @@ def test_almost_strongly_correlated_n_10000_stays_fast():
     sol = ks.solve(p, w, c)
     d = sol.details
     assert sol.optimal and d["states_generated"] < 2_000_000 and d["probes"]["answered"]
-    room = ks._PROBE_SHARE, ks._PROBE_CREDIT, ks._RELAX_STATES
-    ks._PROBE_SHARE, ks._PROBE_CREDIT, ks._RELAX_STATES = 10**12, 0, 1 << 24
+    room = ksd.PROBE_SHARE, ksd.PROBE_CREDIT, ksd.RELAX_STATES
+    ksd.PROBE_SHARE, ksd.PROBE_CREDIT, ksd.RELAX_STATES = 10**12, 0, 1 << 24
     try:
         other = ks.solve(p, w, c)
     finally:
-        ks._PROBE_SHARE, ks._PROBE_CREDIT, ks._RELAX_STATES = room
+        ksd.PROBE_SHARE, ksd.PROBE_CREDIT, ksd.RELAX_STATES = room
     probes = other.details["probes"]
     assert other.optimal and other.value == sol.value and not probes["answered"] and probes["failed"] == 0
 
@@ -324,12 +326,18 @@ def test_warm_compiles_every_function():
     import sys
 
     # the compiled functions that Python calls (the others are compiled into them)
-    entries = "_expand _collect _count_items _fixed_items _lp_break _positive_reduced _exact_order _greedy"
-    entries += " _next_item _advance _pair_due"
+    # (module.name, each module of the package)
+    entries = "kernels.expand kernels.collect kernels.count_items kernels.fixed_items bounds._lp_break"
+    entries += " bounds._positive_reduced items._exact_order kernels.greedy kernels.next_item kernels.advance"
+    entries += " kernels.pair_due"
     code = (
+        "import importlib\n"
         "from gpudp.problems.knapsack import sparse as ks\n"
         "ks.warm()\n"
-        f"print(sorted(k for k in {entries.split()!r} if not getattr(ks, k).signatures))\n"
+        "def fn(e):\n"
+        "    mod, name = e.split('.')\n"
+        "    return getattr(importlib.import_module('gpudp.problems.knapsack.sparse.' + mod), name)\n"
+        f"print(sorted(e for e in {entries.split()!r} if not fn(e).signatures))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out
@@ -498,7 +506,7 @@ def test_auto_after_the_dp_refuses(monkeypatch, capsys):
     def out_of_memory(self, deadline):
         raise MemoryError("the state lists would need 1.00 GiB more")
 
-    monkeypatch.setattr(ks._Driver, "run", out_of_memory)
+    monkeypatch.setattr(ksd.Driver, "run", out_of_memory)
     sol = front.solve(p, w, c, backend="cpu")
     assert sol.details["method"] == "bb" and sol.optimal and sol.value == brute_int(p, w, c)
     assert [a["method"] for a in sol.details["auto"]["attempts"]] == ["sparse", "bb"]

@@ -12,6 +12,9 @@ from test_knapsack_dp import ref_dp
 from gpudp.backends import cuda_usable
 from gpudp.problems.knapsack import sparse as ks
 from gpudp.problems.knapsack.classes import pisinger_instance
+from gpudp.problems.knapsack.sparse import gpu as ksg
+from gpudp.problems.knapsack.sparse import kernels as kk
+from gpudp.problems.knapsack.sparse import search as kss
 
 
 def _kc():
@@ -33,7 +36,7 @@ def _random_list(rng, L, R, equal=(0, 0)):
 
 
 def _both_steps(case, rng):
-    """The CPU step (sparse._step) and the device step on the same list: both results, the lists
+    """The CPU step (sparse.kernels.step) and the device step on the same list: both results, the lists
     each wrote (``(W, P, N, K)``, K where the states' relaxation is on) and the node arrays."""
     L, dk, wj, pj, lag_on, small, target_up, z_mode = case
     W, P = _random_list(rng, L, 9, equal=(wj, pj) if pj < 50 else (0, 0))
@@ -52,7 +55,7 @@ def _both_steps(case, rng):
         SW[0, :L], SP[0, :L], SN[0, :L], SK[0, :L] = W, P, N, K
         par, itm = np.full(nn0 + L + 2, -9, np.int64), np.full(nn0 + L + 2, -9, np.int64)
         args = (dk * wj, dk * pj, dk, j, cap, z, 1, target, bnd, small, lag, lagc)
-        return ks._step(SW, SP, SN, SK, F, 0, L, *args, par, itm, nn0), SW, SP, SN, SK, par, itm, args
+        return kk.step(SW, SP, SN, SK, F, 0, L, *args, par, itm, nn0), SW, SP, SN, SK, par, itm, args
 
     lag, lagc = np.zeros(4, np.int64), 0
     target = 0
@@ -116,20 +119,21 @@ def test_gpu_pairing_equals_cpu_pairing():
     cap = int(W[L // 2])
     s, t = 4, 7
     for z in (int(P[0]), int(P[L // 2]) + 5, int(P[-1])):
-        st = np.zeros(ks._NSLOTS, np.int64)
-        st[ks._S], st[ks._T], st[ks._LEN], st[ks._Z], st[ks._ZNODE], st[ks._NN] = s, t, L, z, -1, 3
+        st = np.zeros(kk.NSLOTS, np.int64)
+        st[kk.ST_S], st[kk.ST_T], st[kk.ST_LEN] = s, t, L
+        st[kk.ST_Z], st[kk.ST_ZNODE], st[kk.ST_NN] = z, -1, 3
         SW, SP, SN = (np.zeros((2, L), np.int64) for _ in range(3))
         SW[0], SP[0], SN[0] = W, P, np.arange(L) + 100
         par, itm = np.full(8, -9, np.int64), np.full(8, -9, np.int64)
-        ks._pair(ws, ps, cap, SW, SP, SN, par, itm, st)
+        kk.pair(ws, ps, cap, SW, SP, SN, par, itm, st)
         d = _kc().DeviceList(ws, ps, 2 * L, 8)
         d.upload(W, P, np.arange(L, dtype=np.int64) + 100, None, L, par, itm, 0)
         best = _kc().pair_cuda(d, L, cap, s, t, n, z)
-        if st[ks._Z] == z:
+        if st[kk.ST_Z] == z:
             assert best is None
         else:
             val, q, j = best
-            assert val == st[ks._Z] and par[3] == 100 + q and itm[3] == j
+            assert val == st[kk.ST_Z] and par[3] == 100 + q and itm[3] == j
 
 
 @pytest.mark.sim
@@ -137,15 +141,15 @@ def test_solve_with_gpu_steps_in_the_simulator(monkeypatch):
     """A whole solve whose larger lists go to the 'GPU' (lists of 8 states and more, tiny initial
     room: the device lists grow, the device's nodes are collected): the same optimum as the CPU. (On
     the GPU machine it runs on the GPU.)"""
-    monkeypatch.setattr(ks, "_gpu_usable", lambda: True)
-    monkeypatch.setattr(ks, "_GPU_AFTER_S", 0.0)
-    monkeypatch.setattr(ks, "_GPU_LIST", 8)
-    monkeypatch.setattr(ks, "_GPU_BACK", 8)
-    monkeypatch.setattr(ks, "_LIST_START", 2)
-    monkeypatch.setattr(ks, "_NODE_START", 2)
+    monkeypatch.setattr(ksg, "gpu_usable", lambda: True)
+    monkeypatch.setattr(ksg, "GPU_AFTER_S", 0.0)
+    monkeypatch.setattr(kss, "GPU_LIST", 8)
+    monkeypatch.setattr(kss, "GPU_BACK", 8)
+    monkeypatch.setattr(kss, "LIST_START", 2)
+    monkeypatch.setattr(kss, "NODE_START", 2)
     calls = {"collect": 0, "grow": 0}
     kc = _kc()
-    collect, grow = ks._Search._gpu_collect, kc.DeviceList.grow_lists
+    collect, grow = kss.Search._gpu_collect, kc.DeviceList.grow_lists
 
     def counted_collect(self):
         calls["collect"] += 1
@@ -155,7 +159,7 @@ def test_solve_with_gpu_steps_in_the_simulator(monkeypatch):
         calls["grow"] += 1
         return grow(self, *a)
 
-    monkeypatch.setattr(ks._Search, "_gpu_collect", counted_collect)
+    monkeypatch.setattr(kss.Search, "_gpu_collect", counted_collect)
     monkeypatch.setattr(kc.DeviceList, "grow_lists", counted_grow)
     p, w, c = pisinger_instance(2, 20, 300, seed=3)
     sol = ks.solve(p, w, c, backend="cuda")

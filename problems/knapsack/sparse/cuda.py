@@ -1,5 +1,5 @@
 """The sparse-state DP's list step on the GPU (issue 16): merge path, max-scan, scan and compaction
-(:mod:`gpudp.primitives`), the same step as :func:`gpudp.problems.knapsack.sparse._step` on the CPU.
+(:mod:`gpudp.primitives`), the same step as :func:`gpudp.problems.knapsack.sparse.kernels.step` on the CPU.
 
 Imported only when a search hands a large list to the GPU (importing it imports the CUDA compiler).
 A step of item j on the device list ``(W, P, N, K)`` (weights ascending, profits strictly rising, node
@@ -50,8 +50,8 @@ _LOW31 = np.uint32(0x7FFFFFFF)
 _FLIP = np.uint32(1 << 31)
 
 # ----------------------------------------------------------------------------------------------------
-# Device functions: the CPU's exact comparisons (sparse._umul, _uge, _ge, _keep) as generated source
-# (numba-cuda caches generated kernels by their source; closures cannot be cached).
+# Device functions: the CPU's exact comparisons (exact._umul, uge, ge, kernels._keep) as generated
+# source (numba-cuda caches generated kernels by their source; closures cannot be cached).
 
 _UMUL = """
 def umul(a, b):
@@ -427,7 +427,7 @@ class DeviceList:
 
 
 def step_cuda(d: DeviceList, L, dw, dp, dk, j, cap, z, gp, target, bnd, small, lag, lagc, nn):
-    """One step on the device (the module doc; :func:`gpudp.problems.knapsack.sparse._step`'s
+    """One step on the device (the module doc; :func:`gpudp.problems.knapsack.sparse.kernels.step`'s
     arguments): the current row ``d.cur`` of L states, merged and fathomed into the other row, which
     becomes current; the item counts ``K`` are read and written where the states' relaxation is on
     (``lag[0] > 0``), as on the CPU. Needs ``2L ≤ d.size`` and ``nn + L + 2 ≤ d.nodes``. Returns
@@ -467,7 +467,7 @@ def step_cuda(d: DeviceList, L, dw, dp, dk, j, cap, z, gp, target, bnd, small, l
 
 
 def pair_cuda(d: DeviceList, L, cap, s, t, n, z):
-    """Pairing on the device list (:func:`gpudp.problems.knapsack.sparse._pair`): each item outside the
+    """Pairing on the device list (:func:`gpudp.problems.knapsack.sparse.kernels.pair`): each item outside the
     core ``[s, t]`` with the heaviest state it fits with; returns ``(value, q, j)`` of the best pair
     worth more than z, the first in the CPU's order (items right of the core ascending, then left of
     it ascending), or None."""
