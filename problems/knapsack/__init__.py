@@ -43,18 +43,22 @@ value (see :mod:`gpudp.problems.knapsack.io`).
 from __future__ import annotations
 
 import math
-import sys
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gpudp.errors import InputError
 from gpudp.memory import parse_bytes
+from gpudp.solution import warn_unproven
 
 from . import batch
 from . import bb as knapsack_bb
 from .io import KnapsackInstance, read_knapsack, solution_checker, validate
+
+if TYPE_CHECKING:
+    from .dp import Prepared
 
 __all__ = [
     "solve",
@@ -97,7 +101,9 @@ def _integer_capacity(inst: KnapsackInstance) -> int | None:
 class MethodChoice:
     """What ``auto`` runs: ``steps``, each a method and the seconds it is given (None: until it is
     done or its own limit), the next run only when the one before refused or did not prove; the
-    reason; and the DP's prediction (``dp_cells``, ``dp_backend``, ``dp_seconds``) where it can run."""
+    reason; and the DP's prediction (``dp_cells``, ``dp_backend``, ``dp_seconds``) where it can run,
+    with the instance as the DP's check prepared it (``prepared``: the DP, when it runs, starts from
+    it rather than preparing the instance again)."""
 
     steps: list[tuple[str, float | None]]
     reason: str
@@ -105,6 +111,7 @@ class MethodChoice:
     dp_backend: str | None = None
     dp_seconds: float | None = None
     attempts: list[dict] = field(default_factory=list)
+    prepared: Prepared | None = field(default=None, repr=False)
 
     @property
     def method(self) -> str:
@@ -123,7 +130,7 @@ class MethodChoice:
 
 def choose_method(inst: KnapsackInstance, backend: str = "auto", time_limit=None) -> MethodChoice:
     """The methods ``auto`` runs for ``inst``, by the cost model of the module doc; nothing is
-    solved (the DP's pre-check runs: sorting, memory figures)."""
+    solved (the DP's pre-check runs: sorting, memory figures; kept in the result's ``prepared``)."""
     time_limit = knapsack_bb.parse_time_limit(time_limit)
     cap = _integer_capacity(inst)
     if cap is None:
@@ -140,7 +147,7 @@ def choose_method(inst: KnapsackInstance, backend: str = "auto", time_limit=None
     cells = len(pre.order) * (pre.cap + 1) if pre.est is not None else 0
     t = knapsack_dp.predicted_seconds(cells, pre.backend)
     pred = f"the DP is predicted {t:.3g} s for {cells:.3g} cells on {pre.backend}"
-    out = MethodChoice([("dp", None)], "", cells, pre.backend, t)
+    out = MethodChoice([("dp", None)], "", cells, pre.backend, t, prepared=pre)
     if not inst.integral:
         out.reason = f"real profits: dp ({pred})"
     elif t <= DP_AT_ONCE_S:
@@ -193,7 +200,7 @@ def cli_solve(args):
 
     if many.is_batch(args.file):  # prints one line an instance; the exit status
         return many.cli_batch(args, solve_many)
-    return solve_instance(
+    sol = solve_instance(
         read_knapsack(args.file),
         method=args.method,
         backend=args.backend,
@@ -203,6 +210,8 @@ def cli_solve(args):
         cpu_threshold=args.cpu_threshold,
         time_limit=time_limit,
     )
+    warn_unproven(sol)
+    return sol
 
 
 def solve(profits, weights, capacity, method: str = "auto", backend: str = "auto", memory_budget=None, **bb):
@@ -222,8 +231,10 @@ def solve(profits, weights, capacity, method: str = "auto", backend: str = "auto
     Returns
     -------
     Solution : ``value``, ``solution`` (0/1 per item, the caller's order), ``optimal`` (False only
-    when a time limit or the memory stopped a search that no other method could finish),
-    ``details["method"]``, ``details["method_note"]`` and ``details["auto"]`` (what auto ran and why)
+    when a time limit or the memory stopped a search that no other method could finish;
+    ``details["message"]`` says why, which the command line prints as a warning: this function
+    prints nothing), ``details["method"]``, ``details["method_note"]`` and ``details["auto"]`` (what
+    auto ran and why)
 
     Raises
     ------
@@ -268,13 +279,14 @@ def _solve(inst, method, backend, memory_budget, bb):
     return _finish(_run(method, inst, backend, memory_budget, bb), inst, None)
 
 
-def _run(method, inst, backend, memory_budget, bb):
+def _run(method, inst, backend, memory_budget, bb, prepared=None):
     if method == "dp":
         from . import dp as knapsack_dp
 
-        return knapsack_dp.solve_instance(
-            inst, backend=backend, memory_budget=memory_budget, time_limit=bb.get("time_limit")
-        )
+        kw = {"memory_budget": memory_budget, "time_limit": bb.get("time_limit")}
+        if prepared is not None:  # auto's cost model prepared it (checked, sorted, sized): not twice
+            return knapsack_dp.solve_prepared(prepared, **kw)
+        return knapsack_dp.solve_instance(inst, backend=backend, **kw)
     if method == "sparse":
         from . import sparse as knapsack_sparse
 
@@ -301,7 +313,7 @@ def _auto(inst, backend, memory_budget, bb):
                 break
         t = time.perf_counter()
         try:
-            sol = _run(method, inst, backend, memory_budget, {**bb, "time_limit": seconds})
+            sol = _run(method, inst, backend, memory_budget, {**bb, "time_limit": seconds}, choice.prepared)
         except InputError as e:
             choice.attempts.append({"method": method, "refused": str(e)})
             outcome.append(f"{method} refuses ({e})")
@@ -334,8 +346,6 @@ def _finish(sol, inst, note):
             sum(int(v) for v in chosen) if np.asarray(inst.profits).dtype.kind in "iu" else math.fsum(chosen)
         )
         sol.details["known_solution_value"] = known
-    if not sol.optimal:
-        print(f"gpudp: warning: not proven optimal: {sol.details['message']}", file=sys.stderr)
     return sol
 
 

@@ -46,7 +46,7 @@ from gpudp.engine import (
     layered_memory,
     sweep,
 )
-from gpudp.errors import InputError, TimeLimitReached
+from gpudp.errors import CheckError, InputError, TimeLimitReached
 from gpudp.inputs import parse_time_limit
 from gpudp.progress import Deadline, announce
 from gpudp.recurrence import LayeredRecurrence
@@ -57,6 +57,9 @@ from .io import KnapsackInstance, solution_checker
 __all__ = [
     "solve",
     "solve_instance",
+    "solve_prepared",
+    "check",
+    "Prepared",
     "recurrence_class",
     "estimate_memory",
     "predicted_seconds",
@@ -228,7 +231,7 @@ def _check_memory(est: dict, backend: str) -> int:
     return avail - est["host_bytes"]
 
 
-class _Prepared:
+class Prepared:
     """An instance checked and sorted for the DP, its memory checked; nothing large allocated yet."""
 
     def __init__(self, profits, weights, capacity, backend):
@@ -289,11 +292,12 @@ class _Prepared:
             self.spare = _check_memory(self.est, be)
 
 
-def check(profits, weights, capacity, backend: str = "auto") -> _Prepared:
+def check(profits, weights, capacity, backend: str = "auto") -> Prepared:
     """Raise :class:`gpudp.InputError` when :func:`solve` would refuse the instance (data, totals,
     memory), before anything large is allocated; else the instance as prepared (its ``backend``, the
-    items swept, ``order``, and ``est`` None when no sweep is needed). ``auto``'s cost model asks this."""
-    return _Prepared(profits, weights, capacity, backend)
+    items swept, ``order``, and ``est`` None when no sweep is needed). ``auto``'s cost model asks this,
+    then solves from it (:func:`solve_prepared`)."""
+    return Prepared(profits, weights, capacity, backend)
 
 
 def solve_instance(inst: KnapsackInstance, **kw) -> Solution:
@@ -325,7 +329,23 @@ def solve(
     """
     t0 = time.perf_counter()
     time_limit = parse_time_limit(time_limit)
-    pre = _Prepared(profits, weights, capacity, backend)
+    pre = Prepared(profits, weights, capacity, backend)
+    return _solve(pre, t0, memory_budget, progress, time_limit)
+
+
+def solve_prepared(pre: Prepared, memory_budget=None, progress=None, time_limit=None) -> Solution:
+    """:func:`solve` for an instance :func:`check` has prepared (``auto``'s cost model does, to
+    predict the DP): its data are not checked, sorted and sized again; only its memory figures are
+    held against the memory free now (another method may have run since the check)."""
+    t0 = time.perf_counter()
+    time_limit = parse_time_limit(time_limit)
+    if pre.est is not None:
+        pre.spare = _check_memory(pre.est, pre.backend)
+    return _solve(pre, t0, memory_budget, progress, time_limit)
+
+
+def _solve(pre: Prepared, t0: float, memory_budget, progress, time_limit) -> Solution:
+    """The sweep and the traceback of :func:`solve` (``time_limit`` parsed, ``t0`` its start)."""
     p, w, cap, integral, be, order, vt = pre.p, pre.w, pre.cap, pre.integral, pre.backend, pre.order, pre.vt
     rec_cls = recurrence_class(vt)
     x = np.zeros(len(p), np.int8)
@@ -391,11 +411,11 @@ def solve(
         forced = p[(w == 0) & (p > 0)]
         dp_value = details["dp_optimum"]
         if integral and value != int(dp_value) + sum(int(v) for v in forced):
-            raise AssertionError("internal: the traced-back items do not attain the DP's optimum")
+            raise CheckError("internal: the traced-back items do not attain the DP's optimum")
     return sol
 
 
-def _stopped(pre: _Prepared, x: np.ndarray, stop: TimeLimitReached, seconds: float) -> Solution:
+def _stopped(pre: Prepared, x: np.ndarray, stop: TimeLimitReached, seconds: float) -> Solution:
     """The checked, not optimal :class:`Solution` of a sweep stopped by its time limit: the greedy
     packing of the swept items in efficiency order (``x`` holds the free items already), a proven
     lower bound, and Dantzig's bound above it (:func:`_dantzig`)."""
@@ -436,7 +456,7 @@ def _stopped(pre: _Prepared, x: np.ndarray, stop: TimeLimitReached, seconds: flo
     return sol
 
 
-def _dantzig(pre: _Prepared) -> int:
+def _dantzig(pre: Prepared) -> int:
     """Dantzig's bound on the swept items (integer profits): the greedy prefix in exact efficiency
     order, then the fraction of the break item that fills the rest, rounded down; every packing of
     these items is worth at most this (the LP relaxation's optimum)."""

@@ -63,7 +63,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from gpudp.errors import InputError
+from gpudp.errors import CheckError, InputError
 from gpudp.solution import Solution
 
 __all__ = [
@@ -427,7 +427,7 @@ def checked_solution(p, w, c, x, value, stats, details, optimal=True, claimed=No
     sol = Solution("knapsack", value, x, stats=stats, optimal=optimal, details=details, _checker=check)
     sol.check()
     if claimed is not None and value != claimed:
-        raise AssertionError(f"internal: the rebuilt items are worth {value}, not the search's {claimed}")
+        raise CheckError(f"internal: the rebuilt items are worth {value}, not the search's {claimed}")
     return sol
 
 

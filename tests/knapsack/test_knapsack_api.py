@@ -79,3 +79,60 @@ def test_solve_instance_checks_an_instance_built_by_hand():
         knapsack.solve_instance(KnapsackInstance([1], [-1], 3), backend="cpu")
     with pytest.raises(InputError, match="inst: must be a KnapsackInstance"):
         knapsack.solve_instance(([1], [1], 1), backend="cpu")
+
+
+# --------------------------------------------------------------------------------------------
+# The front's hygiene (issue 36): one preparation, no printing, CheckError for an internal fault
+
+
+def test_auto_prepares_the_instance_for_the_dp_once(monkeypatch):
+    """``auto``'s cost model checks, sorts and sizes the instance for the DP; the DP starts from that."""
+    from gpudp.problems.knapsack import dp as kd
+
+    made = []
+    real = kd.estimate_memory  # sizes the rows once a preparation (kd.Prepared)
+
+    def counted(*args, **kw):
+        made.append(args)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(kd, "estimate_memory", counted)
+    sol = knapsack.solve([10, 7, 8], [5, 4, 3], 8, backend="cpu")
+    assert sol.value == 18 and sol.optimal and sol.details["method"] == "dp" and len(made) == 1
+
+
+def test_an_unproven_answer_is_noted_in_details_and_printed_only_by_the_cli(tmp_path, capsys):
+    sol = knapsack.solve([10, 7, 8], [5, 4, 3], 8, method="sparse", backend="cpu", time_limit=0)
+    assert not sol.optimal and "not proven optimal" in sol.details["message"]
+    assert capsys.readouterr().err == ""  # the Python API prints nothing
+    from gpudp.cli import main
+
+    path = tmp_path / "k.txt"
+    path.write_text("3 8\n10 5\n7 4\n8 3\n")
+    assert main(["solve", "knapsack", str(path), "--method", "sparse", "--time-limit", "0"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"gpudp: warning: not proven optimal: {sol.details['message']}"]
+
+
+def test_rebuilt_items_short_of_the_search_s_value_are_a_check_error():
+    from gpudp.problems.knapsack.io import checked_solution
+    from gpudp.solution import Stats
+
+    x = np.array([1, 0], np.int8)
+    with pytest.raises(CheckError, match="rebuilt items are worth 3, not the search's 4"):
+        checked_solution(np.array([3, 4]), np.array([1, 2]), 2, x, 3, Stats(), {}, claimed=4)
+
+
+def test_a_dp_traceback_short_of_the_dp_s_optimum_is_a_check_error(monkeypatch):
+    from gpudp.problems.knapsack import dp as kd
+
+    real_sweep = kd.sweep
+
+    def off_by_one(rec, **kw):
+        result = real_sweep(rec, **kw)
+        result.last_layer[rec.cap] += 1  # the table claims more than its traced-back items
+        return result
+
+    monkeypatch.setattr(kd, "sweep", off_by_one)
+    with pytest.raises(CheckError, match="do not attain the DP's optimum"):
+        kd.solve([10, 7, 8], [5, 4, 3], 8, backend="cpu", progress=False)
