@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gpudp.errors import InputError
+from gpudp.inputs import parse_time_limit
 from gpudp.memory import parse_bytes
 from gpudp.solution import warn_unproven
 
@@ -131,7 +132,7 @@ class MethodChoice:
 def choose_method(inst: KnapsackInstance, backend: str = "auto", time_limit=None) -> MethodChoice:
     """The methods ``auto`` runs for ``inst``, by the cost model of the module doc; nothing is
     solved (the DP's pre-check runs: sorting, memory figures; kept in the result's ``prepared``)."""
-    time_limit = knapsack_bb.parse_time_limit(time_limit)
+    time_limit = parse_time_limit(time_limit)
     cap = _integer_capacity(inst)
     if cap is None:
         return MethodChoice([("bb", time_limit)], "real weights: dp and sparse need integer weights")
@@ -193,7 +194,7 @@ def cli_solve(args):
     # every option is checked before the file is read: one clear line for a bad one, never a traceback
     host = None if args.host_budget is None else parse_bytes(args.host_budget, "--host-budget")
     memory_budget = None if args.memory_budget is None else parse_bytes(args.memory_budget, "--memory-budget")
-    time_limit = knapsack_bb.parse_time_limit(args.time_limit, "--time-limit")
+    time_limit = parse_time_limit(args.time_limit, "--time-limit")
     if args.batch < 1:
         raise InputError("--batch", f"must be >= 1, got {args.batch}")
     from . import many
@@ -302,7 +303,7 @@ def _auto(inst, backend, memory_budget, bb):
     """Run :func:`choose_method`'s steps: each next one only when the one before refused the
     instance or stopped unproven; the first proven answer is returned, else the best one found."""
     t0 = time.perf_counter()
-    time_limit = knapsack_bb.parse_time_limit(bb.get("time_limit"))
+    time_limit = parse_time_limit(bb.get("time_limit"))
     choice = choose_method(inst, backend, time_limit)
     best, outcome = None, []
     for k, (method, seconds) in enumerate(choice.steps):
