@@ -186,7 +186,7 @@ def test_choose_every_and_memory_figures():
     assert checkpoint_bytes(5000, 3000, 1000, 4) == (4 * 3000 + 2 * 5000) * 4
     with pytest.raises(InputError, match="multiple of the tile"):
         choose_every(plan, every=48)
-    with pytest.raises(InputError, match="checkpoints .* take"):
+    with pytest.raises(InputError, match="the checkpoints of .* needed, over the memory budget"):
         sweep(
             rec, backend="cpu", tile=(32, 32), store="checkpoints", checkpoint_every=32, memory_budget=10_000
         )
