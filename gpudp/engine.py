@@ -18,10 +18,11 @@ import numpy as np
 
 from . import backends, values
 from .cache import jit_generated
+from .checks import cell_symbols, check_memory, probe_cell
 from .codegen import NO_CELL, data_args, reduce_worst, walk_form
-from .errors import ContractError, InputError, decision_too_wide
+from .errors import ContractError, InputError, decision_overflow
 from .inputs import parse_time_limit
-from .memory import available_memory, default_budget, describe, one_reading, parse_bytes
+from .memory import default_budget, one_reading, parse_bytes
 from .progress import Deadline, progress_bar
 from .recurrence import (
     Grid3Recurrence,
@@ -31,7 +32,6 @@ from .recurrence import (
     Recurrence,
     bad_step,
     contiguous,
-    read_only,
     start_cell,
     values_only,
 )
@@ -155,22 +155,6 @@ backend_words = backends.where
 def device_memory(backend: str) -> tuple[int, int] | None:
     """(free, total) bytes of the memory ``backend``'s kernels compute in; None for host memory."""
     return backends.get(backend).memory()
-
-
-def check_memory(need: MemoryNeed, what: str = "the sweep") -> None:
-    """Refuse, with an :class:`InputError` naming the bytes needed and those free, a sweep whose
-    device or host memory cannot fit here (the decision store is not counted: past the budget or the
-    memory it spills to disk)."""
-    info = device_memory(need.backend)
-    if info is not None and need.device > info[0]:
-        raise InputError(
-            "memory",
-            f"{what} needs {need.device / 2**30:.2f} GiB of device memory ({need.values / 2**30:.2f} GiB of "
-            f"values); {info[0] / 2**30:.2f} of {info[1] / 2**30:.2f} GiB are free",
-        )
-    avail = available_memory()
-    if need.host > avail:
-        raise InputError("memory", f"{what} needs {need.host / 2**30:.2f} GiB of host memory; {describe()}")
 
 
 @dataclass
@@ -541,11 +525,19 @@ def sweep(
     plan = plan or plan_sweep(rec, backend, tile)
     plan.checkpoint = _checkpoint
     backend = plan.backend
-    check_memory(plan.memory(memory_budget), f"{type(rec).__name__}'s sweep")
+    need = plan.memory(memory_budget)  # the store is not counted: past the budget it spills to disk
+    gib = need.values / 2**30
+    check_memory(
+        f"{type(rec).__name__}'s sweep",
+        need.host,
+        need.device,
+        device_memory(backend),
+        device_parts=f" ({gib:.2f} GiB of values)",
+    )
     data = tuple(contiguous(x) for x in rec._validate_instance())
     if isinstance(rec, GridRecurrence) and type(rec).symbols:
-        data = (*_symbols(rec, plan), *data)
-    _probe_cell(rec, plan, data)
+        data = (*cell_symbols(rec, plan.rows, plan.cols), *data)
+    _probe(rec, plan, data)
     runner = backends.get(backend)
     red = None
     if type(rec).reduce:  # per-thread slots (codegen.n_reduce), before the overflow flag
@@ -578,11 +570,11 @@ def sweep(
     finally:
         if bar is not None:
             bar.close()
-    if bits and data[-1][0]:
+    axes = "t, k" if plan.schedule is None and plan.kind == "layered" else "i, j"
+    err = decision_overflow(type(rec).__name__, data[-1], axes, bits) if bits else None
+    if err is not None:
         store.close()
-        count, d, a, b = (int(x) for x in data[-1])
-        axes = "t, k" if plan.schedule is None and plan.kind == "layered" else "i, j"
-        raise decision_too_wide(type(rec).__name__, d, axes, (a, b), bits, count)
+        raise err
     if isinstance(rec, GridRecurrence) and plan.cells == 0:
         empty = np.zeros(0, dtype=type(rec).value_dtype)
         out["last_row"], out["last_col"] = empty, empty.copy()
@@ -618,75 +610,34 @@ def _reduce_slots(cls, values, cells):
     return best.item(), (int(cells[k, 0]), int(cells[k, 1]))
 
 
-def _probe_cell(rec, plan, data) -> None:
-    """Call ``cell`` once in plain Python, on the first cell, to catch a return of the wrong form
-    (a bare value with ``decision_bits`` declared, a pair without) as a ContractError before any
-    kernel compiles. A cell that cannot run in plain Python on these arguments (whatever it raises)
-    is left to the compiler: this is a courtesy check, not a gate."""
+def _probe(rec, plan, data) -> None:
+    """:func:`gpudp.checks.probe_cell` on the first cell, ``(0, 0)``, before any kernel compiles: a
+    grid's (:func:`probe_grid`), or the layers' with windows of ``fill`` (at most 65,536 cells: a
+    read past them raises, no probe)."""
     cls = type(rec)
-    fs = values.fields(cls)
-    vt = np.dtype(cls.value_dtype).type
     if plan.cells == 0:
         return
-    data = tuple(read_only(x) for x in data)  # a cell that writes its data is skipped, not obeyed
     if isinstance(rec, GridRecurrence):
-        deps = [vt(cls.fill) if fs is None else values.fill_values(cls)] * len(cls.offsets)
-        if cls.deps_tuple:
-            deps = [tuple(deps)]
-        syms = [data[0][0], data[1][0]] if cls.symbols else []
-        args = (0, 0, *deps, *syms, *data[len(syms) :])
-    else:
-        size = min(max(int(plan.sizes.max()), 1), 1 << 16)  # a read past it raises: no probe
-        args = (0, 0, *[np.full(size, cls.fill, vt) for _ in range(cls.window)], *data)
-    try:
-        with np.errstate(all="ignore"):
-            out = cls.cell(*args)
-    except Exception:
+        probe_grid(rec, data)
         return
-    where = "the first cell, (0, 0)"
-    bits = getattr(cls, "_declared_bits", cls.decision_bits)  # what cell returns, values-only or not
-    if bits and not (isinstance(out, tuple) and len(out) == 2):
-        raise ContractError(
-            f"{cls.__name__}.cell returned {out!r} at {where}, but decision_bits = {bits}: "
-            "return (value, decision)"
-        )
-    if fs is not None:  # a record: a tuple of one number per field
-        value = out[0] if bits else out
-        if not (isinstance(value, tuple | list) and len(value) == len(fs)):
-            form = "(value, decision)" if bits else "value"
-            raise ContractError(
-                f"{cls.__name__}.cell returned {out!r} at {where}: its value_dtype is a record of "
-                f"{len(fs)} fields {np.dtype(cls.value_dtype).names}, so it returns {form} with value a "
-                f"tuple of {len(fs)} numbers"
-            )
-        return
-    if not bits and isinstance(out, tuple):
-        raise ContractError(
-            f"{cls.__name__}.cell returned the tuple {out!r} at {where}, but decision_bits = 0: return "
-            "the value alone, or declare decision_bits to keep decisions for a traceback"
-        )
+    vt = np.dtype(cls.value_dtype).type
+    size = min(max(int(plan.sizes.max()), 1), 1 << 16)
+    probe_cell(cls, (0, 0), [np.full(size, cls.fill, vt) for _ in range(cls.window)], data)
 
 
-def _symbols(rec, plan) -> tuple[np.ndarray, np.ndarray]:
-    """The row and column symbols of a recurrence that declares them, checked against its shape."""
-    out = []
-    for name, want in (("row_symbols", plan.rows), ("col_symbols", plan.cols)):
-        arr = np.ascontiguousarray(getattr(rec, name)())
-        if arr.ndim != 1 or len(arr) != want:
-            raise ContractError(
-                f"{type(rec).__name__}.{name}() must be 1-D of length {want}, got shape {arr.shape}"
-            )
-        if want == 0:  # kernels index symbols even for empty grids' padding: give them one value
-            arr = np.zeros(1, dtype=arr.dtype)
-        # GPU shuffles move 32- and 64-bit values: every backend sees symbols widened alike
-        if arr.dtype.kind in "iub" and arr.dtype.itemsize < 4:
-            arr = arr.astype(np.int32)
-        elif arr.dtype == np.uint32:
-            arr = arr.astype(np.int64)
-        elif arr.dtype.kind == "f" and arr.dtype.itemsize < 4:
-            arr = arr.astype(np.float32)
-        out.append(arr)
-    return out[0], out[1]
+def probe_grid(rec, data) -> None:
+    """:func:`gpudp.checks.probe_cell` on a grid's first cell, ``(0, 0)`` (one with cells), as
+    :func:`sweep` and :func:`gpudp.sweep_many` check it: its dependencies at ``fill`` (a tuple of
+    them with ``deps_tuple``), its symbols there (the first two items of ``data``, widened:
+    :func:`gpudp.checks.cell_symbols`), then the rest of ``data``."""
+    cls = type(rec)
+    fs = values.fields(cls)
+    fill = np.dtype(cls.value_dtype).type(cls.fill) if fs is None else values.fill_values(cls)
+    deps = [fill] * len(cls.offsets)
+    if cls.deps_tuple:
+        deps = [tuple(deps)]
+    syms = [data[0][0], data[1][0]] if cls.symbols else []
+    probe_cell(cls, (0, 0), (*deps, *syms), data[len(syms) :])
 
 
 def _decode_one(plan: Plan, store, a: int, b: int) -> int:

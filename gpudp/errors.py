@@ -61,3 +61,14 @@ def decision_too_wide(name: str, decision: int, axes: str, at: tuple, bits: int,
         f"which does not fit decision_bits = {bits} (0 .. {(1 << bits) - 1}; {many}). Declare more "
         "decision_bits: decisions are never truncated"
     )
+
+
+def decision_overflow(name: str, flag, axes: str, bits: int) -> ContractError | None:
+    """The error a kernel's decision-overflow flag stands for, None when it is clear: ``flag`` is
+    ``[count, decision, *cell]`` (how many cells returned a decision outside ``0 .. 2**bits - 1``,
+    the first one's decision and coordinates, named by ``axes``), as every shape's kernels write it
+    (:func:`gpudp.codegen.n_flags`); see :func:`decision_too_wide`."""
+    if not flag[0]:
+        return None
+    count, decision, *at = (int(x) for x in flag)
+    return decision_too_wide(name, decision, axes, tuple(at), bits, count)

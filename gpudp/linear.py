@@ -40,6 +40,7 @@ import numpy as np
 from numba.extending import register_jitable
 
 from . import backends, values
+from .checks import check_memory
 from .codegen import (
     block_decision,
     compile_source,
@@ -50,8 +51,8 @@ from .codegen import (
     n_reduce,
     walk_form,
 )
-from .errors import ContractError, InputError, decision_too_wide
-from .memory import available_memory, default_budget, describe, parse_bytes
+from .errors import ContractError, InputError, decision_overflow
+from .memory import default_budget, parse_bytes
 from .progress import progress_bar
 from .recurrence import GridRecurrence, bad_step, start_cell
 from .solution import Stats
@@ -166,28 +167,26 @@ def checkpoint_sweep(
     block = _block_bytes(runner, cls, k)
     budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
     grid = f"{cls.__name__} ({plan.rows} x {plan.cols}, every {k})"
-    if need > budget:
-        raise InputError(
-            "memory",
-            f"the checkpoints of {grid} take {need / 2**30:.2f} GiB, over the memory budget of "
-            f"{budget / 2**30:.2f} GiB; give a larger checkpoint_every or memory_budget",
-        )
-    free, over = available_memory(), describe()
+    check_memory(
+        f"the checkpoints of {grid}",
+        0,
+        budget=budget,
+        in_budget=need,
+        advice="give a larger checkpoint_every or memory_budget",
+    )
     one = block  # a round sweeps one block at least
-    device = runner.memory()  # on the GPU the checkpoints and a round's blocks are in its memory
-    if device is not None and device[0] < free:
-        free, over = device[0], f"{device[0] / 2**30:.2f} GiB free on the device"
     if runner.blocks_layout == "planes":  # and its cells' decisions, one integer each, before packing
         one += k * k * decision_dtype(cls.decision_bits).itemsize
-    if need + one > free:
-        # the checkpoints shrink as K grows, a block grows: the larger of the two says which way
-        change = "a larger" if need > one else "a smaller"
-        raise InputError(
-            "memory",
-            f"the checkpoints of {grid} take {need / 2**30:.2f} GiB and a block's decisions (a "
-            f"traceback round's least) {one / 2**30:.2f} GiB, over {over}; give {change} "
-            "checkpoint_every",
-        )
+    # the checkpoints shrink as K grows, a block grows: the larger of the two says which way; on the
+    # GPU the checkpoints and a round's blocks are in its memory, and come back to the host's
+    check_memory(
+        f"the checkpoints of {grid} ({need / 2**30:.2f} GiB) and a block's decisions, a traceback "
+        f"round's least ({one / 2**30:.2f} GiB)",
+        need + one,
+        need + one,
+        runner.memory(),
+        advice=f"give {'a larger' if need > one else 'a smaller'} checkpoint_every",
+    )
     cap = _round_cap(block, -(-plan.rows // k) * -(-plan.cols // k), budget - need)
     fwd = sweep(
         rec,
@@ -278,10 +277,10 @@ class CheckpointResult:
         flag = self._data[-1]
         args = (self.every, self.plan.rows, self.plan.cols, self._edges, self._words, self._context)
         words, seconds = self._runner.run_blocks(cls, self._data, blocks, *args)
-        if flag[0]:
-            count, d, a, b = (int(x) for x in flag)
+        err = decision_overflow(cls.__name__, flag, "i, j", cls.decision_bits)
+        if err is not None:
             flag[:] = 0
-            raise decision_too_wide(cls.__name__, d, "i, j", (a, b), cls.decision_bits, count)
+            raise err
         return words, seconds
 
     def _round_blocks(self, i: int, j: int, slope: float) -> np.ndarray:

@@ -92,7 +92,7 @@ def test_the_plan_gives_the_memory_before_the_sweep(monkeypatch):
     spilled = plan.memory(memory_budget=0)
     assert spilled.spill and spilled.disk == need.decisions and spilled.host_total == need.host
     # the engine refuses what this process cannot hold, before any kernel runs
-    monkeypatch.setattr(engine, "available_memory", lambda: need.host - 1)
+    monkeypatch.setattr("gpudp.checks.available_memory", lambda: need.host - 1)
     with pytest.raises(InputError, match="host memory"):
         lcs.solve(np.zeros(3000, np.uint8), np.zeros(4000, np.uint8), backend="cpu")
     assert memory.available_memory() > need.host  # the real figure was not touched

@@ -186,7 +186,7 @@ def test_choose_every_and_memory_figures():
     assert checkpoint_bytes(5000, 3000, 1000, 4) == (4 * 3000 + 2 * 5000) * 4
     with pytest.raises(InputError, match="multiple of the tile"):
         choose_every(plan, every=48)
-    with pytest.raises(InputError, match="checkpoints .* take"):
+    with pytest.raises(InputError, match="the checkpoints of .* needed, over the memory budget"):
         sweep(
             rec, backend="cpu", tile=(32, 32), store="checkpoints", checkpoint_every=32, memory_budget=10_000
         )
@@ -359,7 +359,7 @@ def test_a_block_past_the_memory_is_refused_before_the_sweep(monkeypatch):
     import gpudp.linear as linear
     from gpudp.engine import plan_sweep
 
-    monkeypatch.setattr(linear, "available_memory", lambda: 100_000)
+    monkeypatch.setattr("gpudp.checks.available_memory", lambda: 100_000)
     rec = LCSRecurrence(np.zeros(300, np.uint8), np.zeros(280, np.uint8))
 
     def no_sweep(*args, **kwargs):
@@ -367,7 +367,7 @@ def test_a_block_past_the_memory_is_refused_before_the_sweep(monkeypatch):
 
     plan = plan_sweep(rec, "cpu", TILE)
     with pytest.raises(
-        InputError, match=r"a block's decisions .* 0\.00 GiB, over .*smaller checkpoint_every"
+        InputError, match=r"a block's decisions.*0\.00 GiB.*of host memory needed.*smaller checkpoint_every"
     ):
         linear.checkpoint_sweep(rec, plan, no_sweep, every=10**9)
     assert choose_every(plan, every=64) == 64  # a block of 4 KiB: fits
@@ -386,7 +386,7 @@ def test_a_gpu_block_counts_its_cells_before_they_are_packed(monkeypatch):
     k = choose_every(plan, every=10**9)
     planes = linear._block_bytes(backends.get("cpu"), LCSRecurrence, k)
     assert planes < k * k // 4  # 1 bit a cell in planes, a byte a cell before
-    monkeypatch.setattr(linear, "available_memory", lambda: 2 * planes)
+    monkeypatch.setattr("gpudp.checks.available_memory", lambda: 2 * planes)
 
     def no_sweep(*args, **kwargs):
         raise AssertionError("the sweep started")

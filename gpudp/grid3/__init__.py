@@ -36,12 +36,13 @@ import numpy as np
 
 from .. import backends
 from ..cache import jit_generated
+from ..checks import check_memory, probe_cell
 from ..codegen import decision_dtype
-from ..errors import ContractError, InputError, decision_too_wide
+from ..errors import ContractError, decision_overflow
 from ..jit import njit
-from ..memory import available_memory, default_budget, describe, parse_bytes
+from ..memory import default_budget, parse_bytes
 from ..progress import progress_bar
-from ..recurrence import Grid3Recurrence, contiguous, read_only, values_only
+from ..recurrence import Grid3Recurrence, contiguous, values_only
 from ..solution import Stats
 from ..store import WORD_BYTES, DecisionStore, spills
 from . import layout
@@ -267,58 +268,25 @@ def _walker(rec_cls, n_data: int):
 # ---------------------------------------------------------------------------------------------
 
 
-def _probe(rec, shape, data) -> None:
-    """Call ``cell`` once in plain Python on ``(0, 0, 0)`` with dependencies at ``fill`` (and
-    read-only data) to catch a return of the wrong form before anything compiles; a cell that
-    cannot run so (whatever it raises) is left to the compiler."""
-    cls = type(rec)
-    if not all(shape):
-        return
-    vt = np.dtype(cls.value_dtype).type
-    deps = [vt(cls.fill)] * len(cls.offsets)
-    try:
-        with np.errstate(all="ignore"):
-            out = cls.cell(0, 0, 0, *deps, *(read_only(x) for x in data))
-    except Exception:
-        return
-    bits = getattr(cls, "_declared_bits", cls.decision_bits)
-    if bits and not (isinstance(out, tuple) and len(out) == 2):
-        raise ContractError(
-            f"{cls.__name__}.cell returned {out!r} at the first cell, (0, 0, 0), but decision_bits = "
-            f"{bits}: return (value, decision)"
-        )
-    if not bits and isinstance(out, tuple):
-        raise ContractError(
-            f"{cls.__name__}.cell returned the tuple {out!r} at the first cell, (0, 0, 0), but "
-            "decision_bits = 0: return the value alone, or declare decision_bits to keep decisions "
-            "for a traceback"
-        )
-
-
 def _check_memory(name: str, shape, need: dict, device, budget: int) -> None:
-    """Refuse, naming the figures, what the device or this process cannot hold (the decision store
-    itself spills to disk past the budget, and refuses when the disk cannot hold it either)."""
+    """:func:`gpudp.checks.check_memory` of a 3-D sweep's figures (``need``: :func:`grid3_memory`'s):
+    the device's ring, faces and slabs; in host memory the values and the decision store unless it
+    spills to disk past the budget (where the store refuses if the disk cannot hold it either)."""
     gib = 2**30
     what = (
         f"{name}'s 3-D sweep of {' x '.join(map(str, shape))} cells keeps a ring of planes "
         f"({need['ring'] / gib:.2f} GiB), the far faces ({need['faces'] / gib:.2f} GiB)"
     )
-    if device is not None and need["device"] > device[0]:
-        raise InputError(
-            "memory",
-            f"{what} and two decision slabs ({need['slabs'] / gib:.2f} GiB): {need['device']} bytes "
-            f"({need['device'] / gib:.2f} GiB) in device memory; {device[0] / gib:.2f} of "
-            f"{device[1] / gib:.2f} GiB are free",
-        )
     words = -(-need["decisions"] // WORD_BYTES)
     in_ram = need["decisions"] if need["decisions"] and not spills(words, budget) else 0
-    host = need["host_values"] + in_ram
-    if host > available_memory():
-        raise InputError(
-            "memory",
-            f"{what} and decisions in memory ({in_ram / gib:.2f} GiB): {host} bytes ({host / gib:.2f} "
-            f"GiB) of host memory; {describe()}",
-        )
+    check_memory(
+        what,
+        need["host_values"] + in_ram,
+        need["device"] or 0,
+        device,
+        device_parts=f" and two decision slabs ({need['slabs'] / gib:.2f} GiB)",
+        host_parts=f" and decisions in memory ({in_ram / gib:.2f} GiB)",
+    )
 
 
 def sweep_grid3(
@@ -390,9 +358,11 @@ def sweep_grid3(
     runner = backends.get(backend)
     budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
     need = layout.memory(shape, cls.offsets, cls.value_dtype, bits, backend != "cpu")
-    _check_memory(cls.__name__, shape, need, runner.memory() if backend != "cpu" else None, budget)
+    _check_memory(cls.__name__, shape, need, runner.memory(), budget)
     data = tuple(contiguous(x) for x in rec._validate_instance())
-    _probe(rec, shape, data)
+    if cells:  # the form of cell's return, in plain Python, on (0, 0, 0) with its reads at fill
+        fill = np.dtype(cls.value_dtype).type(cls.fill)
+        probe_cell(cls, (0, 0, 0), (fill,) * len(cls.offsets), data)
     starts = plane_starts(n1, n2, n3)
     store = None
     ddt = decision_dtype(bits)
@@ -431,11 +401,11 @@ def sweep_grid3(
         if bar is not None:
             bar.close()
     del decisions
-    if flag[0]:
+    err = decision_overflow(cls.__name__, flag, "i, j, k", bits)
+    if err is not None:
         if store is not None:
             store.close()
-        count, d, i, j, k = (int(x) for x in flag)
-        raise decision_too_wide(cls.__name__, d, "i, j, k", (i, j, k), bits, count)
+        raise err
     stats.seconds = time.perf_counter() - t_start
     stats.bytes_evicted = need["decisions"]
     stats.spilled_to_disk = bool(store is not None and store.on_disk)

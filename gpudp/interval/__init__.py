@@ -35,10 +35,10 @@ import numpy as np
 
 from .. import backends
 from ..cache import jit_generated
+from ..checks import check_memory, probe_cell
 from ..codegen import data_args, decision_dtype
-from ..errors import ContractError, InputError, decision_too_wide
+from ..errors import ContractError, decision_overflow
 from ..jit import njit
-from ..memory import available_memory, describe
 from ..progress import progress_bar
 from ..recurrence import IntervalRecurrence, contiguous, read_only
 from ..solution import Stats
@@ -218,15 +218,9 @@ def _probe(rec, n: int, data: tuple) -> None:
     if n == 0:
         return
     vt = np.dtype(cls.value_dtype)
+    m = min(n, 64)  # the return's form, on a plain read-only table (any read there gives fill)
+    probe_cell(cls, (0, 0), (read_only(np.full((m, m), cls.fill, vt)),), data)
     args = tuple(read_only(x) for x in data)
-    m = min(n, 64)
-    try:  # the return's form, on a plain read-only table (any read there gives fill)
-        with np.errstate(all="ignore"):
-            out = cls.cell(0, 0, read_only(np.full((m, m), cls.fill, vt)), *args)
-    except Exception:
-        pass
-    else:
-        _check_form(cls, out)
     cells = dict.fromkeys(
         (i, j) for i, j in ((0, 0), (0, 1), (0, 3), (n - 2, n - 1), (n - 1, n - 1)) if 0 <= i <= j < n
     )
@@ -244,38 +238,6 @@ def _probe(rec, n: int, data: tuple) -> None:
             ) from None
         except Exception:
             return
-
-
-def _check_form(cls, out) -> None:
-    """A :class:`ContractError` where the first cell's return does not match ``decision_bits``."""
-    bits = getattr(cls, "_declared_bits", cls.decision_bits)  # what cell returns, values-only or not
-    pair = isinstance(out, tuple) and len(out) == 2
-    if bits and not pair:
-        raise ContractError(
-            f"{cls.__name__}.cell returned {out!r} at the first cell, (0, 0), but decision_bits = {bits}: "
-            "return (value, decision)"
-        )
-    if not bits and isinstance(out, tuple):
-        raise ContractError(
-            f"{cls.__name__}.cell returned the tuple {out!r} at the first cell, (0, 0), but decision_bits "
-            "= 0: return the value alone, or declare decision_bits to keep decisions for a traceback"
-        )
-
-
-def _check_memory(name: str, n: int, table: int, decisions: int, device) -> None:
-    """Refuse, naming the figures, a table (and its decisions) that the device or this process
-    cannot hold: both are kept whole, on the host and, on CUDA, on the device."""
-    what = (
-        f"{name}'s interval sweep of size {n} keeps the whole table, {n} x {n} values "
-        f"({table / 2**30:.2f} GiB) and decisions ({decisions / 2**30:.2f} GiB)"
-    )
-    if device is not None and table + decisions > device[0]:
-        raise InputError(
-            "memory",
-            f"{what} in device memory; {device[0] / 2**30:.2f} of {device[1] / 2**30:.2f} GiB are free",
-        )
-    if table + decisions > available_memory():
-        raise InputError("memory", f"{what} in host memory; {describe()}")
 
 
 def sweep_intervals(
@@ -299,7 +261,12 @@ def sweep_intervals(
     backend, why = backends.choose(backend, work_of(n))
     runner = backends.get(backend)
     table_bytes, dec_bytes = interval_memory(n, cls.value_dtype, bits)
-    _check_memory(cls.__name__, n, table_bytes, dec_bytes, runner.memory())
+    total = table_bytes + dec_bytes  # both kept whole, on the host and, on CUDA, on the device
+    what = (
+        f"{cls.__name__}'s interval sweep of size {n} keeps the whole table, {n} x {n} values "
+        f"({table_bytes / 2**30:.2f} GiB) and decisions ({dec_bytes / 2**30:.2f} GiB)"
+    )
+    check_memory(what, total, total, runner.memory())
     data = tuple(contiguous(x) for x in rec._validate_instance())
     _probe(rec, n, data)
     if bits:  # the decision-overflow flag, last of the kernels' data (see codegen.n_flags)
@@ -326,9 +293,9 @@ def sweep_intervals(
     finally:
         if bar is not None:
             bar.close()
-    if bits and data[-1][0]:
-        count, d, a, b = (int(x) for x in data[-1])
-        raise decision_too_wide(cls.__name__, d, "i, j", (a, b), bits, count)
+    err = decision_overflow(cls.__name__, data[-1], "i, j", bits) if bits else None
+    if err is not None:
+        raise err
     stats.seconds = time.perf_counter() - t_start
     stats.bytes_evicted = dec_bytes
     return IntervalResult(user_rec, table, decisions if bits else None, stats)

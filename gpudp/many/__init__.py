@@ -28,7 +28,7 @@ import numpy as np
 
 from ..codegen import NO_CELL, decision_dtype, reduce_worst
 from ..engine import choose_backend, device_name, sweep
-from ..errors import ContractError, InputError, decision_too_wide
+from ..errors import ContractError, InputError, decision_overflow
 from ..memory import default_budget, gc_paused, parse_bytes
 from ..progress import progress_bar
 from ..recurrence import values_only
@@ -141,11 +141,6 @@ def _best(rec_cls, rv: np.ndarray, rc: np.ndarray):
     return used.any(axis=1), best, ci[r, k], cj[r, k]
 
 
-def _overflow(cls, bits: int, flag) -> str:
-    count, d, a, b = (int(x) for x in flag)
-    return str(decision_too_wide(cls.__name__, d, "i, j", (a, b), bits, count))
-
-
 def _start_states(start_state, count: int, cls) -> Callable:
     """``f(k, rec, value) -> int``: instance ``k``'s start state, from ``start_state``."""
     if start_state is None:
@@ -239,7 +234,8 @@ class _Batch:
                 k = int(chunk.ids[q])
                 R, C = int(rows[q]), int(cols[q])
                 if failed[q]:
-                    self.items[k] = ManyItem(k, (R, C), error=_overflow(kcls, bits, out.flags[q]))
+                    err = decision_overflow(kcls.__name__, out.flags[q], "i, j", bits)
+                    self.items[k] = ManyItem(k, (R, C), error=str(err))
                     continue
                 it = ManyItem(k, (R, C))
                 it.last_row = out.lr[chunk.lroff[q] : chunk.lroff[q] + C]

@@ -17,12 +17,12 @@ as :func:`gpudp.engine.sweep` widens them.
 
 from __future__ import annotations
 
-import types
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..engine import _probe_cell, _symbols
+from ..checks import cell_symbols
+from ..engine import probe_grid
 from ..errors import ContractError, GpudpError, InputError
 from ..recurrence import GridRecurrence, Recurrence
 from ..schedule import UNIT_MONOTONE
@@ -154,8 +154,7 @@ def intake(objs) -> Intake:
                     f"{cls.__name__}.data() must return a tuple of numpy arrays and scalars, got "
                     f"{type(data).__name__}"
                 )
-            plan = types.SimpleNamespace(rows=rows, cols=cols, cells=rows * cols)
-            syms = _symbols(spec, plan) if n_sym else ()
+            syms = cell_symbols(spec, rows, cols) if n_sym else ()
         except Exception as e:  # this instance's sizes, data or symbols
             errors[k], recs[k] = _refusal(e), None
             continue
@@ -186,7 +185,7 @@ def intake(objs) -> Intake:
         return Intake(cls, recs, shapes, errors)
     probe = next((k for k in range(count) if items[k] is not None and shapes[k].prod() > 0), None)
     if probe is not None:  # the form of cell's return, in plain Python, as sweep checks it
-        _probe_cell(recs[probe], types.SimpleNamespace(cells=int(shapes[probe].prod())), tuple(items[probe]))
+        probe_grid(recs[probe], tuple(items[probe]))
     kinds, packed = [], []
     for m, sig in enumerate(ref):
         dt = np.dtype(sig[1])
