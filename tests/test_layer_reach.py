@@ -81,7 +81,7 @@ def test_reach_cpu_matches_reference(n, m, rmax, seed):
 def small_window(monkeypatch):
     """The simulator's blocking on a real GPU too: a shared window of 256 cells (a span of 192
     and a halo of 64), so that tiny instances take several spans and several passes."""
-    from gpudp.backends import cuda as cb
+    from gpudp.backends.cuda import layered as cb
 
     monkeypatch.setattr(cb, "BLOCK_SMEM", 256 * 8)
     monkeypatch.setattr(cb, "BLOCK_MIN_SPAN", 64)
