@@ -1,6 +1,6 @@
 """A layered recurrence that declares its reach, in general terms: the CUDA engine then runs it
 temporally blocked (several layers per pass, each block updating a span of the layer in shared
-memory, see gpudp.backends.cuda.blocked_kernel). Both codecs, two value types, random reaches and
+memory, see gpudp.backends.cuda.layered.blocked_kernel). Both codecs, two value types, random reaches and
 active ranges, against a memoised reference that knows nothing of passes or spans.
 """
 

@@ -9,6 +9,7 @@ from numba import cuda
 from .driver import is_simulator, pinned_empty
 from .kernels import device_jit, generated_kernel
 
+#: the kernels of this family built in this process, by their key
 _CACHE: dict = {}
 
 _ENCODE = """

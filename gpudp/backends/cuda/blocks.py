@@ -9,6 +9,7 @@ from numba import cuda
 from ... import values
 from .kernels import cell_namespace, device_jit, generated_kernel
 
+#: the kernels of this family built in this process, by their key
 _CACHE: dict = {}
 
 # Blocks of a tiled grid swept again for a traceback (gpudp.linear): a thread block a block, its

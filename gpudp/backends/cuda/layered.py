@@ -9,6 +9,7 @@ import numpy as np
 from .driver import is_simulator
 from .kernels import cell_namespace, device_jit, generated_kernel
 
+#: the kernels of this family built in this process, by their key
 _CACHE: dict = {}
 #: threads per block of the layered kernel
 LAYER_THREADS = 256

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .kernels import cell_namespace, generated_kernel
 
+#: the kernels of this family built in this process, by their key
 _CACHE: dict = {}
 
 

@@ -49,7 +49,8 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
     writes to the disk memmap, while chunk c + 1 computes into the other slab. With the bands codec
     an encoder kernel compacts each chunk's bands on the device and only the bands and their headers
     are copied (:class:`BandEncoder`). Only the values of the dependency window (a row and a column
-    of tile edges, or ring of layers) live on the device.
+    of tile edges, or ring of layers) live on the device. ``backend`` (the cuda backend object)
+    cuts the plan into chunks (``chunk_limits``).
     """
     cls = type(rec)
     vt = np.dtype(cls.value_dtype)

@@ -13,6 +13,7 @@ from ...codegen import n_reduce
 from .driver import is_simulator
 from .kernels import cell_namespace, device_jit, generated_kernel
 
+#: the kernels of this family built in this process, by their key
 _CACHE: dict = {}
 
 _TILED = """
