@@ -4,7 +4,8 @@
 
 Every import counts, also those inside functions (a lazy import is still a dependency). A module
 named ``cuda`` (a feature's own CUDA code) may import the cuda backend; nothing else outside the
-engine's core may.
+engine's core may. Outside the backends, a backend is used through its kit only: the names its
+``__all__`` lists (a package's, in its ``__init__``), never its inner modules.
 """
 
 from __future__ import annotations
@@ -128,6 +129,81 @@ def test_cuda_lives_in_cuda_modules():
         n for n in users if n.startswith(("gpudp.backends", "gpudp.bench")) or n.rsplit(".", 1)[-1] == "cuda"
     }
     assert users == allowed, sorted(users - allowed)
+
+
+#: the backends whose ``__all__`` is their kit (gpudp.backends.MODULES)
+KITS = {"gpudp.backends.cpu", "gpudp.backends.cuda"}
+
+
+def _declared_all(module: str) -> list[str]:
+    """The literal ``__all__`` of ``module`` (read, not imported)."""
+    for node in ast.parse(MODULES[module].read_text()).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+            return list(ast.literal_eval(node.value))
+    return []
+
+
+def _kit_uses(name: str, path: Path) -> tuple[dict[str, set[str]], list[str]]:
+    """The names ``name`` takes from each backend (``from B import x``, and ``b.x`` where ``b`` is
+    the backend's module bound by an import), and its imports of a backend's inner modules."""
+    tree = ast.parse(path.read_text(), str(path))
+    here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    uses: dict[str, set[str]] = {k: set() for k in KITS}
+    inner, bound = [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = (node.module or "").split(".") if node.module else []
+            if node.level:
+                base = here[: len(here) - node.level + 1] + base
+            mod = ".".join(base)
+            for a in node.names:
+                if mod in KITS:
+                    uses[mod].add(a.name)
+                elif f"{mod}.{a.name}" in KITS:
+                    bound[a.asname or a.name] = f"{mod}.{a.name}"
+                elif any(mod.startswith(k + ".") for k in KITS):
+                    inner.append(f"{name} imports from {mod}")
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name in KITS and a.asname:
+                    bound[a.asname] = a.name
+                elif any(a.name.startswith(k + ".") for k in KITS):
+                    inner.append(f"{name} imports {a.name}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound:
+            uses[bound[node.value.id]].add(node.attr)
+    return uses, inner
+
+
+def test_outside_the_backends_only_the_kit_is_used():
+    """A shape, a feature or a plug-in takes from a backend only the names its ``__all__`` declares,
+    from the backend itself (``gpudp.backends.cuda``, not ``gpudp.backends.cuda.driver``); and the kit
+    holds no name that nothing outside uses (it is the exact list)."""
+    kits = {k: set(_declared_all(k)) for k in KITS}
+    bad, used = [], {k: set() for k in KITS}
+    for name, path in sorted(MODULES.items()):
+        if name.startswith("gpudp.backends"):
+            continue
+        uses, inner = _kit_uses(name, path)
+        bad += inner
+        for k, names in uses.items():
+            used[k] |= names
+            bad += [f"{name} uses {k}.{n}, not in its __all__" for n in sorted(names - kits[k])]
+    bad += [
+        f"{k}.__all__ lists {n}, which nothing outside the backends uses"
+        for k in KITS
+        for n in kits[k] - used[k]
+    ]
+    assert not bad, "; ".join(bad)
+
+
+def test_every_kit_name_exists():
+    import importlib
+
+    for k in KITS:
+        mod = importlib.import_module(k)
+        missing = [n for n in mod.__all__ if not hasattr(mod, n) or n.startswith("_")]
+        assert not missing, (k, missing)
 
 
 def test_one_simulator_switch_and_one_pinned_pool():

@@ -1,6 +1,6 @@
 """A layered recurrence that declares its reach, in general terms: the CUDA engine then runs it
 temporally blocked (several layers per pass, each block updating a span of the layer in shared
-memory, see gpudp.backends.cuda.blocked_kernel). Both codecs, two value types, random reaches and
+memory, see gpudp.backends.cuda.layered.blocked_kernel). Both codecs, two value types, random reaches and
 active ranges, against a memoised reference that knows nothing of passes or spans.
 """
 
@@ -81,7 +81,7 @@ def test_reach_cpu_matches_reference(n, m, rmax, seed):
 def small_window(monkeypatch):
     """The simulator's blocking on a real GPU too: a shared window of 256 cells (a span of 192
     and a halo of 64), so that tiny instances take several spans and several passes."""
-    from gpudp.backends import cuda as cb
+    from gpudp.backends.cuda import layered as cb
 
     monkeypatch.setattr(cb, "BLOCK_SMEM", 256 * 8)
     monkeypatch.setattr(cb, "BLOCK_MIN_SPAN", 64)

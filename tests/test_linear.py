@@ -248,7 +248,7 @@ def test_cuda_checkpoints_and_blocks_in_the_simulator(monkeypatch):
     ck._runner = backends.get("cuda")
     assert np.array_equal(full.traceback((35, 33), state=2), ck.traceback((35, 33), state=2))
     assert ck.stats.extra["traceback"]["blocks"] >= 2
-    monkeypatch.setattr("gpudp.backends.cuda.RETRACE_SHARED", 0)  # diagonals in device memory
+    monkeypatch.setattr("gpudp.backends.cuda.blocks.RETRACE_SHARED", 0)  # diagonals in device memory
     ck._context = {}
     assert np.array_equal(full.traceback((35, 33), state=1), ck.traceback((35, 33), state=1))
     # one block of 64 holding the 36 x 34 grid: diagonals of two groups of 32, a block short of K

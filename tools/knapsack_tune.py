@@ -7,7 +7,7 @@ optimum must not change between settings)."""
 import json
 import sys
 
-from gpudp.backends import cuda as cb
+from gpudp.backends.cuda import layered as cb
 from gpudp.bench.instances import boyer_instance
 from gpudp.problems.knapsack import dp as kd
 

@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from gpudp.backends import cuda as cb
+from gpudp.backends.cuda import driver as cb
 from gpudp.engine import sweep
 from gpudp.problems.lcs import LCSRecurrence, solve
 

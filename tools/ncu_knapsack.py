@@ -3,7 +3,7 @@ Compute (tools/device-run.sh ncu-knapsack); also writes the kernel's PTX and SAS
 
 import sys
 
-from gpudp.backends import cuda as cb
+from gpudp.backends.cuda import driver as cb
 from gpudp.bench.instances import boyer_instance
 from gpudp.problems.knapsack import dp as kd
 

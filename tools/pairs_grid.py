@@ -14,7 +14,7 @@ import sys
 import numpy as np
 from numba import cuda
 
-import gpudp.backends.cuda as bc
+import gpudp.backends.cuda.driver as bc
 from gpudp.problems import edit_distance, lcs
 from gpudp.problems.edit_distance import cuda as ec
 from gpudp.problems.lcs import bitparallel

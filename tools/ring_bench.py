@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 from gpudp import frontier
-from gpudp.backends import cuda as cb
+from gpudp.backends.cuda import driver as cb
 from gpudp.bench.instances import shen_instance
 from gpudp.memory import parse_bytes
 from gpudp.problems.knapsack import bb as kb

@@ -141,7 +141,7 @@ def is_device_array(x) -> bool:
 def cuda_started() -> bool:
     """True when this process has already paid CUDA's start-up (the backend is imported and a GPU
     answered), so one more GPU solve costs launches, not seconds."""
-    mod = sys.modules.get(MODULES["cuda"])
+    mod = sys.modules.get(MODULES["cuda"] + ".driver")
     return bool(mod is not None and getattr(mod, "STARTED", False))
 
 

@@ -17,6 +17,10 @@ from ..jit import njit
 from ..store import WORD_BYTES, encode_bands, tiled_last_row
 from .base import Backend, checkpoint_arrays, line_edges
 
+#: the kit: what shapes, features and plug-ins may take from this backend (tests/test_imports.py);
+#: the rest is private to it (the registry takes ``BACKEND``)
+__all__ = ["PARALLEL_LOCK", "cell_namespace", "compiled", "nrt_options"]
+
 #: a chunk (unit of eviction, progress and Ctrl-C checks) is about this many cells on the CPU
 CPU_CHUNK_CELLS = 1 << 22
 #: decision words of one chunk's slab when the store keeps bands (a chunk is cut to fit)

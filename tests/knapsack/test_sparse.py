@@ -434,7 +434,7 @@ def test_generator_capacity_seed_and_names():
 def test_backend_cuda_without_a_usable_gpu_is_refused(monkeypatch, tmp_path, capsys, method):
     """``--backend cuda`` where no GPU is usable: one line, exit 2, by every method alike; sparse
     ran on the CPU and exited 0 (issue 35)."""
-    import gpudp.backends.cuda as cuda_backend
+    import gpudp.backends.cuda.driver as cuda_backend
 
     monkeypatch.setattr(cuda_backend, "available", lambda: False)  # the tests run the simulator
     path = tmp_path / "k.txt"
