@@ -26,11 +26,9 @@ from gpudp.recurrence import GridRecurrence
 from gpudp.solution import Solution, Stats, warn_unproven
 
 from . import batch, bitparallel
-from .batch import BatchResult
 from .sequences import encode, kernel_codes, kind
 
 __all__ = [
-    "BatchResult",
     "LCSRecurrence",
     "count_bound",
     "encode",
@@ -668,7 +666,7 @@ def solve_many(
 
     Returns
     -------
-    gpudp.problems.lcs.batch.BatchResult
+    gpudp.BatchResult
         ``values``: lengths in input order; a pair that cannot be read (not two sequences, a float
         array, a str beside bytes ...) gets -1 and its error in ``errors``, naming ``pairs[p]``,
         without stopping the batch, the same error whatever the mode. With
