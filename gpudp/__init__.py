@@ -19,10 +19,11 @@ from .errors import (
     ScheduleError,
     TimeLimitReached,
 )
-from .solution import Solution, Stats
+from .solution import BatchResult, Solution, Stats
 
 __all__ = [
     "BackendError",
+    "BatchResult",
     "CheckError",
     "ContractError",
     "GpudpError",

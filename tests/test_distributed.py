@@ -18,8 +18,7 @@ from hypothesis import strategies as st
 
 from gpudp.distributed import chunk_bounds, map_chunks
 from gpudp.problems import edit_distance, lcs
-from gpudp.problems.lcs import batch
-from gpudp.problems.lcs.batch import BatchResult
+from gpudp.solution import BatchResult, NoSolutions
 
 distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
 
@@ -82,7 +81,7 @@ def test_lcs_batch_on_the_cluster_equals_one_process(client):
     assert len(extra["chunk_seconds"]) == 8 and min(extra["chunk_seconds"]) > 0
     for wait in ("first_chunk_wait", "last_result_wait", "join_seconds"):
         assert 0 < extra[wait] < got.stats.seconds
-    assert got.solutions == [None] * len(pairs) and isinstance(got.solutions, batch.NoSolutions)
+    assert got.solutions == [None] * len(pairs) and isinstance(got.solutions, NoSolutions)
     rng = np.random.default_rng(2)
     a, b = rng.integers(0, 4, (64, 50)).astype(np.uint8), rng.integers(0, 4, (64, 70)).astype(np.uint8)
     rows = edit_distance.solve_many((a, b), backend="cpu", client=client)
@@ -215,8 +214,9 @@ def test_cluster_options_refused_before_any_work(tmp_path, capsys):
 
 def test_workers_fit_the_work(monkeypatch):
     from gpudp import distributed as gd
+    from gpudp.distributed import workers
 
-    monkeypatch.setattr(gd.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(workers.os, "sched_getaffinity", lambda pid: {0, 1})
     assert gd.fit_workers(40, 3) == 2 and gd.fit_workers(40, 3, gpus=True) == 3
     assert gd.fit_workers(1, 3) == 1 and gd.fit_workers(4, 0) == 0
 
@@ -225,15 +225,15 @@ def test_scratch_space_never_in_the_working_directory(monkeypatch, tmp_path):
     """Python's last resort for a temporary folder is the working directory: refused there (unless
     TMPDIR names it), a private folder in the temporary folder otherwise."""
     from gpudp import InputError
-    from gpudp import distributed as gd
+    from gpudp.distributed import workers
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(gd.tempfile, "gettempdir", lambda: str(tmp_path))
+    monkeypatch.setattr(workers.tempfile, "gettempdir", lambda: str(tmp_path))
     monkeypatch.delenv("TMPDIR", raising=False)
     with pytest.raises(InputError, match="^TMPDIR: no writable temporary folder"):
-        gd._scratch_folder()
+        workers._scratch_folder()
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    folder = gd._scratch_folder()
+    folder = workers._scratch_folder()
     assert os.path.dirname(folder) == str(tmp_path) and os.path.basename(folder).startswith("gpudp-dask-")
 
 
@@ -349,10 +349,11 @@ def test_gpu_cluster_pins_one_gpu_a_worker(monkeypatch):
     is refused. No GPU is touched: the workers only report what they see."""
     from gpudp import InputError
     from gpudp import distributed as gd
+    from gpudp.distributed import workers
 
     allowed = sorted(os.sched_getaffinity(0))
     sides = {"3": {allowed[0]}, "5": {allowed[-1]}}
-    monkeypatch.setattr(gd, "gpu_cpus", lambda devices: {d: sides[d] for d in devices})
+    monkeypatch.setattr(workers, "gpu_cpus", lambda devices: {d: sides[d] for d in devices})
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
     assert gd.visible_gpus() == ["3", "5"]
     with gd.cluster(gpus=True) as c:
@@ -386,14 +387,15 @@ def test_gpu_cpus_reads_each_gpus_side(monkeypatch, tmp_path):
     import subprocess
 
     from gpudp import distributed as gd
+    from gpudp.distributed import workers
 
     assert gd.parse_cpulist("0-3,8,10-11\n") == {0, 1, 2, 3, 8, 10, 11}
     assert gd.parse_cpulist("") == set()
     listed = "0, GPU-aaa, 00000000:19:00.0\n1, GPU-bbb, 00000000:3B:00.0\n2, GPU-ccc, 00000001:9A:00.0\n"
     monkeypatch.setattr(
-        gd.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout=listed)
+        workers.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout=listed)
     )
-    monkeypatch.setattr(gd.os, "sched_getaffinity", lambda pid: set(range(8)))
+    monkeypatch.setattr(workers.os, "sched_getaffinity", lambda pid: set(range(8)))
     for bus, text in (("0000:19:00.0", "0-3,64-67"), ("0000:3b:00.0", "0-7"), ("0001:9a:00.0", "4-7")):
         (tmp_path / bus).mkdir()
         (tmp_path / bus / "local_cpulist").write_text(text + "\n")

@@ -13,10 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_lcs import lcs_length  # the textbook table, in pure Python
 
-from gpudp import CheckError, InputError
+from gpudp import BatchResult, CheckError, InputError, solution
 from gpudp.jit import njit
 from gpudp.problems import lcs
 from gpudp.problems.lcs import batch, bitparallel
+from gpudp.solution import NoSolutions, ship
 
 symbols = st.sampled_from([2, 4, 20, 256])
 
@@ -107,18 +108,18 @@ def test_values_only_solutions_are_nones_in_constant_space():
     distributed batch sends it back, and the chunks' are joined)."""
     r = lcs.solve_many([("ACGT", "AGT"), ("AC", "C"), ("", "A")], backend="cpu")
     s = r.solutions
-    assert isinstance(s, batch.NoSolutions) and len(s) == 3 and s[0] is None and s[-3] is None
+    assert isinstance(s, NoSolutions) and len(s) == 3 and s[0] is None and s[-3] is None
     assert list(s) == [None] * 3 and s == [None, None, None] and s != [None, 1, None] and s != [None]
-    assert s[1:] == batch.NoSolutions(2) and len(s[::2]) == 2 and s.count(None) == 3
+    assert s[1:] == NoSolutions(2) and len(s[::2]) == 2 and s.count(None) == 3
     for k in (3, -4):
         with pytest.raises(IndexError):
             s[k]
     info = {"workers": 1, "chunks": 2, "seconds": 0.0}
     parts = [r, lcs.solve_many([("A", "A")], backend="cpu")]
-    joined = batch.BatchResult.concat(parts, [(0, 3), (3, 4)], info)
-    assert isinstance(joined.solutions, batch.NoSolutions) and len(joined.solutions) == 4
+    joined = BatchResult.concat(parts, [(0, 3), (3, 4)], info)
+    assert isinstance(joined.solutions, NoSolutions) and len(joined.solutions) == 4
     traced = lcs.solve_many([("A", "A")], backend="cpu", traceback=True)
-    mixed = batch.BatchResult.concat([r, traced], [(0, 3), (3, 4)], info)
+    mixed = BatchResult.concat([r, traced], [(0, 3), (3, 4)], info)
     assert mixed.solutions[:3] == [None] * 3 and mixed.solutions[3].solution == "A"
 
 
@@ -130,14 +131,14 @@ def test_a_chunk_ships_its_values_narrow(top, size, monkeypatch):
     on its own stays int64."""
     import pickle
 
-    monkeypatch.setattr(batch, "COPY_PIECE", 2)
+    monkeypatch.setattr(solution, "COPY_PIECE", 2)
     r = lcs.solve_many([("AC", "C")] * 3, backend="cpu")
     r.values = np.array([-1, top, 7], np.int64)
-    shipped = pickle.loads(pickle.dumps(batch.ship(r)))
+    shipped = pickle.loads(pickle.dumps(ship(r)))
     assert shipped[0].itemsize == size and (shipped[0].astype(np.int64) + shipped[1]).tolist() == [-1, top, 7]
     assert shipped[2].values.size == 0 and shipped[2].stats.cells == r.stats.cells
     info = {"workers": 1, "chunks": 2, "seconds": 0.0}
-    joined = batch.BatchResult.concat([shipped, r], [(0, 3), (3, 6)], info)
+    joined = BatchResult.concat([shipped, r], [(0, 3), (3, 6)], info)
     assert joined.values.dtype == np.int64 and joined.values.tolist() == [-1, top, 7] * 2
     assert joined.solutions == [None] * 6 and joined.stats.cells == 2 * r.stats.cells
     back = pickle.loads(pickle.dumps(r))
@@ -838,8 +839,6 @@ def test_pairs_too_big_for_the_store_are_solved_alone(monkeypatch):
 
 def test_chunks_join_as_one_batch():
     """What the Dask path does with its chunks' results (:meth:`BatchResult.concat`)."""
-    from gpudp.problems.lcs.batch import BatchResult
-
     rng = np.random.default_rng(6)
     pairs = [
         (bytes(rng.integers(65, 69, rng.integers(0, 80))), bytes(rng.integers(65, 69, 50))) for _ in range(9)

@@ -40,6 +40,7 @@ from numba.extending import register_jitable
 
 from gpudp import distributed
 from gpudp.backends import device_name
+from gpudp.distributed import chunks
 from gpudp.errors import CheckError, InputError
 from gpudp.jit import njit
 from gpudp.problems import lcs
@@ -100,12 +101,12 @@ def bench_arguments(p):
 def _chunks_per_worker(k: int):
     """:func:`gpudp.distributed.map_chunks`'s chunks a worker set to ``k`` meanwhile (the client
     path; the resident path's chunks are its row blocks)."""
-    saved = distributed.CHUNKS_PER_WORKER
-    distributed.CHUNKS_PER_WORKER = k
+    saved = chunks.CHUNKS_PER_WORKER  # read by map_chunks in its own module
+    chunks.CHUNKS_PER_WORKER = k
     try:
         yield
     finally:
-        distributed.CHUNKS_PER_WORKER = saved
+        chunks.CHUNKS_PER_WORKER = saved
 
 
 def _on_gpu(block):
@@ -250,7 +251,7 @@ def _moved(client) -> int:
 
 
 def _where(extra: dict) -> dict:
-    """Where one batch's time went (:meth:`gpudp.problems.lcs.batch.BatchResult.concat`): the
+    """Where one batch's time went (:meth:`gpudp.BatchResult.concat`): the
     slowest chunk's seconds on its worker, the wait before the first chunk started and after the
     last one ended (scheduling, moving blocks, gathering the results), and the join of the
     results here."""

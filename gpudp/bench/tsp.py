@@ -4,7 +4,7 @@ For each size n: n points with integer coordinates uniform in [0, 1000)^2, TSPLI
 (rounded to the nearest integer, so int32 cells). For each backend: a warm-up solve (compilation)
 first, then ``--repeat`` solves of each size; each time is the wall time of ``solve()``: the sweep,
 the eviction of the decisions, the tour's traceback and its check. Rates are in transitions per
-second (states times predecessors summed over the layers, :func:`gpudp.problems.tsp.held_karp.transitions`).
+second (states times predecessors summed over the layers, :func:`gpudp.problems.tsp.sizes.transitions`).
 Peers on the same machine and instances: the cpu backend, and python-tsp's
 ``solve_tsp_dynamic_programming`` in a subprocess with a time limit (``--backends none`` runs the
 peer alone, ``--no-peers`` leaves it out; the same seed gives the same instances, so separate runs
@@ -29,6 +29,8 @@ import numpy as np
 from gpudp.backends import device_name
 from gpudp.errors import CheckError
 from gpudp.problems.tsp import held_karp as hk
+from gpudp.problems.tsp.recurrence import LAYOUTS
+from gpudp.problems.tsp.sizes import MAX_CITIES, transitions
 
 from . import options
 from .instances import random_euclidean
@@ -41,7 +43,7 @@ GOALS = {25: 2.0, 28: 10.0, 30: 60.0}
 def bench_arguments(p):
     p.add_argument(
         "--sizes",
-        type=options.int_list(1, hk.MAX_CITIES),
+        type=options.int_list(1, MAX_CITIES),
         default="16,20,24,25,26,28,30",
         help="comma-separated numbers of cities",
     )
@@ -60,7 +62,7 @@ def bench_arguments(p):
     p.add_argument("--seed", type=options.seed, default=0)
     p.add_argument(
         "--layouts",
-        type=options.choice_list(*hk.LAYOUTS),
+        type=options.choice_list(*LAYOUTS),
         default="position",
         help="comma-separated layer layouts to time on each backend (position, subset); the first "
         "runs at every size, the others up to --layouts-max-size",
@@ -81,7 +83,7 @@ def bench_arguments(p):
     )
     p.add_argument(
         "--peer-sizes",
-        type=options.int_list(1, hk.MAX_CITIES),
+        type=options.int_list(1, MAX_CITIES),
         default=None,
         help="sizes for python-tsp (default: --sizes)",
     )
@@ -107,7 +109,7 @@ def _result(backend, layout, n, runs) -> dict:
             f"{backend}/{layout}, n = {n}: repeated solves gave lengths {sorted({x.value for x in sols})}"
         )
     st = sols[-1].stats
-    trans = hk.transitions(n)
+    trans = transitions(n)
     solve_s = statistics.median(secs)
     return {
         "backend": backend,
@@ -188,7 +190,7 @@ def cli_bench(args) -> dict:
             for k, layout in enumerate(layouts):
                 if k > 0 and (n > args.layouts_max_size or backend == "cpu"):
                     continue
-                predicted = hk.transitions(n) / rates[backend] if rates.get(backend) else 0.0  # 0 at n = 1
+                predicted = transitions(n) / rates[backend] if rates.get(backend) else 0.0  # 0 at n = 1
                 if predicted > args.limit:
                     skipped.append(f"{backend} n={n}: predicted {predicted:.0f} s > --limit {args.limit:g}")
                     print(f"  skip {skipped[-1]}", file=sys.stderr)

@@ -44,8 +44,7 @@ from gpudp.engine import choose_backend, device_name, progress_bar
 from gpudp.errors import CheckError, GpudpError, InputError
 from gpudp.jit import njit
 from gpudp.memory import gc_paused
-from gpudp.problems.lcs.batch import BatchResult
-from gpudp.solution import Solution, Stats
+from gpudp.solution import BatchResult, Solution, Stats
 
 from .io import INT64_MAX, KnapsackInstance, solution_checker, validate
 

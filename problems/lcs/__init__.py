@@ -9,7 +9,6 @@ path always goes diagonally (taking a match is never worse), elsewhere the bit s
 
 from __future__ import annotations
 
-import os
 import time
 from importlib import resources
 
@@ -17,8 +16,7 @@ import numpy as np
 
 from gpudp.engine import backend_words, choose_backend, device_name, predicted_seconds, sweep
 from gpudp.errors import InputError, TimeLimitReached
-from gpudp.inputs import is_gzip, parse_time_limit, read_bytes, strip_bom
-from gpudp.jit import njit
+from gpudp.inputs import parse_time_limit
 from gpudp.linear import check_every
 from gpudp.memory import parse_bytes
 from gpudp.progress import Deadline, announce
@@ -26,11 +24,11 @@ from gpudp.recurrence import GridRecurrence
 from gpudp.solution import Solution, Stats, warn_unproven
 
 from . import batch, bitparallel
-from .batch import BatchResult
+from .fasta import read_fasta, read_fasta_records
+from .greedy import count_bound, greedy_common
 from .sequences import encode, kernel_codes, kind
 
 __all__ = [
-    "BatchResult",
     "LCSRecurrence",
     "count_bound",
     "encode",
@@ -199,85 +197,6 @@ def _stopped(ka, xa, xb, ea, eb, stop: TimeLimitReached, backend: str, seconds: 
     return sol
 
 
-def count_bound(ea: np.ndarray, eb: np.ndarray) -> int:
-    """An upper bound on the LCS: each symbol is matched at most as often as the rarer of its two
-    counts (at most ``min(len(a), len(b))``)."""
-    ua, ca = np.unique(ea, return_counts=True)
-    ub, cb = np.unique(eb, return_counts=True)
-    _, ka, kb = np.intersect1d(ua, ub, assume_unique=True, return_indices=True)
-    return int(np.minimum(ca[ka], cb[kb]).sum())
-
-
-#: alphabets up to this size take the best-next match at each step (a pass over the symbols a step)
-BEST_NEXT_SYMBOLS = 64
-
-
-def greedy_common(ea: np.ndarray, eb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A common subsequence of ``ea`` and ``eb``, found greedily: its positions ``(ia, ib)``, a lower
-    bound on the LCS (not the LCS). From the last match ``(i, j)`` the next one is the symbol whose
-    next occurrences in both lie nearest (the sum of the two steps: "best next"), for alphabets of up
-    to :data:`BEST_NEXT_SYMBOLS` symbols; for larger ones each symbol of ``ea`` in turn is matched to
-    its next occurrence in ``eb``. ``O((len(ea) + len(eb)) x symbols)`` at most."""
-    if len(ea) == 0 or len(eb) == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    _, dense = np.unique(np.concatenate([ea, eb]), return_inverse=True)
-    dense = dense.astype(np.int64).ravel()
-    k = int(dense.max()) + 1
-    return _greedy(dense[: len(ea)], dense[len(ea) :], k, k <= BEST_NEXT_SYMBOLS)
-
-
-@njit(cache=True)
-def _positions(s, k):
-    """The positions of each symbol of ``s`` (dense codes ``0 .. k - 1``), grouped by symbol: the
-    positions of ``c`` are ``pos[start[c] : start[c + 1]]``, ascending."""
-    count = np.zeros(k + 1, np.int64)
-    for x in s:
-        count[x + 1] += 1
-    start = np.cumsum(count)
-    pos = np.empty(len(s), np.int64)
-    fill = start[:-1].copy()
-    for j in range(len(s)):
-        pos[fill[s[j]]] = j
-        fill[s[j]] += 1
-    return pos, start
-
-
-@njit(cache=True)
-def _greedy(sa, sb, k, best_next):
-    pa, sta = _positions(sa, k)
-    pb, stb = _positions(sb, k)
-    qa, qb = sta[:-1].copy(), stb[:-1].copy()  # per symbol, its first occurrence not yet passed
-    ia = np.empty(min(len(sa), len(sb)), np.int64)
-    ib = np.empty_like(ia)
-    n, i, j = 0, 0, 0
-    while i < len(sa) and j < len(sb):
-        if best_next:  # the symbol whose next occurrences after (i, j) are nearest
-            best, x = len(sa) + len(sb), -1
-            for c in range(k):
-                while qa[c] < sta[c + 1] and pa[qa[c]] < i:
-                    qa[c] += 1
-                while qb[c] < stb[c + 1] and pb[qb[c]] < j:
-                    qb[c] += 1
-                if qa[c] < sta[c + 1] and qb[c] < stb[c + 1]:
-                    cost = pa[qa[c]] - i + pb[qb[c]] - j
-                    if cost < best:
-                        best, x = cost, c
-            if x < 0:
-                break
-            ia[n], ib[n] = pa[qa[x]], pb[qb[x]]
-        else:  # a[i] matched to its next occurrence in b, if any
-            x = sa[i]
-            while qb[x] < stb[x + 1] and pb[qb[x]] < j:
-                qb[x] += 1
-            if qb[x] == stb[x + 1]:
-                i += 1
-                continue
-            ia[n], ib[n] = i, pb[qb[x]]
-        i, j = ia[n] + 1, ib[n] + 1
-        n += 1
-    return ia[:n], ib[:n]
-
-
 def _solution(ka, xa, xb, ea, eb, length, ia, ib, stats, checked: bool = True) -> Solution:
     """The checked :class:`Solution` of a pair (``xa``, ``xb``: the sequences' exact symbols,
     ``ea``, ``eb``: their kernel codes) with subsequence at positions ``ia`` / ``ib``."""
@@ -339,130 +258,6 @@ def _checker(kind_a: str, xa: np.ndarray, xb: np.ndarray, ea: np.ndarray, eb: np
 
 
 # ------------------------------------------------------------------------------------------------
-# Files
-
-
-#: bytes kept as sequence symbols: IUPAC letters (either case), '*' (stop), '-' and '.' (gaps)
-SEQUENCE_SYMBOLS = bytes(range(ord("A"), ord("Z") + 1)) + bytes(range(ord("a"), ord("z") + 1)) + b"*-."
-#: bytes dropped from sequence lines: spaces, tabs and digits (GenBank-style position numbers)
-IGNORED = b" \t0123456789"
-
-
-def _describe_byte(b: int) -> str:
-    if b >= 0x80:
-        return f"byte 0x{b:02x} (not ASCII)"
-    if b < 0x20 or b == 0x7F:
-        return f"byte 0x{b:02x} (a control character)"
-    return f"{chr(b)!r}"
-
-
-def _drop_comments(block: bytes) -> bytes:
-    """``;`` comment lines (old FASTA) emptied, the line count kept."""
-    if not (block.startswith(b";") or b"\n;" in block):
-        return block
-    return b"\n".join(b"" if line.startswith(b";") else line for line in block.split(b"\n"))
-
-
-def _sequence(block: bytes, first_line: int, where: str, field: str) -> bytes:
-    """The sequence symbols of ``block`` (the lines of one record, from line ``first_line``): spaces,
-    tabs and digits dropped; any other byte that is not a sequence symbol raises InputError."""
-    block = _drop_comments(block)
-    seq = block.translate(None, IGNORED + b"\n")
-    bad = seq.translate(None, SEQUENCE_SYMBOLS)
-    if bad:
-        pos = block.find(bad[:1])
-        line = first_line + block.count(b"\n", 0, pos)
-        col = pos - (block.rfind(b"\n", 0, pos) + 1) + 1
-        raise InputError(
-            field,
-            f"{where} line {line} column {col}: {_describe_byte(bad[0])} is not a sequence symbol "
-            "(letters, '*', '-' and '.'; digits and spaces are ignored)",
-        )
-    return seq
-
-
-def _header_name(line: bytes, default: str) -> str:
-    text = line[1:].decode("utf-8", errors="replace").strip()
-    text = "".join(ch if ch.isprintable() else " " if ch == "\t" else "?" for ch in text)
-    return text or default
-
-
-def _no_text_before(raw: bytes, start: int, where: str, field: str) -> None:
-    """InputError when anything but comments and blank lines precedes the first header."""
-    head = _drop_comments(raw[:start])
-    if head.strip():
-        pos = len(head) - len(head.lstrip())
-        line = 1 + head.count(b"\n", 0, pos)
-        raise InputError(field, f"{where} line {line}: text before the first '>' header")
-
-
-def read_fasta(path, case_sensitive: bool = False, field: str = "file") -> tuple[str, str]:
-    """The first record of a FASTA file (plain or gzip-compressed) as ``(name, sequence)``.
-
-    The conventions of sequence tools: a ``>`` line starts a record (its text is the name) and the
-    record runs to the next ``>`` line; ``;`` lines (old FASTA comments) and blank lines are skipped;
-    spaces, tabs and digits inside sequence lines are ignored (GenBank-style numbering); the symbols
-    are ASCII letters, ``*``, ``-`` and ``.``, and any other byte (a control character, a non-ASCII
-    byte, other punctuation) raises :class:`~gpudp.InputError` giving its line, column and value.
-    LF, CRLF and CR line ends and a UTF-8 byte-order mark are accepted; a gzip file is recognised
-    by its ``.gz`` name or its magic bytes. A file without any ``>`` line is read as one raw
-    sequence. A record with no sequence lines is an empty sequence; a file with neither a record nor
-    a sequence symbol is an error. Lower-case (soft-masked) letters are upper-cased unless
-    ``case_sensitive``.
-    """
-    where = str(path)
-    raw = strip_bom(read_bytes(path, field, gz=is_gzip(where)))
-    if b"\r" in raw:
-        raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    name = os.path.basename(where)
-    start = 0 if raw.startswith(b">") else raw.find(b"\n>") + 1  # the first header line
-    if start == 0 and not raw.startswith(b">"):  # no header: one raw sequence
-        seq = _sequence(raw, 1, where, field)
-        if not seq:
-            raise InputError(field, f"{where} holds no sequence (no '>' record and no sequence letters)")
-    else:
-        _no_text_before(raw, start, where, field)
-        first_line = 1 + raw.count(b"\n", 0, start)
-        eol = raw.find(b"\n", start)
-        if eol < 0:
-            eol = len(raw)
-        name = _header_name(raw[start:eol], name)
-        stop = raw.find(b"\n>", eol)
-        if stop < 0:
-            stop = len(raw)
-        seq = _sequence(raw[eol + 1 : stop], first_line + 1, where, field)
-    if not case_sensitive:
-        seq = seq.upper()
-    return name, seq.decode("ascii")
-
-
-def read_fasta_records(path, case_sensitive: bool = False, field: str = "file") -> list[tuple[str, str]]:
-    """Every record of a FASTA file as ``(name, sequence)``, under :func:`read_fasta`'s rules (a file
-    without a ``>`` line is one record, named after the file)."""
-    where = str(path)
-    raw = strip_bom(read_bytes(path, field, gz=is_gzip(where)))
-    if b"\r" in raw:
-        raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    if not raw.startswith(b">") and raw.find(b"\n>") < 0:
-        return [read_fasta(path, case_sensitive, field)]
-    start = 0 if raw.startswith(b">") else raw.find(b"\n>") + 1
-    _no_text_before(raw, start, where, field)
-    records = []
-    first_line, counted = 1, 0  # the line of ``start``, counted on from the last record's (not from 0)
-    while start < len(raw):
-        first_line += raw.count(b"\n", counted, start)
-        counted = start
-        eol = raw.find(b"\n", start)
-        eol = len(raw) if eol < 0 else eol
-        name = _header_name(raw[start:eol], f"{os.path.basename(where)}#{len(records) + 1}")
-        stop = raw.find(b"\n>", eol)
-        stop = len(raw) if stop < 0 else stop
-        seq = _sequence(raw[eol + 1 : stop], first_line + 1, where, field)
-        records.append((name, (seq if case_sensitive else seq.upper()).decode("ascii")))
-        start = stop + 1
-    return records
-
-
 def demo(backend: str = "auto") -> Solution:
     """The bundled example: HIV-1 (9,181 nt) against the Yersinia pestis plasmid pPCP1 (9,609 nt)."""
     data = resources.files("gpudp.data")
@@ -668,7 +463,7 @@ def solve_many(
 
     Returns
     -------
-    gpudp.problems.lcs.batch.BatchResult
+    gpudp.BatchResult
         ``values``: lengths in input order; a pair that cannot be read (not two sequences, a float
         array, a str beside bytes ...) gets -1 and its error in ``errors``, naming ``pairs[p]``,
         without stopping the batch, the same error whatever the mode. With

@@ -14,27 +14,24 @@ from __future__ import annotations
 
 import functools
 import importlib
-import itertools
 import math
 import operator
-import os
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from gpudp.engine import choose_backend, device_name, is_device_array, progress_bar
 from gpudp.errors import CheckError, GpudpError, InputError
 from gpudp.memory import available_memory, describe
-from gpudp.solution import Stats
+from gpudp.solution import BatchResult, NoSolutions, Stats, ship
 
 from . import bitparallel, subsequences
 from .sequences import encode, exact_codes, kind
 from .subsequences import Rows, Subsequences
 
-__all__ = ["BatchResult", "PairSolver", "run"]
+__all__ = ["PairSolver", "run"]
 
 
 @dataclass(frozen=True)
@@ -52,144 +49,6 @@ class PairSolver:
     # the subsequence in a's type. Without, each pair is solved by ``solve``.
     witness: Callable | None = None
     pick: Callable | None = None
-
-
-class NoSolutions(Sequence):
-    """``BatchResult.solutions`` of a batch run without tracebacks: None for each of ``n`` pairs, in
-    constant space (a list of a million Nones takes tens of milliseconds to send from a worker and
-    to join with its neighbours, a fixed cost of every chunk of a distributed batch)."""
-
-    __slots__ = ("n",)
-
-    def __init__(self, n: int):
-        self.n = int(n)
-
-    def __len__(self) -> int:
-        return self.n
-
-    def __getitem__(self, k):
-        if isinstance(k, slice):
-            return NoSolutions(len(range(*k.indices(self.n))))
-        k = operator.index(k)
-        if not -self.n <= k < self.n:
-            raise IndexError(f"pair {k} of a batch of {self.n}")
-        return None
-
-    def __iter__(self):
-        return itertools.repeat(None, self.n)
-
-    def __eq__(self, other) -> bool:
-        if isinstance(other, NoSolutions):
-            return self.n == other.n
-        return isinstance(other, Sequence) and len(other) == self.n and all(x is None for x in other)
-
-    __hash__ = None
-
-    def __repr__(self) -> str:
-        return f"NoSolutions({self.n})"
-
-
-@dataclass
-class BatchResult:
-    """The LCS lengths of a batch of pairs, in input order.
-
-    ``values[p]`` is pair ``p``'s length, or -1 where the pair could not be solved (``errors[p]``
-    says why); ``solutions[p]`` is its checked :class:`gpudp.Solution` when the batch ran with
-    ``traceback=True`` (else None); ``verified`` lists the pairs whose witness was checked: with
-    ``traceback=True`` every pair solved, else the few re-solved with their subsequence and checked
-    against ``values``. ``subsequences`` (LCS, ``traceback=True``): the batch's checked subsequences
-    and their positions as flat arrays (:class:`gpudp.problems.lcs.subsequences.Subsequences`);
-    ``solutions`` then makes each :class:`gpudp.Solution` when it is first read.
-    """
-
-    values: np.ndarray
-    errors: dict[int, str] = field(default_factory=dict)
-    solutions: Sequence = field(default_factory=list)
-    verified: list[int] = field(default_factory=list)
-    stats: Stats = field(default_factory=Stats)
-    subsequences: Subsequences | None = None
-
-    @classmethod
-    def concat(cls, parts: list, bounds: list[tuple[int, int]], info: dict) -> BatchResult:
-        """The results of a batch's chunks (items ``lo .. hi - 1`` each, :func:`gpudp.distributed.map_chunks`;
-        each a :class:`BatchResult` or as :func:`ship` sent it) as one, in input order;
-        ``stats.extra`` says how many workers and chunks ran it, and where the time went: the
-        map's figures and ``join_seconds``, this join's."""
-        t0 = time.perf_counter()
-        shipped = [p if isinstance(p, tuple) else (p.values, 0, p) for p in parts]
-        parts = [r for *_, r in shipped]
-        values = _joined([(v, base) for v, base, _ in shipped])  # one pass, no int64 copy of each first
-        errors = {lo + k: e for (lo, _), p in zip(bounds, parts, strict=True) for k, e in p.errors.items()}
-        verified = [lo + k for (lo, _), p in zip(bounds, parts, strict=True) for k in p.verified]
-        first = parts[0].stats if parts else Stats()
-        stats = Stats(
-            backend=first.backend,
-            device=first.device,
-            cells=sum(p.stats.cells for p in parts),
-            kernel_seconds=sum(p.stats.kernel_seconds for p in parts),
-        )
-        stats.extra.update({k: v for k, v in first.extra.items() if k in ("method", "backend_choice")})
-        stats.extra.update(items=len(values), dask_workers=info["workers"], dask_chunks=info["chunks"])
-        where = ("chunk_seconds", "first_chunk_wait", "last_result_wait")  # map_chunks' figures
-        stats.extra.update({k: info[k] for k in where if k in info})
-        stats.extra["join_seconds"] = time.perf_counter() - t0
-        stats.seconds = info["seconds"] + stats.extra["join_seconds"]
-        if parts and all(p.subsequences is not None for p in parts):
-            subs = Subsequences.concat([p.subsequences for p in parts], bounds)
-            return cls(values, errors, subs.solutions(), verified, stats, subs)
-        if all(isinstance(p.solutions, NoSolutions) for p in parts):
-            return cls(values, errors, NoSolutions(len(values)), verified, stats)
-        return cls(values, errors, [s for p in parts for s in p.solutions], verified, stats)
-
-
-#: items a thread widens at once when :meth:`BatchResult.concat` joins a batch's values
-COPY_PIECE = 1 << 20
-
-
-def _joined(parts: list[tuple[np.ndarray, int]]) -> np.ndarray:
-    """The ``parts``' values (each ``(v, base)``: ``v + base``) one after another as int64,
-    widened where they land, in pieces of :data:`COPY_PIECE` items on up to 16 threads (numpy lets
-    go of the GIL while it copies). The values are fresh pages: faulting in and widening 16,000,000
-    took one thread about 0.03 s on the 4-GPU host, 2026-11-26, and these threads 0.010-0.011 s for
-    one chunk or four; a numba parallel region a chunk, tried, took 0.012 s for one chunk but 0.045
-    s for four (each region wakes all of the client's threads while the workers' hold the cores)."""
-    out = np.empty(sum(len(v) for v, _ in parts), np.int64)
-    pieces, at = [], 0
-    for v, base in parts:
-        pieces += [(at + lo, v[lo : lo + COPY_PIECE], base) for lo in range(0, len(v), COPY_PIECE)]
-        at += len(v)
-
-    def put(piece) -> None:
-        at, v, base = piece
-        if base:
-            np.add(v, np.int64(base), out=out[at : at + len(v)])
-        else:
-            out[at : at + len(v)] = v
-
-    if len(pieces) > 1:
-        with ThreadPoolExecutor(min(16, len(pieces), os.cpu_count() or 1)) as pool:
-            list(pool.map(put, pieces))  # list: an exception in a piece is raised here
-    elif pieces:
-        put(pieces[0])
-    return out
-
-
-def ship(result: BatchResult) -> tuple[np.ndarray, int, BatchResult]:
-    """A chunk's result made ready for the way back from its Dask worker: ``(v, base, result
-    without its values)``, the values being ``v + base``, ``v`` in the smallest unsigned type that
-    holds their range (LCS lengths of a batch of like pairs span some tens or hundreds: 1 or 2
-    bytes a pair, not 8; a range of 2^32 or more goes as it is), for :meth:`BatchResult.concat` to
-    widen straight into the batch's array (one pass over the batch on the client). A tuple, not an
-    object holding the array: Dask sends a tuple's array as an array (a 32 MB one 0.06 s sooner,
-    from a local worker on the development machine). The results' bytes bound a distributed
-    batch's last wait: about 1 ms a MB on the 4-GPU host, 2026-11-26."""
-    v, base = result.values, 0
-    if v.dtype == np.int64 and v.size:
-        lo, hi = int(v.min()), int(v.max())
-        if hi - lo < 1 << 32:
-            out = np.empty(v.shape, np.min_scalar_type(hi - lo))
-            v, base = np.subtract(v, lo, out=out, casting="unsafe"), lo
-    return v, base, replace(result, values=np.zeros(0, np.int64))
 
 
 def _shipped(fn: Callable, *args) -> tuple[np.ndarray, int, BatchResult]:

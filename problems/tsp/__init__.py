@@ -13,18 +13,9 @@ Example
 """
 
 from .batch import solve_many
-from .held_karp import (
-    cli_arguments,
-    cli_solve,
-    from_matrix,
-    from_networkx,
-    from_tsplib,
-    load,
-    memory_needed,
-    solve,
-    summary,
-    tour_length,
-)
+from .held_karp import cli_arguments, cli_solve, solve, summary
+from .instance import from_matrix, from_networkx, from_tsplib, load, tour_length
+from .sizes import memory_needed
 from .tsplib import coord_matrix, read_tsplib
 
 __all__ = [

@@ -7,7 +7,7 @@ two layers of values and its decisions (``m 2^(m-1)`` bytes, 240 KiB at 16 citie
 instance. On the CPU an instance is one numba ``prange`` iteration; on the GPU
 (:mod:`gpudp.problems.tsp.cuda`) one thread block. Values are int64 for integer distances and
 float64 for real ones (and integer ones with infinite entries): every partial sum of a tour must
-lie in the type, by the single solve's rules (:func:`~.held_karp.value_dtype`), and an instance
+lie in the type, by the single solve's rules (:func:`~.instance.value_dtype`), and an instance
 that cannot be kept exact gets the single solve's error. Instances of more cities go to
 :func:`~.held_karp.solve` one by one.
 
@@ -15,8 +15,8 @@ The host side is vectorized where the input allows: a 3-D array ``(count, n, n)`
 numpy arrays (stacked by shape and type), is checked as a whole (NaN, ``-inf``, ``+inf`` without
 ``allow_infinite``, magnitudes small enough that no tour of 16 cities can leave the value type);
 an instance it flags, and any other input (nested lists, networkx graphs, TSPLIB paths,
-:class:`~.held_karp.Instance`), goes through :func:`~.held_karp.load` and
-:func:`~.held_karp.value_dtype` on its own, with the single solve's error for the same fault.
+:class:`~.instance.Instance`), goes through :func:`~.instance.load` and
+:func:`~.instance.value_dtype` on its own, with the single solve's error for the same fault.
 Every tour is checked over the batch: a permutation of the cities starting at city 0 whose length,
 recomputed from the matrix edge by edge from city 0 (the DP's order of additions: equal to the last
 bit for reals), is the DP's optimum; a mismatch is a :class:`gpudp.CheckError` naming the instance.
@@ -33,12 +33,13 @@ from gpudp.engine import choose_backend, device_name
 from gpudp.errors import CheckError, GpudpError, InputError
 from gpudp.jit import njit
 from gpudp.memory import gc_paused
-from gpudp.problems.lcs.batch import BatchResult
 from gpudp.progress import progress_bar
-from gpudp.solution import Solution, Stats
+from gpudp.solution import BatchResult, Solution, Stats
 
 from . import held_karp as hk
+from .instance import FLOAT_LIMIT, Instance, load, value_dtype
 from .kernels import geometry
+from .sizes import transitions
 
 __all__ = ["MAX_BATCH_CITIES", "Group", "solve_many"]
 
@@ -48,7 +49,7 @@ MAX_BATCH_CITIES = 16
 _INT_SAFE = 1 << 58
 #: real distances within this: 16 edges sum within the single solve's float64 limit (with room for
 #: the rounding of its bound)
-_REAL_SAFE = hk.FLOAT_LIMIT / 32
+_REAL_SAFE = FLOAT_LIMIT / 32
 #: instances a CPU kernel call takes (the progress bar moves between calls)
 CPU_CHUNK = 4096
 
@@ -108,7 +109,7 @@ def _tours_cpu(D, values, tours):
 class Group:
     """Batch instances of ``n`` cities and one value type: ``index[q]`` is instance ``q``'s position
     in the input, ``D[q]`` its matrix (int64 or float64, zero diagonal), ``insts`` the
-    :class:`~.held_karp.Instance` of those read one by one (for their labels)."""
+    :class:`~.instance.Instance` of those read one by one (for their labels)."""
 
     def __init__(self, n: int, D: np.ndarray, index: np.ndarray, insts: dict):
         self.n, self.D, self.index, self.insts = n, D, index, insts
@@ -172,11 +173,11 @@ class _Intake:
     def one(self, k: int, x) -> None:
         """Instance ``k`` read and checked on its own, as the single solve would."""
         try:
-            inst = hk.load(x, allow_infinite=self.allow_infinite)
+            inst = load(x, allow_infinite=self.allow_infinite)
             if inst.n > MAX_BATCH_CITIES:
                 self.alone.append((k, inst))
                 return
-            dtype = hk.value_dtype(inst.matrix)
+            dtype = value_dtype(inst.matrix)
         except (GpudpError, TypeError, ValueError) as e:
             self.errors[k] = str(e)
             return
@@ -272,7 +273,7 @@ def _check(g: Group, values: np.ndarray, tours: np.ndarray, errors: dict) -> np.
     return finite
 
 
-def _solution(inst: hk.Instance, value, tour: list, numbered: bool = False) -> Solution:
+def _solution(inst: Instance, value, tour: list, numbered: bool = False) -> Solution:
     """A checked :class:`gpudp.Solution` like :func:`~.held_karp.solve`'s (checked by the batch);
     ``numbered``: the labels are the city numbers."""
     return Solution(
@@ -281,14 +282,14 @@ def _solution(inst: hk.Instance, value, tour: list, numbered: bool = False) -> S
         solution=list(tour) if numbered else [inst.labels[i] for i in tour],
         details={
             "length": value,
-            "tour": list(tour) if numbered else [hk._plain(inst.labels[i]) for i in tour],
+            "tour": list(tour) if numbered else [hk.plain_label(inst.labels[i]) for i in tour],
             "tour_index": tour,
             "cities": inst.n,
             "name": inst.name,
             "value_dtype": inst.matrix.dtype.name,
             "method": "held-karp (batch)",
         },
-        _checker=hk._checker(inst),
+        _checker=hk.tour_checker(inst),
         checked=True,
     )
 
@@ -300,7 +301,7 @@ def solve_many(distance_matrices, backend: str = "auto", *, allow_infinite: bool
     ----------
     distance_matrices : a 3-D array ``(count, n, n)``, or an iterable of instances
         each as :func:`~.held_karp.solve` takes it (a matrix, a networkx graph, a TSPLIB path, an
-        :class:`~.held_karp.Instance`); 2-D integer or real numpy arrays of up to 16 cities (and the
+        :class:`~.instance.Instance`); 2-D integer or real numpy arrays of up to 16 cities (and the
         3-D array) are checked in bulk, without Python work per instance.
     backend : "auto", "cpu" or "cuda"
         where the batch kernel runs ("auto": the GPU when one is usable and the batch's transitions
@@ -343,7 +344,7 @@ def solve_many(distance_matrices, backend: str = "auto", *, allow_infinite: bool
     take, count = _intake(distance_matrices, allow_infinite)
     groups = take.groups()
     host = {"intake": time.perf_counter() - t0}
-    work = sum(len(g) * hk.transitions(g.n) for g in groups)
+    work = sum(len(g) * transitions(g.n) for g in groups)
     used, why = choose_backend(backend, work)
     bar = progress_bar(count, progress, "instance")
     _tick(bar, count - len(take.alone) - sum(len(g) for g in groups))  # errors, one city
@@ -385,7 +386,7 @@ def solve_many(distance_matrices, backend: str = "auto", *, allow_infinite: bool
                 inst = g.insts.get(k)
                 numbered = inst is None
                 if numbered:
-                    inst = hk.Instance(g.D[q], labels)
+                    inst = Instance(g.D[q], labels)
                 found[k], solutions[k] = value, _solution(inst, value, tour, numbered)
         for k, inst in take.trivial.items():
             value = inst.matrix.dtype.type(0).item()

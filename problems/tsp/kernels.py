@@ -2,14 +2,14 @@
 kernel (:mod:`.cuda`): ``register_jitable`` functions, compiled into either.
 
 An instance of ``n`` cities (``m = n - 1`` elements) is swept layer by layer exactly as the single
-solve's recurrence does it (:class:`~.held_karp.HeldKarp`, ``position`` layout): layer ``t`` holds
+solve's recurrence does it (:class:`~.recurrence.HeldKarp`, ``position`` layout): layer ``t`` holds
 the ``C(m, t + 1) * (t + 1)`` cells ``(S, j)`` with ``|S| = t + 1``, each computed by
-:meth:`HeldKarp.cell <.held_karp.HeldKarp.cell>` from the previous layer (the same predecessors in
+:meth:`HeldKarp.cell <.recurrence.HeldKarp.cell>` from the previous layer (the same predecessors in
 the same order, ties to the lowest element: the same tour as :func:`~.held_karp.solve`). Two layers
 of values alternate in one buffer of ``2 * width`` values (``width`` the widest layer); every
 layer's decisions (the element a path came from, one byte a cell) stay, at ``poff[t]`` in the
 instance's decision array, for the walk back (:func:`close`, by
-:meth:`HeldKarp.back <.held_karp.HeldKarp.back>`).
+:meth:`HeldKarp.back <.recurrence.HeldKarp.back>`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import math
 import numpy as np
 from numba.extending import register_jitable
 
-from .held_karp import POSITION_MAJOR, HeldKarp, binomial_table, decode
+from .recurrence import POSITION_MAJOR, HeldKarp, binomial_table, decode
 
 __all__ = ["layer", "close", "geometry"]
 

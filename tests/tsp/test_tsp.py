@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from gpudp import CheckError, InputError
 from gpudp.cli import main
 from gpudp.problems.tsp import held_karp as hk
-from gpudp.problems.tsp import tsplib
+from gpudp.problems.tsp import instance, recurrence, sizes, tsplib
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "tsplib"
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "tsplib"
@@ -143,13 +143,13 @@ def test_gpu_spill_to_disk_gives_the_same_tour():
 
 @pytest.mark.parametrize("m", range(0, 11))
 def test_rank_unrank_round_trip_for_every_subset(m):
-    binom = hk.binomial_table(m)
+    binom = recurrence.binomial_table(m)
     seen = {}
     for mask in range(1 << m):
         s = bin(mask).count("1")
-        r = hk.rank(mask, binom)
+        r = recurrence.rank(mask, binom)
         assert 0 <= r < math.comb(m, s)
-        assert hk.unrank(r, s, binom) == mask
+        assert recurrence.unrank(r, s, binom) == mask
         seen.setdefault(s, set()).add(r)
     for s, ranks in seen.items():
         assert ranks == set(range(math.comb(m, s)))  # a bijection onto 0..C(m, s)-1
@@ -157,30 +157,30 @@ def test_rank_unrank_round_trip_for_every_subset(m):
 
 def test_lowest_bit():
     for x in list(range(1, 1 << 12)) + [1 << 31, (1 << 32) - 1, (1 << 31) | (1 << 7)]:
-        assert hk.lowest_bit(x) == (x & -x).bit_length() - 1
+        assert recurrence.lowest_bit(x) == (x & -x).bit_length() - 1
 
 
 @pytest.mark.parametrize("layout", [0, 1])
 @pytest.mark.parametrize("m", [1, 2, 5, 8])
 def test_decode_is_a_bijection_with_the_predecessor_rank(m, layout):
-    binom = hk.binomial_table(m)
+    binom = recurrence.binomial_table(m)
     for t in range(m):
         s = t + 1
         cells = set()
         for p in range(math.comb(m, s) * s):
-            mask, j, r2 = hk.decode(t, p, binom, layout)
+            mask, j, r2 = recurrence.decode(t, p, binom, layout)
             assert bin(mask).count("1") == s and (mask >> j) & 1
-            assert r2 == hk.rank(mask ^ (1 << j), binom)
-            assert hk.cell_index(mask, j, binom, layout) == p
+            assert r2 == recurrence.rank(mask ^ (1 << j), binom)
+            assert recurrence.cell_index(mask, j, binom, layout) == p
             cells.add((mask, j))
         assert len(cells) == math.comb(m, s) * s
 
 
 def test_position_layout_puts_neighbouring_subsets_side_by_side():
-    binom = hk.binomial_table(6)
+    binom = recurrence.binomial_table(6)
     t, s = 2, 3
-    first = [hk.decode(t, p, binom, 0) for p in range(math.comb(6, s))]
-    assert [hk.rank(mask, binom) for mask, _, _ in first] == list(range(math.comb(6, s)))
+    first = [recurrence.decode(t, p, binom, 0) for p in range(math.comb(6, s))]
+    assert [recurrence.rank(mask, binom) for mask, _, _ in first] == list(range(math.comb(6, s)))
     assert all(j == min(i for i in range(6) if mask >> i & 1) for mask, j, _ in first)
 
 
@@ -201,16 +201,16 @@ def test_one_two_and_three_cities():
 
 def test_value_types():
     small = np.full((4, 4), 1000)
-    assert hk.value_dtype(hk.from_matrix(small).matrix) == np.int32
+    assert instance.value_dtype(hk.from_matrix(small).matrix) == np.int32
     big = np.full((4, 4), 2**30)
-    assert hk.value_dtype(hk.from_matrix(big).matrix) == np.int64
-    assert hk.value_dtype(hk.from_matrix(small / 3).matrix) == np.float64
+    assert instance.value_dtype(hk.from_matrix(big).matrix) == np.int64
+    assert instance.value_dtype(hk.from_matrix(small / 3).matrix) == np.float64
     d = np.random.default_rng(1).integers(2**33, 2**34, (7, 7))
     sol = hk.solve(d, backend="cpu")
     assert sol.details["value_dtype"] == "int64"
     assert_valid(sol, d)
     with pytest.raises(InputError, match="beyond int64"):
-        hk.value_dtype(hk.from_matrix(np.full((3, 3), 2**62)).matrix)
+        instance.value_dtype(hk.from_matrix(np.full((3, 3), 2**62)).matrix)
 
 
 def test_diagonal_is_ignored_and_negative_distances_are_fine():
@@ -347,12 +347,12 @@ def test_memory_figures():
 
 
 def test_refuses_what_does_not_fit_here(monkeypatch):
-    monkeypatch.setattr(hk, "available_memory", lambda: 1000)
+    monkeypatch.setattr(sizes, "available_memory", lambda: 1000)
     d = np.ones((14, 14))
     with pytest.raises(InputError, match="of host memory") as e:
         hk.solve(d, backend="cpu")
     assert "n ≈ 30" in str(e.value)
-    monkeypatch.setattr(hk.shutil, "disk_usage", lambda where: type("U", (), {"free": 10})())
+    monkeypatch.setattr(sizes.shutil, "disk_usage", lambda where: type("U", (), {"free": 10})())
     with pytest.raises(InputError, match="free disk"):
         hk.solve(d, backend="cpu", memory_budget=100)
     with pytest.raises(InputError, match="at most 33 cities"):
@@ -367,7 +367,7 @@ def test_cli_solve_json(capsys):
     assert main(["solve", "tsp", str(DATA / "gr17.tsp"), "--backend", "cpu", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["length"] == 2085 == out["value"] and out["tour"][0] == 1 and len(out["tour"]) == 17
-    assert out["stats"]["backend"] == "cpu" and out["stats"]["transitions"] == hk.transitions(17)
+    assert out["stats"]["backend"] == "cpu" and out["stats"]["transitions"] == sizes.transitions(17)
     assert main(["solve", "tsp", str(DATA / "ulysses16.tsp"), "--backend", "cpu"]) == 0
     text = capsys.readouterr().out
     assert "tour length 6859 through 16 cities" in text
@@ -418,7 +418,7 @@ def exact_brute_force(d) -> int | float:
 
 def test_int64_min_distance_gives_the_exact_tour_not_an_int32_one():
     d = np.array([[0, I64_MIN, 7], [4, 0, 5], [3, 9, 0]], dtype=np.int64)
-    assert hk.value_dtype(d) == np.int64  # abs(-2^63) wrapped around to pick int32 before
+    assert instance.value_dtype(d) == np.int64  # abs(-2^63) wrapped around to pick int32 before
     sol = hk.solve(d, backend="cpu")
     assert sol.value == exact_brute_force(d) == I64_MIN + 8 and sol.solution == [0, 1, 2]
     d[1, 0] = -1  # now a tour may reach -2^63 - 1: refused with the figures, never wrapped
@@ -430,7 +430,7 @@ def test_int64_min_distance_gives_the_exact_tour_not_an_int32_one():
 def test_value_type_bounds_are_exact_at_the_int32_and_int64_edges():
     def dtype(entries, n=4):
         d = np.full((n, n), entries, dtype=np.int64)
-        return hk.value_dtype(hk.from_matrix(d).matrix)
+        return instance.value_dtype(hk.from_matrix(d).matrix)
 
     assert dtype((2**31 - 1) // 4) == np.int32  # four edges of a tour: 2^31 - 4 fits
     assert dtype(2**29) == np.int64  # 2^31: one past int32
@@ -441,7 +441,7 @@ def test_value_type_bounds_are_exact_at_the_int32_and_int64_edges():
         with pytest.raises(InputError, match="beyond int64"):
             dtype(bad)
     with pytest.raises(InputError, match="too large"):
-        hk.value_dtype(np.array([[0, 1e300], [1e300, 0]]))
+        instance.value_dtype(np.array([[0, 1e300], [1e300, 0]]))
 
 
 EXTREMES = [
@@ -579,7 +579,7 @@ def test_huge_sizes_are_refused_at_once_with_figures(n):
 
     t0 = time.perf_counter()
     with pytest.raises(InputError, match="at most 33 cities") as e:
-        hk.check_size(n, "big")
+        sizes.check_size(n, "big")
     assert time.perf_counter() - t0 < 0.5
     msg = str(e.value)
     assert f"big ({n} cities)" in msg and "states" in msg and "transitions" in msg and "of decisions" in msg
@@ -588,16 +588,16 @@ def test_huge_sizes_are_refused_at_once_with_figures(n):
 
 def test_a_refusal_needs_no_cuda(monkeypatch):
     """Where the CUDA compiler cannot be imported, a too-large instance is still one InputError."""
-    real = hk.memory_needed
+    real = sizes.memory_needed
 
     def no_cuda(n, dtype=np.int32, backend="cuda"):
         if backend == "cuda":
             raise ImportError("numba.cuda cannot be imported here")
         return real(n, dtype, backend)
 
-    monkeypatch.setattr(hk, "memory_needed", no_cuda)
+    monkeypatch.setattr(sizes, "memory_needed", no_cuda)
     with pytest.raises(InputError, match="at most 33 cities") as e:
-        hk.check_size(40)
+        sizes.check_size(40)
     assert "of decisions)" in str(e.value) and "GPU memory" not in str(e.value)
 
 
@@ -620,14 +620,14 @@ def test_huge_dimension_is_refused_before_the_data_are_read(tmp_path, monkeypatc
 def test_memory_check_uses_the_process_limits(monkeypatch):
     import gpudp.memory
 
-    assert hk.available_memory is gpudp.memory.available_memory  # not /proc/meminfo alone
+    assert sizes.available_memory is gpudp.memory.available_memory  # not /proc/meminfo alone
     monkeypatch.setattr(gpudp.memory, "_rlimit_room", lambda: (100 << 20, "RLIMIT_AS (ulimit -v)"))
     with pytest.raises(InputError, match=r"of host memory, and this process may use 100.00 MiB"):
-        hk.check_memory(30, np.int32, "cpu")
+        sizes.check_memory(30, np.int32, "cpu")
     monkeypatch.setattr(gpudp.memory, "_rlimit_room", lambda: None)
     monkeypatch.setattr(gpudp.memory, "_cgroup_room", lambda: (1 << 30, "/sys/fs/cgroup/memory.max"))
     with pytest.raises(InputError, match="of host memory"):
-        hk.check_memory(30, np.int32, "cpu", memory_budget="0")  # decisions on disk, values still in RAM
+        sizes.check_memory(30, np.int32, "cpu", memory_budget="0")  # decisions on disk, values still in RAM
 
 
 @pytest.mark.parametrize(
