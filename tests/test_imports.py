@@ -293,3 +293,16 @@ def test_no_module_binds_a_constant_twice():
                         twice.append(f"{name}.{t.id} (lines {seen[t.id]} and {node.lineno})")
                     seen.setdefault(t.id, node.lineno)
     assert not twice, "; ".join(twice)
+
+
+def test_no_module_past_800_lines():
+    """One idea a module (issue 36): a file of gpudp/ or problems/ that grows past 800 lines is split
+    by idea, not left to grow."""
+    root = Path(__file__).resolve().parent.parent
+    long = {
+        str(p.relative_to(root)): n
+        for folder in ("gpudp", "problems")
+        for p in (root / folder).rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > 800
+    }
+    assert not long, f"split these by idea: {long}"
