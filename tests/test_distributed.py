@@ -235,6 +235,33 @@ def test_scratch_space_never_in_the_working_directory(monkeypatch, tmp_path):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     folder = workers._scratch_folder()
     assert os.path.dirname(folder) == str(tmp_path) and os.path.basename(folder).startswith("gpudp-dask-")
+    os.rmdir(folder)
+
+
+def test_scratch_space_in_tmp_when_tmp_is_the_working_directory(monkeypatch):
+    """/tmp is Python's ordinary choice, not its last resort, also when it is the working directory."""
+    from gpudp.distributed import workers
+
+    monkeypatch.chdir("/tmp")
+    monkeypatch.setattr(workers.tempfile, "gettempdir", lambda: "/tmp")
+    monkeypatch.delenv("TMPDIR", raising=False)
+    folder = workers._scratch_folder()
+    assert os.path.dirname(folder) == "/tmp"
+    os.rmdir(folder)
+
+
+def test_a_worker_left_running_after_its_cluster_closed_is_killed():
+    """The last guard of "no process left": a worker process still alive once its cluster is closed
+    is killed and reaped (one already reaped is skipped)."""
+    import subprocess
+
+    from gpudp.distributed import workers
+
+    child = subprocess.Popen(["sleep", "60"])
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    workers._reap([child.pid, gone.pid])
+    assert not os.path.exists(f"/proc/{child.pid}")  # killed and reaped: no zombie either
 
 
 def test_signals_held_until_the_block_ends():

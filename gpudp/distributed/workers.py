@@ -283,13 +283,17 @@ class _DaskLogs(logging.Filter):
             handler.removeFilter(self)
 
 
+#: the folders Python tries after TMPDIR, TEMP and TMP, before the working directory (POSIX)
+_SYSTEM_TEMP = ("/tmp", "/var/tmp", "/usr/tmp")
+
+
 def _scratch_folder() -> str:
     """A new private folder in the temporary folder (``TMPDIR``; where that cannot be written,
     Python's next choice, as for gpudp's other temporary files) for a local cluster's scratch
     space; never the working directory, Python's last resort (:class:`InputError` then)."""
     base = os.path.abspath(tempfile.gettempdir())
     chosen = {os.path.abspath(os.environ[k]) for k in ("TMPDIR", "TEMP", "TMP") if os.environ.get(k)}
-    if base == os.getcwd() and base not in chosen:
+    if base == os.getcwd() and base not in chosen | set(_SYSTEM_TEMP):  # /tmp may be the cwd too
         raise InputError(
             "TMPDIR", "no writable temporary folder for the Dask workers' scratch space: set TMPDIR to one"
         )
@@ -355,6 +359,7 @@ def _stop(local, client, logs: _DaskLogs, hurry: bool) -> None:
     has :data:`HALT_SECONDS` to stop before it is killed, and an error in the stop is dropped
     (the block's own is on its way)."""
     logs.level = logging.CRITICAL + 1
+    pids = _worker_pids(local)
     try:
         if client is not None:
             client.close()
@@ -365,6 +370,34 @@ def _stop(local, client, logs: _DaskLogs, hurry: bool) -> None:
     except Exception:
         if not hurry:
             raise
+    finally:
+        _reap(pids)
+
+
+def _worker_pids(local) -> list[int]:
+    """The process ids of ``local``'s worker processes now (a Nanny's ``process.process``)."""
+    pids = []
+    for w in getattr(local, "workers", {}).values():
+        pid = getattr(getattr(getattr(w, "process", None), "process", None), "pid", None)
+        if pid:
+            pids.append(pid)
+    return pids
+
+
+def _reap(pids: list[int]) -> None:
+    """Kill, and wait for, any of ``pids`` (this process's children) still running once its cluster
+    was closed: a worker that a loaded host kept from stopping in Dask's time would otherwise live
+    on, and could join the next cluster whose scheduler gets its old scheduler's port."""
+    for pid in pids:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:  # reaped already (or not this process's child)
+            continue
+        if done == 0:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
 
 
 async def _halt(local) -> None:
