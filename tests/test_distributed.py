@@ -602,9 +602,9 @@ def test_bench_scale_with_pairs_made_on_the_workers(tmp_path):
     big = scale.made_rows(1, 0, 0, 1000, 1000, 100)
     counts = np.unique(big, return_counts=True)
     assert bytes(counts[0]) == b"ACGT" and all(abs(c - 25_000) < 1_000 for c in counts[1])
-    # the bench in a process of its own, as the command runs it: after many other tests' clusters and
-    # clients in this process, its tasks once waited for ever on a worker (2 full-suite runs of 3;
-    # never alone), so the cluster's own behaviour is tested where nothing else lives
+    # the bench in a process of its own, as the command runs it: beside another Dask client in the
+    # same process (this module's fixture), gpudp's local cluster can hang (a known bug, reproduced
+    # outside pytest; stop note of 2026-11-27): until it is fixed, this tests the command's own case
     script = tmp_path / "made_on_workers.py"
     script.write_text(MADE_ON_WORKERS)
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
