@@ -237,7 +237,8 @@ def _settle(client, arrays: list, pinned: bool = False, device: bool = False) ->
             x = x.map_blocks(_on_gpu, dtype=x.dtype, meta=np.empty((0, 0), x.dtype))
         out.append(distributed.page_locked(x) if pinned else x)
     out = client.persist(out)
-    distributed.dask_distributed().wait(out)
+    with client.as_current():  # wait() asks the default client, which may be another of this process's
+        distributed.dask_distributed().wait(out)
     return out
 
 

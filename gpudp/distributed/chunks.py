@@ -90,7 +90,10 @@ def _gather(futures: list) -> tuple[list, list]:
     at = {f.key: k for k, f in enumerate(futures)}
     results: list = [None] * len(futures)
     spans: list = [None] * len(futures)
-    for fut, (res, span) in dask_distributed().as_completed(futures, with_results=True):
+    # on the futures' own client's loop: as_completed takes the default client's otherwise, and with
+    # two clients in one process (a user's and gpudp's local cluster) two threads then share a comm
+    loop = futures[0].client.loop if futures else None
+    for fut, (res, span) in dask_distributed().as_completed(futures, with_results=True, loop=loop):
         results[at[fut.key]], spans[at[fut.key]] = res, span
     return results, spans
 

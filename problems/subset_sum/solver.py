@@ -393,7 +393,7 @@ def _split_search(weights, usable, cap, backend, block, k, client, run=None):
         futures = {
             client.submit(_part, rest_w, cap - s, backend, block, pure=False): (mask, s) for mask, s in parts
         }
-        for fut in wait(list(futures)):
+        for fut in wait(list(futures), loop=client.loop):  # this client's loop, not the default's
             mask, s = futures[fut]
             got = fut.result()
             done.append(got[2])
