@@ -464,6 +464,7 @@ def sweep(
     store: str = "auto",
     checkpoint_every: int | None = None,
     time_limit: float | None = None,
+    started: float | None = None,
     _checkpoint: int = 0,
 ):
     """Run the recurrence to the end; keep its decisions (if any) for the traceback.
@@ -488,7 +489,8 @@ def sweep(
     checkpoint_every: K, the checkpoints' spacing and the blocks' side (default: 512, doubled
                    while the checkpoints would take more than a quarter of the memory budget or of
                    the GPU's free memory; see :func:`gpudp.linear.choose_every`).
-    time_limit:    seconds (counted from the call) after which the sweep stops between two chunks
+    time_limit:    seconds (counted from ``started``, a ``time.perf_counter()`` reading, default this
+                   call: a solver's own preparation counts too) after which the sweep stops between two chunks
                    and raises :class:`gpudp.errors.TimeLimitReached`, which says how many cells were
                    done (a chunk is about 4 M cells on the cpu; None: no limit). The decision store
                    is removed; the caller reports what it has proven. With checkpoints the limit
@@ -497,7 +499,7 @@ def sweep(
     t_start = time.perf_counter()
     if store not in ("auto", "full", "checkpoints"):
         raise InputError("store", f"{store!r}: must be 'auto', 'full' or 'checkpoints'")
-    deadline = Deadline.of(parse_time_limit(time_limit), t_start)
+    deadline = Deadline.of(parse_time_limit(time_limit), t_start if started is None else started)
     memory_budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
     user_rec = rec
     rec = rec._specialized()  # a grid whose instance gives its own offsets: a class declaring them
@@ -518,7 +520,7 @@ def sweep(
             from .linear import checkpoint_sweep
 
             return checkpoint_sweep(
-                rec, plan, sweep, memory_budget, progress, tile, checkpoint_every, time_limit
+                rec, plan, sweep, memory_budget, progress, tile, checkpoint_every, time_limit, started
             )
     if not traceback and type(rec).decision_bits:
         rec = values_only(rec)

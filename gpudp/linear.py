@@ -134,12 +134,21 @@ def checkpoint_bytes(rows: int, cols: int, every: int, itemsize: int) -> int:
 
 
 def checkpoint_sweep(
-    rec, plan, sweep, memory_budget=None, progress=None, tile=None, every=None, time_limit=None
+    rec,
+    plan,
+    sweep,
+    memory_budget=None,
+    progress=None,
+    tile=None,
+    every=None,
+    time_limit=None,
+    started=None,
 ):
     """The forward sweep of ``rec`` with checkpoints (values only); a :class:`CheckpointResult`.
 
     ``plan`` is the sweep's (:func:`gpudp.engine.plan_sweep`), ``sweep`` the engine's sweep function;
-    ``time_limit`` bounds the forward sweep (:class:`gpudp.errors.TimeLimitReached`).
+    ``time_limit`` (counted from ``started``) bounds the forward sweep
+    (:class:`gpudp.errors.TimeLimitReached`).
 
     A traceback round sweeps as many blocks as the memory budget leaves room for beside the
     checkpoints (:func:`_round_cap`), one at least.
@@ -196,6 +205,7 @@ def checkpoint_sweep(
         tile,
         traceback=False,
         time_limit=time_limit,
+        started=started,
         _checkpoint=k,
     )
     fwd.stats.extra.update(

@@ -35,12 +35,6 @@ class Deadline:
         """Seconds left (0 once passed)."""
         return max(self.end - time.perf_counter(), 0.0)
 
-    @staticmethod
-    def left_of(limit, start: float) -> float | None:
-        """What is left at this moment of ``limit`` seconds counted from ``start`` (None: no limit):
-        the limit a solver hands its sweep after its own preparation."""
-        return None if limit is None else max(limit - (time.perf_counter() - start), 0.0)
-
     def check(self, done: int = 0, total: int = 0, unit: str = "cell") -> None:
         """Raise :class:`TimeLimitReached` (with how far the run got) once the limit has passed."""
         if self.passed():

@@ -18,7 +18,7 @@ from gpudp.errors import CheckError, InputError, TimeLimitReached
 from gpudp.inputs import parse_time_limit
 from gpudp.problems.lcs import batch, count_bound, greedy_common
 from gpudp.problems.lcs.sequences import encode, kernel_codes, kind
-from gpudp.progress import Deadline, announce
+from gpudp.progress import announce
 from gpudp.recurrence import GridRecurrence
 from gpudp.solution import Solution, Stats
 
@@ -104,10 +104,10 @@ def solve(a, b, backend: str = "auto", progress=None, time_limit=None) -> Soluti
             Levenshtein(ea, eb),
             backend=backend,
             progress=progress,
-            time_limit=Deadline.left_of(time_limit, t_start),
+            time_limit=time_limit,
+            started=t_start,
         )
     except TimeLimitReached as stop:
-        stop.limit = time_limit  # the caller's, not what was left of it for the sweep
         return _stopped(xa, xb, ea, eb, stop, chosen, time.perf_counter() - t_start)
     try:
         script = []

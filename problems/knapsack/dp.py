@@ -48,7 +48,7 @@ from gpudp.engine import (
 )
 from gpudp.errors import CheckError, InputError, TimeLimitReached
 from gpudp.inputs import parse_time_limit
-from gpudp.progress import Deadline, announce
+from gpudp.progress import announce
 from gpudp.recurrence import LayeredRecurrence
 from gpudp.solution import Solution
 
@@ -375,10 +375,10 @@ def _solve(pre: Prepared, t0: float, memory_budget, progress, time_limit) -> Sol
                 backend=be,
                 memory_budget=memory_budget,
                 progress=progress,
-                time_limit=Deadline.left_of(time_limit, t0),
+                time_limit=time_limit,
+                started=t0,
             )
         except TimeLimitReached as stop:
-            stop.limit = time_limit  # the caller's, not what was left of it for the sweep
             return _stopped(pre, x, stop, time.perf_counter() - t0)
         try:
             path = result.traceback((len(order) - 1, cap))

@@ -19,7 +19,7 @@ from gpudp.errors import InputError, TimeLimitReached
 from gpudp.inputs import parse_time_limit
 from gpudp.linear import check_every
 from gpudp.memory import parse_bytes
-from gpudp.progress import Deadline, announce
+from gpudp.progress import announce
 from gpudp.recurrence import GridRecurrence
 from gpudp.solution import Solution, Stats, warn_unproven
 
@@ -158,10 +158,10 @@ def solve(
             tile=tile,
             store=store,
             checkpoint_every=checkpoint_every,
-            time_limit=Deadline.left_of(time_limit, t_start),
+            time_limit=time_limit,
+            started=t_start,
         )
     except TimeLimitReached as stop:
-        stop.limit = time_limit  # the caller's, not what was left of it for the sweep
         return _stopped(ka, xa, xb, ea, eb, stop, chosen, time.perf_counter() - t_start)
     try:
         n, m = len(ea), len(eb)

@@ -18,7 +18,7 @@ from gpudp.engine import backend_words, choose_backend, device_name, predicted_s
 from gpudp.errors import InputError, TimeLimitReached
 from gpudp.inputs import parse_time_limit
 from gpudp.memory import parse_bytes
-from gpudp.progress import Deadline, announce
+from gpudp.progress import announce
 from gpudp.solution import Solution, Stats, warn_unproven
 
 from .bounds import heuristic_tour, shortest_edges_bound
@@ -101,10 +101,10 @@ def solve(
                 backend=backend,
                 memory_budget=memory_budget,
                 progress=progress,
-                time_limit=Deadline.left_of(time_limit, t_start),
+                time_limit=time_limit,
+                started=t_start,
             )
         except TimeLimitReached as stop:
-            stop.limit = time_limit  # the caller's, not what was left of it for the sweep
             stopped = stop
             stats = Stats(backend=backend, device=device_name(backend), cells=stop.done)
             stats.seconds = time.perf_counter() - t_start
