@@ -265,6 +265,28 @@ def test_a_worker_left_running_after_its_cluster_closed_is_killed():
     assert not os.path.exists(f"/proc/{child.pid}")  # killed and reaped: no zombie either
 
 
+def test_a_normal_stop_quiets_the_workers_first(monkeypatch, tmp_path, capfd):
+    """Once the block ended normally the workers' logs are silenced before the scheduler closes:
+    a worker's heartbeat cut off by that close (a race on a loaded host) printed its error and
+    traceback after the results."""
+    import logging
+
+    from gpudp import distributed as gd
+    from gpudp.distributed import workers
+
+    mark, quiet = tmp_path / "quieted", workers._quiet
+
+    def quiet_then_log():
+        quiet()
+        mark.write_text("yes")
+        logging.getLogger("distributed.worker").error("Failed to communicate with scheduler")
+
+    monkeypatch.setattr(workers, "_quiet", quiet_then_log)
+    with gd.cluster(workers=1) as c:
+        assert c.submit(abs, -3).result() == 3
+    assert mark.read_text() == "yes" and capfd.readouterr().err == ""
+
+
 def test_signals_held_until_the_block_ends():
     """A signal during a cluster's start or stop waits for its end, then is raised (or dropped
     when an exception is on its way)."""

@@ -362,6 +362,9 @@ def _stop(local, client, logs: _DaskLogs, hurry: bool) -> None:
     pids = _worker_pids(local)
     try:
         if client is not None:
+            if not hurry:  # a worker's heartbeat that meets the closed scheduler logs an error
+                with contextlib.suppress(Exception):
+                    client.run(_quiet, on_error="ignore")
             client.close()
         if local is not None:
             if hurry:
@@ -372,6 +375,15 @@ def _stop(local, client, logs: _DaskLogs, hurry: bool) -> None:
             raise
     finally:
         _reap(pids)
+
+
+def _quiet() -> None:
+    """Run in a worker before its cluster stops: nothing more from Dask's logs in that process
+    (the results are in; a heartbeat cut off by the scheduler's close is no news)."""
+    root = logging.getLogger("distributed")
+    root.setLevel(logging.CRITICAL + 1)
+    for handler in root.handlers:
+        handler.setLevel(logging.CRITICAL + 1)
 
 
 def _worker_pids(local) -> list[int]:
