@@ -265,26 +265,36 @@ def test_a_worker_left_running_after_its_cluster_closed_is_killed():
     assert not os.path.exists(f"/proc/{child.pid}")  # killed and reaped: no zombie either
 
 
-def test_a_normal_stop_quiets_the_workers_first(monkeypatch, tmp_path, capfd):
-    """Once the block ended normally the workers' logs are silenced before the scheduler closes:
-    a worker's heartbeat cut off by that close (a race on a loaded host) printed its error and
-    traceback after the results."""
-    import logging
+_QUIET_THEN_LOG = """
+import logging, pathlib, sys
+from gpudp import distributed as gd
+from gpudp.distributed import workers
 
-    from gpudp import distributed as gd
-    from gpudp.distributed import workers
+mark, quiet = pathlib.Path(sys.argv[1]), workers._quiet
 
-    mark, quiet = tmp_path / "quieted", workers._quiet
+def quiet_then_log():
+    quiet()
+    mark.write_text("yes")
+    logging.getLogger("distributed.worker").error("Failed to communicate with scheduler")
 
-    def quiet_then_log():
-        quiet()
-        mark.write_text("yes")
-        logging.getLogger("distributed.worker").error("Failed to communicate with scheduler")
-
-    monkeypatch.setattr(workers, "_quiet", quiet_then_log)
+if __name__ == "__main__":
+    workers._quiet = quiet_then_log
     with gd.cluster(workers=1) as c:
         assert c.submit(abs, -3).result() == 3
-    assert mark.read_text() == "yes" and capfd.readouterr().err == ""
+"""
+
+
+def test_a_normal_stop_quiets_the_workers_first(tmp_path):
+    """Once the block ended normally the workers' logs are silenced before the scheduler closes:
+    a worker's heartbeat cut off by that close (a race on a loaded host) printed its error and
+    traceback after the results. (A process of its own: no other client beside the cluster.)"""
+    script, mark = tmp_path / "quiet.py", tmp_path / "quieted"
+    script.write_text(_QUIET_THEN_LOG)
+    run = subprocess.run(
+        [sys.executable, str(script), str(mark)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert mark.read_text() == "yes"
 
 
 def test_signals_held_until_the_block_ends():
