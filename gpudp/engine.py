@@ -1,11 +1,20 @@
 """The wavefront engine: plan a sweep, run it on a backend, keep the decisions, walk them back.
 
-``sweep(recurrence)`` is the one entry point. It derives the schedule from the recurrence's
-declared window, picks the layout (tiled for unit windows, layered otherwise), sizes the decision
-store against the memory budget (spilling to disk beyond it), runs the backend's generated kernels
-over groups of wavefronts ("chunks") so that each finished chunk can be evicted while the next one
-computes, reports progress, and returns a :class:`SweepResult` holding the last row and column (or
-the last layer), the decision store, statistics, and ``traceback()``.
+``sweep(recurrence)`` is the one entry point. It hands the call (a :class:`gpudp.shapes.SweepCall`)
+to the driver of the recurrence's shape, found in one table, :data:`SHAPES`, by the ``family`` its
+base class names (``grid``, ``layered``, ``interval``, ``grid3``); :func:`plan_sweep` finds the
+shape's planner there too. No test of the recurrence's class, no backend's name: each driver gets
+its per-backend code from the lowering registry (:mod:`gpudp.lowering`), where every shape's
+package declares it (the grid and layered shapes' lowerings are the backends themselves).
+
+The interval and grid3 drivers live in their packages (:mod:`gpudp.interval`, :mod:`gpudp.grid3`).
+The grid and layered shapes are swept here: the schedule derived from the recurrence's declared
+window, the layout picked (tiled for unit windows, layered otherwise), the decision store sized
+against the memory budget (spilling to disk beyond it; :mod:`gpudp.footprint` plans the bytes),
+the backend's generated kernels run over groups of wavefronts ("chunks") so that each finished
+chunk can be evicted while the next one computes, progress reported, and a :class:`SweepResult`
+returned, holding the last row and column (or the last layer), the decision store, statistics,
+and ``traceback()``.
 """
 
 from __future__ import annotations
@@ -16,19 +25,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import backends, values
+from . import backends, lowering, values
 from .cache import jit_generated
 from .checks import cell_symbols, check_memory, probe_cell
 from .codegen import NO_CELL, data_args, reduce_worst, walk_form
 from .errors import ContractError, InputError, decision_overflow
+from .footprint import MemoryNeed, layered_memory, memory_need
 from .inputs import parse_time_limit
 from .memory import default_budget, one_reading, parse_bytes
 from .progress import Deadline, progress_bar
 from .recurrence import (
-    Grid3Recurrence,
-    GridRecurrence,
-    IntervalRecurrence,
-    LayeredRecurrence,
     Recurrence,
     bad_step,
     contiguous,
@@ -36,108 +42,17 @@ from .recurrence import (
     values_only,
 )
 from .schedule import Schedule, derive
+from .shapes import Shape, SweepCall, drive_grid3, drive_interval
 from .solution import Stats
 from .store import (
-    WORD_BYTES,
     BandStore,
     DecisionStore,
     LayerLayout,
     TileLayout,
     band_decision,
     layer_decision,
-    spills,
     tile_decision,
 )
-
-
-@dataclass
-class MemoryNeed:
-    """The bytes a sweep needs, planned before anything is allocated (:meth:`Plan.memory`,
-    :func:`layered_memory`), from the arithmetic of the code that allocates: the layouts' words
-    (:mod:`gpudp.store`), the store's spill rule (:func:`gpudp.store.spills`), and the backend's
-    slabs and staging (:meth:`Backend.slab_words <gpudp.backends.Backend.slab_words>`,
-    :meth:`~gpudp.backends.Backend.sweep_memory`).
-
-    ``values``: the dependency window's values (in the device's memory when the backend keeps them
-    there, cuda; else in host memory);
-    ``decisions``: the decision store (with the bands codec an upper bound: every computed word);
-    ``slab_words``: words of one decision slab (the largest chunk's, at most);
-    ``device``: device bytes in all (the values, the decision slabs), 0 on the cpu;
-    ``host``: host bytes besides the decision store (the values on the cpu, slabs or page-locked
-    staging, the result's copy);
-    ``spill``: the decision store goes to a disk file under the memory budget (:attr:`disk` bytes).
-    """
-
-    backend: str
-    values: int
-    decisions: int
-    slab_words: int
-    device: int
-    host: int
-    spill: bool
-
-    @property
-    def store_ram(self) -> int:
-        """Bytes of the decision store in host memory (0 when it spills)."""
-        return 0 if self.spill else self.decisions
-
-    @property
-    def disk(self) -> int:
-        """Bytes of the decision store on disk (0 when it stays in memory)."""
-        return self.decisions if self.spill else 0
-
-    @property
-    def host_total(self) -> int:
-        """Host bytes with the decision store, when it stays in memory."""
-        return self.host + self.store_ram
-
-
-def _need(be, budget, values, words, unit_words, bits, codec, result) -> MemoryNeed:
-    """``values``, ``result``: bytes; ``words``: the store's decision words (``unit_words`` those of
-    its largest unit, a layer or a tile anti-diagonal)."""
-    decisions = words * WORD_BYTES if bits else 0
-    spill = bool(bits) and spills(words, budget)
-    slab = be.slab_words(words, unit_words) if bits else 0
-    slabs, staging = be.sweep_memory(slab, bits, codec, spill)
-    on_device = values if be.values_on_device else 0
-    host = values - on_device + staging + result
-    return MemoryNeed(be.name, values, decisions, slab, on_device + slabs, host, spill)
-
-
-def _ints(x) -> np.ndarray:
-    """int64 as given, or exact Python integers (an object array) for figures past int64."""
-    if isinstance(x, np.ndarray) and x.dtype.kind in "iu":
-        return x.astype(np.int64, copy=False)
-    return np.array([int(v) for v in x], dtype=object)
-
-
-def layered_memory(
-    sizes,
-    bits: int,
-    itemsize: int,
-    window: int,
-    backend: str,
-    codec: str = "plain",
-    memory_budget=None,
-    groups=None,
-    edges: int = 0,
-    result: int | None = None,
-) -> MemoryNeed:
-    """The memory of a layered sweep of layers of ``sizes`` cells (the plan's arithmetic, from the
-    sizes alone): :meth:`Plan.memory` of every layered plan, and for solvers the figures before an
-    instance exists, or of instances no machine could run (exact Python integers at any size when
-    ``sizes`` is not an int64 array). ``groups``: with the bands codec, the computed groups of 32
-    cells per layer (default: whole layers); ``edges``: values kept besides the window (a grid's
-    last row and column); ``result``: values copied back at the end (default: the last layer)."""
-    be = backends.get(backend)
-    budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
-    sizes = _ints(sizes)
-    widest = int(sizes.max(initial=0))
-    per = LayerLayout.layer_words(sizes if groups is None else 32 * _ints(groups), bits)
-    values = ((window + 1) * max(widest, 1) + edges) * itemsize
-    result = widest if result is None else result
-    return _need(be, budget, values, int(per.sum()), int(per.max(initial=0)), bits, codec, result * itemsize)
-
 
 #: the backend choice and the device's name and memory, for solvers: plug-ins use the engine and
 #: never import gpudp.backends (tests/test_imports.py)
@@ -207,12 +122,14 @@ class Plan:
                 k = self.checkpoint
                 ck = (self.rows - 1) // k * self.cols + (self.cols - 1) // k * self.rows
                 values, result = values + ck, result + ck * self.itemsize
-            return _need(be, budget, values * self.itemsize, lay.n_words, widest, self.bits, "plain", result)
+            return memory_need(
+                be, budget, values * self.itemsize, lay.n_words, widest, self.bits, "plain", result
+            )
         if self.kind == "line":  # the line's values, and its copy as the last row or column
             be = backends.get(self.backend)
             budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
             values = (self.cells + 1) * self.itemsize
-            return _need(be, budget, values, self.layout.n_words, self.bits, self.bits, "plain", values)
+            return memory_need(be, budget, values, self.layout.n_words, self.bits, self.bits, "plain", values)
         grid = self.schedule is not None  # a grid's last row and column are kept besides the ring
         edges = max(self.rows, 1) + max(self.cols, 1) if grid else 0
         return layered_memory(
@@ -364,47 +281,19 @@ class SweepResult:
 
 
 def plan_sweep(rec: Recurrence, backend: str = "auto", tile=None) -> Plan:
-    """The plan of a sweep: layout, chunks, cells, and the backend (``auto`` picks one from the
-    cells, see :func:`gpudp.backends.choose`)."""
+    """The plan of a sweep of a grid or layered recurrence: layout, chunks, cells, and the backend
+    (``auto`` picks one from the cells, see :func:`gpudp.backends.choose`). Its shape's planner
+    (:data:`SHAPES`) makes it; the interval and grid3 shapes plan by themselves (no :class:`Plan`)."""
     rec = rec._specialized()
     cls = type(rec)
+    shape = shape_of(cls)
+    if shape.plan is None:
+        raise ContractError(
+            f"{cls.__name__} is of the {cls.family!r} shape, which its own driver plans: sweep it with "
+            "gpudp.sweep (plan_sweep plans grid and layered recurrences)"
+        )
     cls._validate_class()
-    bits = cls.decision_bits
-    if isinstance(rec, GridRecurrence):
-        rows, cols = rec._checked_shape()
-        sched = derive(cls.offsets, rows, cols)
-        backend, why = backends.choose(backend, rows * cols)
-        if sched.tiled:
-            be = backends.get(backend)
-            bh, tw = tile or be.fit_tile(be.tile_for(cls), rows, cols)
-            m = be.tile_rows_multiple
-            if tw % 32 or bh < 1 or bh % m:
-                rows_rule = f", rows of {m} on {be.name}" if m > 1 else ""
-                raise InputError("tile", f"tile {tile}: columns must be a multiple of 32{rows_rule}")
-            lay = TileLayout(rows, cols, bh, tw, bits, rpt=-(-bh // 32))
-            plan = Plan("tiled", rows, cols, sched, lay, None, lay.num_diagonals, rows * cols)
-        elif sched.positions == 1 and rows * cols:
-            plan = _line_plan(rows, cols, sched, bits)
-        else:
-            n = sched.num_wavefronts
-            sizes = np.full(n, sched.positions, dtype=np.int64)
-            plan = _layered_plan(
-                rows, cols, sched, sizes, np.zeros(n, np.int64), sizes, bits, "plain", rows * cols
-            )
-    elif isinstance(rec, LayeredRecurrence):
-        n = int(rec.num_layers())
-        if n < 0:
-            raise InputError("num_layers", f"must be >= 0, got {n}")
-        sizes = np.array([int(rec.layer_size(t)) for t in range(n)], dtype=np.int64)
-        if (sizes < 0).any():
-            raise InputError("layer_size", "layer sizes must be >= 0")
-        lo, hi = rec._checked_active_range(sizes)
-        codec = cls.decision_codec if bits else "plain"
-        plan = _layered_plan(0, 0, None, sizes, lo, hi, bits, codec, int((hi - lo).sum()))
-        plan.reach = rec._checked_reach(n)
-        backend, why = backends.choose(backend, plan.cells)
-    else:
-        raise ContractError(f"{type(rec).__name__} is neither a GridRecurrence nor a LayeredRecurrence")
+    plan, backend, why = shape.plan(rec, backend, tile)
     if values.is_record(cls) and plan.kind != "tiled":
         raise ContractError(
             f"{cls.__name__}.value_dtype is a record: record cells run on grids swept by tiles (offsets "
@@ -412,9 +301,54 @@ def plan_sweep(rec: Recurrence, backend: str = "auto", tile=None) -> Plan:
             "fields into one number, or split the recurrence"
         )
     plan.backend, plan.choice = backend, why
-    plan.itemsize, plan.bits = np.dtype(cls.value_dtype).itemsize, bits
+    plan.itemsize, plan.bits = np.dtype(cls.value_dtype).itemsize, cls.decision_bits
     plan.window = plan.schedule.window if plan.schedule else getattr(cls, "window", 1)
     return plan
+
+
+def _plan_grid(rec, backend: str, tile) -> tuple[Plan, str, str]:
+    """A grid's plan by its schedule: tiled, a line, or layered by wavefronts; and the backend."""
+    cls = type(rec)
+    bits = cls.decision_bits
+    rows, cols = rec._checked_shape()
+    sched = derive(cls.offsets, rows, cols)
+    backend, why = backends.choose(backend, rows * cols)
+    if sched.tiled:
+        be = backends.get(backend)
+        bh, tw = tile or be.fit_tile(be.tile_for(cls), rows, cols)
+        m = be.tile_rows_multiple
+        if tw % 32 or bh < 1 or bh % m:
+            rows_rule = f", rows of {m} on {be.name}" if m > 1 else ""
+            raise InputError("tile", f"tile {tile}: columns must be a multiple of 32{rows_rule}")
+        lay = TileLayout(rows, cols, bh, tw, bits, rpt=-(-bh // 32))
+        plan = Plan("tiled", rows, cols, sched, lay, None, lay.num_diagonals, rows * cols)
+    elif sched.positions == 1 and rows * cols:
+        plan = _line_plan(rows, cols, sched, bits)
+    else:
+        n = sched.num_wavefronts
+        sizes = np.full(n, sched.positions, dtype=np.int64)
+        plan = _layered_plan(
+            rows, cols, sched, sizes, np.zeros(n, np.int64), sizes, bits, "plain", rows * cols
+        )
+    return plan, backend, why
+
+
+def _plan_layered(rec, backend: str, tile) -> tuple[Plan, str, str]:
+    """A layered recurrence's plan, by its layers' sizes and active ranges; and the backend."""
+    cls = type(rec)
+    bits = cls.decision_bits
+    n = int(rec.num_layers())
+    if n < 0:
+        raise InputError("num_layers", f"must be >= 0, got {n}")
+    sizes = np.array([int(rec.layer_size(t)) for t in range(n)], dtype=np.int64)
+    if (sizes < 0).any():
+        raise InputError("layer_size", "layer sizes must be >= 0")
+    lo, hi = rec._checked_active_range(sizes)
+    codec = cls.decision_codec if bits else "plain"
+    plan = _layered_plan(0, 0, None, sizes, lo, hi, bits, codec, int((hi - lo).sum()))
+    plan.reach = rec._checked_reach(n)
+    backend, why = backends.choose(backend, plan.cells)
+    return plan, backend, why
 
 
 def _line_plan(rows, cols, sched, bits) -> Plan:
@@ -501,31 +435,52 @@ def sweep(
         raise InputError("store", f"{store!r}: must be 'auto', 'full' or 'checkpoints'")
     deadline = Deadline.of(parse_time_limit(time_limit), t_start if started is None else started)
     memory_budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
-    user_rec = rec
-    rec = rec._specialized()  # a grid whose instance gives its own offsets: a class declaring them
-    if isinstance(rec, IntervalRecurrence):  # by diagonals, the whole table kept: gpudp/interval
-        from .interval import sweep_intervals
+    call = SweepCall(
+        rec._specialized(),  # a grid whose instance gives its own offsets: a class declaring them
+        rec,
+        backend,
+        memory_budget,
+        progress,
+        traceback,
+        deadline,
+        t_start,
+        tile,
+        store,
+        checkpoint_every,
+        time_limit,
+        started,
+        _checkpoint,
+    )
+    return shape_of(type(call.rec)).sweep(call)
 
-        swept = values_only(rec) if not traceback and type(rec).decision_bits else rec
-        return sweep_intervals(swept, rec, backend, memory_budget, progress, deadline)
-    if isinstance(rec, Grid3Recurrence):  # by planes i + j + k, a ring of planes: gpudp/grid3
-        from .grid3 import sweep_grid3
 
-        return sweep_grid3(rec, backend, memory_budget, progress, traceback, deadline)
+def _sweep_planned(call: SweepCall):
+    """The grid and layered shapes: :func:`plan_sweep` (or the checkpoints of :mod:`gpudp.linear`),
+    the memory check, the decision store, and the chunks run by the shape's lowering on the backend,
+    the backend itself (its ``run_plan``)."""
+    rec, memory_budget = call.rec, call.memory_budget
     plan = None
-    if traceback and type(rec).decision_bits and store != "full":
-        plan = plan_sweep(rec, backend, tile)  # kept for the full store unless checkpoints win
+    if call.traceback and type(rec).decision_bits and call.store != "full":
+        plan = plan_sweep(rec, call.backend, call.tile)  # kept for the full store unless checkpoints win
         need = plan.memory(memory_budget) if plan.kind == "tiled" else None
-        if store == "checkpoints" or (need and (need.spill or need.decisions > AUTO_FULL_STORE_MAX)):
+        if call.store == "checkpoints" or (need and (need.spill or need.decisions > AUTO_FULL_STORE_MAX)):
             from .linear import checkpoint_sweep
 
             return checkpoint_sweep(
-                rec, plan, sweep, memory_budget, progress, tile, checkpoint_every, time_limit, started
+                rec,
+                plan,
+                sweep,
+                memory_budget,
+                call.progress,
+                call.tile,
+                call.checkpoint_every,
+                call.time_limit,
+                call.started,
             )
-    if not traceback and type(rec).decision_bits:
+    if not call.traceback and type(rec).decision_bits:
         rec = values_only(rec)
-    plan = plan or plan_sweep(rec, backend, tile)
-    plan.checkpoint = _checkpoint
+    plan = plan or plan_sweep(rec, call.backend, call.tile)
+    plan.checkpoint = call.checkpoint
     backend = plan.backend
     need = plan.memory(memory_budget)  # the store is not counted: past the budget it spills to disk
     gib = need.values / 2**30
@@ -536,11 +491,12 @@ def sweep(
         device_memory(backend),
         device_parts=f" ({gib:.2f} GiB of values)",
     )
+    grid = type(rec).family == "grid"
     data = tuple(contiguous(x) for x in rec._validate_instance())
-    if isinstance(rec, GridRecurrence) and type(rec).symbols:
+    if grid and type(rec).symbols:
         data = (*cell_symbols(rec, plan.rows, plan.cols), *data)
     _probe(rec, plan, data)
-    runner = backends.get(backend)
+    runner = lowering.get(type(rec).family, backend).BACKEND
     red = None
     if type(rec).reduce:  # per-thread slots (codegen.n_reduce), before the overflow flag
         red = _reduction_slots(type(rec), runner.reduction_slots(plan))
@@ -562,7 +518,7 @@ def sweep(
     stats.extra["decision_store_bytes"] = store.nbytes if store else 0
     stats.extra["decision_codec"] = plan.codec
     stats.extra["backend_choice"] = plan.choice
-    bar = progress_bar(plan.cells, progress, deadline=deadline)
+    bar = progress_bar(plan.cells, call.progress, deadline=call.deadline)
     try:
         out = runner.run_plan(plan, rec, data, store, stats, bar)
     except BaseException:
@@ -577,10 +533,10 @@ def sweep(
     if err is not None:
         store.close()
         raise err
-    if isinstance(rec, GridRecurrence) and plan.cells == 0:
+    if grid and plan.cells == 0:
         empty = np.zeros(0, dtype=type(rec).value_dtype)
         out["last_row"], out["last_col"] = empty, empty.copy()
-    stats.seconds = time.perf_counter() - t_start
+    stats.seconds = time.perf_counter() - call.t_start
     stats.bytes_evicted = store.nbytes if store else 0
     stats.spilled_to_disk = bool(store and store.on_disk)
     if plan.codec == "bands":
@@ -589,9 +545,42 @@ def sweep(
         stats.extra["compression"] = store.nbytes / max(store.full_words * 4, 1)
     if red is not None:
         out["best_value"], out["best_cell"] = _reduce_slots(type(rec), *red)
-    if _checkpoint:
+    if call.checkpoint:
         out["kernel_data"] = data
-    return SweepResult(user_rec, plan, store, stats, **out)
+    return SweepResult(call.user_rec, plan, store, stats, **out)
+
+
+#: the engine's shapes: the ``family`` a recurrence's base class names -> its :class:`Shape`. The
+#: grid and layered shapes share the planned sweep; the interval and grid3 drivers
+#: (:mod:`gpudp.shapes`) hand the call to their packages, imported on first use, which declare
+#: their lowerings (:mod:`gpudp.lowering`)
+SHAPES: dict[str, Shape] = {
+    "grid": Shape(_sweep_planned, _plan_grid),
+    "layered": Shape(_sweep_planned, _plan_layered),
+    "interval": Shape(drive_interval),
+    "grid3": Shape(drive_grid3),
+}
+
+# The grid and layered shapes' lowerings are the backends themselves (their ``run_plan``), declared
+# so that every shape's code is found alike and lowering.missing() names what a new backend lacks
+lowering.declare("grid", **backends.MODULES)
+lowering.declare("layered", **backends.MODULES)
+
+
+def shape_of(cls) -> Shape:
+    """The :class:`Shape` a recurrence class's ``family`` names; a :class:`ContractError` listing
+    the shapes for a class that names none or one the engine does not have."""
+    family = getattr(cls, "family", None)
+    if isinstance(family, str) and family in SHAPES:
+        return SHAPES[family]
+    what = (
+        "names no shape" if family is None else f"names the shape {family!r}, which the engine does not have"
+    )
+    raise ContractError(
+        f"{cls.__name__}.family {what}: the engine's shapes are {', '.join(SHAPES)}; a recurrence "
+        "subclasses the base class of its shape (GridRecurrence, LayeredRecurrence, IntervalRecurrence "
+        "or Grid3Recurrence)"
+    )
 
 
 def _reduction_slots(cls, n: int):
@@ -619,7 +608,7 @@ def _probe(rec, plan, data) -> None:
     cls = type(rec)
     if plan.cells == 0:
         return
-    if isinstance(rec, GridRecurrence):
+    if cls.family == "grid":
         probe_grid(rec, data)
         return
     vt = np.dtype(cls.value_dtype).type

@@ -5,7 +5,8 @@ its *static methods* are plain Python functions that the engine compiles for the
 ``njit``) and for the GPU (``cuda.jit(device=True)``) and inlines into generated kernels; its
 *instance* carries the problem data (``data()``) and the sizes.
 
-Three shapes share one engine:
+Four shapes share one engine, each base class naming its own in ``family`` (what
+:func:`gpudp.sweep` dispatches on):
 
 ``GridRecurrence``
     a 2-D grid of ``rows x cols`` cells; cell ``(i, j)`` reads the cells at constant ``offsets``
@@ -23,6 +24,10 @@ Three shapes share one engine:
     cell ``(i, j)``, ``i <= j < size()``, is the answer for the interval ``i..j`` and reads the whole
     table at shorter intervals inside its own (matrix-chain order, optimal BST, Nussinov, CYK); swept
     by interval length, its ``back`` splits an interval into up to two (a tree-shaped traceback).
+
+``Grid3Recurrence``
+    a 3-D grid of ``n1 x n2 x n3`` cells, each reading neighbours behind it (offsets in ``{-1,
+    0}^3``); swept by planes ``i + j + k`` (three-way alignment).
 
 All return ``value`` or ``(value, decision)`` from ``cell``; ``decision`` (``decision_bits`` bits,
 0 = none) is evicted to the host store and read back by ``back`` during the traceback. With
@@ -106,6 +111,10 @@ class Recurrence:
     #: cell's value, with the cell holding it (the earliest such cell in (i, j) / (t, k) order);
     #: read as ``result.best_value`` and ``result.best_cell``. None: no reduction
     reduce = None
+    #: the shape the engine sweeps it as, named by each base class below (``"grid"``, ``"layered"``,
+    #: ``"interval"``, ``"grid3"``): :func:`gpudp.sweep` dispatches on it (:data:`gpudp.engine.SHAPES`),
+    #: and a class naming none or an unknown one is a :class:`ContractError` that lists the shapes
+    family: str | None = None
 
     def data(self) -> tuple:
         """The problem data passed, after the cell's own arguments, to every static method.
@@ -273,6 +282,7 @@ class GridRecurrence(Recurrence):
     of offsets compiles its own kernels anyway, since the offsets are spelled into them).
     """
 
+    family = "grid"
     offsets: tuple[tuple[int, int], ...] = ((-1, 0), (0, -1), (-1, -1))
 
     #: True: ``cell(i, j, deps, *data)`` receives the dependencies as one tuple in the order of the
@@ -393,6 +403,7 @@ class LayeredRecurrence(Recurrence):
         memory (temporal blocking); a cell that reads outside its reach gets wrong values there.
     """
 
+    family = "layered"
     window = 1
     decision_codec = "plain"
     _INDEX = ("t", "k")
@@ -531,6 +542,7 @@ class IntervalRecurrence(Recurrence):
     ``reduce`` (the whole table is the result: reduce ``result.table`` with numpy).
     """
 
+    family = "interval"
     _SIZES = ("size",)
 
     def size(self) -> int:
@@ -651,6 +663,7 @@ class Grid3Recurrence(Recurrence):
     the attribute).
     """
 
+    family = "grid3"
     offsets: tuple[tuple[int, int, int], ...] = GRID3_NEIGHBOURS
 
     _INDEX = ("i", "j", "k")

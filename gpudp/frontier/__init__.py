@@ -45,7 +45,9 @@ result says so (``complete`` False): the incumbent is then a feasible solution, 
 The package: :mod:`~gpudp.frontier.nodes` (the problem and the result), :mod:`~gpudp.frontier.ring`
 (the host FIFO), :mod:`~gpudp.frontier.search` (the level loop on the host),
 :mod:`~gpudp.frontier.cpu` (the host kernels) and :mod:`~gpudp.frontier.cuda` (the GPU kernels and
-lanes; imported only when the cuda backend runs). Host blocks come from the backend's
+lanes; imported only when the cuda backend runs). ``search`` and ``cuda`` are the frontier's
+lowerings on the cpu and cuda backends (:mod:`gpudp.lowering`, family ``"frontier"``), each with
+``make_search(...)`` and ``compact(...)``. Host blocks come from the backend's
 :meth:`~gpudp.backends.base.Backend.host_pool`.
 """
 
@@ -53,11 +55,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import backends
+from .. import backends, lowering
 from ..memory import BlockPool
 from .nodes import BranchProblem, FrontierResult
 from .ring import Ring, RingFull, Segment
-from .search import DEFAULT_BATCH, DEFAULT_CPU_THRESHOLD, Search
+from .search import DEFAULT_BATCH, DEFAULT_CPU_THRESHOLD
 
 __all__ = [
     "DEFAULT_BATCH",
@@ -73,14 +75,13 @@ __all__ = [
     "solve",
 ]
 
+#: the search and the compaction on each backend (:func:`make_search`, :func:`compact`)
+lowering.declare("frontier", cpu="gpudp.frontier.search", cuda="gpudp.frontier.cuda")
+
 
 def compact(values: np.ndarray, flags: np.ndarray, backend: str = "cuda", threads: int | None = None):
     """``values[flags != 0]`` in order: on ``cuda`` by the engine's scan-based separated compaction."""
-    if backend == "cpu":
-        return np.ascontiguousarray(values)[np.ascontiguousarray(flags, np.int8) != 0]
-    from . import cuda
-
-    return cuda.compact(values, flags, threads)
+    return lowering.get("frontier", backend).compact(values, flags, threads)
 
 
 def exclusive_scan(counts: np.ndarray, threads: int | None = None) -> tuple[np.ndarray, int]:
@@ -111,10 +112,6 @@ def solve(
     if batch < 1:
         raise ValueError("batch must be >= 1")
     pool = backends.get(backend).host_pool()
-    if backend == "cuda":  # the frontier's own CUDA module (imports the CUDA compiler)
-        from .cuda import CudaSearch
-
-        search = CudaSearch(problem, pool, host_budget_bytes, batch, cpu_threshold, time_limit, threads)
-    else:
-        search = Search(problem, pool, host_budget_bytes, batch, cpu_threshold, time_limit)
+    lowered = lowering.get("frontier", backend)  # cuda: the frontier's own CUDA module, imported now
+    search = lowered.make_search(problem, pool, host_budget_bytes, batch, cpu_threshold, time_limit, threads)
     return search.run()

@@ -24,7 +24,7 @@ from ..errors import InputError
 from .nodes import lowest, node_hash, node_key, stride
 from .search import Search, TimeUp
 
-__all__ = ["CudaSearch", "compact", "exclusive_scan", "default_threads"]
+__all__ = ["CudaSearch", "compact", "exclusive_scan", "default_threads", "make_search"]
 
 DEFAULT_THREADS = 256
 
@@ -332,6 +332,13 @@ def compact(values: np.ndarray, flags: np.ndarray, threads: int | None = None):
     d_out = cuda.device_array(max(total, 1), values.dtype)
     k["compact"][nb, tpb](m, d_v, d_f, d_off, d_out)
     return d_out.copy_to_host()[:total]
+
+
+def make_search(
+    problem, pool, host_budget_bytes, batch, cpu_threshold, time_limit, threads=None
+) -> CudaSearch:
+    """A search with its large levels on the GPU, ``threads`` a block (the frontier's cuda lowering)."""
+    return CudaSearch(problem, pool, host_budget_bytes, batch, cpu_threshold, time_limit, threads)
 
 
 class _Lane:

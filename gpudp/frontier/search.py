@@ -1,4 +1,7 @@
-"""The breadth-first search driver, on the host (the cuda path extends it)."""
+"""The breadth-first search driver, on the host (the cuda path extends it): the frontier's cpu
+lowering (:mod:`gpudp.lowering`, family ``"frontier"``: :func:`make_search` and :func:`compact`,
+as :mod:`gpudp.frontier.cuda` has them). The host kernels it runs, :mod:`gpudp.frontier.cpu`, serve
+both backends (the cuda search expands small levels on the host)."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from . import cpu
 from .nodes import FrontierResult, lowest, stride
 from .ring import BLOCK_BYTES, Ring, RingFull
 
-__all__ = ["DEFAULT_BATCH", "DEFAULT_CPU_THRESHOLD", "Search"]
+__all__ = ["DEFAULT_BATCH", "DEFAULT_CPU_THRESHOLD", "Search", "compact", "make_search"]
 
 DEFAULT_CPU_THRESHOLD = 1024  # measured on the H100: see docs/knapsack_bb.md
 DEFAULT_BATCH = 1 << 20
@@ -194,3 +197,13 @@ class Search:
             return FrontierResult(None, -1, (), np.zeros(self.words, np.uint32), complete, message, self.st)
         lvl, f0, f1, bits = self.inc
         return FrontierResult(self.best, lvl, (f0, f1), bits, complete, message, self.st)
+
+
+def make_search(problem, pool, host_budget_bytes, batch, cpu_threshold, time_limit, threads=None) -> Search:
+    """A search with every level on the host (``threads``, the GPU's block size, is unused)."""
+    return Search(problem, pool, host_budget_bytes, batch, cpu_threshold, time_limit)
+
+
+def compact(values: np.ndarray, flags: np.ndarray, threads: int | None = None) -> np.ndarray:
+    """``values[flags != 0]`` in order, by numpy (``threads`` is unused)."""
+    return np.ascontiguousarray(values)[np.ascontiguousarray(flags, np.int8) != 0]

@@ -19,6 +19,9 @@ budget).
   each chunk's decisions go to one of two device slabs and are copied to the host store while the
   next chunk computes.
 
+Each is the shape's *lowering* on its backend, a module with ``run(...)``, declared to
+:mod:`gpudp.lowering` below and looked up by the driver with the backend's name.
+
 The driver (:func:`sweep_grid3`, reached through :func:`gpudp.engine.sweep`) checks the class and
 the instance before anything compiles (arities, the cell's return form in plain Python), refuses
 what does not fit the device or this process's memory with an :class:`InputError` naming the
@@ -34,7 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import backends
+from .. import backends, lowering
 from ..cache import jit_generated
 from ..checks import check_memory, probe_cell
 from ..codegen import decision_dtype
@@ -49,6 +52,9 @@ from . import layout
 from .layout import plane_starts, position, row_offset
 
 __all__ = ["Grid3Result", "sweep_grid3", "grid3_memory", "plane_starts", "position", "row_offset"]
+
+#: the shape's kernels on each backend (the driver finds them through the registry)
+lowering.declare("grid3", cpu="gpudp.grid3.cpu", cuda="gpudp.grid3.cuda")
 
 
 def grid3_memory(shape, offsets, value_dtype, bits: int, backend: str = "cpu") -> dict:
@@ -65,7 +71,8 @@ def grid3_memory(shape, offsets, value_dtype, bits: int, backend: str = "cpu") -
     bits : int
         ``decision_bits`` (0: no decisions kept).
     backend : str
-        ``"cpu"`` or ``"cuda"``.
+        ``"cpu"`` or ``"cuda"`` (the backend's ``values_on_device``: the ring and faces in device
+        memory, or in the host's).
 
     Returns
     -------
@@ -78,7 +85,7 @@ def grid3_memory(shape, offsets, value_dtype, bits: int, backend: str = "cpu") -
     >>> grid3_memory((100, 100, 100), ((-1, 0, 0),), np.int32, 2)["decisions"]
     1000000
     """
-    return layout.memory(shape, offsets, value_dtype, bits, backend != "cpu")
+    return layout.memory(shape, offsets, value_dtype, bits, backends.get(backend).values_on_device)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -357,7 +364,7 @@ def sweep_grid3(
     backend, why = backends.choose(backend, cells)
     runner = backends.get(backend)
     budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
-    need = layout.memory(shape, cls.offsets, cls.value_dtype, bits, backend != "cpu")
+    need = layout.memory(shape, cls.offsets, cls.value_dtype, bits, runner.values_on_device)
     _check_memory(cls.__name__, shape, need, runner.memory(), budget)
     data = tuple(contiguous(x) for x in rec._validate_instance())
     if cells:  # the form of cell's return, in plain Python, on (0, 0, 0) with its reads at fill
@@ -388,10 +395,7 @@ def sweep_grid3(
             vt = np.dtype(cls.value_dtype)
             faces = tuple(np.full(s, cls.fill, vt) for s in ((n2, n3), (n1, n3), (n1, n2)))
         else:
-            if backend == "cpu":
-                from .cpu import run
-            else:
-                from .cuda import run
+            run = lowering.get("grid3", backend).run
             faces = run(cls, shape, data, starts, decisions, flag, bar, stats)
     except BaseException:
         if store is not None:

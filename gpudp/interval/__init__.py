@@ -18,6 +18,9 @@ window suffices (a cell reads its whole row and column of the triangle), so the 
   launches, a grid sync between diagonals; at the end the table and decisions come back a slice of
   diagonals at a time and are scattered into the host's row-major arrays.
 
+Each is the shape's *lowering* on its backend, a module with ``run(...)``, declared to
+:mod:`gpudp.lowering` below and looked up by the driver with the backend's name.
+
 The driver (:func:`sweep_intervals`, reached through :func:`gpudp.engine.sweep`) checks the class
 and instance (arities before compiling; in plain Python, the cell's return form and its reads of
 the table on a few short intervals), refuses a table that does not fit, picks the backend as the
@@ -33,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import backends
+from .. import backends, lowering
 from ..cache import jit_generated
 from ..checks import check_memory, probe_cell
 from ..codegen import data_args, decision_dtype
@@ -61,6 +64,9 @@ __all__ = [
     "scatter_diagonals",
     "SERIAL_WORK",
 ]
+
+#: the shape's kernels on each backend (the driver finds them through the registry)
+lowering.declare("interval", cpu="gpudp.interval.cpu", cuda="gpudp.interval.cuda")
 
 # ---------------------------------------------------------------------------------------------
 # The result and its tree walk
@@ -285,10 +291,7 @@ def sweep_intervals(
     )
     bar = progress_bar(cells, progress, deadline=deadline)
     try:
-        if backend == "cpu":
-            from .cpu import run
-        else:
-            from .cuda import run
+        run = lowering.get("interval", backend).run
         run(cls, n, data, table, decisions, diagonal_chunks(n), bar, stats)
     finally:
         if bar is not None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import lowering
 from ..codegen import NO_CELL, decision_dtype, reduce_worst
 from ..engine import choose_backend, device_name, sweep
 from ..errors import ContractError, InputError, decision_overflow
@@ -45,6 +46,10 @@ __all__ = ["MAX_BATCH_CELLS", "ManyItem", "ManyResult", "sweep_many"]
 MAX_BATCH_CELLS = 1 << 22
 #: cells of one chunk at most on the CPU (the progress bar moves, and Ctrl-C is seen, between chunks)
 CHUNK_CELLS = 1 << 27
+
+#: the batch kernels on each backend, a module with ``Runner`` (the walks run on the host for both:
+#: :func:`gpudp.many.cpu.walker`)
+lowering.declare("many", cpu="gpudp.many.cpu", cuda="gpudp.many.cuda")
 
 
 @dataclass
@@ -117,14 +122,6 @@ class ManyResult:
     def errors(self) -> dict[int, str]:
         """``{index: error}`` of the instances that failed."""
         return {it.index: it.error for it in self.items if it.error is not None}
-
-
-def _runner(name: str):
-    if name == "cuda":
-        from . import cuda as lowering
-    else:
-        from . import cpu as lowering
-    return lowering.Runner
 
 
 def _best(rec_cls, rv: np.ndarray, rc: np.ndarray):
@@ -443,7 +440,7 @@ def sweep_many(
     chunks, runner, largest = [], None, 0
     try:
         if len(batched):
-            runner = _runner(used)(kcls, take.kinds, take.n_sym, take.packed, shapes)
+            runner = lowering.get("many", used).Runner(kcls, take.kinds, take.n_sym, take.packed, shapes)
             per_cell = decision_dtype(bits).itemsize if walking else 0
             limit = runner.chunk_bytes(budget)
             max_cells = max(1, min(CHUNK_CELLS, limit // per_cell if per_cell else CHUNK_CELLS))
