@@ -363,9 +363,9 @@ class SweepResult:
             self.store.close()
 
 
-def plan_sweep(rec: Recurrence, backend: str = "auto", tile=None) -> Plan:
+def plan_sweep(rec: Recurrence, backend: str = "auto", tile=None, codec=None, reach=None) -> Plan:
     """The plan of a sweep: layout, chunks, cells, and the backend (``auto`` picks one from the
-    cells, see :func:`gpudp.backends.choose`)."""
+    cells, see :func:`gpudp.backends.choose`); ``tile``, ``codec``, ``reach``: :func:`sweep`'s."""
     rec = rec._specialized()
     cls = type(rec)
     cls._validate_class()
@@ -399,9 +399,9 @@ def plan_sweep(rec: Recurrence, backend: str = "auto", tile=None) -> Plan:
         if (sizes < 0).any():
             raise InputError("layer_size", "layer sizes must be >= 0")
         lo, hi = rec._checked_active_range(sizes)
-        codec = cls.decision_codec if bits else "plain"
+        codec = rec._checked_codec(codec)
         plan = _layered_plan(0, 0, None, sizes, lo, hi, bits, codec, int((hi - lo).sum()))
-        plan.reach = rec._checked_reach(n)
+        plan.reach = rec._checked_reach(n, reach)
         backend, why = backends.choose(backend, plan.cells)
     else:
         raise ContractError(f"{type(rec).__name__} is neither a GridRecurrence nor a LayeredRecurrence")
@@ -465,6 +465,8 @@ def sweep(
     checkpoint_every: int | None = None,
     time_limit: float | None = None,
     started: float | None = None,
+    codec: str | None = None,
+    reach=None,
     _checkpoint: int = 0,
 ):
     """Run the recurrence to the end; keep its decisions (if any) for the traceback.
@@ -476,6 +478,10 @@ def sweep(
     progress:      a progress bar on stderr for sweeps longer than about a second; None = only
                    when stderr is a terminal.
     tile:          ``(rows, cols)`` of the tiles of a tiled grid sweep (tuning; see docs).
+    codec, reach:  a layered sweep's decision codec, ``"plain"`` or ``"bands"``, and per layer how far
+                   below itself a cell reads (temporal blocking on CUDA; a wrong promise gives wrong
+                   values): see :class:`gpudp.LayeredRecurrence`. None: the class's ``decision_codec``
+                   and ``reach()``, the defaults; the options are preferred. Other shapes ignore them.
     traceback:     False: values only. The cell's decisions are dropped as it returns them: no
                    decision store (no host memory, no eviction, nothing to trace back), and the
                    kernels are those of a recurrence with ``decision_bits = 0``.
@@ -514,7 +520,7 @@ def sweep(
         return sweep_grid3(rec, backend, memory_budget, progress, traceback, deadline)
     plan = None
     if traceback and type(rec).decision_bits and store != "full":
-        plan = plan_sweep(rec, backend, tile)  # kept for the full store unless checkpoints win
+        plan = plan_sweep(rec, backend, tile, codec, reach)  # kept unless checkpoints win
         need = plan.memory(memory_budget) if plan.kind == "tiled" else None
         if store == "checkpoints" or (need and (need.spill or need.decisions > AUTO_FULL_STORE_MAX)):
             from .linear import checkpoint_sweep
@@ -524,7 +530,7 @@ def sweep(
             )
     if not traceback and type(rec).decision_bits:
         rec = values_only(rec)
-    plan = plan or plan_sweep(rec, backend, tile)
+    plan = plan or plan_sweep(rec, backend, tile, codec, reach)
     plan.checkpoint = _checkpoint
     backend = plan.backend
     need = plan.memory(memory_budget)  # the store is not counted: past the budget it spills to disk

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ContractError
+from ..errors import ContractError, InputError
 from .base import Recurrence
 
 #: decision-store codecs a layered sweep may use (``sweep(rec, codec=...)`` or ``decision_codec``)
@@ -43,6 +43,8 @@ class LayeredRecurrence(Recurrence):
         ``"bands"``: per layer, the leading and the trailing run of one repeated word (group of
         ``decision_bits`` words) are kept as two run values, and only the band of words between
         them is stored. Worth it when decisions are constant towards both ends of a layer.
+        Preferred: the sweep's option, ``gpudp.sweep(rec, codec="bands")`` (it changes how the
+        sweep stores, not what a cell is); the attribute is the option's default.
     ``reach(self) -> array``
         with ``window = 1``: one non-negative integer per layer, the promise that cell ``k`` of
         layer ``t`` reads the previous layer only at ``k - reach[t] .. k`` (knapsack: the item's
@@ -50,6 +52,7 @@ class LayeredRecurrence(Recurrence):
         layers per pass over the layer, each thread block keeping a span of the layer and the
         ``sum(reach)`` cells below it in shared memory, so that a layer costs no trip to device
         memory (temporal blocking); a cell that reads outside its reach gets wrong values there.
+        Preferred: the sweep's option, ``gpudp.sweep(rec, reach=array)``; the method is its default.
     """
 
     family = "layered"
@@ -89,26 +92,38 @@ class LayeredRecurrence(Recurrence):
         prev = ", ".join(f"prev_{w}" for w in range(1, cls.window + 1))
         return f"cell(t, k, {prev}, *data), one previous layer per window = {cls.window}"
 
-    def _checked_reach(self, n: int) -> np.ndarray | None:
-        """``reach()`` as an int64 array (ContractError when malformed), or None."""
-        got = self.reach()
+    def _checked_codec(self, codec: str | None = None) -> str:
+        """The decision codec a sweep uses: ``codec``, the option of :func:`gpudp.sweep` (an
+        :class:`InputError` naming the choices when it is none of :data:`CODECS`), or, when None, the
+        class's ``decision_codec`` (checked with the class); ``"plain"`` whatever was asked when the
+        class keeps no decisions (``decision_bits`` 0, or a sweep with ``traceback=False``)."""
+        if codec is not None and (not isinstance(codec, str) or codec not in CODECS):
+            raise InputError("codec", f"{codec!r}: must be one of {', '.join(map(repr, CODECS))}")
+        if not type(self).decision_bits:
+            return "plain"
+        return type(self).decision_codec if codec is None else codec
+
+    def _checked_reach(self, n: int, reach=None) -> np.ndarray | None:
+        """The reach a sweep relies on as an int64 array, or None: ``reach``, the option of
+        :func:`gpudp.sweep` (an :class:`InputError` naming ``reach`` when malformed), or, when None,
+        ``reach()`` (a :class:`ContractError` when malformed)."""
+        got = self.reach() if reach is None else reach
+
+        def bad(sep: str, why: str) -> Exception:
+            if reach is None:
+                return ContractError(f"{type(self).__name__}.reach(){sep}{why}")
+            return InputError("reach", why)
+
         if got is None:
             return None
         if type(self).window != 1:
-            raise ContractError(
-                f"{type(self).__name__}.reach() needs window = 1, the class has {type(self).window}"
-            )
+            raise bad(" ", f"needs window = 1, the class has {type(self).window}")
         a = np.asarray(got)
         if a.shape != (n,) or (a.size and a.dtype.kind not in "iu"):
-            raise ContractError(
-                f"{type(self).__name__}.reach() must give {n} integers, one per layer, "
-                f"got shape {a.shape} {a.dtype}"
-            )
+            raise bad(" ", f"must give {n} integers, one per layer, got shape {a.shape} {a.dtype}")
         a = a.astype(np.int64)
         if a.size and a.min() < 0:
-            raise ContractError(
-                f"{type(self).__name__}.reach(), layer {int(a.argmin())}: reach must be >= 0, got {a.min()}"
-            )
+            raise bad(", ", f"layer {int(a.argmin())}: reach must be >= 0, got {a.min()}")
         return a
 
     def _checked_active_range(self, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
