@@ -280,9 +280,10 @@ class SweepResult:
             self.store.close()
 
 
-def plan_sweep(rec: Recurrence, backend: str = "auto", tile=None) -> Plan:
+def plan_sweep(rec: Recurrence, backend: str = "auto", tile=None, codec=None, reach=None) -> Plan:
     """The plan of a sweep of a grid or layered recurrence: layout, chunks, cells, and the backend
-    (``auto`` picks one from the cells, see :func:`gpudp.backends.choose`). Its shape's planner
+    (``auto`` picks one from the cells, see :func:`gpudp.backends.choose`); ``tile``, ``codec``,
+    ``reach``: :func:`sweep`'s. Its shape's planner
     (:data:`SHAPES`) makes it; the interval and grid3 shapes plan by themselves (no :class:`Plan`)."""
     rec = rec._specialized()
     cls = type(rec)
@@ -293,7 +294,7 @@ def plan_sweep(rec: Recurrence, backend: str = "auto", tile=None) -> Plan:
             "gpudp.sweep (plan_sweep plans grid and layered recurrences)"
         )
     cls._validate_class()
-    plan, backend, why = shape.plan(rec, backend, tile)
+    plan, backend, why = shape.plan(rec, backend, tile, codec, reach)
     if values.is_record(cls) and plan.kind != "tiled":
         raise ContractError(
             f"{cls.__name__}.value_dtype is a record: record cells run on grids swept by tiles (offsets "
@@ -306,8 +307,9 @@ def plan_sweep(rec: Recurrence, backend: str = "auto", tile=None) -> Plan:
     return plan
 
 
-def _plan_grid(rec, backend: str, tile) -> tuple[Plan, str, str]:
-    """A grid's plan by its schedule: tiled, a line, or layered by wavefronts; and the backend."""
+def _plan_grid(rec, backend: str, tile, codec=None, reach=None) -> tuple[Plan, str, str]:
+    """A grid's plan by its schedule: tiled, a line, or layered by wavefronts; and the backend
+    (``codec`` and ``reach`` are a layered sweep's options: a grid has neither)."""
     cls = type(rec)
     bits = cls.decision_bits
     rows, cols = rec._checked_shape()
@@ -333,8 +335,9 @@ def _plan_grid(rec, backend: str, tile) -> tuple[Plan, str, str]:
     return plan, backend, why
 
 
-def _plan_layered(rec, backend: str, tile) -> tuple[Plan, str, str]:
-    """A layered recurrence's plan, by its layers' sizes and active ranges; and the backend."""
+def _plan_layered(rec, backend: str, tile, codec=None, reach=None) -> tuple[Plan, str, str]:
+    """A layered recurrence's plan, by its layers' sizes and active ranges, with the decision
+    ``codec`` and the ``reach`` of :func:`sweep` (None: the class's); and the backend."""
     cls = type(rec)
     bits = cls.decision_bits
     n = int(rec.num_layers())
@@ -344,9 +347,9 @@ def _plan_layered(rec, backend: str, tile) -> tuple[Plan, str, str]:
     if (sizes < 0).any():
         raise InputError("layer_size", "layer sizes must be >= 0")
     lo, hi = rec._checked_active_range(sizes)
-    codec = cls.decision_codec if bits else "plain"
+    codec = rec._checked_codec(codec)
     plan = _layered_plan(0, 0, None, sizes, lo, hi, bits, codec, int((hi - lo).sum()))
-    plan.reach = rec._checked_reach(n)
+    plan.reach = rec._checked_reach(n, reach)
     backend, why = backends.choose(backend, plan.cells)
     return plan, backend, why
 
@@ -399,6 +402,8 @@ def sweep(
     checkpoint_every: int | None = None,
     time_limit: float | None = None,
     started: float | None = None,
+    codec: str | None = None,
+    reach=None,
     _checkpoint: int = 0,
 ):
     """Run the recurrence to the end; keep its decisions (if any) for the traceback.
@@ -410,6 +415,10 @@ def sweep(
     progress:      a progress bar on stderr for sweeps longer than about a second; None = only
                    when stderr is a terminal.
     tile:          ``(rows, cols)`` of the tiles of a tiled grid sweep (tuning; see docs).
+    codec, reach:  a layered sweep's decision codec, ``"plain"`` or ``"bands"``, and per layer how far
+                   below itself a cell reads (temporal blocking on CUDA; a wrong promise gives wrong
+                   values): see :class:`gpudp.LayeredRecurrence`. None: the class's ``decision_codec``
+                   and ``reach()``, the defaults; the options are preferred. Other shapes ignore them.
     traceback:     False: values only. The cell's decisions are dropped as it returns them: no
                    decision store (no host memory, no eviction, nothing to trace back), and the
                    kernels are those of a recurrence with ``decision_bits = 0``.
@@ -450,6 +459,8 @@ def sweep(
         time_limit,
         started,
         _checkpoint,
+        codec,
+        reach,
     )
     return shape_of(type(call.rec)).sweep(call)
 
@@ -461,7 +472,7 @@ def _sweep_planned(call: SweepCall):
     rec, memory_budget = call.rec, call.memory_budget
     plan = None
     if call.traceback and type(rec).decision_bits and call.store != "full":
-        plan = plan_sweep(rec, call.backend, call.tile)  # kept for the full store unless checkpoints win
+        plan = plan_sweep(rec, call.backend, call.tile, call.codec, call.reach)  # kept unless checkpoints win
         need = plan.memory(memory_budget) if plan.kind == "tiled" else None
         if call.store == "checkpoints" or (need and (need.spill or need.decisions > AUTO_FULL_STORE_MAX)):
             from .linear import checkpoint_sweep
@@ -479,7 +490,7 @@ def _sweep_planned(call: SweepCall):
             )
     if not call.traceback and type(rec).decision_bits:
         rec = values_only(rec)
-    plan = plan or plan_sweep(rec, call.backend, call.tile)
+    plan = plan or plan_sweep(rec, call.backend, call.tile, call.codec, call.reach)
     plan.checkpoint = call.checkpoint
     backend = plan.backend
     need = plan.memory(memory_budget)  # the store is not counted: past the budget it spills to disk

@@ -42,12 +42,14 @@ class SweepCall:
     time_limit: float | None = None
     started: float | None = None
     checkpoint: int = 0
+    codec: str | None = None
+    reach: object = None
 
 
 class Shape(NamedTuple):
     """A shape of the engine: ``sweep(call)`` runs a recurrence of it (a :class:`SweepCall`) and
-    returns its result; ``plan(rec, backend, tile) -> (Plan, backend, why)`` plans it (None for a
-    shape whose driver plans by itself: :func:`gpudp.engine.plan_sweep` refuses it)."""
+    returns its result; ``plan(rec, backend, tile, codec, reach) -> (Plan, backend, why)`` plans
+    it (None for a shape whose driver plans by itself: :func:`gpudp.engine.plan_sweep` refuses it)."""
 
     sweep: Callable
     plan: Callable | None = None

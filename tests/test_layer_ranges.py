@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpudp import ContractError, LayeredRecurrence
+from gpudp import ContractError, InputError, LayeredRecurrence
 from gpudp.engine import sweep
 from gpudp.store import BandStore, LayerLayout, band_decision, encode_bands, layer_decision
 
@@ -187,6 +187,34 @@ def test_active_range_is_validated():
 
     with pytest.raises(TypeError, match="decision_codec"):
         sweep(BadCodec(h, [0] * 3, [10] * 3), backend="cpu")
+
+
+def test_codec_option_matches_the_attribute():
+    """``sweep(rec, codec=...)`` stores as the class attribute does (the same bands, the same
+    decisions), overrides it both ways, and leaves a value-only sweep plain."""
+    rng = np.random.default_rng(11)
+    h = rng.integers(0, P, size=(7, 150)).astype(np.int64)
+    lo, hi = random_ranges(rng, 7, 150)
+    attr = sweep(RangedBands(h, lo, hi), backend="cpu", progress=False)
+    opt = sweep(Ranged(h, lo, hi), backend="cpu", progress=False, codec="bands")
+    assert attr.stats.extra["decision_codec"] == opt.stats.extra["decision_codec"] == "bands"
+    for name in ("lead_n", "band_n", "band_off", "lead_w", "trail_w", "words"):
+        assert np.array_equal(getattr(attr.store, name), getattr(opt.store, name)), name
+    check_sweep(opt, h, lo, hi)
+    plain = sweep(RangedBands(h, lo, hi), backend="cpu", progress=False, codec="plain")
+    assert plain.stats.extra["decision_codec"] == "plain" and not isinstance(plain.store, BandStore)
+    check_sweep(plain, h, lo, hi)
+    values = sweep(Ranged(h, lo, hi), backend="cpu", progress=False, codec="bands", traceback=False)
+    assert values.stats.extra["decision_codec"] == "plain"
+    assert np.array_equal(values.last_layer[lo[-1] : hi[-1]], opt.last_layer[lo[-1] : hi[-1]])
+
+
+@pytest.mark.parametrize("codec", ["zip", "Bands", 1])
+def test_an_unknown_codec_option_is_an_input_error_naming_the_choices(codec):
+    h = np.zeros((3, 10), np.int64)
+    with pytest.raises(InputError, match="'plain', 'bands'") as e:
+        sweep(Ranged(h, [0] * 3, [10] * 3), backend="cpu", codec=codec)
+    assert e.value.field == "codec" and repr(codec) in str(e.value)
 
 
 # ------------------------------------------------------------------------------------------------

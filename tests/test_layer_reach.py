@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_layer_ranges import P, Ranged, check_values, reference
 
-from gpudp import ContractError
+from gpudp import ContractError, InputError
 from gpudp.engine import sweep
 
 
@@ -108,6 +108,44 @@ def test_reach_too_long_for_shared_memory_runs_the_plain_kernel(small_window):
     res = sweep(Reaching(h, r, lo, hi), backend="cuda", progress=False)
     assert "kernel" not in res.stats.extra
     check(res, h, r, lo, hi)
+
+
+class Unpromised(Reaching):
+    """The same cells, with no ``reach()``: the promise comes as the sweep's option."""
+
+    def reach(self):
+        return None
+
+
+@pytest.mark.sim
+def test_reach_option_blocks_as_the_method_does(small_window):
+    """``sweep(rec, reach=r)`` runs the blocked kernel as ``reach()`` does, with the same passes and
+    the same values; without either the plain kernel runs."""
+    h, r, lo, hi = random_instance(np.random.default_rng(6), 7, 220, 12)
+    method = sweep(Reaching(h, r, lo, hi), backend="cuda", progress=False)
+    option = sweep(Unpromised(h, r, lo, hi), backend="cuda", progress=False, reach=r)
+    none = sweep(Unpromised(h, r, lo, hi), backend="cuda", progress=False)
+    assert method.stats.extra["kernel"] == option.stats.extra["kernel"] == "blocked"
+    assert "kernel" not in none.stats.extra
+    for key in ("blocked_passes", "blocked_span"):
+        assert method.stats.extra[key] == option.stats.extra[key], key
+    check(option, h, r, lo, hi)
+
+
+def test_reach_option_is_planned_and_validated():
+    """The option takes the method's place in the plan (overriding it), and a malformed one is an
+    InputError naming ``reach``."""
+    from gpudp.engine import plan_sweep
+
+    h, r, lo, hi = random_instance(np.random.default_rng(4), 5, 40, 6)
+    assert plan_sweep(Unpromised(h, r, lo, hi), "cpu").reach is None
+    assert plan_sweep(Unpromised(h, r, lo, hi), "cpu", reach=r).reach.tolist() == r.tolist()
+    assert plan_sweep(Reaching(h, r, lo, hi), "cpu").reach.tolist() == r.tolist()
+    assert plan_sweep(Reaching(h, r, lo, hi), "cpu", reach=r + 1).reach.tolist() == (r + 1).tolist()
+    for bad, what in (([1, -1, 0, 0, 0], "layer 1"), ([1, 2], "one per layer"), ([0.5] * 5, "integers")):
+        with pytest.raises(InputError, match=what) as e:
+            sweep(Unpromised(h, r, lo, hi), backend="cpu", reach=np.asarray(bad))
+        assert e.value.field == "reach"
 
 
 @pytest.mark.gpu

@@ -13,10 +13,12 @@ What makes it fast and small, all through the engine's generic contract:
 - the upper trim: ``f_k(c)`` is constant for ``c >= S_k`` (the weight of items ``0..k``), so layer
   ``k`` computes ``c <= min(C, S_k)``; the cell reads ``f_{k-1}(min(c, S_{k-1}))`` and ``back``
   clamps in the same way;
-- the ``"bands"`` decision codec: with items in this order the decision words are 0 on the left and
-  all ones on the right of a layer, so only the band between is stored (found on the GPU);
-- the reach: ``f_k(c)`` reads ``f_{k-1}`` only at ``c - w_k .. c``, so on CUDA the engine runs
-  about 25 items per pass in shared memory (temporal blocking);
+- the ``"bands"`` decision codec (the sweep's ``codec`` option): with items in this order the
+  decision words are 0 on the left and all ones on the right of a layer, so only the band between is
+  stored (found on the GPU);
+- the reach (the sweep's ``reach`` option, the weights): ``f_k(c)`` reads ``f_{k-1}`` only at
+  ``c - w_k .. c``, so on CUDA the engine runs about 25 items per pass in shared memory (temporal
+  blocking);
 - the value type: int32 when the profits' sum fits, int64 when it fits that, float64 for real
   profits (one generated subclass per type, cached); integer profits whose sum passes int64 are
   refused (:class:`gpudp.InputError`), never rounded through float64.
@@ -91,7 +93,6 @@ class KnapsackDP(LayeredRecurrence):
 
     window = 1
     decision_bits = 1
-    decision_codec = "bands"
 
     def __init__(self, weights: np.ndarray, profits: np.ndarray, capacity: int):
         self.w = np.ascontiguousarray(weights, dtype=np.int64)
@@ -110,9 +111,6 @@ class KnapsackDP(LayeredRecurrence):
         lo = np.maximum(self.cap - remaining, 0)
         hi = np.minimum(self.S, self.cap) + 1
         return lo, hi
-
-    def reach(self):
-        return self.w  # f_k(c) reads f_{k-1} at c - w_k .. c
 
     def data(self):
         return (self.w, self.p, self.S)
@@ -377,6 +375,8 @@ def _solve(pre: Prepared, t0: float, memory_budget, progress, time_limit) -> Sol
                 progress=progress,
                 time_limit=time_limit,
                 started=t0,
+                codec="bands",  # the decisions: 0 on a layer's left, 1 on its right (module doc)
+                reach=rec.w,  # f_k(c) reads f_{k-1} at c - w_k .. c
             )
         except TimeLimitReached as stop:
             return _stopped(pre, x, stop, time.perf_counter() - t0)

@@ -164,13 +164,13 @@ def test_bands_decode_to_the_plain_decisions():
     p = w + 7
     c = int(w.sum() // 2)
     cls = kd.recurrence_class(np.int32)
-    plain_cls = type("PlainKnapsack", (cls,), {"decision_codec": "plain"})
-    bands = sweep(cls(w, p, c), backend="cpu", progress=False)
-    plain = sweep(plain_cls(w, p, c), backend="cpu", progress=False)
+    bands = sweep(cls(w, p, c), backend="cpu", progress=False, codec="bands")  # as solve() sweeps it
+    plain = sweep(cls(w, p, c), backend="cpu", progress=False)
     assert bands.stats.extra["compression"] < 0.5
     for t in range(len(w)):
         assert [bands.decision(t, k) for k in range(c + 1)] == [plain.decision(t, k) for k in range(c + 1)]
     assert bands.stats.cells == plain.stats.cells < len(w) * (c + 1)
+    assert kd.solve(p, w, c, backend="cpu", progress=False).stats.extra["decision_codec"] == "bands"
 
 
 def _shared_files(folder):
@@ -234,6 +234,8 @@ def test_cuda_tiny(seed):
     sol = kd.solve(p, w, c, backend="cuda", progress=False)
     assert_solves(sol, p, w, c, ref_dp(p.tolist(), w.tolist(), c))
     assert sol.stats.backend == "cuda"
+    assert sol.stats.extra["kernel"] == "blocked"  # the solver's reach: the weights
+    assert sol.stats.extra["decision_codec"] == "bands"
 
 
 @pytest.mark.gpu

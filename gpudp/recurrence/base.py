@@ -1,0 +1,237 @@
+"""The contract's common part: :class:`Recurrence` (what every shape declares: the cell type, the
+decisions, ``fill``, ``reduce``, ``data()``, and the checks of the declaration), and the helpers
+the engine and the shapes share: a recurrence's data as the kernels take it (:func:`contiguous`,
+:func:`read_only`), the subclasses the engine sweeps in a user's class's place
+(:func:`with_offsets`, :func:`values_only`), and the traceback's errors (:func:`bad_step`,
+:func:`start_cell`). The shapes live beside it, one module each (see :mod:`gpudp.recurrence`).
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+
+import numpy as np
+
+from ..errors import ContractError, InputError
+
+#: the widest decision a cell may record (one bit plane per bit in the store, up to a uint32)
+MAX_DECISION_BITS = 32
+
+
+def contiguous(x):
+    """A recurrence's data item as the kernels take it: arrays C-contiguous, scalars as they are."""
+    return np.ascontiguousarray(x) if isinstance(x, np.ndarray) else x
+
+
+def read_only(x):
+    """A read-only view of an array data item (the probe's calls of ``cell`` must not write)."""
+    if isinstance(x, np.ndarray):
+        x = x.view()
+        x.flags.writeable = False
+    return x
+
+
+def _proxy(rec, table: dict, key, attrs: dict):
+    """A shallow copy of ``rec`` (sharing its data) whose class is a subclass of its class with the
+    class attributes ``attrs``, keeping its name: one such subclass per class and ``key``, kept in
+    ``table`` for the process, so that every kernel, walker and cache keyed by the class sees it."""
+    cls = type(rec)
+    sub = table.get((cls, key))
+    if sub is None:
+        attrs = {**attrs, "__module__": cls.__module__, "__qualname__": cls.__qualname__}
+        sub = table[(cls, key)] = type(cls.__name__, (cls,), attrs)
+    proxy = copy.copy(rec)
+    proxy.__class__ = sub
+    return proxy
+
+
+def with_offsets(rec, offs):
+    """``rec`` with its class declaring ``offs`` (a grid's or a 3-D grid's own offsets)."""
+    return _proxy(rec, _BY_OFFSETS, offs, {"offsets": offs})
+
+
+def values_only(rec):
+    """``rec`` with its class dropping the decisions its cell returns (``decision_bits`` 0; codegen
+    unpacks ``(value, decision)`` and keeps the value): a sweep with ``traceback=False``."""
+    bits = type(rec).decision_bits
+    return _proxy(
+        rec, _VALUES_ONLY, None, {"decision_bits": 0, "_drops_decisions": True, "_declared_bits": bits}
+    )
+
+
+#: (class, offsets) -> the subclass declaring those offsets (GridRecurrence._specialized)
+_BY_OFFSETS: dict = {}
+_VALUES_ONLY: dict = {}
+
+
+class Recurrence:
+    """Common part of the contract."""
+
+    #: the shape, named by each shape's class (``"grid"``, ``"layered"``, ``"interval"``,
+    #: ``"grid3"``): the engine dispatches a sweep on it. None here: not a shape of its own
+    family = None
+
+    #: cell type: one of int32, int64, float32, float64, or a *record* of named fields of those
+    #: types, ``np.dtype([("m", np.int32), ("x", np.int32)])``: the cell then gets and returns tuples
+    #: (see :mod:`gpudp.values`; grids on the tiled plan, offsets among up, left and diagonal)
+    value_dtype = np.int32
+    #: bits of traceback information per cell kept in the decision store (0..32; 0 = value only)
+    decision_bits = 0
+    #: value the engine's buffers start from (and padding cells hold)
+    fill = 0
+    #: True: ``back`` takes the state of its cell after the decision and returns the predecessor's
+    #: state third, ``back(i, j, decision, state, *data) -> (i2, j2, state2)``; the traceback
+    #: starts from a given state and reports each step's (see :meth:`SweepResult.traceback`)
+    traceback_state = False
+    #: a whole-table result computed during the sweep: ``"max"`` or ``"min"`` of every computed
+    #: cell's value, with the cell holding it (the earliest such cell in (i, j) / (t, k) order);
+    #: read as ``result.best_value`` and ``result.best_cell``. None: no reduction
+    reduce = None
+
+    def data(self) -> tuple:
+        """The problem data passed, after the cell's own arguments, to every static method.
+
+        A tuple of numpy arrays and scalars; arrays go to the device once per solve.
+        """
+        return ()
+
+    #: the arguments every static method takes before the dependencies or the decision
+    _INDEX = ("i", "j")
+    #: methods a subclass must define (instance methods giving the sizes)
+    _SIZES: tuple[str, ...] = ()
+
+    @classmethod
+    def _validate_class(cls):
+        """Check the declaration before anything compiles; :class:`ContractError` names the
+        attribute or method at fault and the fix."""
+        from ..values import check_fill, check_value_dtype
+
+        name = cls.__name__
+        check_value_dtype(name, cls.value_dtype)  # a scalar type, or a record of them (gpudp.values)
+        check_fill(cls)
+        bits = cls.decision_bits
+        if isinstance(bits, bool) or not (
+            isinstance(bits, int | np.integer) and 0 <= bits <= MAX_DECISION_BITS
+        ):
+            raise ContractError(
+                f"{name}.decision_bits = {bits!r}: must be an int in 0..{MAX_DECISION_BITS} (0: value only)"
+            )
+        if cls.reduce not in (None, "max", "min"):
+            raise ContractError(f"{name}.reduce = {cls.reduce!r}: must be None, 'max' or 'min'")
+        if not isinstance(cls.traceback_state, bool | np.bool_):
+            raise ContractError(f"{name}.traceback_state = {cls.traceback_state!r}: must be True or False")
+        if cls.cell is Recurrence.cell:
+            raise ContractError(f"{name} must define cell(...) as a @staticmethod: {cls._cell_form()}")
+        for meth in ("cell", "back", "boundary"):
+            for klass in cls.__mro__:
+                if meth in vars(klass):
+                    if not isinstance(vars(klass)[meth], staticmethod):
+                        raise ContractError(
+                            f"{klass.__name__}.{meth} must be a @staticmethod (it is compiled as a plain "
+                            "function of its arguments; the instance's data reaches it through data())"
+                        )
+                    break
+        for meth in cls._SIZES:
+            owner = next(k for k in cls.__mro__ if meth in vars(k))
+            if "family" in vars(owner):  # the shape's own placeholder: the subclass defines none
+                raise ContractError(f"{name} must define {meth}(self)")
+
+    @classmethod
+    def _cell_form(cls) -> str:
+        raise NotImplementedError
+
+    @classmethod
+    def _n_deps(cls) -> int:
+        raise NotImplementedError
+
+    def _validate_instance(self) -> tuple:
+        """``data()`` checked, and the static methods' arities against it; returns the data."""
+        cls = type(self)
+        name = cls.__name__
+        data = self.data()
+        if not isinstance(data, tuple):
+            raise ContractError(
+                f"{name}.data() must return a tuple of numpy arrays and scalars, got {type(data).__name__}"
+                + (" (a one-item tuple needs a trailing comma: (x,))" if data is not None else "")
+            )
+        n_data = len(data)
+        n_sym = 2 if getattr(cls, "symbols", False) else 0
+        want = {"cell": len(cls._INDEX) + cls._n_deps() + n_sym + n_data}
+        if getattr(cls, "back", None) is not None:
+            want["back"] = len(cls._INDEX) + 1 + bool(cls.traceback_state) + n_data
+        if hasattr(cls, "boundary"):
+            want["boundary"] = len(cls._INDEX) + n_data
+        for meth, n in want.items():
+            fn = getattr(cls, meth)
+            try:
+                params = inspect.signature(fn).parameters.values()
+            except (TypeError, ValueError):  # a compiled or builtin function: numba will say
+                continue
+            if any(p.kind == p.VAR_POSITIONAL for p in params):
+                continue
+            got = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+            if got != n:
+                raise ContractError(
+                    f"{name}.{meth} takes {got} arguments, but the engine passes {n}: "
+                    f"{cls._form(meth, n_data)}"
+                )
+        return data
+
+    @classmethod
+    def _form(cls, meth: str, n_data: int) -> str:
+        idx = ", ".join(cls._INDEX)
+        data = ", ".join(f"data_{k}" for k in range(n_data))
+        data = f", {data}" if data else ""
+        if meth == "cell":
+            return cls._cell_form() + f" with data() giving {n_data} items{data and ':'}{data[1:]}"
+        if meth == "back":
+            if cls.traceback_state:
+                a, b = cls._INDEX
+                return f"back({idx}, decision, state{data}) -> ({a}2, {b}2, state2)"
+            return f"back({idx}, decision{data})"
+        return f"{meth}({idx}{data})"
+
+    def _specialized(self) -> Recurrence:
+        """This recurrence as the engine compiles it: itself (a grid whose instance gives its own
+        ``offsets`` returns a copy whose class declares them, see :class:`GridRecurrence`)."""
+        return self
+
+    @staticmethod
+    def cell(*args):  # pragma: no cover - the contract's placeholder
+        raise NotImplementedError
+
+
+def bad_step(rec_cls, path, out, layer_sizes=None) -> None:
+    """Raise :class:`ContractError` naming the step on which a compiled walk stopped (they stop on a
+    step ``back`` may not take and leave the message to this): ``path``'s last row called ``back``,
+    which returned ``out``; a step to a cell not on an earlier wavefront, or for layers (their
+    sizes given) one not on an earlier layer or outside its layer's cells."""
+    a, b, d = (int(v) for v in path[-1, :3])
+    a2, b2 = (int(v) for v in out[:2])
+    if layer_sizes is not None:
+        why = (
+            f"layer {a2} is not earlier than layer {a}"
+            if a2 >= a
+            else f"layer {a2} has cells 0 .. {int(layer_sizes[a2]) - 1}"
+        )
+        raise ContractError(
+            f"{rec_cls.__name__}.back({a}, {b}, {d}) returned ({a2}, {b2}): {why}; back must return "
+            "a cell (t2, k2) of an earlier layer, t2 < t, inside it, or t2 = -1 to end the walk"
+        )
+    raise ContractError(
+        f"{rec_cls.__name__}.back({a}, {b}, {d}) returned ({a2}, {b2}), which is not on an earlier "
+        f"wavefront of the sweep's order: it must step to an earlier cell, normally one of the "
+        f"dependencies {tuple(tuple(int(x) for x in o) for o in rec_cls.offsets)} (or leave the grid)"
+    )
+
+
+def start_cell(start) -> tuple[int, int]:
+    """A traceback's start, ``(i, j)`` or ``(t, k)``, as two ints; :class:`InputError` for anything
+    else (a bare number, a wrong length)."""
+    try:
+        a, b = (int(x) for x in start)
+    except (TypeError, ValueError):
+        what = "the cell to walk back from, two integers (i, j) or (t, k)"
+        raise InputError("start", f"{start!r}: {what}") from None
+    return a, b

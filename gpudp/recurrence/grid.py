@@ -1,0 +1,138 @@
+"""The grid shape: :class:`GridRecurrence`, a 2-D grid of cells reading constant offsets, swept
+by wavefronts the engine derives from the offsets (:mod:`gpudp.schedule`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ContractError, InputError
+from .base import Recurrence, with_offsets
+
+
+class GridRecurrence(Recurrence):
+    """A 2-D grid recurrence with constant dependency offsets.
+
+    Subclasses set ``offsets`` (default ``((-1, 0), (0, -1), (-1, -1))``) and define::
+
+        def shape(self) -> (rows, cols)             # required
+        @staticmethod
+        def cell(i, j, dep_0, dep_1, ..., *data) -> value or (value, decision)  # required
+        @staticmethod
+        def boundary(i, j, *data) -> value          # optional, default 0: reads outside the grid
+        @staticmethod
+        def back(i, j, decision, *data) -> (i2, j2) # traceback only: the predecessor of (i, j)
+                                                    # (traceback_state: back(i, j, decision,
+                                                    # state, *data) -> (i2, j2, state2))
+
+    ``dep_k`` is the value of cell ``(i + offsets[k][0], j + offsets[k][1])``.
+
+    **What is required, and when it is checked.** A missing ``shape`` or ``cell`` is a
+    :class:`ContractError` when the sweep starts, before anything compiles. ``boundary`` is
+    optional: the default gives 0 for every cell outside the grid, and nothing reports its absence,
+    so a recurrence whose boundary is not 0 (edit distance: ``D(-1, j) = j + 1``) must define it.
+    ``back`` is needed only for a traceback: a missing one is a :class:`ContractError` when
+    :meth:`gpudp.engine.SweepResult.traceback` is called, not before. ``back`` should return one
+    of the cell's dependencies; the engine checks only that the cell returned lies on an earlier
+    wavefront of the sweep's order (a :class:`ContractError` naming the step otherwise). A cell
+    outside the grid ends the walk.
+
+    **Offsets given by the instance.** When the offsets depend on the problem's data (coin change:
+    ``(0, -c)`` for every coin value ``c``), set them on the instance, ``self.offsets = ...`` in
+    ``__init__`` (or define ``offsets`` as a property); the instance's offsets then take the class
+    attribute's place. The engine checks them as it checks a class's
+    (:func:`gpudp.schedule.check_offsets`: integer pairs, none ``(0, 0)``, no duplicates, an
+    order must exist), derives the schedule from them, and compiles the kernels for each distinct
+    set once: instances with equal offsets share the compiled kernels, in the process and in the
+    kernel cache on disk (internally the engine sweeps a shallow copy of the instance whose class is
+    a subclass of yours declaring those offsets, made once per class and set of offsets: see
+    :meth:`_specialized`).
+
+    **Dependencies as one tuple.** ``cell`` gets one argument per offset, so the number of offsets
+    is fixed by its signature. When it varies from instance to instance (coin sets of any size),
+    declare ``deps_tuple = True``: ``cell(i, j, deps, *data)`` then receives the dependencies as
+    one tuple in the order of the offsets, ``deps[k]`` the value of cell ``(i + offsets[k][0], j +
+    offsets[k][1])``; ``len(deps)``, ``deps[k]`` with a run-time ``k`` and ``for x in deps`` compile
+    on every backend. A tuple, not an array: it lives in registers, with no allocation per cell on
+    the CPU and no local memory on the GPU, and its length is a compile-time constant (each number
+    of offsets compiles its own kernels anyway, since the offsets are spelled into them).
+    """
+
+    family = "grid"
+    offsets: tuple[tuple[int, int], ...] = ((-1, 0), (0, -1), (-1, -1))
+
+    #: True: ``cell(i, j, deps, *data)`` receives the dependencies as one tuple in the order of the
+    #: offsets (``deps[k]`` is cell ``(i + offsets[k][0], j + offsets[k][1])``), for recurrences
+    #: whose number of offsets varies from instance to instance. False: one argument per offset
+    deps_tuple = False
+
+    #: Set True when the cell compares one symbol of its row with one of its column (alignment,
+    #: LCS, edit distance, DTW ...): ``row_symbols()`` and ``col_symbols()`` then give one value per
+    #: row and per column, passed to ``cell`` as two arguments after the dependencies:
+    #: ``cell(i, j, dep_0, ..., ri, cj, *data)``. The engine keeps them in registers on the GPU
+    #: instead of the cell loading them from memory at every step. Integer symbols narrower than
+    #: 32 bits reach the cell widened to int32 (uint32 to int64), on every backend alike.
+    symbols = False
+
+    _SIZES = ("shape",)
+
+    def shape(self) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def row_symbols(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def col_symbols(self) -> np.ndarray:
+        raise NotImplementedError
+
+    @staticmethod
+    def boundary(i, j, *data):
+        return 0
+
+    def _specialized(self) -> GridRecurrence:
+        """Itself, or, when the instance's ``offsets`` differ from its class's, a shallow copy whose
+        class is a subclass declaring the instance's offsets (one subclass per class and set of
+        offsets, kept for the process): every kernel, walker and cache the engine keys by the
+        recurrence's class is then keyed by the offsets too. Malformed offsets raise
+        :class:`gpudp.ScheduleError`, as a class's do."""
+        from ..schedule import check_offsets
+
+        cls = type(self)
+        own = self.offsets
+        if own is cls.offsets:
+            return self
+        offs = check_offsets(own)
+        if offs == cls.offsets:
+            return self
+        return with_offsets(self, offs)
+
+    @classmethod
+    def _validate_class(cls):
+        super()._validate_class()
+        from ..schedule import check_offsets
+
+        check_offsets(cls.offsets)
+        if not isinstance(cls.deps_tuple, bool | np.bool_):
+            raise ContractError(f"{cls.__name__}.deps_tuple = {cls.deps_tuple!r}: must be True or False")
+        if cls.symbols:
+            for meth in ("row_symbols", "col_symbols"):
+                if getattr(cls, meth) is getattr(GridRecurrence, meth):
+                    raise ContractError(f"{cls.__name__}.symbols is True: define {meth}(self) -> 1-D array")
+
+    @classmethod
+    def _n_deps(cls) -> int:
+        return 1 if cls.deps_tuple else len(cls.offsets)
+
+    @classmethod
+    def _cell_form(cls) -> str:
+        sym = ", ri, cj" if cls.symbols else ""
+        if cls.deps_tuple:
+            return f"cell(i, j, deps{sym}, *data), deps one tuple in the order of the offsets {cls.offsets}"
+        deps = ", ".join(f"dep_{k}" for k in range(len(cls.offsets)))
+        return f"cell(i, j, {deps}{sym}, *data), one dep per offset of {tuple(cls.offsets)}"
+
+    def _checked_shape(self) -> tuple[int, int]:
+        rows, cols = self.shape()
+        for name, v in (("rows", rows), ("cols", cols)):
+            if int(v) != v or v < 0:
+                raise InputError(name, f"grid {name} must be a non-negative integer, got {v!r}")
+        return int(rows), int(cols)

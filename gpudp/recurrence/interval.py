@@ -1,0 +1,97 @@
+"""The interval shape: :class:`IntervalRecurrence`, cells ``(i, j)`` holding the answer for the
+interval ``i..j`` and reading shorter intervals inside it (swept by :mod:`gpudp.interval`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ContractError, InputError
+from .base import Recurrence
+
+
+class IntervalRecurrence(Recurrence):
+    """An interval recurrence: cell ``(i, j)``, ``0 <= i <= j < size()``, holds the answer for the
+    interval ``i..j`` and reads answers of shorter intervals inside it: matrix-chain order, optimal
+    binary search trees, Nussinov RNA folding, CYK parsing (sweep with :func:`gpudp.sweep`,
+    implemented in :mod:`gpudp.interval`).
+
+    Subclasses define::
+
+        def size(self) -> n                            # intervals over 0 .. n - 1
+        @staticmethod
+        def cell(i, j, T, *data) -> value or (value, decision)
+        @staticmethod
+        def back(i, j, decision, *data) -> (i1, j1, i2, j2)
+
+    ``T`` is the table, a 2-D array indexed ``T[a, b]``. ``cell`` may read it at every shorter
+    interval inside its own, ``i <= a <= b <= j`` with ``(a, b) != (i, j)``, and must not write
+    it. Other reads are undefined: empty intervals such as ``T[i + 1, i]`` are not stored (a cell
+    that needs one tests for it: ``T[i + 1, j - 1] if i + 1 <= j - 1 else 0``). The sweep first
+    runs ``cell`` in plain Python on a few short intervals at both ends of the table and refuses
+    such a read there with a ``ContractError``; a read that only other cells make goes unseen:
+    the CPU returns whatever its memory holds, the GPU anything, and the CUDA simulator raises
+    ``IndexError`` (so tests catch it). The cells ``(i, i)`` of length 1 are computed by ``cell`` too. Do not
+    assume a memory layout: the GPU stores the table by diagonals (``T`` is a strided view there).
+
+    The engine sweeps by length (the table's diagonals: length 1, 2, .., n), the cells of one
+    diagonal in parallel, one thread a cell (so a cell's own loop over its split points runs on one
+    thread), and keeps the whole table, ``n * n`` values, and the decisions, ``n * n`` of the
+    smallest unsigned type holding ``decision_bits`` (8, 16 or 32 bits); a table that does not fit
+    the device or this process's memory is refused with an ``InputError`` naming the bytes. A
+    decision outside ``0 .. 2**decision_bits - 1`` is a ``ContractError``, never truncated. Integer
+    values are machine integers: a sum that overflows ``value_dtype`` wraps around silently, as in
+    the other shapes; pick the type for the largest value the recurrence can reach.
+
+    ``back`` gives the (up to two) sub-intervals ``(i1, j1)`` and ``(i2, j2)`` that the cell's
+    decision split it into; a child that is absent is ``(-1, -1)`` or an empty interval ``(a, a -
+    1)`` (Nussinov's pair of neighbours leaves ``(i + 1, i)`` inside). A child must lie inside
+    ``(i, j)`` and be shorter, so a walk cannot loop. :meth:`gpudp.interval.IntervalResult.
+    traceback_tree` walks the tree (compiled, an explicit stack) and returns rows ``(i, j,
+    decision)`` in preorder: a cell, then its first child's subtree, then its second's.
+
+    ``size() == 0`` gives an empty table (nothing to compute; ``value``, ``decision`` and the
+    traceback then raise ``IndexError``). Not available on this shape: ``traceback_state``,
+    ``reduce`` (the whole table is the result: reduce ``result.table`` with numpy).
+    """
+
+    family = "interval"
+    _SIZES = ("size",)
+
+    def size(self) -> int:
+        raise NotImplementedError
+
+    @classmethod
+    def _validate_class(cls):
+        super()._validate_class()
+        for attr in ("traceback_state", "reduce"):
+            if getattr(cls, attr):
+                raise ContractError(
+                    f"{cls.__name__}.{attr} = {getattr(cls, attr)!r}: an IntervalRecurrence has no {attr} "
+                    "(its traceback is a tree, and result.table holds every cell)"
+                )
+        if np.dtype(cls.value_dtype).names is not None:
+            raise ContractError(
+                f"{cls.__name__}.value_dtype is a record: an IntervalRecurrence keeps scalar cells (one "
+                "table of one type); pack the fields into one number"
+            )
+
+    @classmethod
+    def _n_deps(cls) -> int:
+        return 1  # the table
+
+    @classmethod
+    def _cell_form(cls) -> str:
+        return "cell(i, j, T, *data), T the table: read T[a, b] for i <= a <= b <= j, (a, b) != (i, j)"
+
+    @classmethod
+    def _form(cls, meth: str, n_data: int) -> str:
+        if meth == "back":
+            data = "".join(f", data_{k}" for k in range(n_data))
+            return f"back(i, j, decision{data}) -> (i1, j1, i2, j2), (-1, -1) for an absent child"
+        return super()._form(meth, n_data)
+
+    def _checked_size(self) -> int:
+        n = self.size()
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
+            raise InputError("size", f"{type(self).__name__}.size() must be an integer >= 0, got {n!r}")
+        return int(n)
