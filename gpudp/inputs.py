@@ -23,6 +23,7 @@ __all__ = [
     "strip_bom",
     "is_gzip",
     "max_input_bytes",
+    "short_repr",
 ]
 
 #: the UTF-8 byte-order mark some editors put at the start of a text file
@@ -34,6 +35,13 @@ GZIP_MAGIC = b"\x1f\x8b"
 #: overrides it. The reader also stops at a quarter of the memory this process may still use.
 DEFAULT_MAX_INPUT = 16 << 30
 _CHUNK = 1 << 20
+
+
+def short_repr(value, width: int = 40) -> str:
+    """``repr(value)`` cut to ``width`` characters (ending in ``...`` when cut): a user's value
+    quoted in an error message, however long it was."""
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def max_input_bytes() -> int:

@@ -513,7 +513,7 @@ def _block_walker(cls, n_user: int, planes: bool):
 _BLOCKS: dict = {}
 
 
-def _block_class(cls, n_data: int):
+def block_class(cls, n_data: int):
     """The grid recurrence of one block of ``cls``'s grid: cells ``(i, j)`` of the block are cells
     ``(r0 + i, c0 + j)`` of the grid; the row above the block and the column left of it come from
     the checkpoints (``top[1 + j]``, ``top[0]`` the corner; ``left[i]``), the grid's own boundary

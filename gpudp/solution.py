@@ -85,6 +85,13 @@ class Solution:
         self.checked = True
         return True
 
+    def check_with(self, checker: Callable[[Solution], str | None]) -> bool:
+        """Check against ``checker`` from now on (one that knows more of the instance than the
+        solver that made this solution, e.g. the capacity the user gave before it was reduced), and
+        check now: :meth:`check`."""
+        self._checker = checker
+        return self.check()
+
     def as_dict(self) -> dict[str, Any]:
         sol = self.solution
         if hasattr(sol, "tolist"):

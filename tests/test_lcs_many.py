@@ -95,10 +95,11 @@ def test_traceback_gives_checked_solutions():
 
 
 def test_verify_catches_a_wrong_batch(monkeypatch):
-    import dataclasses
+    from gpudp.problems.lcs import bitparallel
 
-    wrong = dataclasses.replace(lcs._SOLVER, cpu=lambda packed: np.zeros(len(packed.pat_off) - 1, np.int64))
-    monkeypatch.setattr(lcs, "_SOLVER", wrong)
+    monkeypatch.setattr(
+        bitparallel, "lengths_cpu", lambda packed: np.zeros(len(packed.pat_off) - 1, np.int64)
+    )
     with pytest.raises(CheckError, match="the batch gave LCS length 0"):
         lcs.solve_many([("AAA", "AAA")] * 4, backend="cpu", verify=2)
 

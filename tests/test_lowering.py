@@ -123,3 +123,51 @@ def test_sweep_and_plan_sweep_dispatch_by_family_through_the_table(monkeypatch):
     with pytest.raises(ContractError, match="Chain is of the 'interval' shape"):
         engine.plan_sweep(Chain(), "cpu")
     assert sweep(Chain(), backend="cpu").value(0, 2) == 2  # the interval driver, by its family
+
+
+# ----------------------------------------------------------------------------------------------------
+# The plug-ins' own families: each step a plug-in runs per backend has a cpu and a cuda lowering
+
+#: family -> the names its every lowering module must define (what the plug-in calls on it)
+PLUGIN_FAMILIES = {
+    "subset_sum.two_list": ("two_list", "generate_host", "prune_pairs", "free_memory", "BLOCK", "STEP_COST"),
+    "lcs.lengths": ("launch", "READS_DEVICE_ARRAYS"),
+    "lcs.subsequences": ("refusal", "subsequences"),
+    "edit_distance.distances": ("launch", "READS_DEVICE_ARRAYS"),
+    "tsp.batch": ("launch",),
+    "knapsack.batch": ("launch_batch",),
+    "knapsack.sparse.lists": ("DEVICE_LISTS",),
+}
+
+
+def _import_plugins():
+    """The plug-ins as a user imports them (their families are declared on import)."""
+    import gpudp.problems.edit_distance
+    import gpudp.problems.knapsack
+    import gpudp.problems.knapsack.sparse
+    import gpudp.problems.lcs
+    import gpudp.problems.subset_sum
+    import gpudp.problems.tsp  # noqa: F401
+
+
+def test_every_plugin_family_has_a_cpu_and_a_cuda_lowering():
+    _import_plugins()
+    declared = lowering.declared()
+    assert sorted(f for f in PLUGIN_FAMILIES if f not in declared) == []
+    missing = lowering.missing(("cpu", "cuda"))
+    assert {f: missing[f] for f in PLUGIN_FAMILIES if f in missing} == {}
+
+
+@pytest.mark.parametrize("family", sorted(PLUGIN_FAMILIES))
+def test_a_plugin_family_s_cpu_lowering_imports_and_has_its_steps(family):
+    _import_plugins()
+    module = lowering.get(family, "cpu")
+    assert [name for name in PLUGIN_FAMILIES[family] if not hasattr(module, name)] == []
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("family", sorted(PLUGIN_FAMILIES))
+def test_a_plugin_family_s_cuda_lowering_has_the_same_steps(family):
+    _import_plugins()
+    module = lowering.get(family, "cuda")
+    assert [name for name in PLUGIN_FAMILIES[family] if not hasattr(module, name)] == []

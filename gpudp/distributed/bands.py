@@ -96,12 +96,12 @@ def _edges(rec, up, corner, left):
 
 
 def _block(rec, r0, c0, rows, cols, up, corner, left):
-    from ..linear import _block_class
+    from ..linear import block_class
 
     top, side = _edges(rec, up, corner, left)
     data = tuple(rec.data())
     syms = (np.asarray(rec.row_symbols()), np.asarray(rec.col_symbols())) if type(rec).symbols else None
-    return _block_class(type(rec), len(data))(rec, data, syms, r0, c0, rows, cols, top, side)
+    return block_class(type(rec), len(data))(rec, data, syms, r0, c0, rows, cols, top, side)
 
 
 def _forward_block(rec, r0, c0, rows, cols, up, corner, left, backend, tile):

@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 
+from gpudp import lowering
 from gpudp.engine import backend_words, choose_backend, device_name, predicted_seconds, sweep
 from gpudp.errors import CheckError, InputError, TimeLimitReached
 from gpudp.inputs import parse_time_limit
@@ -21,8 +22,6 @@ from gpudp.problems.lcs.sequences import encode, kernel_codes, kind
 from gpudp.progress import announce
 from gpudp.recurrence import GridRecurrence
 from gpudp.solution import Solution, Stats
-
-from . import bitparallel
 
 __all__ = ["Levenshtein", "solve", "solve_many"]
 
@@ -225,10 +224,13 @@ def solve_many(
     return batch.run(_SOLVER, pairs, backend, traceback, verify, progress, client)
 
 
+#: the batch's distances, a module a backend (:class:`gpudp.problems.lcs.batch.PairSolver`)
+DISTANCES = "edit_distance.distances"
+lowering.declare(DISTANCES, cpu=f"{__name__}.cpu", cuda=f"{__name__}.cuda")
+
 _SOLVER = batch.PairSolver(
     solve=solve,
-    cpu=bitparallel.distances_cpu,
-    cuda_launch="gpudp.problems.edit_distance.cuda:launch_distances",
+    family=DISTANCES,
     method="bit-parallel (Myers 1999, Hyyro's blocks)",
     what="edit distance",
 )

@@ -4,11 +4,15 @@ cuda backend runs."""
 
 from __future__ import annotations
 
-from gpudp.problems.lcs.cuda import Launch, PairKernel, launch
+from gpudp.problems.lcs import cuda as lcs_cuda
+from gpudp.problems.lcs.cuda import Launch, PairKernel
 
 from .bitparallel import block_step
 
-__all__ = ["LEVENSHTEIN", "launch_distances"]
+__all__ = ["LEVENSHTEIN", "READS_DEVICE_ARRAYS", "launch"]
+
+#: whether pairs in GPU memory are read where they lie (:func:`gpudp.problems.lcs.batch.run`)
+READS_DEVICE_ARRAYS = True
 
 LEVENSHTEIN = PairKernel(
     name="levenshtein",
@@ -38,5 +42,6 @@ LEVENSHTEIN = PairKernel(
 )
 
 
-def launch_distances(packed) -> Launch:
-    return launch(packed, LEVENSHTEIN)
+def launch(packed) -> Launch:
+    """The edit distance of every pair of ``packed``, queued on the GPU (:func:`.lcs.cuda.launch`)."""
+    return lcs_cuda.launch(packed, LEVENSHTEIN)

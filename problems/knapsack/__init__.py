@@ -290,9 +290,10 @@ def _run(method, inst, backend, memory_budget, bb, prepared=None):
         return knapsack_dp.solve_instance(inst, backend=backend, **kw)
     if method == "sparse":
         from . import sparse as knapsack_sparse
+        from .sparse.gpu import device_lists
 
         sol = knapsack_sparse.solve_instance(inst, time_limit=bb.get("time_limit"), backend=backend)
-        if backend == "cuda" and not sol.details["gpu"]["steps"]:
+        if device_lists(backend) and not sol.details["gpu"]["steps"]:
             why = sol.details["gpu"].get("note") or "no list reached the GPU's size"
             sol.details["backend_note"] = f"the sparse DP runs on the CPU here ({why})"
         return sol
@@ -339,8 +340,7 @@ def _finish(sol, inst, note):
     if note:
         sol.details["method_note"] = note
     if inst.given_capacity is not None:  # solved under the total weight: checked against the given one
-        sol._checker = solution_checker(inst.profits, inst.weights, inst.given_capacity)
-        sol.check()
+        sol.check_with(solution_checker(inst.profits, inst.weights, inst.given_capacity))
     if inst.known_solution is not None:
         chosen = np.asarray(inst.profits)[np.asarray(inst.known_solution) == 1].tolist()
         known = (

@@ -7,12 +7,12 @@ per (item, capacity) recording that the item improved that capacity, and the wal
 full capacity; item ``t`` computes only the capacities ``max(0, min(C, S_t) - R_t) .. min(C, S_t)``
 (``S_t`` the weight of the items up to ``t``, ``R_t`` of those after it; see
 :mod:`gpudp.problems.knapsack.cuda`), about half the cells when ``C`` is half the weights. On the
-CPU (``_knapsacks``) an instance is one numba ``prange`` iteration, int64 values; on the GPU
-(:mod:`gpudp.problems.knapsack.cuda`) one thread block, int32 values where the instance's DP stays
-below 2^31 (its positive profits of the items that fit sum below it), else int64. Any other
-instance (real numbers, a DP too large, one the device memory cannot hold) is solved by
-:func:`gpudp.problems.knapsack.solve` on its own, so every instance gets the answer the single
-solve would give.
+CPU (:func:`gpudp.problems.knapsack.cpu.knapsacks`) an instance is one numba ``prange`` iteration,
+int64 values; on the GPU (:mod:`gpudp.problems.knapsack.cuda`) one thread block, int32 values where
+the instance's DP stays below 2^31 (its positive profits of the items that fit sum below it), else
+int64. Any other instance (real numbers, a DP too large, one the device memory cannot hold) is
+solved by :func:`gpudp.problems.knapsack.solve` on its own, so every instance gets the answer the
+single solve would give.
 
 The host side is vectorized over the batch, so that 10,000 instances cost milliseconds, not the
 ~50 us an instance of a validate / build / check loop:
@@ -38,11 +38,10 @@ import operator
 import time
 
 import numpy as np
-from numba import prange
 
+from gpudp import lowering
 from gpudp.engine import choose_backend, device_name, progress_bar
 from gpudp.errors import CheckError, GpudpError, InputError
-from gpudp.jit import njit
 from gpudp.memory import gc_paused
 from gpudp.solution import BatchResult, Solution, Stats
 
@@ -54,52 +53,14 @@ __all__ = ["MAX_BATCH_CELLS", "solve_many"]
 #: decision bits (128 MiB) and row are one core's working memory, or one thread block's work
 MAX_BATCH_CELLS = 1 << 30
 _SUM_LIMIT = 1 << 62  # profits summing below this stay exact in int64
-_INT32_LIMIT = 1 << 31  # a DP whose values stay below this runs in int32 on the GPU
 _INT64_MIN = np.iinfo(np.int64).min
 
-
-@njit(parallel=True, cache=True)
-def _knapsacks(p, w, off, caps, values, x):
-    for k in prange(len(caps)):
-        a, b, cap = off[k], off[k + 1], caps[k]
-        n = b - a
-        tot = 0  # the weight of the items that can be taken
-        for i in range(a, b):
-            if p[i] > 0 and w[i] <= cap:
-                tot += w[i]
-        f = np.zeros(cap + 1, np.int64)
-        dec = np.zeros((max(n, 1), (cap + 64) // 64), np.uint64)
-        s = 0
-        for i in range(n):
-            wi, pi = w[a + i], p[a + i]
-            if pi <= 0 or wi > cap:
-                continue
-            sp = s
-            s += wi
-            hi = min(cap, s)  # f is constant above the weight so far: f(c) = f(min(c, s))
-            lo = max(0, hi - (tot - s))  # the walk back from cap never goes below
-            for c in range(hi, max(sp, lo - 1), -1):  # above sp: f(c) was f(sp)
-                v = f[sp]
-                if c >= wi and f[c - wi] + pi > v:
-                    v = f[c - wi] + pi
-                    dec[i, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
-                f[c] = v
-            for c in range(min(sp, hi), max(lo, wi) - 1, -1):
-                v = f[c - wi] + pi
-                if v > f[c]:
-                    f[c] = v
-                    dec[i, c >> 6] |= np.uint64(1) << np.uint64(c & 63)
-        values[k] = f[min(cap, tot)]
-        c = cap
-        for i in range(n - 1, -1, -1):
-            wi = w[a + i]
-            if p[a + i] <= 0 or wi > cap:
-                continue
-            c = min(c, s)
-            if (dec[i, c >> 6] >> np.uint64(c & 63)) & np.uint64(1):
-                x[a + i] = 1
-                c -= wi
-            s -= wi
+#: the batch kernel, a module a backend: ``launch_batch(pack)`` -> a run whose ``finish()`` gives
+#: ``(values, x, kernel seconds)``, with ``refused`` (instances it left out: solved alone),
+#: ``figures`` (for ``stats.extra``) and ``host_seconds`` (for ``host_seconds``)
+#: (:func:`gpudp.problems.knapsack.cpu.launch_batch`)
+BATCH = "knapsack.batch"
+lowering.declare(BATCH, cpu=f"{__package__}.cpu", cuda=f"{__package__}.cuda")
 
 
 def _segments(ufunc, values: np.ndarray, off: np.ndarray, empty) -> np.ndarray:
@@ -147,6 +108,12 @@ class _Packed:
         off = np.zeros(int(keep.sum()) + 1, np.int64)
         np.cumsum(self.n[keep], out=off[1:])
         return _Packed(self.index[keep], self.p[items], self.w[items], off, self.caps[keep])
+
+    def fit_profits(self) -> np.ndarray:
+        """Per instance, its positive profits of the items that fit its capacity summed: its DP's
+        values stay below this (the GPU's kernel takes int32 values where it is below 2^31)."""
+        fits = (self.p > 0) & (self.w <= np.repeat(self.caps, self.n))
+        return _segments(np.add, np.where(fits, self.p, 0), self.off, 0)
 
     def instance(self, q: int) -> KnapsackInstance:
         a, b = self.off[q], self.off[q + 1]
@@ -368,18 +335,12 @@ def solve_many(instances, solve, backend: str = "auto", progress=None, verify=No
     x = np.zeros(len(pack.p), np.int8)
     run, extra = None, {}
     t = time.perf_counter()
-    if used == "cuda" and len(pack):
-        from . import cuda as knapsack_cuda
-
-        fits = (pack.p > 0) & (pack.w <= np.repeat(pack.caps, n))
-        small = _segments(np.add, np.where(fits, pack.p, 0), pack.off, 0) < _INT32_LIMIT
-        run = knapsack_cuda.launch(pack.p, pack.w, pack.off, pack.caps, small)
-        host["launch"] = time.perf_counter() - t  # the int32 rule, the plan, copies and launches queued
-        extra["cuda"] = run.info
+    if len(pack):
+        run = lowering.get(BATCH, used).launch_batch(pack)
+        host.update(run.host_seconds)
+        extra.update(run.figures)
         if len(run.refused):  # more than the device memory a chunk may take: on their own
             alone += [(int(pack.index[q]), pack.instance(q)) for q in run.refused]
-    elif len(pack):
-        _knapsacks(pack.p, pack.w, pack.off, pack.caps, got, x)
     kernel_s = time.perf_counter() - t
     found: dict[int, object] = {}
     solutions: list = [None] * len(instances)

@@ -60,6 +60,7 @@ the shared and the device-memory row.
 from __future__ import annotations
 
 import functools
+import time
 
 import numpy as np
 
@@ -76,8 +77,10 @@ from gpudp.backends.cuda import (
     stream,
 )
 
-__all__ = ["launch", "Launch", "THREADS", "UNROLL", "DEVICE_SHARE"]
+__all__ = ["launch", "launch_batch", "Launch", "THREADS", "UNROLL", "DEVICE_SHARE", "INT32_LIMIT"]
 
+#: an instance whose DP's values stay below this runs in int32 (:func:`launch_batch`)
+INT32_LIMIT = 1 << 31
 #: threads a block of the DP kernel (at most; a small capacity takes fewer, at least 32)
 THREADS = 512
 #: cells a thread computes per strip (all loaded before any is stored)
@@ -309,6 +312,8 @@ class Launch:
     def __init__(self, m, n_items, chunks, refused, start, end, info):
         self.m, self.n_items, self.chunks, self.refused = m, n_items, chunks, refused
         self.start, self.end, self.info = start, end, info
+        #: what goes to the batch's ``stats.extra`` and ``host_seconds`` (:func:`launch_batch`)
+        self.figures, self.host_seconds = {"cuda": info}, {}
 
     def finish(self) -> tuple[np.ndarray, np.ndarray, float]:
         """``(values, x, kernel seconds)``: the optimum of every queued instance (0 for the others,
@@ -447,3 +452,14 @@ def launch(p, w, off, caps, small) -> Launch:
         device_rows=int(sum(len(ch.ks) for ch in chunks if not ch.shared)),
     )
     return Launch(m, len(p), chunks, refused, start, stop, info)
+
+
+def launch_batch(pack) -> Launch:
+    """:func:`launch` of the batch's packed instances (``p``, ``w``, ``off``, ``caps``; the
+    ``knapsack.batch`` family's lowering), int32 values where an instance's DP stays below
+    :data:`INT32_LIMIT` (``pack.fit_profits()``); ``host_seconds["launch"]``: the host's seconds to
+    plan, copy and queue them."""
+    t = time.perf_counter()
+    run = launch(pack.p, pack.w, pack.off, pack.caps, pack.fit_profits() < INT32_LIMIT)
+    run.host_seconds["launch"] = time.perf_counter() - t
+    return run

@@ -42,12 +42,11 @@ import numpy as np
 from gpudp.engine import (
     backend_words,
     choose_backend,
-    cpu_cell_rate,
     device_memory,
-    gpu_start_seconds,
     layered_memory,
     sweep,
 )
+from gpudp.engine import predicted_seconds as backend_seconds
 from gpudp.errors import CheckError, InputError, TimeLimitReached
 from gpudp.inputs import parse_time_limit
 from gpudp.progress import announce
@@ -78,14 +77,13 @@ CPU_CELL_WORK = 2.0
 
 
 def predicted_seconds(cells: int, backend: str) -> float:
-    """Seconds the dense DP is predicted to take for ``cells`` cells on ``backend``: on the CPU the
-    backends' calibrated rate (:func:`gpudp.engine.cpu_cell_rate`) at :data:`CPU_CELL_WORK` units a
-    cell; on the GPU :data:`CUDA_CELLS_PER_S` plus its start-up."""
+    """Seconds the dense DP is predicted to take for ``cells`` cells on ``backend``
+    (:func:`gpudp.engine.predicted_seconds` of their work, :data:`CPU_CELL_WORK` units a cell: on
+    the CPU at the backends' calibrated rate; on the GPU at :data:`CUDA_CELLS_PER_S` cells a second,
+    plus its start-up)."""
     if cells == 0:
         return 0.0
-    if backend == "cuda":
-        return gpu_start_seconds() + cells / CUDA_CELLS_PER_S
-    return cells * CPU_CELL_WORK / cpu_cell_rate()
+    return backend_seconds(cells * CPU_CELL_WORK, backend, CUDA_CELLS_PER_S * CPU_CELL_WORK)
 
 
 class KnapsackDP(LayeredRecurrence):

@@ -14,6 +14,7 @@ from importlib import resources
 
 import numpy as np
 
+from gpudp import lowering
 from gpudp.engine import backend_words, choose_backend, device_name, predicted_seconds, sweep
 from gpudp.errors import InputError, TimeLimitReached
 from gpudp.inputs import parse_time_limit
@@ -23,7 +24,7 @@ from gpudp.progress import announce
 from gpudp.recurrence import GridRecurrence
 from gpudp.solution import Solution, Stats, warn_unproven
 
-from . import batch, bitparallel
+from . import batch
 from .fasta import read_fasta, read_fasta_records
 from .greedy import count_bound, greedy_common
 from .sequences import encode, kernel_codes, kind
@@ -511,10 +512,13 @@ def solve_many(
     return batch.run(_SOLVER, pairs, backend, traceback, verify, progress, client)
 
 
+#: the batch's lengths, a module a backend (:class:`.batch.PairSolver`)
+LENGTHS = "lcs.lengths"
+lowering.declare(LENGTHS, cpu=f"{__name__}.cpu", cuda=f"{__name__}.cuda")
+
 _SOLVER = batch.PairSolver(
     solve=solve,
-    cpu=bitparallel.lengths_cpu,
-    cuda_launch="gpudp.problems.lcs.cuda:launch",
+    family=LENGTHS,
     method="bit-parallel (Hyyro 2004)",
     what="LCS length",
     witness=_witness,

@@ -1,8 +1,9 @@
 """Many pairs of sequences in one call: the batch runner the sequence solvers share.
 
 A solver describes itself as a :class:`PairSolver`: its checked one-pair ``solve`` (the witness
-path), a CPU and a CUDA kernel for the values of a packed batch
-(:mod:`gpudp.problems.lcs.bitparallel`), and words for reports. :func:`run` reads the pairs (a pair
+path), the lowering family of its kernels for the values of a packed batch (a module a backend,
+:mod:`gpudp.lowering`: :mod:`gpudp.problems.lcs.cpu` and :mod:`gpudp.problems.lcs.cuda` for the
+LCS), and words for reports. :func:`run` reads the pairs (a pair
 that cannot be read is an error of that pair, not of the batch), packs them, picks the backend,
 runs the kernel, and re-solves a few pairs by the checked path on the host (while the GPU
 computes) as the batch's cross-check. With ``traceback=True``, a solver that can build its
@@ -13,7 +14,6 @@ other solves each pair by its ``solve``.
 from __future__ import annotations
 
 import functools
-import importlib
 import math
 import operator
 import time
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpudp import lowering
 from gpudp.engine import choose_backend, device_name, is_device_array, progress_bar
 from gpudp.errors import CheckError, GpudpError, InputError
 from gpudp.memory import available_memory, describe
@@ -39,9 +40,9 @@ class PairSolver:
     """What :func:`run` needs of a sequence solver."""
 
     solve: Callable  # solve(a, b, backend=, progress=) -> checked Solution
-    cpu: Callable  # cpu(packed) -> values
-    cuda_launch: str  # "module:function", imported only when the cuda backend runs:
-    # function(packed) -> an object whose finish() gives (values, kernel seconds)
+    family: str  # the lowering family of the batch kernels (gpudp.lowering): each backend's module
+    # has launch(packed) -> an object whose finish() gives (values, kernel seconds), and
+    # READS_DEVICE_ARRAYS (pairs in GPU memory read where they lie, or copied to the host first)
     method: str  # e.g. "bit-parallel (Hyyro 2004)"
     what: str  # e.g. "LCS length"
     # With both, traceback=True runs the whole batch's witnesses through :mod:`.subsequences`:
@@ -241,8 +242,8 @@ def run(
         return _run_on(client, solver, pairs, backend, traceback, verify, resident)
     t0 = time.perf_counter()
     device = device_arrays(pairs)
-    if device is not None:
-        if backend != "cpu" and not traceback:
+    if device is not None:  # run where they lie unless the caller's backend reads host arrays
+        if not traceback and (backend == "auto" or lowering.get(solver.family, backend).READS_DEVICE_ARRAYS):
             return _run_device(solver, *device, verify, t0)
         pairs = tuple(x.copy_to_host() for x in device)  # the host's paths read host arrays
     arrays = as_arrays(pairs)
@@ -330,17 +331,11 @@ def _run_device(solver, a, b, verify: int, t0: float) -> BatchResult:
 def _computed(solver, packed, used: str, pairs, picks) -> tuple[np.ndarray, list[int], float]:
     """``(values, wants, kernel seconds)``: the packed batch's values by ``used``'s kernel, and the
     values of ``picks`` (``pairs[p]`` on the host) by the solver's checked path, computed while the
-    GPU runs."""
-    if used == "cuda":
-        module, name = solver.cuda_launch.split(":")
-        run = getattr(importlib.import_module(module), name)(packed)
-        wants = _checked_values(solver, pairs, picks)  # on the host while the GPU computes
-        got, kernel_s = run.finish()
-        return got, wants, kernel_s
-    t = time.perf_counter()
-    got = solver.cpu(packed)
-    kernel_s = time.perf_counter() - t
-    return got, _checked_values(solver, pairs, picks), kernel_s
+    GPU runs (after the CPU's kernel, which has finished when its launch returns)."""
+    run = lowering.get(solver.family, used).launch(packed)
+    wants = _checked_values(solver, pairs, picks)
+    got, kernel_s = run.finish()
+    return got, wants, kernel_s
 
 
 def _compare(solver, values: np.ndarray, picks, wants) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import textwrap
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,9 +29,22 @@ from gpudp.backends.cuda import (
 from gpudp.jit import njit
 from gpudp.memory import available_memory
 
-from .bitparallel import Packed, lcs_of, masks, span, store_columns, table_of, walk_back, word_step
+from . import subsequences as traced
+from .bitparallel import (
+    Packed,
+    ensure_table,
+    lcs_of,
+    masks,
+    span,
+    store_columns,
+    table_of,
+    walk_back,
+    word_step,
+)
 
 THREADS = 128
+#: whether pairs in GPU memory are read where they lie (:func:`gpudp.problems.lcs.batch.run`)
+READS_DEVICE_ARRAYS = True
 #: bytes of symbols from which a batch is staged in page-locked memory and pipelined slice by slice
 #: (:func:`launch`); a smaller batch is copied from where it lies (tests make it tiny)
 STAGE_MIN_BYTES = 64 << 20
@@ -736,3 +750,39 @@ def host_positions(size: int, dtype) -> tuple[np.ndarray, np.ndarray]:
 
     block = pinned_pool().lease(2 * max(size, 1), dtype)
     return block[:size].view(np.ndarray), block[max(size, 1) : max(size, 1) + size].view(np.ndarray)
+
+
+def refusal(packed: Packed, pl) -> str | None:
+    """Why the vectors' kernel cannot take the batch (the pairs ``pl.order`` of the
+    :class:`.subsequences.Plan` ``pl``): its pattern masks need more than :data:`.subsequences.PM_LIMIT` local
+    words a thread (the bytes present are found on the host before a byte batch is refused); None
+    when it can."""
+    limit = traced.PM_LIMIT
+    words = int(((np.diff(packed.pat_off)[pl.order] + 63) // 64).max(initial=1))
+    sigma = 256 if packed.mapped and packed.sigma == 0 else packed.sigma  # bytes: at most 256
+    if pm_words(sigma, words) > limit and packed.mapped:
+        sigma = ensure_table(packed).sigma  # the bytes present, found on the host
+    if pm_words(sigma, words) > limit:
+        return (
+            f"{sigma} symbol codes x {words} words a pattern need {pm_words(sigma, words)} words of "
+            f"masks a GPU thread (at most {limit})"
+        )
+    return None
+
+
+def subsequences(packed: Packed, pl, lengths, found, while_busy, extra: dict):
+    """:func:`gpudp.problems.lcs.cpu.subsequences` on the GPU (:func:`launch_subsequences`),
+    ``while_busy()`` on the host while it computes: ``(pos_a, pos_b, kernel seconds)``;
+    ``extra["vectors_and_walk_s"]``: the wall time from the copy of the symbols to the positions
+    on the host, the launch's figures beside it."""
+    t = time.perf_counter()
+    pos_a, pos_b = host_positions(pl.size, pl.dtype)
+    run = launch_subsequences(packed, pl.order, pl.start, pos_a, pos_b) if len(pl.order) else None
+    while_busy()
+    kernel_s = 0.0
+    if run is not None:
+        got_len, got_found, kernel_s = run.finish()
+        lengths[pl.order], found[pl.order] = got_len[: len(pl.order)], got_found[: len(pl.order)]
+        extra.update(run.info)
+    extra["vectors_and_walk_s"] = time.perf_counter() - t
+    return pos_a, pos_b, kernel_s

@@ -10,15 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from gpudp.errors import InputError
+from gpudp.inputs import short_repr
 
 __all__ = ["encode", "exact_codes", "kernel_codes", "kind"]
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-def _short(v, width: int = 40) -> str:
-    text = repr(v)
-    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def kind(x) -> str:
@@ -37,7 +33,9 @@ def _int_objects(values, field: str) -> np.ndarray:
     ints = []
     for k, v in enumerate(values):
         if isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer):
-            raise InputError(field, f"item {k} is {_short(v)} ({type(v).__name__}): symbols must be integers")
+            raise InputError(
+                field, f"item {k} is {short_repr(v)} ({type(v).__name__}): symbols must be integers"
+            )
         ints.append(int(v))
     if not ints:
         return np.zeros(0, dtype=np.int64)

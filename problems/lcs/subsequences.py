@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpudp import lowering
 from gpudp.errors import CheckError, GpudpError
 from gpudp.solution import Stats
 
@@ -34,6 +35,14 @@ PAIR_STORE_BYTES = 64 << 20
 #: up to powers of two: 256 bytes x 1,024 symbols, 4 bases x 65,536): 32 KiB a thread, which the
 #: device reserves for every thread it can hold at once; a batch that needs more runs on the cpu
 PM_LIMIT = 1 << 12
+#: the backend a batch runs on when its own refuses it (the GPU's threads cannot hold its masks)
+FALLBACK = "cpu"
+
+#: the batch's lengths and positions, a module a backend: ``refusal(packed, plan)`` (why the
+#: backend cannot take the batch, or None) and ``subsequences(packed, plan, lengths, found,
+#: while_busy, extra)`` (:func:`gpudp.problems.lcs.cpu.subsequences`)
+SUBSEQUENCES = "lcs.subsequences"
+lowering.declare(SUBSEQUENCES, cpu=f"{__package__}.cpu", cuda=f"{__package__}.cuda")
 
 
 @dataclass
@@ -92,7 +101,8 @@ def solve_packed(
     while_busy: Callable = lambda: None,
     names=None,
 ) -> Traced:
-    """Lengths and checked positions of every pair of ``packed`` on ``backend`` ("cpu" or "cuda").
+    """Lengths and checked positions of every pair of ``packed`` on ``backend`` (its lowering of
+    :data:`SUBSEQUENCES`; :data:`FALLBACK` when it refuses the batch).
 
     ``solve_one(a, b, backend=, progress=)`` solves a pair alone (``pair_of(k)``: pair ``k``'s
     sequences as given); ``while_busy()`` runs on the host while the GPU computes; ``names[k]``
@@ -102,39 +112,15 @@ def solve_packed(
     count = len(packed.pat_off) - 1
     pl = plan(packed)
     extra = {"stored_bit_vectors": len(pl.order), "solved_alone": len(pl.alone)}
-    if backend == "cuda":
-        from . import cuda as gpu
-
-        words = int(((np.diff(packed.pat_off)[pl.order] + 63) // 64).max(initial=1))
-        sigma = 256 if packed.mapped and packed.sigma == 0 else packed.sigma  # bytes: at most 256
-        if gpu.pm_words(sigma, words) > PM_LIMIT and packed.mapped:
-            sigma = bitparallel.ensure_table(packed).sigma  # the bytes present, found on the host
-        if gpu.pm_words(sigma, words) > PM_LIMIT:
-            backend = "cpu"
-            extra["backend_choice"] = (
-                f"cpu: {sigma} symbol codes x {words} words a pattern need "
-                f"{gpu.pm_words(sigma, words)} words of masks a GPU thread (at most {PM_LIMIT})"
-            )
+    low = lowering.get(SUBSEQUENCES, backend)
+    why = low.refusal(packed, pl)
+    if why is not None:
+        backend, extra["backend_choice"] = FALLBACK, f"{FALLBACK}: {why}"
+        low = lowering.get(SUBSEQUENCES, backend)
     lengths = np.full(count, -1, np.int64)
     found = np.full(count, -1, np.int64)
-    t = time.perf_counter()
-    extra["plan_s"] = t - t0
-    if backend == "cuda":  # wall time from the copy of the symbols to the positions on the host,
-        # the verify re-solves running on the host meanwhile
-        pos_a, pos_b = gpu.host_positions(pl.size, pl.dtype)
-        run = gpu.launch_subsequences(packed, pl.order, pl.start, pos_a, pos_b) if len(pl.order) else None
-        while_busy()
-        kernel_s = 0.0
-        if run is not None:
-            got_len, got_found, kernel_s = run.finish()
-            lengths[pl.order], found[pl.order] = got_len[: len(pl.order)], got_found[: len(pl.order)]
-            extra.update(run.info)
-        extra["vectors_and_walk_s"] = time.perf_counter() - t
-    else:
-        pos_a, pos_b = np.empty(pl.size, pl.dtype), np.empty(pl.size, pl.dtype)
-        bitparallel.subsequences_cpu(packed, pl.order, pl.start, lengths, found, pos_a, pos_b)
-        kernel_s = extra["vectors_and_walk_s"] = time.perf_counter() - t
-        while_busy()
+    extra["plan_s"] = time.perf_counter() - t0
+    pos_a, pos_b, kernel_s = low.subsequences(packed, pl, lengths, found, while_busy, extra)
     solved, failed = {}, {}
     for k in pl.alone.tolist():
         try:

@@ -16,6 +16,13 @@ from gpudp.jit import njit
 
 from .kernels import INT64_MAX, build
 
+#: the pruning block size ``e`` unless the caller gives one
+BLOCK = 2048
+#: cell updates (:data:`gpudp.backends.CPU_CELLS_PER_THREAD_S`) one step of the solver's work costs
+#: here, for the predicted time: the lists' merges run on one thread (44 items, 3.4e7 steps: 1.6 s
+#: on the 2-core CI machine under load, 2026-11-27, about 16 times the plain cell rate)
+STEP_COST = 16.0
+
 _SEARCH_CPU = """
 def search(a, na, b, nb, cap, e, i0, i1, out_g, out_i, out_q, out_cnt):
     for i in prange(i0, i1):
@@ -86,6 +93,19 @@ def generate(ws, cap, sizes, tick=None):
         if tick is not None:
             tick(k)
     return src[0][:n], src[1][:n]
+
+
+def generate_host(ws, cap, sizes):
+    """:func:`generate`'s list and masks as arrays of their own (not views of its buffers)."""
+    a, m = generate(ws, cap, sizes)
+    return a.copy(), m.copy()
+
+
+def free_memory(need=0) -> tuple[int, str]:
+    """(free bytes, where): what this process may still allocate on the host
+    (:func:`gpudp.memory.available_memory`: the OS's figure, the cgroup's memory.max and ulimit -v /
+    -d, the least of them); ``need`` is not asked for here."""
+    return memory.available_memory(), f"in host memory for this process ({memory.describe()})"
 
 
 def prune_pairs(a, b, cap, e):

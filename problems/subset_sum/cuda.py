@@ -12,9 +12,15 @@ from gpudp import primitives as pr
 from gpudp.backends.cuda import cuda, generated_kernel, sim_geometry
 from gpudp.primitives import cuda as prc
 
+from . import cpu
 from .kernels import INT64_MAX, build
 
 SEARCH_THREADS = 256
+#: the pruning block size ``e`` unless the caller gives one
+BLOCK = 256
+#: cell updates one step of the solver's work costs here, for the predicted time: one, at the GPU's
+#: rate (:data:`gpudp.backends.GPU_CELLS_PER_S`)
+STEP_COST = 1.0
 
 
 def _geometry():
@@ -147,15 +153,16 @@ def prune_pairs(a, b, cap, e):
     return jlo.copy_to_host(), cnt.copy_to_host()
 
 
-def free_memory(need=0) -> int | None:
-    """Free device bytes (numba's lazily freed arrays flushed when short), or None if unknown."""
+def free_memory(need=0) -> tuple[int, str]:
+    """(free bytes, where): the device's free bytes (numba's lazily freed arrays flushed when short
+    of ``need``); the host's (:func:`.cpu.free_memory`) where the device tells none (the simulator)."""
     ctx = cuda.current_context()
     free, _total = ctx.get_memory_info()
     pending = getattr(ctx, "deallocations", None)
     if free < need and pending is not None:  # numba frees device arrays lazily: flush, count again
         pending.clear()
         free, _total = ctx.get_memory_info()
-    return int(free) if math.isfinite(free) else None
+    return (int(free), "on the GPU") if math.isfinite(free) else cpu.free_memory(need)
 
 
 def two_list(wa, wb, cap, e, plan, tick=None):

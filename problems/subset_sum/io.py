@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 
 from gpudp.errors import InputError
-from gpudp.inputs import read_text
+from gpudp.inputs import read_text, short_repr
 
 from .kernels import INT64_MAX
-from .solver import MAX_ITEMS, _short
+from .solver import MAX_ITEMS
 
 #: the most numbers one instance file may hold (the solver uses at most 64 non-zero weights <= target)
 MAX_FILE_NUMBERS = 10_000_000
@@ -22,14 +22,16 @@ def _parse_number(text, where):
         digits = body.lstrip("0")
         if text[0] == "-" and digits:
             raise InputError(
-                "file", f"{where}: {_short(text)} is negative: the target and the weights are >= 0"
+                "file", f"{where}: {short_repr(text)} is negative: the target and the weights are >= 0"
             )
         if len(digits) > 19 or int(digits or "0") > INT64_MAX:
-            raise InputError("file", f"{where}: {_short(text)} is above 2**63 - 1 (int64 sums)")
+            raise InputError("file", f"{where}: {short_repr(text)} is above 2**63 - 1 (int64 sums)")
         return int(digits or "0")
     if _REAL.fullmatch(text):
-        raise InputError("file", f"{where}: {_short(text)} is not an integer (reals are not accepted)")
-    raise InputError("file", f"{where}: {_short(text)} is not an integer (one integer a line, # comments)")
+        raise InputError("file", f"{where}: {short_repr(text)} is not an integer (reals are not accepted)")
+    raise InputError(
+        "file", f"{where}: {short_repr(text)} is not an integer (one integer a line, # comments)"
+    )
 
 
 def read_instance(path):

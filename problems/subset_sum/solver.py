@@ -7,10 +7,10 @@ from math import comb
 
 import numpy as np
 
-from gpudp import memory
+from gpudp import lowering
 from gpudp.engine import backend_words, choose_backend, device_name, predicted_seconds, resolve_backend
 from gpudp.errors import CheckError, InputError, TimeLimitReached
-from gpudp.inputs import parse_time_limit
+from gpudp.inputs import parse_time_limit, short_repr
 from gpudp.progress import Deadline, announce, progress_bar
 from gpudp.solution import Solution, Stats
 
@@ -18,12 +18,12 @@ from .kernels import INT64_MAX
 
 MAX_ITEMS = 64  # two halves of at most 32 items: one uint32 mask per sum
 BYTES_PER_SUM = 12  # int64 sum + uint32 mask
-BLOCK_CUDA = 256
-BLOCK_CPU = 2048
-#: cell updates (:data:`gpudp.backends.CPU_CELLS_PER_THREAD_S`) one step of :func:`_work_of` costs on
-#: the CPU, for the predicted time: the lists' merges run on one thread (44 items, 3.4e7 steps:
-#: 1.6 s on the 2-core CI machine under load, 2026-11-27, about 16 times the plain cell rate)
-CPU_STEP_COST = 16.0
+
+#: the two-list stages, a module a backend: ``two_list``, ``generate_host``, ``prune_pairs``,
+#: ``free_memory`` and the backend's tuning, ``BLOCK`` (the default pruning block) and
+#: ``STEP_COST`` (what a step of :func:`_work_of` costs there, for the predicted time)
+TWO_LIST = "subset_sum.two_list"
+lowering.declare(TWO_LIST, cpu=f"{__package__}.cpu", cuda=f"{__package__}.cuda")
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -52,7 +52,7 @@ def _int_list(values, field):
     out = []
     for k, v in enumerate(values):
         if isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer):
-            raise InputError(field, f"item {k} is {_short(v)}: weights must be integers")
+            raise InputError(field, f"item {k} is {short_repr(v)}: weights must be integers")
         v = int(v)
         if v < 0:
             raise InputError(field, f"item {k} is {v}: weights must be non-negative")
@@ -62,17 +62,12 @@ def _int_list(values, field):
     return out
 
 
-def _short(v, width=40):
-    text = repr(v)
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
 def _int_scalar(v, field):
     if isinstance(v, bool | np.bool_) or not isinstance(v, int | np.integer):
-        raise InputError(field, f"must be an integer, got {_short(v)}")
+        raise InputError(field, f"must be an integer, got {short_repr(v)}")
     v = int(v)
     if v < 0:
-        raise InputError(field, f"must be non-negative, got {_short(v)}")
+        raise InputError(field, f"must be non-negative, got {short_repr(v)}")
     if v > INT64_MAX:
         raise InputError(field, "must be below 2**63")
     return v
@@ -86,9 +81,9 @@ def _block(block):
     if block is None:
         return None
     if isinstance(block, bool | np.bool_) or not isinstance(block, int | np.integer):
-        raise InputError("block", f"must be an integer, got {_short(block)}")
+        raise InputError("block", f"must be an integer, got {short_repr(block)}")
     if not 1 <= int(block) <= MAX_BLOCK:
-        raise InputError("block", f"must be 1 .. {MAX_BLOCK}, got {_short(int(block))}")
+        raise InputError("block", f"must be 1 .. {MAX_BLOCK}, got {short_repr(int(block))}")
     return int(block)
 
 
@@ -123,16 +118,9 @@ def plan_memory(wa, wb, cap, e):
 
 
 def _free_memory(backend, need=0):
-    """(free bytes, where) for the backend's memory: the GPU's free memory, or what this process may
-    still allocate on the host (:func:`gpudp.memory.available_memory`: the OS's figure, the cgroup's
-    memory.max and ulimit -v / -d, the least of them)."""
-    if backend == "cuda":
-        from . import cuda
-
-        free = cuda.free_memory(need)
-        if free is not None:
-            return free, "on the GPU"
-    return memory.available_memory(), f"in host memory for this process ({memory.describe()})"
+    """(free bytes, where) for the memory the backend's lists live in (its lowering's
+    ``free_memory``: the GPU's free memory, or what this process may still allocate on the host)."""
+    return lowering.get(TWO_LIST, backend).free_memory(need)
 
 
 def _largest_n(free):
@@ -166,20 +154,12 @@ def _halves(weights, cap):
     return half_a, half_b
 
 
-def _backend_module(backend):
-    if backend == "cuda":
-        from . import cuda as mod
-    else:
-        from . import cpu as mod
-    return mod
-
-
 def _two_list(half_a, half_b, cap, backend, block, tick=None):
     """Run the three stages; returns (gap, mask_a, mask_b, stats dict). ``tick(k)``: see
     :func:`.cpu.two_list` (the progress bar and the time limit)."""
     wa = [w for _, w in half_a]
     wb = [w for _, w in half_b]
-    e = _block(block) or (BLOCK_CUDA if backend == "cuda" else BLOCK_CPU)
+    e = _block(block) or lowering.get(TWO_LIST, backend).BLOCK
     plan = plan_memory(wa, wb, cap, e)
     free, where = _free_memory(backend, plan["peak"])
     if plan["peak"] > free:
@@ -189,7 +169,7 @@ def _two_list(half_a, half_b, cap, backend, block, tick=None):
             f"but {free / 2**30:.2f} GiB are free {where}; the limit here is about n = {_largest_n(free)} "
             "(fewer when the capacity prunes little)",
         )
-    gap, mask_a, mask_b, pairs, (na, nb), stages = _backend_module(backend).two_list(
+    gap, mask_a, mask_b, pairs, (na, nb), stages = lowering.get(TWO_LIST, backend).two_list(
         wa, wb, cap, e, plan, tick
     )
     if gap == INT64_MAX:
@@ -232,7 +212,7 @@ class _Run:
         (list A twice, list B once) of the lists of ``rest``, the weights left to the two lists."""
         steps = (1 << split) * _work_of(n - split)
         what = f"subset sum of {n} usable items" + (f" (2^{split} parts)" if split else "")
-        cost = CPU_STEP_COST if backend == "cpu" else 1.0
+        cost = lowering.get(TWO_LIST, backend).STEP_COST
         announce(
             f"{what} = {steps:.3g} steps",
             predicted_seconds(steps * cost, backend),
@@ -318,7 +298,7 @@ def _split_needed(weights, usable, cap, backend, block) -> int:
     n = len(usable)
     if n <= MAX_ITEMS:
         half_a, half_b = _halves(weights, cap)
-        e = _block(block) or (BLOCK_CUDA if backend == "cuda" else BLOCK_CPU)
+        e = _block(block) or lowering.get(TWO_LIST, backend).BLOCK
         plan = plan_memory([w for _, w in half_a], [w for _, w in half_b], cap, e)
         if plan["peak"] <= _free_memory(backend, plan["peak"])[0]:
             return 0
@@ -617,20 +597,12 @@ def generate_list(weights, cap, backend: str = "cpu"):
     cap = _int_scalar(cap, "capacity")
     if any(w == 0 or w > cap for w in ws) or len(ws) > MAX_ITEMS // 2:
         raise InputError("weights", f"must be 1..{cap}, at most {MAX_ITEMS // 2} of them")
-    backend = resolve_backend(backend)
     sizes = (_list_bound(ws, cap), min(_list_bound(ws[:-1], cap), 2 ** max(len(ws) - 1, 0)))
-    if backend == "cpu":
-        from . import cpu
-
-        a, m = cpu.generate(ws, cap, sizes)
-        return a.copy(), m.copy()
-    from . import cuda
-
-    return cuda.generate_host(ws, cap, sizes)
+    return lowering.get(TWO_LIST, resolve_backend(backend)).generate_host(ws, cap, sizes)
 
 
 def prune_pairs(a, b, cap, e, backend: str = "cpu"):
     """IPS on sorted lists a and b (ascending, values <= cap): per A-block, (first C-block, count)."""
     a = np.ascontiguousarray(a, np.int64)
     b = np.ascontiguousarray(b, np.int64)
-    return _backend_module(resolve_backend(backend)).prune_pairs(a, b, cap, e)
+    return lowering.get(TWO_LIST, resolve_backend(backend)).prune_pairs(a, b, cap, e)

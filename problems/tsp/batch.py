@@ -27,11 +27,10 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from numba import prange
 
+from gpudp import lowering
 from gpudp.engine import choose_backend, device_name
 from gpudp.errors import CheckError, GpudpError, InputError
-from gpudp.jit import njit
 from gpudp.memory import gc_paused
 from gpudp.progress import progress_bar
 from gpudp.solution import BatchResult, Solution, Stats
@@ -50,60 +49,12 @@ _INT_SAFE = 1 << 58
 #: real distances within this: 16 edges sum within the single solve's float64 limit (with room for
 #: the rounding of its bound)
 _REAL_SAFE = FLOAT_LIMIT / 32
-#: instances a CPU kernel call takes (the progress bar moves between calls)
-CPU_CHUNK = 4096
 
-
-#: the index of a power of two below 2^36 from its remainder mod 37 (all distinct)
-_LOW = np.zeros(37, np.int64)
-_LOW[[(1 << b) % 37 for b in range(36)]] = np.arange(36)
-
-
-@njit(parallel=True, cache=True)
-def _tours_cpu(D, values, tours):
-    """Held-Karp of every instance of ``D`` (``count x n x n``, n >= 2), one ``prange`` iteration
-    each, over bit masks: ``f[S * m + j]`` for the elements ``S`` ending at ``j``, predecessors in
-    increasing order, ties to the lowest (the single solve's, and the GPU's, choices)."""
-    m = D.shape[1] - 1
-    full = (1 << m) - 1
-    for k in prange(D.shape[0]):
-        d = D[k]
-        f = np.empty((full + 1) * m, D.dtype)
-        par = np.empty((full + 1) * m, np.int8)
-        for j in range(m):
-            f[(1 << j) * m + j] = d[0, j + 1]
-        for S in range(1, full + 1):
-            if S & (S - 1) == 0:
-                continue  # one element: the first layer, above
-            js = S
-            while js:
-                j = _LOW[(js & -js) % 37]
-                js &= js - 1
-                rest = S ^ (1 << j)
-                base = rest * m
-                i = _LOW[(rest & -rest) % 37]
-                best, arg = f[base + i] + d[i + 1, j + 1], i
-                r = rest & (rest - 1)
-                while r:  # the other predecessors, in increasing order
-                    i = _LOW[(r & -r) % 37]
-                    r &= r - 1
-                    v = f[base + i] + d[i + 1, j + 1]
-                    if v < best:
-                        best, arg = v, i
-                f[S * m + j], par[S * m + j] = best, arg
-        best, jb = f[full * m] + d[1, 0], 0
-        for j in range(1, m):
-            v = f[full * m + j] + d[j + 1, 0]
-            if v < best:
-                best, jb = v, j
-        values[k] = best
-        tour, S, j = tours[k], full, jb
-        tour[0] = 0
-        for pos in range(m, 0, -1):
-            tour[pos] = j + 1
-            i = par[S * m + j]
-            S ^= 1 << j
-            j = i
+#: the batch kernel, a module a backend: ``launch(groups, tick)`` -> a run whose ``finish()`` gives
+#: ``([(values, tours) a group], kernel seconds)``, ``tick(k)`` called as ``k`` more instances are
+#: done, and whose ``figures`` go to ``stats.extra`` (:func:`gpudp.problems.tsp.cpu.launch`)
+BATCH = "tsp.batch"
+lowering.declare(BATCH, cpu=f"{__package__}.cpu", cuda=f"{__package__}.cuda")
 
 
 class Group:
@@ -230,16 +181,6 @@ def _tick(bar, n: int) -> None:
         bar.update(n)
 
 
-def _run_cpu(g: Group, bar) -> tuple[np.ndarray, np.ndarray]:
-    values = np.zeros(len(g), g.D.dtype)
-    tours = np.zeros((len(g), g.n), np.int8)
-    for a in range(0, len(g), CPU_CHUNK):
-        b = min(a + CPU_CHUNK, len(g))
-        _tours_cpu(g.D[a:b], values[a:b], tours[a:b])
-        _tick(bar, b - a)
-    return values, tours
-
-
 def _check(g: Group, values: np.ndarray, tours: np.ndarray, errors: dict) -> np.ndarray:
     """Check every tour of group ``g``; returns which instances are solved (False: no finite tour,
     its error in ``errors``).
@@ -349,14 +290,9 @@ def solve_many(distance_matrices, backend: str = "auto", *, allow_infinite: bool
     bar = progress_bar(count, progress, "instance")
     _tick(bar, count - len(take.alone) - sum(len(g) for g in groups))  # errors, one city
     t = time.perf_counter()
-    run, results, extra = None, [], {}
-    if used == "cuda" and groups:
-        from . import cuda as tsp_cuda
-
-        run = tsp_cuda.launch(groups)
-        extra["cuda"] = run.info
-    else:
-        results = [_run_cpu(g, bar) for g in groups]
+    run = lowering.get(BATCH, used).launch(groups, lambda k: _tick(bar, k)) if groups else None
+    extra = run.figures if run is not None else {}
+    results = []
     kernel_s = time.perf_counter() - t
     found, solutions, errors = {}, [None] * count, take.errors
     for k, inst in take.alone:  # the single solve, on the host while the GPU computes
@@ -366,9 +302,8 @@ def solve_many(distance_matrices, backend: str = "auto", *, allow_infinite: bool
         except GpudpError as e:
             errors[k] = str(e)
         _tick(bar, 1)
-    if run is not None:
+    if run is not None:  # the bar moved as the instances were done (:func:`.cpu.launch`) or now
         results, kernel_s = run.finish()
-        _tick(bar, sum(len(g) for g in groups))
     if bar is not None:
         bar.close()
     t = time.perf_counter()

@@ -87,15 +87,20 @@ class _Chunk:
 class Launch:
     """A batch on its way through the GPU: :func:`launch` queues it, :meth:`finish` waits for it."""
 
-    def __init__(self, groups, chunks, start, end, info):
+    def __init__(self, groups, chunks, start, end, info, tick):
         self.groups, self.chunks, self.start, self.end, self.info = groups, chunks, start, end, info
+        self.tick = tick
+        #: what goes to the batch's ``stats.extra``: the launches' figures
+        self.figures = {"cuda": info}
 
     def finish(self) -> tuple[list, float]:
         """``([(values, tours) a group], kernel seconds)``: the lengths (the group's value type)
         and tours (int8, a row an instance) in the groups' order, and the seconds from the first
-        launch's start to the last one's end (CUDA events; 0 under the simulator)."""
+        launch's start to the last one's end (CUDA events; 0 under the simulator); ``tick`` is
+        given all the instances once they are back."""
         out = [(np.zeros(len(g), g.D.dtype), np.zeros((len(g), g.n), np.int8)) for g in self.groups]
         if not self.chunks:
+            self.tick(sum(len(g) for g in self.groups))
             return out, 0.0
         self.end.synchronize()
         where = {id(g): i for i, g in enumerate(self.groups)}
@@ -107,13 +112,15 @@ class Launch:
             seconds = self.start.elapsed_time(self.end) / 1e3
         except Exception:  # the simulator's events carry no time
             seconds = 0.0
+        self.tick(sum(len(g) for g in self.groups))
         return out, max(seconds, 0.0)
 
 
-def launch(groups) -> Launch:
+def launch(groups, tick=lambda k: None) -> Launch:
     """Queue the Held-Karp of every instance of ``groups`` (:class:`gpudp.problems.tsp.batch.Group`:
     ``n`` cities, matrices ``D`` int64 or float64) on the GPU, a launch a group (more where a group
-    exceeds :data:`DEVICE_SHARE` of the free device memory)."""
+    exceeds :data:`DEVICE_SHARE` of the free device memory); :meth:`Launch.finish` calls ``tick(k)``
+    with the ``k`` instances done."""
     budget = int(memory_info()[0] * DEVICE_SHARE)
     smem_max = shared_memory_optin(SIM_SMEM)
     threads_max = sim_geometry(THREADS, SIM_THREADS)
@@ -150,4 +157,4 @@ def launch(groups) -> Launch:
         info["shared_bytes_max"] = max(info["shared_bytes_max"], smem if shared else 0)
     stop.record(s)
     info["threads"] = sorted(info["threads"])
-    return Launch(groups, chunks, start, stop, info)
+    return Launch(groups, chunks, start, stop, info, tick)

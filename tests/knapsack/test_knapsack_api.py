@@ -9,7 +9,7 @@ import pytest
 
 from gpudp import CheckError, InputError
 from gpudp.problems import knapsack
-from gpudp.problems.knapsack import batch
+from gpudp.problems.knapsack import cpu as knapsack_cpu
 from gpudp.problems.knapsack.io import KnapsackInstance, parse_knapsack, validate
 
 BIG = 99999999999999999999
@@ -45,7 +45,7 @@ def test_verify_re_solves_instances_by_the_dense_dp(monkeypatch):
     def feasible_but_not_optimal(p, w, off, caps, values, x):
         values[:] = 0  # nothing taken, worth 0: the batch's own check passes
 
-    monkeypatch.setattr(batch, "_knapsacks", feasible_but_not_optimal)
+    monkeypatch.setattr(knapsack_cpu, "knapsacks", feasible_but_not_optimal)
     assert knapsack.solve_many(insts[:1], backend="cpu").values.tolist() == [0]
     with pytest.raises(CheckError, match=r"instances\[0\]: the batch's optimum is 0, the single DP's is 18"):
         knapsack.solve_many(insts[:1], backend="cpu", verify=1)

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from gpudp import BackendError, CheckError
 from gpudp.problems import knapsack
 from gpudp.problems.knapsack import batch
+from gpudp.problems.knapsack import cpu as knapsack_cpu
 
 
 def brute(p, w, c):
@@ -146,7 +147,7 @@ def test_a_wrong_answer_is_a_check_error(monkeypatch):
     def wrong(p, w, off, caps, values, x):
         values[:] = 1  # an optimum the 0/1 vector (all zeros) does not give
 
-    monkeypatch.setattr(batch, "_knapsacks", wrong)
+    monkeypatch.setattr(knapsack_cpu, "knapsacks", wrong)
     with pytest.raises(CheckError, match=r"instances\[0\]: the walk back gives 0, the DP's optimum is 1"):
         knapsack.solve_many([([10, 7, 8], [5, 4, 3], 8)], backend="cpu")
 
@@ -164,9 +165,8 @@ def test_the_int32_rule():
     pack, _ = batch._intake(
         [([2**30, 2**30 - 1], [1, 1], 2), ([2**30, 2**30], [1, 1], 2), ([2**31, 5], [9, 1], 2)], {}
     )
-    fits = (pack.p > 0) & (pack.w <= np.repeat(pack.caps, pack.n))
-    small = batch._segments(np.add, np.where(fits, pack.p, 0), pack.off, 0) < batch._INT32_LIMIT
-    assert small.tolist() == [True, False, True]
+    assert pack.fit_profits().tolist() == [2**31 - 1, 2**31, 5]
+    assert (pack.fit_profits() < 2**31).tolist() == [True, False, True]
 
 
 @pytest.mark.sim

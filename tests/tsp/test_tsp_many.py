@@ -171,13 +171,15 @@ def test_more_than_16_cities_go_to_the_single_solve(monkeypatch):
 
 
 def test_a_wrong_tour_is_a_check_error(monkeypatch):
-    real = batch._tours_cpu
+    from gpudp.problems.tsp import cpu as tsp_cpu
+
+    real = tsp_cpu.tours_of
 
     def swapped(D, values, tours):
         real(D, values, tours)
         tours[:, [1, 2]] = tours[:, [2, 1]]
 
-    monkeypatch.setattr(batch, "_tours_cpu", swapped)
+    monkeypatch.setattr(tsp_cpu, "tours_of", swapped)
     d = np.array([[0, 1, 50, 50], [50, 0, 1, 50], [50, 50, 0, 1], [1, 50, 50, 0]])
     with pytest.raises(CheckError, match=r"instances\[0\]: the tour's length is"):
         tsp.solve_many([d], backend="cpu")

@@ -39,7 +39,10 @@ from gpudp.backends.cuda import cuda, generated_kernel, memory_info, sim_geometr
 from gpudp.codegen import compile_source
 from gpudp.primitives import cuda as prc
 
-__all__ = ["DeviceList", "step_cuda", "pair_cuda", "kernels", "warm"]
+__all__ = ["DEVICE_LISTS", "DeviceList", "step_cuda", "pair_cuda", "kernels", "warm"]
+
+#: whether this backend's list steps take a large list to a device (:func:`.gpu.device_lists`)
+DEVICE_LISTS = True
 
 #: threads a block of the element-wise kernels
 THREADS = 256

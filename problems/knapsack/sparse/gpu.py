@@ -5,11 +5,24 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["GPU_AFTER_S", "Gpu", "gpu_usable"]
+from gpudp import lowering
+
+__all__ = ["GPU_AFTER_S", "LISTS", "Gpu", "device_lists", "gpu_usable"]
+
+#: the list steps, a module a backend: :mod:`.kernels` (the compiled loop on the CPU) and
+#: :mod:`.cuda` (the GPU's), each saying in ``DEVICE_LISTS`` whether it takes large lists to a device
+LISTS = "knapsack.sparse.lists"
+lowering.declare(LISTS, cpu=f"{__package__}.kernels", cuda=f"{__package__}.cuda")
 
 #: seconds a search runs before its large lists may go to the GPU: moving a list there and loading
 #: the kernels cost milliseconds, which a search that ends sooner would not win back
 GPU_AFTER_S = 0.05
+
+
+def device_lists(backend: str) -> bool | None:
+    """Whether the caller's ``backend`` takes large lists to the GPU (its lowering of :data:`LISTS`
+    says); None for ``"auto"``, which may once the search has run long enough (:class:`Gpu`)."""
+    return None if backend == "auto" else lowering.get(LISTS, backend).DEVICE_LISTS
 
 
 def gpu_usable() -> bool:
@@ -23,14 +36,15 @@ def gpu_usable() -> bool:
 class Gpu:
     """Whether the list steps may run on the GPU, and what they did there. Only lists of
     :data:`GPU_LIST` states or more go there, and only once the search has run
-    :data:`GPU_AFTER_S` seconds. ``backend``: ``"cpu"`` never; ``"cuda"`` whenever a GPU is
-    usable; ``"auto"`` also only once the search has run as long as starting CUDA is predicted to
-    cost (:func:`gpudp.engine.gpu_start_seconds`: 0.02 s once CUDA runs in this process, 1.5 s
-    before), so a search that ends sooner never starts CUDA and a longer one pays at most about
-    twice."""
+    :data:`GPU_AFTER_S` seconds. ``backend`` (:func:`device_lists`): ``"cpu"`` never; ``"cuda"``
+    whenever a GPU is usable; ``"auto"`` also only once the search has run as long as starting
+    CUDA is predicted to cost (:func:`gpudp.engine.gpu_start_seconds`: 0.02 s once CUDA runs in
+    this process, 1.5 s before), so a search that ends sooner never starts CUDA and a longer one
+    pays at most about twice."""
 
     def __init__(self, backend: str, t0: float):
         self.backend, self.t0 = backend, t0
+        self.device = device_lists(backend)
         self._usable = None
         self.steps = 0
         self.seconds = 0.0
@@ -38,14 +52,14 @@ class Gpu:
 
     def may(self) -> bool:
         """The GPU is not ruled out (the backend, a GPU found unusable)."""
-        return self.backend != "cpu" and self._usable is not False
+        return self.device is not False and self._usable is not False
 
     def allowed(self) -> bool:
         """The steps may go to the GPU now (starts CUDA to find out whether one is usable)."""
         if not self.may():
             return False
         wait = GPU_AFTER_S
-        if self.backend == "auto":
+        if self.device is None:  # "auto": once the search has run as long as CUDA's start-up
             from gpudp.engine import gpu_start_seconds
 
             wait = max(wait, gpu_start_seconds())

@@ -1,0 +1,19 @@
+"""The edit distance's batch kernel on the CPU (numba, every core: :func:`.bitparallel.distances_cpu`),
+the ``edit_distance.distances`` family's lowering (:mod:`gpudp.lowering`) that
+:func:`gpudp.problems.lcs.batch.run` launches; its GPU twin is in :mod:`.cuda`."""
+
+from __future__ import annotations
+
+from gpudp.problems.lcs.cpu import Computed, computed
+
+from . import bitparallel
+
+__all__ = ["READS_DEVICE_ARRAYS", "launch"]
+
+#: whether pairs in GPU memory are read where they lie (here: no, the host copies them first)
+READS_DEVICE_ARRAYS = False
+
+
+def launch(packed) -> Computed:
+    """The edit distance of every pair of ``packed``, computed now."""
+    return computed(bitparallel.distances_cpu, packed)

@@ -1,0 +1,59 @@
+"""The LCS's batch kernels on the CPU (numba, every core: :mod:`.bitparallel`), as the lowerings of
+the ``lcs.lengths`` and ``lcs.subsequences`` families (:mod:`gpudp.lowering`) that :mod:`.batch` and
+:mod:`.subsequences` run; their GPU twins are in :mod:`.cuda`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from . import bitparallel
+
+__all__ = ["READS_DEVICE_ARRAYS", "Computed", "computed", "launch", "refusal", "subsequences"]
+
+#: whether pairs in GPU memory are read where they lie (here: no, the host copies them first)
+READS_DEVICE_ARRAYS = False
+
+
+class Computed:
+    """A batch's values, computed on the host when it was launched (nothing runs on meanwhile):
+    :meth:`finish` gives them as a GPU launch's ``finish`` does."""
+
+    def __init__(self, values: np.ndarray, seconds: float):
+        self.values, self.seconds = values, seconds
+
+    def finish(self) -> tuple[np.ndarray, float]:
+        """``(values, kernel seconds)``."""
+        return self.values, self.seconds
+
+
+def computed(kernel: Callable, packed) -> Computed:
+    """``kernel(packed)`` run now and timed."""
+    t = time.perf_counter()
+    values = kernel(packed)
+    return Computed(values, time.perf_counter() - t)
+
+
+def launch(packed) -> Computed:
+    """The LCS length of every pair of ``packed`` (:func:`.bitparallel.lengths_cpu`)."""
+    return computed(bitparallel.lengths_cpu, packed)
+
+
+def refusal(packed, pl) -> str | None:
+    """Why this backend cannot take the batch's subsequences: never (None), the host takes any."""
+    return None
+
+
+def subsequences(packed, pl, lengths, found, while_busy: Callable, extra: dict):
+    """The lengths (into ``lengths``, ``found``) and positions of the pairs ``pl.order`` of the
+    :class:`.subsequences.Plan` ``pl`` (:func:`.bitparallel.subsequences_cpu`), then
+    ``while_busy()``: ``(pos_a, pos_b, kernel seconds)``; ``extra["vectors_and_walk_s"]``: the
+    kernel's seconds."""
+    t = time.perf_counter()
+    pos_a, pos_b = np.empty(pl.size, pl.dtype), np.empty(pl.size, pl.dtype)
+    bitparallel.subsequences_cpu(packed, pl.order, pl.start, lengths, found, pos_a, pos_b)
+    kernel_s = extra["vectors_and_walk_s"] = time.perf_counter() - t
+    while_busy()
+    return pos_a, pos_b, kernel_s
