@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from gpudp import ContractError, GridRecurrence, ScheduleError
 from gpudp.backends import cpu
 from gpudp.engine import plan_sweep, sweep
-from gpudp.recurrence import _BY_OFFSETS
+from gpudp.recurrence.base import _BY_OFFSETS
 
 P = 1_000_003
 

@@ -47,7 +47,6 @@ promise of how far below itself it reads, for temporal blocking on CUDA). A laye
 are preferred, since the same recurrence may be swept either way.
 """
 
-from .base import _BY_OFFSETS as _BY_OFFSETS  # the offset-declaring subclasses (tests count them)
 from .base import (
     MAX_DECISION_BITS,
     Recurrence,
