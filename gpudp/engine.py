@@ -54,18 +54,6 @@ from .store import (
     tile_decision,
 )
 
-#: the backend choice and the device's name and memory, for solvers: plug-ins use the engine and
-#: never import gpudp.backends (tests/test_imports.py)
-choose_backend = backends.choose
-resolve_backend = backends.resolve
-device_name = backends.device_name
-is_device_array = backends.is_device_array
-cpu_cell_rate = backends.cpu_cell_rate
-gpu_start_seconds = backends.gpu_start_seconds
-cuda_usable = backends.cuda_usable
-predicted_seconds = backends.predicted_seconds
-backend_words = backends.where
-
 
 def device_memory(backend: str) -> tuple[int, int] | None:
     """(free, total) bytes of the memory ``backend``'s kernels compute in; None for host memory."""
@@ -236,11 +224,13 @@ class SweepResult:
         Raises :class:`ContractError` when the recurrence keeps no decisions, defines no ``back``,
         or ``back`` does not step to an earlier wavefront; ``IndexError`` for a start outside.
         """
-        return self._walk(start, state)[0]
+        return self.walk(start, state)[0]
 
-    def _walk(self, start, state=None) -> tuple[np.ndarray, np.ndarray]:
+    def walk(self, start, state=None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`traceback`'s path, and where ``back`` left the grid: ``(i, j)`` or ``(t, k)``,
-        and the state there with ``traceback_state``."""
+        and the state there with ``traceback_state``: ``(path, exit)``. What a walk that goes on
+        elsewhere needs (a band of a grid swept on another worker, a batch's instance walked in
+        parts: :mod:`gpudp.distributed`, :mod:`gpudp.many`)."""
         self._need_store()
         rec = type(self.recurrence)
         if state is not None and not rec.traceback_state:

@@ -324,9 +324,9 @@ class CheckpointResult:
         """Walk ``back`` from ``start`` until leaving the grid, round by round; the rows
         :meth:`gpudp.engine.SweepResult.traceback` would give. A progress bar (as the sweep's)
         counts the anti-diagonals walked back."""
-        return self._walk(start, state)[0]
+        return self.walk(start, state)[0]
 
-    def _walk(self, start, state=None) -> tuple[np.ndarray, np.ndarray]:
+    def walk(self, start, state=None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`traceback`'s path and where ``back`` left the grid (with the state there)."""
         cls = type(self.recurrence)
         if state is not None and not cls.traceback_state:

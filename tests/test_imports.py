@@ -4,8 +4,10 @@
 
 Every import counts, also those inside functions (a lazy import is still a dependency). A module
 named ``cuda`` (a feature's own CUDA code) may import the cuda backend; nothing else outside the
-engine's core may. Outside the backends, a backend is used through its kit only: the names its
-``__all__`` lists (a package's, in its ``__init__``), never its inner modules.
+engine's core may. A plug-in may use the backends' registry, ``gpudp.backends`` (the backend
+choice, a backend object's figures), never a backend itself. Outside the backends, a backend is used
+through its kit only: the names its ``__all__`` lists (a package's, in its ``__init__``), never its
+inner modules.
 """
 
 from __future__ import annotations
@@ -110,8 +112,10 @@ def test_layers(name):
     for target in sorted(GRAPH[name]):
         src, dst = _layer(name), _layer(target)
         ok = dst in ALLOWED[src]
+        if src == "problems" and target == "gpudp.backends":
+            ok = True  # the registry: the backend choice, a backend object's figures (never a backend)
         if src == "problems" and dst == "backends" and name.rsplit(".", 1)[-1] == "cuda":
-            ok = target == "gpudp.backends.cuda"  # a feature's own CUDA module
+            ok = target in ("gpudp.backends", "gpudp.backends.cuda")  # a feature's own CUDA module
         if src == "core" and dst == "backends" and name.rsplit(".", 1)[-1] == "cuda":
             ok = True
         if src == "backends" and dst == "core":
@@ -306,3 +310,69 @@ def test_no_module_past_800_lines():
         if (n := len(p.read_text().splitlines())) > 800
     }
     assert not long, f"split these by idea: {long}"
+
+
+#: the backends' names: a branch on one of them belongs in the backends, the benchmarks or the
+#: command line's option handling; elsewhere code asks the lowering registry (gpudp.lowering) or
+#: the backend object (gpudp.backends.get(name)) what to run
+BACKEND_NAMES = {"cpu", "cuda"}
+
+
+def _names_a_backend(node) -> bool:
+    """Whether ``node`` is the string of a backend's name, or a tuple/list/set holding one."""
+    if isinstance(node, ast.Constant):
+        return node.value in BACKEND_NAMES
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(_names_a_backend(e) for e in node.elts)
+    return False
+
+
+def _may_name_backends(name: str) -> bool:
+    return name in COMMANDS or name.startswith(("gpudp.backends", "gpudp.bench"))
+
+
+def test_no_branch_on_a_backends_name():
+    """Issue 36: no ``backend == "cuda"`` (``!=``, ``in (...)``, ``match``) outside the backends, the
+    benchmarks and the command line: a new backend is a driver plus its lowerings, found through the
+    registry, and no shape or plug-in has to learn its name."""
+    bad = []
+    for name, path in sorted(MODULES.items()):
+        if _may_name_backends(name):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Compare) and any(
+                isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn, ast.Is, ast.IsNot)) for op in node.ops
+            ):
+                if any(_names_a_backend(x) for x in (node.left, *node.comparators)):
+                    bad.append(f"{name}:{node.lineno}")
+            elif isinstance(node, ast.MatchValue) and _names_a_backend(node.value):
+                bad.append(f"{name}:{node.lineno}")
+    assert not bad, "branches on a backend's name: " + ", ".join(bad)
+
+
+def test_no_underscore_name_taken_across_modules():
+    """Issue 36: a module uses another module's public names only (``from m import _x`` and
+    ``m._x`` are private reaches: make the name public on the layer below, or move it)."""
+    bad = []
+    for name, path in sorted(MODULES.items()):
+        tree = ast.parse(path.read_text(), str(path))
+        bound = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                for a in node.names:
+                    if a.name.startswith("_") and not a.name.startswith("__"):
+                        bad.append(f"{name}:{node.lineno} imports {a.name}")
+                    bound[a.asname or a.name] = True
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    bound[(a.asname or a.name).split(".")[0]] = True
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in bound
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                bad.append(f"{name}:{node.lineno} uses {node.value.id}.{node.attr}")
+    assert not bad, "; ".join(bad)

@@ -183,7 +183,7 @@ def same(rec, item, backend="cpu", state=None):
     if start is None:
         assert item.path.shape[0] == 0
     else:
-        path, ex = res._walk(start, state)
+        path, ex = res.walk(start, state)
         assert item.path.dtype == np.int64
         assert np.array_equal(item.path, path), (item.path, path)
         assert item.exit == tuple(int(x) for x in ex)

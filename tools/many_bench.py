@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 from edit_distance import EditDistance  # noqa: E402
 
 from gpudp import sweep, sweep_many  # noqa: E402
-from gpudp.engine import device_name, resolve_backend  # noqa: E402
+from gpudp.backends import device_name
+from gpudp.backends import resolve as resolve_backend
 
 ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 ap.add_argument("--count", type=int, default=2000, help="instances")

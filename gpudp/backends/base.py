@@ -28,6 +28,9 @@ class Backend:
     slab_words_max = 1 << 62
     #: whether the dependency window's values live in the device's memory (else in the host's)
     values_on_device = False
+    #: whether each worker of a local cluster (``--workers``) takes one device of its own (the
+    #: cluster then has at most one worker a device: :func:`gpudp.distributed.cluster`'s ``gpus``)
+    one_device_a_worker = False
 
     def available(self) -> bool:
         """Whether kernels can run here."""

@@ -123,7 +123,7 @@ def _walk_block(rec, r0, c0, i, j, up, corner, left, state, backend, tile):
         _block(rec, r0, c0, i - r0 + 1, j - c0 + 1, up, corner, left), backend, progress=False, tile=tile
     )
     try:
-        path, exit_ = res._walk((i - r0, j - c0), state)
+        path, exit_ = res.walk((i - r0, j - c0), state)
     finally:
         res.close()
     path[:, 0] += r0

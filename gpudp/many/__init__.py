@@ -27,8 +27,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import lowering
+from ..backends import choose as choose_backend
+from ..backends import device_name
 from ..codegen import NO_CELL, decision_dtype, reduce_worst
-from ..engine import choose_backend, device_name, sweep
+from ..engine import sweep
 from ..errors import ContractError, InputError, decision_overflow
 from ..memory import default_budget, gc_paused, parse_bytes
 from ..progress import progress_bar
@@ -291,7 +293,7 @@ class _Batch:
                     value = res.best_value if cls.reduce else it.value
                     state = self.state_of(k, self.objs[k], value) if cls.traceback_state else None
                     try:
-                        path, ex = res._walk(start, state)
+                        path, ex = res.walk(start, state)
                         it.path, it.exit = path, tuple(int(x) for x in ex)
                     except ContractError as e:
                         it.error = str(e)
@@ -327,7 +329,7 @@ def sweep_many(
         numpy type; a Python int is an int64) in every instance.
     backend : "auto", "cpu" or "cuda"
         "auto": the CPU for batches it finishes before the GPU could start, else the GPU when one
-        is usable (:func:`gpudp.engine.choose_backend` on the batch's cells).
+        is usable (:func:`gpudp.backends.choose` on the batch's cells).
     traceback : bool
         False: values (and reductions) only; no decisions are kept, ``path`` is None.
     progress : bool or None

@@ -14,7 +14,10 @@ import time
 import numpy as np
 
 from gpudp import lowering
-from gpudp.engine import backend_words, choose_backend, device_name, predicted_seconds, sweep
+from gpudp.backends import choose as choose_backend
+from gpudp.backends import device_name, predicted_seconds
+from gpudp.backends import where as backend_words
+from gpudp.engine import sweep
 from gpudp.errors import CheckError, InputError, TimeLimitReached
 from gpudp.inputs import parse_time_limit
 from gpudp.problems.lcs import batch, count_bound, greedy_common

@@ -14,7 +14,7 @@ Methods:
 - ``auto`` (default): a cost model (:func:`choose_method`). The DP's time is predicted from the
   cells it sweeps, ``n' * (C + 1)`` (``n'`` the items that can be packed; none when they all fit),
   and the rate of the backend it would run on: on the CPU the backends' calibrated rate
-  (:func:`gpudp.engine.cpu_cell_rate`: ``GPUDP_CPU_CELL_RATE`` or 2e8 unit cells a second per
+  (:func:`gpudp.backends.cpu_cell_rate`: ``GPUDP_CPU_CELL_RATE`` or 2e8 unit cells a second per
   thread) at ``CPU_CELL_WORK`` units a knapsack cell; on the GPU ``CUDA_CELLS_PER_S`` plus its
   start-up (:func:`gpudp.problems.knapsack.dp.predicted_seconds`). The sparse DP's time cannot be
   told from ``n`` and ``C`` (milliseconds on most classes, seconds on a few), so ``auto`` bounds the

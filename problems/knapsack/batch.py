@@ -40,7 +40,9 @@ import time
 import numpy as np
 
 from gpudp import lowering
-from gpudp.engine import choose_backend, device_name, progress_bar
+from gpudp.backends import choose as choose_backend
+from gpudp.backends import device_name
+from gpudp.engine import progress_bar
 from gpudp.errors import CheckError, GpudpError, InputError
 from gpudp.memory import gc_paused
 from gpudp.solution import BatchResult, Solution, Stats
@@ -283,7 +285,7 @@ def solve_many(instances, solve, backend: str = "auto", progress=None, verify=No
         (:func:`gpudp.problems.knapsack.solve_many` passes :func:`gpudp.problems.knapsack.solve`).
     backend : "auto", "cpu" or "cuda"
         where the batch kernel runs: "auto" picks the GPU when one is usable and the batch's cells
-        pay for its start-up (:func:`gpudp.engine.choose_backend`), else the CPU cores; instances
+        pay for its start-up (:func:`gpudp.backends.choose`), else the CPU cores; instances
         that leave the batch are solved by :func:`~gpudp.problems.knapsack.solve` with this backend.
     progress : bool or None
         a progress bar over the instances solved one by one.

@@ -44,8 +44,9 @@ import numpy as np
 from numba.extending import register_jitable
 
 from gpudp import frontier
+from gpudp.backends import device_name
+from gpudp.backends import resolve as resolve_backend
 from gpudp.codegen import compile_source
-from gpudp.engine import device_name, resolve_backend
 from gpudp.errors import InputError
 from gpudp.inputs import parse_time_limit
 from gpudp.memory import parse_bytes

@@ -39,14 +39,10 @@ import time
 
 import numpy as np
 
-from gpudp.engine import (
-    backend_words,
-    choose_backend,
-    device_memory,
-    layered_memory,
-    sweep,
-)
-from gpudp.engine import predicted_seconds as backend_seconds
+from gpudp.backends import choose as choose_backend
+from gpudp.backends import predicted_seconds as backend_seconds
+from gpudp.backends import where as backend_words
+from gpudp.engine import device_memory, layered_memory, sweep
 from gpudp.errors import CheckError, InputError, TimeLimitReached
 from gpudp.inputs import parse_time_limit
 from gpudp.progress import announce
@@ -78,7 +74,7 @@ CPU_CELL_WORK = 2.0
 
 def predicted_seconds(cells: int, backend: str) -> float:
     """Seconds the dense DP is predicted to take for ``cells`` cells on ``backend``
-    (:func:`gpudp.engine.predicted_seconds` of their work, :data:`CPU_CELL_WORK` units a cell: on
+    (:func:`gpudp.backends.predicted_seconds` of their work, :data:`CPU_CELL_WORK` units a cell: on
     the CPU at the backends' calibrated rate; on the GPU at :data:`CUDA_CELLS_PER_S` cells a second,
     plus its start-up)."""
     if cells == 0:
@@ -386,7 +382,7 @@ def _solve(pre: Prepared, t0: float, memory_budget, progress, time_limit) -> Sol
             result.close()
         stats = result.stats
     if stats is None:
-        from gpudp.engine import device_name
+        from gpudp.backends import device_name
         from gpudp.solution import Stats
 
         stats = Stats(backend=be, device=device_name(be))
@@ -417,7 +413,7 @@ def _stopped(pre: Prepared, x: np.ndarray, stop: TimeLimitReached, seconds: floa
     """The checked, not optimal :class:`Solution` of a sweep stopped by its time limit: the greedy
     packing of the swept items in efficiency order (``x`` holds the free items already), a proven
     lower bound, and Dantzig's bound above it (:func:`_dantzig`)."""
-    from gpudp.engine import device_name
+    from gpudp.backends import device_name
     from gpudp.solution import Stats
 
     rest = pre.cap

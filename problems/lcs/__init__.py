@@ -14,8 +14,11 @@ from importlib import resources
 
 import numpy as np
 
-from gpudp import lowering
-from gpudp.engine import backend_words, choose_backend, device_name, predicted_seconds, sweep
+from gpudp import backends, lowering
+from gpudp.backends import choose as choose_backend
+from gpudp.backends import device_name, predicted_seconds
+from gpudp.backends import where as backend_words
+from gpudp.engine import sweep
 from gpudp.errors import InputError, TimeLimitReached
 from gpudp.inputs import parse_time_limit
 from gpudp.linear import check_every
@@ -561,7 +564,8 @@ def _cli_batch(args, budget: int | None) -> int:
         return (p, p) if args.pairs == "zip" else divmod(p, len(rb))
 
     pairs = [(ra[i][1], rb[j][1]) for i, j in map(records, range(n))]
-    workers, gpus = args.workers, args.backend == "cuda" and (args.workers or 0) > 1
+    pinned = args.backend != "auto" and backends.get(args.backend).one_device_a_worker
+    workers, gpus = args.workers, pinned and (args.workers or 0) > 1
     if workers is not None:
         from gpudp.distributed import fit_workers
 

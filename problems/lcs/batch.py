@@ -23,7 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpudp import lowering
-from gpudp.engine import choose_backend, device_name, is_device_array, progress_bar
+from gpudp.backends import choose as choose_backend
+from gpudp.backends import device_name, is_device_array
+from gpudp.engine import progress_bar
 from gpudp.errors import CheckError, GpudpError, InputError
 from gpudp.memory import available_memory, describe
 from gpudp.solution import BatchResult, NoSolutions, Stats, ship

@@ -8,7 +8,10 @@ from math import comb
 import numpy as np
 
 from gpudp import lowering
-from gpudp.engine import backend_words, choose_backend, device_name, predicted_seconds, resolve_backend
+from gpudp.backends import choose as choose_backend
+from gpudp.backends import device_name, predicted_seconds
+from gpudp.backends import resolve as resolve_backend
+from gpudp.backends import where as backend_words
 from gpudp.errors import CheckError, InputError, TimeLimitReached
 from gpudp.inputs import parse_time_limit, short_repr
 from gpudp.progress import Deadline, announce, progress_bar

@@ -29,7 +29,8 @@ import time
 import numpy as np
 
 from gpudp import lowering
-from gpudp.engine import choose_backend, device_name
+from gpudp.backends import choose as choose_backend
+from gpudp.backends import device_name
 from gpudp.errors import CheckError, GpudpError, InputError
 from gpudp.memory import gc_paused
 from gpudp.progress import progress_bar
@@ -246,7 +247,7 @@ def solve_many(distance_matrices, backend: str = "auto", *, allow_infinite: bool
         3-D array) are checked in bulk, without Python work per instance.
     backend : "auto", "cpu" or "cuda"
         where the batch kernel runs ("auto": the GPU when one is usable and the batch's transitions
-        pay for its start-up, :func:`gpudp.engine.choose_backend`); instances of more than
+        pay for its start-up, :func:`gpudp.backends.choose`); instances of more than
         :data:`MAX_BATCH_CITIES` cities are solved by :func:`~.held_karp.solve` with this backend.
     allow_infinite : bool
         ``inf`` entries (missing edges) admitted, as in :func:`~.held_karp.solve`.

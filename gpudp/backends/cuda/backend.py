@@ -43,6 +43,7 @@ class _CUDA(Backend):
 
     slab_words_max = SLAB_WORDS
     values_on_device = True
+    one_device_a_worker = True
 
     def available(self):
         return driver.available()

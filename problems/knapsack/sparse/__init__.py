@@ -109,7 +109,8 @@ import time
 
 import numpy as np
 
-from gpudp.engine import choose_backend, device_name
+from gpudp.backends import choose as choose_backend
+from gpudp.backends import device_name
 from gpudp.inputs import parse_time_limit
 from gpudp.solution import Solution, Stats
 

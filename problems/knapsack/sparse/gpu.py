@@ -26,9 +26,9 @@ def device_lists(backend: str) -> bool | None:
 
 
 def gpu_usable() -> bool:
-    """Whether a real GPU can run the list steps (:func:`gpudp.engine.cuda_usable`; the tests
+    """Whether a real GPU can run the list steps (:func:`gpudp.backends.cuda_usable`; the tests
     replace it to run them in the CUDA simulator)."""
-    from gpudp.engine import cuda_usable
+    from gpudp.backends import cuda_usable
 
     return cuda_usable()
 
@@ -38,7 +38,7 @@ class Gpu:
     :data:`GPU_LIST` states or more go there, and only once the search has run
     :data:`GPU_AFTER_S` seconds. ``backend`` (:func:`device_lists`): ``"cpu"`` never; ``"cuda"``
     whenever a GPU is usable; ``"auto"`` also only once the search has run as long as starting
-    CUDA is predicted to cost (:func:`gpudp.engine.gpu_start_seconds`: 0.02 s once CUDA runs in
+    CUDA is predicted to cost (:func:`gpudp.backends.gpu_start_seconds`: 0.02 s once CUDA runs in
     this process, 1.5 s before), so a search that ends sooner never starts CUDA and a longer one
     pays at most about twice."""
 
@@ -60,7 +60,7 @@ class Gpu:
             return False
         wait = GPU_AFTER_S
         if self.device is None:  # "auto": once the search has run as long as CUDA's start-up
-            from gpudp.engine import gpu_start_seconds
+            from gpudp.backends import gpu_start_seconds
 
             wait = max(wait, gpu_start_seconds())
         if time.perf_counter() - self.t0 < wait:
@@ -74,7 +74,7 @@ class Gpu:
     def details(self) -> dict:
         out = {"backend": self.backend, "steps": self.steps, "seconds": round(self.seconds, 6)}
         if self.steps:
-            from gpudp.engine import device_name as _name
+            from gpudp.backends import device_name as _name
 
             out["device"] = _name("cuda")
         if self.note:
