@@ -2,7 +2,7 @@
 # On the lent GPU machine (its own python3 3.12 with numba-cuda; no network): install gpudp with the
 # carried numpy<2.5 wheel, run the GPU tests and benchmarks, write logs under $OUT.
 # Here, first: ../shared/tools/device-wheels.sh rapidfuzz==3.14.6   (fills .whl/, carried)
-# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
+# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -88,6 +88,17 @@ for stage in "${@:-all}"; do
         --out "$OUT/re_knapsack_bb.json" 2>&1 | tail -4
       python3 -m gpudp.cli bench knapsack --backends cuda --no-peers --sizes 10000,100000 \
         --out "$OUT/re_knapsack.json" 2>&1 | tail -4 ;;
+    remeasure-36)
+      # issue 36: the headline GPU figures after the one-engine redesign (remeasure-a, and the
+      # knapsack DP of remeasure-b; its branch-and-bound sweep takes 7 minutes of its own)
+      python3 -m gpudp.cli bench lcs --backends cuda --sizes 32768,131072 --repeat 3 --tile 256,256 \
+        --out "$OUT/re_lcs.json" 2>&1 | tail -4
+      python3 -m gpudp.cli bench subset-sum --backends cuda --n-min 36 --n-max 54 --n-step 6 --large 60 \
+        --out "$OUT/re_subset_sum.json" 2>&1 | tail -4
+      python3 -m gpudp.cli bench knapsack --backends cuda --no-peers --sizes 10000,100000 \
+        --out "$OUT/re_knapsack.json" 2>&1 | tail -4
+      python3 -m gpudp.cli bench tsp --backends cuda --no-peers --sizes 16,20,24,26,28 \
+        --out "$OUT/re_tsp.json" 2>&1 | tail -4 ;;
     linear)
       # issue 19: LCS with the subsequence from checkpoints (linear space), and the full store beside
       python3 -m gpudp.cli bench lcs --backends cuda --store full --sizes 131072,524288 --repeat 1 \
