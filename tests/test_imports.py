@@ -93,6 +93,7 @@ BACKEND_MAY_USE = {
     "gpudp.codegen",
     "gpudp.errors",
     "gpudp.jit",
+    "gpudp.kernel",
     "gpudp.memory",
     "gpudp.store",
     "gpudp.values",
