@@ -24,7 +24,9 @@ compiled again (numba treats an unreadable index as a miss; :func:`_guarded` cov
 
 The cache lives in ``GPUDP_CACHE_DIR``, by default the user's cache folder (``$XDG_CACHE_HOME/gpudp``
 or ``~/.cache/gpudp``); ``GPUDP_CACHE_DIR=off`` (or ``0``/``none``) switches it off (generated
-source is then compiled in memory as before). ``gpudp cache info|clear`` shows or empties it.
+source is then compiled in memory as before). ``gpudp cache info|clear`` shows or empties it
+(``info`` also counts the kernels the running process holds in its table, :mod:`gpudp.kernel`,
+which sits in front of this cache).
 
 ``GPUDP_CACHE_DIR`` may name a folder that holds other files (even ``$HOME``), so gpudp only ever
 removes what it made: each folder it creates (the cache root, when it did not exist, and each
@@ -325,9 +327,14 @@ def _size(path: str) -> tuple[int, int, int]:
 
 def info() -> dict:
     """Where the cache is, how big, and how many kernels it holds, per version folder of gpudp's
-    (other entries of the root are listed by name in ``other``, never counted as the cache's)."""
+    (other entries of the root are listed by name in ``other``, never counted as the cache's); and
+    ``in_process``: the kernels this process has built (or loaded), by family
+    (:func:`gpudp.kernel.counts`)."""
+    from .kernel import counts
+
     root = _root()
     out = {"path": root, "enabled": enabled(), "current": cache_dir(), "folders": [], "other": []}
+    out["in_process"] = counts()
     if not os.path.isdir(root):
         return out
     for d in sorted(os.listdir(root)):

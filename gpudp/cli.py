@@ -300,6 +300,9 @@ def _run(args) -> int:
                 print("empty")
             if d["other"]:
                 print(f"  (and {_other(d['other'])} not made by gpudp, never removed)")
+            held = d["in_process"]
+            by_family = ", ".join(f"{k} {n}" for k, n in held.items())
+            print(f"in this process: {sum(held.values())} kernels" + (f" ({by_family})" if held else ""))
     elif args.command == "warmup":
         from .warmup import warmup
 

@@ -32,6 +32,7 @@ from .codegen import NO_CELL, data_args, reduce_worst, walk_form
 from .errors import ContractError, InputError, decision_overflow
 from .footprint import MemoryNeed, layered_memory, memory_need
 from .inputs import parse_time_limit
+from .kernel import KernelFactory
 from .memory import default_budget, one_reading, parse_bytes
 from .progress import Deadline, progress_bar
 from .recurrence import (
@@ -655,7 +656,7 @@ def _decode_one(plan: Plan, store, a: int, b: int) -> int:
     return layer_decision(words, a, b, *plan.layout.params())
 
 
-_WALKERS: dict = {}
+_WALKERS = KernelFactory("engine.walk", "rec", "n_data", "kind", "deps", "codec", "bits")
 
 # ``{s0}``, ``{width}``, ``{rec}`` and ``{step}`` spell the walk with a state or without one
 _GRID_WALK = """
@@ -710,9 +711,12 @@ def _walker(rec_cls, n_data: int, plan: Plan):
     from .jit import njit
 
     s = plan.schedule
-    key = (rec_cls, n_data, plan.kind, s and (s.a, s.b), plan.codec, plan.bits)
-    if key in _WALKERS:
-        return _WALKERS[key]
+    deps = s and (s.a, s.b)
+    k = _WALKERS.lookup(
+        rec=rec_cls, n_data=n_data, kind=plan.kind, deps=deps, codec=plan.codec, bits=plan.bits
+    )
+    if k.ready:
+        return k.fn
     if not hasattr(rec_cls, "back"):
         raise ContractError(
             f"{rec_cls.__name__} defines no back(...): its decisions cannot be traced back; define "
@@ -777,6 +781,4 @@ def _walker(rec_cls, n_data: int, plan: Plan):
         )
     if s is not None:
         ns.update(A=s.a, B=s.b)
-    fn = jit_generated(src, "walk", ns, njit, "cpu")
-    _WALKERS[key] = fn
-    return fn
+    return k.keep(jit_generated(src, "walk", ns, njit, "cpu")).fn

@@ -52,6 +52,7 @@ from .codegen import (
     walk_form,
 )
 from .errors import ContractError, InputError, decision_overflow
+from .kernel import KernelFactory
 from .memory import default_budget, parse_bytes
 from .progress import progress_bar
 from .recurrence import GridRecurrence, bad_step, start_cell
@@ -425,7 +426,7 @@ def _band(i, j, slope, k, reach, cap, sides=1):
     return _BAND[0](i, j, slope, k, reach, cap, sides)
 
 
-_FILLERS: dict = {}
+_FILLERS = KernelFactory("linear.fill", "rec", "n_data")
 
 _EDGE_FILL = """
 def fill(R, C, brow, bcol{da}):
@@ -438,17 +439,17 @@ def fill(R, C, brow, bcol{da}):
 
 def _edge_filler(cls, n_data: int):
     """Compiled (CPU): the grid's boundary values above row 0 and left of column 0."""
-    key = (cls, n_data)
-    if key not in _FILLERS:
+    k = _FILLERS.lookup(rec=cls, n_data=n_data)
+    if not k.ready:
         from .backends.cpu import cell_namespace
         from .jit import njit
 
         src = values.expand(_EDGE_FILL.format(da=data_args(n_data), db=fn_args(cls, n_data)), cls)
-        _FILLERS[key] = njit(compile_source(src, "fill", cell_namespace(cls)))
-    return _FILLERS[key]
+        k = k.keep(njit(compile_source(src, "fill", cell_namespace(cls))))
+    return k.fn
 
 
-_WALKERS: dict = {}
+_WALKERS = KernelFactory("linear.walk", "rec", "n_user", "planes")
 
 # A walk through the blocks of a round, its cells into ``path`` from row ``n`` on (the rows after the
 # walk's end returned with its exit): ``slot[bi, bj]`` is block (bi, bj)'s place among the round's
@@ -489,8 +490,8 @@ def walk(i, j{s0}, R, C, K, path, n, words, slot, WS, groups{da}):
 def _block_walker(cls, n_user: int, planes: bool):
     """The compiled walk of ``back`` through a round's blocks (``n_user``: the user's data;
     ``planes``: the blocks' layout, :func:`gpudp.codegen.block_decision`)."""
-    key = (cls, n_user, planes)
-    if key not in _WALKERS:
+    k = _WALKERS.lookup(rec=cls, n_user=n_user, planes=planes)
+    if not k.ready:
         from .cache import jit_generated
         from .jit import njit
 
@@ -506,11 +507,11 @@ def _block_walker(cls, n_user: int, planes: bool):
         src = _BLOCK_WALK.format(
             cls=cls.__name__, da=data_args(n_user), planes=bool(planes), bits=cls.decision_bits, **form
         )
-        _WALKERS[key] = jit_generated(src, "walk", ns, njit, "cpu")
-    return _WALKERS[key]
+        k = k.keep(jit_generated(src, "walk", ns, njit, "cpu"))
+    return k.fn
 
 
-_BLOCKS: dict = {}
+_BLOCKS = KernelFactory("linear.block_class", "rec", "n_data")
 
 
 def block_class(cls, n_data: int):
@@ -518,9 +519,9 @@ def block_class(cls, n_data: int):
     ``(r0 + i, c0 + j)`` of the grid; the row above the block and the column left of it come from
     the checkpoints (``top[1 + j]``, ``top[0]`` the corner; ``left[i]``), the grid's own boundary
     elsewhere. Made once per recurrence class and data count."""
-    key = (cls, n_data)
-    if key in _BLOCKS:
-        return _BLOCKS[key]
+    k = _BLOCKS.lookup(rec=cls, n_data=n_data)
+    if k.ready:
+        return k.fn
     da = "".join(f", d{k}" for k in range(n_data))
     deps = "".join(f", x{k}" for k in range(cls._n_deps()))
     sym = ", ri, cj" if cls.symbols else ""
@@ -586,8 +587,7 @@ def back(i, j, d{st}, r0, c0{edges}{da}):
         "col_symbols": lambda self: self._syms[1][self.c0 : self.c0 + self.cols],
         **{name: staticmethod(fn) for name, fn in fns.items()},
     }
-    sub = _BLOCKS[key] = type(cls.__name__, (GridRecurrence,), attrs)
-    return sub
+    return k.keep(type(cls.__name__, (GridRecurrence,), attrs)).fn
 
 
 def _fields_of(cls, edge: np.ndarray) -> tuple:

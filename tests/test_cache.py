@@ -65,11 +65,11 @@ import numpy as np
 sys.path.insert(0, sys.argv[1])
 from walk import Walk
 from gpudp.engine import sweep
-from gpudp.backends import cpu
+from gpudp.kernel import family
 h = np.arange(12 * 40, dtype=np.int64).reshape(12, 40) % 7
 r = sweep(Walk(h), backend="cpu", progress=False)
 path = r.traceback((11, 39))
-fn = cpu._CACHE[("tiled", Walk, 2, False)]
+fn = family("cpu.tiled").lookup(rec=Walk, n_data=2, nrt=False).fn
 print(json.dumps({"value": int(r.last_row[-1]), "path": len(path), "hits": sum(fn.stats.cache_hits.values()),
                   "misses": sum(fn.stats.cache_misses.values())}))
 """
@@ -146,7 +146,7 @@ def test_concurrent_processes_share_an_empty_cache(tmp_path):
 
 
 def test_one_compile_serves_every_shape():
-    from gpudp.backends import cpu
+    from gpudp.kernel import family
     from gpudp.problems import lcs
 
     rng = np.random.default_rng(0)
@@ -154,7 +154,7 @@ def test_one_compile_serves_every_shape():
     for n, m in [(5, 7), (40, 33), (300, 129), (1, 600)]:
         a, b = rng.integers(0, 4, n), rng.integers(0, 4, m)
         lcs.solve(a, b, backend="cpu")
-        seen.append(len(cpu._CACHE[("tiled", lcs.LCSRecurrence, 5, False)].signatures))
+        seen.append(len(family("cpu.tiled").lookup(rec=lcs.LCSRecurrence, n_data=5, nrt=False).fn.signatures))
     assert seen == seen[:1] * 4  # other tests may have compiled other symbol types before: none added
 
 
@@ -229,7 +229,8 @@ st = kb.stats.extra
 w2, m2 = wan_instance(36, 0)
 ss = subset_sum.solve(w2, m2, backend="cpu")
 kernels = {"ss_" + k: f for k, f in zip(("ips", "narrow", "search", "prune"), subset_sum_cpu._cpu_funcs())}
-for child, fns in frontier.cpu.CACHE.items():
+for k in frontier.cpu.kernels.family.built():
+    child, fns = k.parts["child"], k.fn
     kernels.update({child.__name__ + "_expand": fns[0], child.__name__ + "_host": fns[1]})
 kernels.update(key=frontier.cpu.key_c, hash=frontier.cpu.hash_c, ub=pr.upper_bound_cpu, merge=pr._merge_range,
                merge_par=pr._merge_shifted_par)

@@ -400,9 +400,9 @@ class Ok(Grid3Recurrence):
 
 
 def _compiled(cls) -> bool:
-    from gpudp.grid3 import cpu
+    from gpudp.kernel import family
 
-    return any(key[0] is cls or issubclass(key[0], cls) for key in cpu._RUNNERS)
+    return any(issubclass(k.parts["rec"], cls) for k in family("grid3.cpu").built())
 
 
 @pytest.mark.parametrize(
@@ -596,8 +596,8 @@ class Allocates(Grid3Recurrence):
 
 
 def test_a_cell_that_allocates_compiles_with_the_runtime():
-    from gpudp.grid3 import cpu
+    from gpudp.kernel import family
 
     res = sweep(Allocates(), backend="cpu", progress=False)
     assert res.face_i.tolist() == [[4, 4, 4], [8, 8, 8]]  # (j + 1) per step along i, 4 steps
-    assert (Allocates, 0, True) in cpu._RUNNERS
+    assert family("grid3.cpu").lookup(rec=Allocates, n_data=0, nrt=True).ready

@@ -95,6 +95,7 @@ BACKEND_MAY_USE = {
     "gpudp.codegen",
     "gpudp.errors",
     "gpudp.jit",
+    "gpudp.kernel",
     "gpudp.memory",
     "gpudp.store",
     "gpudp.values",

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from gpudp import ContractError, GridRecurrence, ScheduleError
 from gpudp.backends import cpu
 from gpudp.engine import plan_sweep, sweep
+from gpudp.kernel import counts
 from gpudp.recurrence.base import _BY_OFFSETS
 
 P = 1_000_003
@@ -184,17 +185,22 @@ def test_equal_offsets_share_kernels_and_others_get_their_own():
     assert type(a._specialized()) is not type(c._specialized())  # another order: another cell call
     assert type(a._specialized()).__name__ == "Mix" and type(a._specialized()).offsets == ((0, -1), (0, -2))
     check(h, a.offsets)
-    kernels, classes = len(cpu._CACHE), len(_BY_OFFSETS)
+    kernels, classes = _cpu_kernels(), len(_BY_OFFSETS)
     ra = sweep(b, backend="cpu")
-    assert (len(cpu._CACHE), len(_BY_OFFSETS)) == (kernels, classes) and ra.recurrence is b
+    assert (_cpu_kernels(), len(_BY_OFFSETS)) == (kernels, classes) and ra.recurrence is b
     check(h, c.offsets)
-    assert len(cpu._CACHE) == kernels + 1 and len(_BY_OFFSETS) == classes
+    assert _cpu_kernels() == kernels + 1 and len(_BY_OFFSETS) == classes
 
     class Fixed(Mix):
         offsets = ((0, -1), (0, -2))
 
     same = Fixed(h, [(0, -1), (0, -2)])
     assert same._specialized() is same  # the class's own offsets: no subclass
+
+
+def _cpu_kernels() -> int:
+    """The CPU backend's sweeps built in this process (gpudp.kernel)."""
+    return sum(n for f, n in counts().items() if f.startswith("cpu."))
 
 
 def test_offsets_as_a_property():
@@ -272,14 +278,14 @@ import json, sys
 import numpy as np
 sys.path.insert(0, sys.argv[1])
 from test_instance_offsets import Mix
-from gpudp.backends import cpu
+from gpudp.kernel import family
 from gpudp.engine import sweep
 h = np.arange(50).reshape(1, 50) % 7
 out = []
 for offsets in ([(0, -1), (0, -2)], [(0, -1), (0, -3)], [(0, -1), (0, -2)]):
     rec = Mix(h, offsets)
     r = sweep(rec, backend="cpu", progress=False)
-    fn = next(f for k, f in cpu._CACHE.items() if k[:2] == ("line", type(rec._specialized())))
+    fn = next(k.fn for k in family("cpu.line").built() if k.parts["rec"] is type(rec._specialized()))
     out.append([int(r.last_row[-1]), sum(fn.stats.cache_hits.values()), sum(fn.stats.cache_misses.values())])
 print(json.dumps(out))
 """

@@ -367,9 +367,9 @@ def test_a_decision_too_wide_is_a_contract_error(backend):
 
 
 def _compiled(cls) -> bool:
-    from gpudp.interval import table
+    from gpudp.kernel import family
 
-    return any(key[1] is cls for key in table._SWEEPS)
+    return any(k.parts["rec"] is cls for k in family("interval.sweep").built())
 
 
 def test_arity_mistakes_are_caught_before_compiling():

@@ -25,7 +25,7 @@ for setting in SETTINGS:
     threads, unroll, smem_kib, span, regs = setting
     cb.BLOCK_THREADS, cb.BLOCK_UNROLL, cb.BLOCK_SMEM = threads, unroll, smem_kib * 1024
     cb.BLOCK_SPAN, cb.BLOCK_MAX_REGISTERS = span, regs
-    cb._CACHE.clear()
+    cb._BLOCKED_KERNELS.forget()
     row = {"n": n, "setting": setting, "threads": threads, "unroll": unroll, "smem_kib": smem_kib}
     row.update(span_share=span, max_registers=regs)
     try:

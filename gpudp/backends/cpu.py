@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import values
 from ..jit import njit
+from ..kernel import KernelFactory
 from ..store import WORD_BYTES, encode_bands, tiled_last_row
 from .base import Backend, checkpoint_arrays, line_edges
 
@@ -55,7 +56,11 @@ def device_name() -> str:
 # process and on disk for the machine (gpudp.cache).
 # ---------------------------------------------------------------------------------------------
 
-_CACHE: dict = {}
+#: the generated sweeps' families (gpudp.kernel): each kernel built once per key in the process
+_TILED_RUNNERS = KernelFactory("cpu.tiled", "rec", "n_data", "nrt")
+_LAYERED_RUNNERS = KernelFactory("cpu.layered", "rec", "n_data", "schedule", "nrt")
+_LINE_RUNNERS = KernelFactory("cpu.line", "rec", "n_data", "offsets", "a", "b", "nrt")
+_BLOCK_RUNNERS = KernelFactory("cpu.blocks", "rec", "n_data")
 
 _TILED = """
 def run_tiles(d0, d1, NI, NJ, R, C, BH, TW, bottom, right, words, wtile0, diag_off, ckrow, ckcol, CK{da}):
@@ -365,9 +370,9 @@ def tiled_runner(rec_cls, n_data: int, nrt: bool = False):
     """The CPU tiled sweep: tiles of one tile anti-diagonal in parallel, each swept serially. The
     tile (``BH`` rows, ``TW`` columns) is a runtime argument: one compile serves every grid shape.
     ``nrt``: see :func:`cell_namespace`."""
-    key = ("tiled", rec_cls, n_data, nrt)
-    if key in _CACHE:
-        return _CACHE[key]
+    k = _TILED_RUNNERS.lookup(rec=rec_cls, n_data=n_data, nrt=nrt)
+    if k.ready:
+        return k.fn
     from ..cache import jit_generated
     from ..codegen import (
         compile_source,
@@ -407,9 +412,7 @@ def tiled_runner(rec_cls, n_data: int, nrt: bool = False):
         red_flush=indent(red_flush, 12),
     ).replace("BITS", str(bits))
     src = _runtime_note(values.expand(src, rec_cls), nrt)
-    fn = jit_generated(src, "run_tiles", ns, njit, "cpu", **_sweep_options(parallel=True))
-    _CACHE[key] = fn
-    return fn
+    return k.keep(jit_generated(src, "run_tiles", ns, njit, "cpu", **_sweep_options(parallel=True))).fn
 
 
 def layered_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
@@ -417,9 +420,10 @@ def layered_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
     cells of each layer's active range computed; each group's decision words are written (zeros for
     groups outside the range). ``q0 <= q < q1`` limits the groups (a large layer runs in pieces, so
     that Ctrl-C and signals are seen between them). ``nrt``: see :func:`cell_namespace`."""
-    key = ("layered", rec_cls, n_data, schedule and (schedule.offsets, schedule.a, schedule.b), nrt)
-    if key in _CACHE:
-        return _CACHE[key]
+    deps = schedule and (schedule.offsets, schedule.a, schedule.b)
+    k = _LAYERED_RUNNERS.lookup(rec=rec_cls, n_data=n_data, schedule=deps, nrt=nrt)
+    if k.ready:
+        return k.fn
     from ..cache import jit_generated
     from ..codegen import compile_source, data_args, indent, layer_cell_source, layer_rows
 
@@ -443,25 +447,22 @@ def layered_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
     )
     src = _LAYERED.format(da=data_args(n_data), body=indent(body, 16), hoist=indent(hoist, 8))
     src = _runtime_note(src, nrt)
-    fn = jit_generated(src, "run_layers", ns, njit, "cpu", **_sweep_options(parallel=True))
-    _CACHE[key] = fn
-    return fn
+    return k.keep(jit_generated(src, "run_layers", ns, njit, "cpu", **_sweep_options(parallel=True))).fn
 
 
 def line_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
     """The CPU sweep of a line (a grid of one cell a wavefront): one thread walks the line's cells
     in order (:func:`gpudp.codegen.line_sweep_source`), no parallel region and no ring."""
-    key = ("line", rec_cls, n_data, schedule.offsets, schedule.a, schedule.b, nrt)
-    if key in _CACHE:
-        return _CACHE[key]
+    s = schedule
+    k = _LINE_RUNNERS.lookup(rec=rec_cls, n_data=n_data, offsets=s.offsets, a=s.a, b=s.b, nrt=nrt)
+    if k.ready:
+        return k.fn
     from ..cache import jit_generated
     from ..codegen import line_sweep_source
 
     src = _runtime_note(line_sweep_source(rec_cls, n_data, schedule), nrt)
-    fn = _CACHE[key] = jit_generated(
-        src, "run_line", cell_namespace(rec_cls, nrt), njit, "cpu", **_sweep_options()
-    )
-    return fn
+    ns = cell_namespace(rec_cls, nrt)
+    return k.keep(jit_generated(src, "run_line", ns, njit, "cpu", **_sweep_options())).fn
 
 
 def run_plan(plan, rec, data, store, stats, bar) -> dict:
@@ -616,9 +617,9 @@ def blocks_runner(rec_cls, n_data: int):
     """The CPU sweep of blocks of a tiled grid from their edges (:mod:`gpudp.linear`): a block a
     thread, row by row; the cell through the tiled kernel's wrapper (no reduction: the forward
     sweep made it), decisions row-major, one integer a cell."""
-    key = ("blocks", rec_cls, n_data)
-    if key in _CACHE:
-        return _CACHE[key]
+    k = _BLOCK_RUNNERS.lookup(rec=rec_cls, n_data=n_data)
+    if k.ready:
+        return k.fn
     from ..cache import jit_generated
     from ..codegen import block_source, n_symbols
 
@@ -626,8 +627,7 @@ def blocks_runner(rec_cls, n_data: int):
     ri, cj = ("dat0[gi]", "dat1[c0 + j]") if sym else ("0", "0")
     ns = cell_namespace(rec_cls)
     src = block_source(_BLOCKS, rec_cls, n_data, ns, njit, ri, cj)
-    fn = _CACHE[key] = jit_generated(src, "run_blocks", ns, njit, "cpu", parallel=True)
-    return fn
+    return k.keep(jit_generated(src, "run_blocks", ns, njit, "cpu", parallel=True)).fn
 
 
 class _CPU(Backend):

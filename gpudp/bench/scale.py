@@ -45,6 +45,7 @@ from gpudp.errors import CheckError, InputError
 from gpudp.jit import njit
 from gpudp.problems import lcs
 
+from ..kernel import factory
 from . import options
 from .instances import random_dna
 
@@ -161,7 +162,7 @@ def made(key, first, out):
 """
 
 
-@functools.cache
+@factory("bench.made")
 def _made_kernel():
     from numba import cuda
 

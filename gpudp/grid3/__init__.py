@@ -43,6 +43,7 @@ from ..checks import check_memory, probe_cell
 from ..codegen import decision_dtype
 from ..errors import ContractError, decision_overflow
 from ..jit import njit
+from ..kernel import KernelFactory
 from ..memory import default_budget, parse_bytes
 from ..progress import progress_bar
 from ..recurrence import Grid3Recurrence, contiguous, values_only
@@ -258,16 +259,16 @@ def walk(i, j, k, n2, n3, starts, D{da}):
     return path[:n], 0, 0, 0, 0, 0, 0, 0, 0
 """
 
-_WALKERS: dict = {}
+_WALKERS = KernelFactory("grid3.walk", "rec", "n_data")
 
 
 def _walker(rec_cls, n_data: int):
-    key = (rec_cls, n_data)
-    if key not in _WALKERS:
+    k = _WALKERS.lookup(rec=rec_cls, n_data=n_data)
+    if not k.ready:
         ns = {"np": np, "back": njit(rec_cls.back), "row_offset": njit(row_offset)}
         src = _WALK.format(da=layout.data_params(n_data))
-        _WALKERS[key] = jit_generated(src, "walk", ns, njit, "cpu")
-    return _WALKERS[key]
+        k = k.keep(jit_generated(src, "walk", ns, njit, "cpu"))
+    return k.fn
 
 
 # ---------------------------------------------------------------------------------------------

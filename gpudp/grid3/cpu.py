@@ -28,6 +28,7 @@ import numpy as np
 from ..backends.cpu import PARALLEL_LOCK, cell_namespace, compiled, nrt_options
 from ..cache import jit_generated
 from ..jit import njit
+from ..kernel import KernelFactory
 from . import layout
 
 #: a plane of fewer cells runs on one thread: a parallel region costs about 2 to 3 us (2 threads),
@@ -81,7 +82,7 @@ def row(d, i, base, cur{pv}, D, FI, FJ, FK, flag, n1, n2, n3{da}):
         FK[i, jlo] = cur[i, jlo]
 """
 
-_RUNNERS: dict = {}
+_RUNNERS = KernelFactory("grid3.cpu", "rec", "n_data", "nrt")
 
 
 def source(rec_cls, n_data: int) -> tuple[str, str]:
@@ -118,14 +119,14 @@ def runner(rec_cls, n_data: int, nrt: bool = False):
     then takes ``nrt=True``. The row holds the cell twice (interior, ends) and is inlined into
     both loops: four copies; the first version spelled the rows out in the loops, eight copies,
     and compiled in 5.7 s against 3.2 for a cell of seven dependencies (2.6 for the LCS)."""
-    key = (rec_cls, n_data, nrt)
-    if key not in _RUNNERS:
+    k = _RUNNERS.lookup(rec=rec_cls, n_data=n_data, nrt=nrt)
+    if not k.ready:
         opts = nrt_options(nrt)
         ns = {**cell_namespace(rec_cls, nrt), "row_offset": njit(layout.row_offset)}
         row_src, run_src = source(rec_cls, n_data)
         ns["row"] = jit_generated(row_src, "row", ns, njit, "cpu", inline="always", **opts)
-        _RUNNERS[key] = jit_generated(run_src, "run_planes", ns, njit, "cpu", parallel=True)
-    return _RUNNERS[key]
+        k = k.keep(jit_generated(run_src, "run_planes", ns, njit, "cpu", parallel=True))
+    return k.fn
 
 
 def run(rec_cls, shape, data, starts, decisions, flag, bar, stats) -> tuple[np.ndarray, ...]:

@@ -25,7 +25,16 @@ import warnings
 import numpy as np
 from numba.core.errors import NumbaPerformanceWarning
 
-from ..backends.cuda import cell_namespace, coop_blocks, cuda, device_jit, generated_kernel, sim_geometry
+from ..backends.cuda import (
+    CudaKernel,
+    cell_namespace,
+    coop_blocks,
+    cuda,
+    device_jit,
+    generated_kernel,
+    sim_geometry,
+)
+from ..kernel import KernelFactory
 from . import layout
 
 #: threads per block (the simulator's: a few, so that a thread takes several cells of a plane)
@@ -63,7 +72,7 @@ def run_planes(d0, d1, n1, n2, n3, ring, starts, dbase, D, FI, FJ, FK, flag{da})
         grid.sync()
 """
 
-_KERNELS: dict = {}
+_KERNELS = KernelFactory("grid3.cuda", "rec", "n_data", kernel=CudaKernel)
 
 
 def source(rec_cls, n_data: int) -> str:
@@ -81,11 +90,11 @@ def source(rec_cls, n_data: int) -> str:
 def kernel(rec_cls, n_data: int):
     """The cooperative kernel of a recurrence class, made once per process (on a GPU through the
     kernel cache on disk)."""
-    key = (rec_cls, n_data)
-    if key not in _KERNELS:
+    k = _KERNELS.lookup(rec=rec_cls, n_data=n_data)
+    if not k.ready:
         ns = {**cell_namespace(rec_cls), "row_offset": device_jit(layout.row_offset)}
-        _KERNELS[key] = generated_kernel(source(rec_cls, n_data), "run_planes", ns)
-    return _KERNELS[key]
+        k = k.keep(generated_kernel(source(rec_cls, n_data), "run_planes", ns))
+    return k
 
 
 def run(rec_cls, shape, data, starts, decisions, flag, bar, stats) -> tuple[np.ndarray, ...]:
@@ -115,9 +124,9 @@ def run(rec_cls, shape, data, starts, decisions, flag, bar, stats) -> tuple[np.n
     widest = int(np.diff(starts).max())
     want = max(1, -(-widest // threads))
     warnings.filterwarnings("ignore", category=NumbaPerformanceWarning)  # small grids are expected
-    fn = kernel(rec_cls, len(data))
+    k = kernel(rec_cls, len(data))
     copied: list = [None, None]  # per slab: (event when its copy finished, chunk)
-    launcher, blocks, events = None, 1, []
+    launches, blocks = k.launches(compute), 1
 
     def finish(slot):
         """Wait for the copy out of a slab; tick progress."""
@@ -135,15 +144,11 @@ def run(rec_cls, shape, data, starts, decisions, flag, bar, stats) -> tuple[np.n
         finish(slot)
         a, b = int(starts[d0]), int(starts[d1])
         args = (d0, d1, n1, n2, n3, ring, d_starts, a, slabs[slot], *d_faces, d_flag, *d_data)
-        if launcher is None:
+        if c == 0:
             t = time.perf_counter()
-            launcher, blocks = coop_blocks(fn, args, threads, want)
+            launches.fn, blocks = coop_blocks(k.fn, args, threads, want)
             stats.extra["compile_seconds"] = time.perf_counter() - t
-        start, end = cuda.event(), cuda.event()
-        start.record(stream=compute)
-        launcher[blocks, threads, compute, 0](*args)
-        end.record(stream=compute)
-        events.append((start, end))
+        end = launches.launch(blocks, threads, args)
         if bits:
             end.wait(stream=copier)
             slabs[slot][: b - a].copy_to_host(decisions[a:b], stream=copier)
@@ -157,10 +162,10 @@ def run(rec_cls, shape, data, starts, decisions, flag, bar, stats) -> tuple[np.n
         finish(slot)
     compute.synchronize()
     copier.synchronize()
-    stats.kernel_seconds = sum(s.elapsed_time(e) for s, e in events) / 1e3
+    stats.kernel_seconds = sum(launches.elapsed_ms()) / 1e3
     stats.extra.update(
         gpu_seconds=time.perf_counter() - t_wall,
-        launches=len(events),
+        launches=launches.count,
         grid=[blocks, threads],
         bytes_to_host=int(starts[-1]) * ddt.itemsize if bits else 0,
     )

@@ -42,6 +42,7 @@ from ..checks import check_memory, probe_cell
 from ..codegen import data_args, decision_dtype
 from ..errors import ContractError, decision_overflow
 from ..jit import njit
+from ..kernel import KernelFactory
 from ..progress import progress_bar
 from ..recurrence import IntervalRecurrence, contiguous, read_only
 from ..solution import Stats
@@ -194,16 +195,16 @@ def walk(i0, j0, cap, D{da}):
     return path[:n], 0, 0, 0, 0, 0
 """
 
-_WALKERS: dict = {}
+_WALKERS = KernelFactory("interval.walk", "rec", "n_data")
 
 
 def _walker(rec_cls, n_data: int):
-    key = (rec_cls, n_data)
-    if key not in _WALKERS:
+    k = _WALKERS.lookup(rec=rec_cls, n_data=n_data)
+    if not k.ready:
         ns = {"np": np, "back": njit(rec_cls.back)}
         src = _TREE_WALK.format(da=data_args(n_data))
-        _WALKERS[key] = jit_generated(src, "walk", ns, njit, "cpu")
-    return _WALKERS[key]
+        k = k.keep(jit_generated(src, "walk", ns, njit, "cpu"))
+    return k.fn
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..codegen import cell_call, data_args, decision_dtype, indent
 from ..jit import njit
+from ..kernel import KernelFactory
 
 #: a diagonal whose work (cells x length, the split points its cells read) is below this runs on
 #: one thread on the CPU: a parallel region costs more (2 threads, matrix chain n = 200..1000: 2^13
@@ -146,7 +147,7 @@ class OutsideRead(Exception):
         self.cell, self.read = (i, j), (a, b)
 
 
-_SWEEPS: dict = {}
+_SWEEPS = KernelFactory("interval.sweep", "backend", "rec", "n_data")
 
 
 def compiled_sweep(kind: str, rec_cls, n_data: int, template: str, at: str, depth: int, namespace, build):
@@ -154,9 +155,9 @@ def compiled_sweep(kind: str, rec_cls, n_data: int, template: str, at: str, dept
     (``{da}``: the data arguments; ``{body}``: computing cell ``(i, i + d)`` from the view ``T``
     and storing its value in ``S[at]`` and its decision in ``D[at]``, indented ``depth``) compiled
     by ``build(source, namespace())``."""
-    key = (kind, rec_cls, n_data)
-    if key not in _SWEEPS:
+    k = _SWEEPS.lookup(backend=kind, rec=rec_cls, n_data=n_data)
+    if not k.ready:
         body = cell_call(rec_cls, "i, j", ["T"], n_data, "v", "dd")
         body = f"j = i + d\n{body}\nS[{at}] = v\n" + (f"D[{at}] = dd\n" if rec_cls.decision_bits else "")
-        _SWEEPS[key] = build(template.format(da=data_args(n_data), body=indent(body, depth)), namespace())
-    return _SWEEPS[key]
+        k = k.keep(build(template.format(da=data_args(n_data), body=indent(body, depth)), namespace()))
+    return k.fn

@@ -21,6 +21,7 @@ from ..backends.cpu import PARALLEL_LOCK, cell_namespace
 from ..cache import jit_generated
 from ..codegen import compile_source, diagonal_index, fn_args, n_flags, n_reduce, tile_cell_source, user_args
 from ..jit import njit
+from ..kernel import KernelFactory
 from . import source
 from .chunks import ChunkOut
 from .source import ld, new, st
@@ -29,7 +30,9 @@ LAYOUT = "rows"
 #: decision bytes of one chunk at most
 CHUNK_BYTES = 1 << 28
 
-_CACHE: dict = {}
+#: the batch kernels and walkers built in this process (gpudp.kernel)
+_KERNELS = KernelFactory("many.cpu", "rec", "kinds")
+_WALKERS = KernelFactory("many.cpu.walk", "rec", "kinds")
 
 
 def _no_slot():
@@ -77,9 +80,9 @@ def kernel(rec_cls, kinds, n_sym: int):
     the symbols first when the class declares them), compiled once per class and kinds in the
     process and cached on disk (:func:`gpudp.cache.jit_generated`); numba specialises it per
     argument types (the data's dtypes)."""
-    key = ("kernel", rec_cls, tuple(kinds))
-    if key in _CACHE:
-        return _CACHE[key]
+    k = _KERNELS.lookup(rec=rec_cls, kinds=tuple(kinds))
+    if k.ready:
+        return k.fn
     n_data = len(kinds) + n_reduce(rec_cls) + n_flags(rec_cls)
     ns = cell_namespace(rec_cls)
     ns["red_slot"] = njit(_no_slot, cache=True)
@@ -100,8 +103,7 @@ def kernel(rec_cls, kinds, n_sym: int):
         "    for w in prange(len(wstart) - 1):\n"
         "        for p in range(wstart[w], wstart[w + 1]):\n" + "".join(" " * 12 + x + "\n" for x in body)
     )
-    fn = _CACHE[key] = jit_generated(src, "run_many", ns, njit, "cpu", parallel=True)
-    return fn
+    return k.keep(jit_generated(src, "run_many", ns, njit, "cpu", parallel=True)).fn
 
 
 def walker(rec_cls, kinds):
@@ -110,9 +112,9 @@ def walker(rec_cls, kinds):
     ``back`` receives."""
     from ..schedule import derive
 
-    key = ("walk", rec_cls, tuple(kinds))
-    if key in _CACHE:
-        return _CACHE[key]
+    k = _WALKERS.lookup(rec=rec_cls, kinds=tuple(kinds))
+    if k.ready:
+        return k.fn
     s = derive(rec_cls.offsets, 2, 2)  # the sweep's order: a step of back must go back along it
     ns = {
         "np": np,
@@ -123,8 +125,7 @@ def walker(rec_cls, kinds):
         "B": s.b,
     }
     src = source.walker_source(rec_cls, kinds)
-    fn = _CACHE[key] = jit_generated(src, "walk_many", ns, njit, "cpu", parallel=True)
-    return fn
+    return k.keep(jit_generated(src, "walk_many", ns, njit, "cpu", parallel=True)).fn
 
 
 def walk(fn, layout: str, *args) -> None:

@@ -26,6 +26,7 @@ import time
 import numpy as np
 
 from ..backends.cuda import (
+    CudaKernel,
     cell_namespace,
     coop_blocks,
     cuda,
@@ -39,6 +40,7 @@ from ..backends.cuda import (
     stream,
 )
 from ..codegen import compile_source, diag_start, fn_args, n_flags, n_reduce, tile_cell_source, user_args
+from ..kernel import KernelFactory
 from . import source
 from .chunks import ChunkOut
 from .source import ld, st
@@ -57,7 +59,7 @@ DEVICE_SHARE = 0.25
 #: decision bytes of one chunk at most
 CHUNK_BYTES = 1 << 28
 
-_CACHE: dict = {}
+_KERNELS = KernelFactory("many.cuda", "rec", "kinds", "shared", kernel=CudaKernel)
 
 
 def _thread_slot():
@@ -119,9 +121,9 @@ def kernel(rec_cls, kinds, n_sym: int, shared: bool):
     """The batch kernel of ``rec_cls`` for packed items of ``kinds``, its diagonals in shared memory
     or in ``scratch``; compiled once per class, kinds and buffer (and per argument types by numba),
     through the cuda backend's generated kernels (the disk cache on a real GPU)."""
-    key = (rec_cls, tuple(kinds), shared)
-    if key in _CACHE:
-        return _CACHE[key]
+    k = _KERNELS.lookup(rec=rec_cls, kinds=tuple(kinds), shared=shared)
+    if k.ready:
+        return k.fn
     n_data = len(kinds) + n_reduce(rec_cls) + n_flags(rec_cls)
     ns = cell_namespace(rec_cls)
     ns["red_slot"] = device_jit(_thread_slot)
@@ -165,8 +167,7 @@ def kernel(rec_cls, kinds, n_sym: int, shared: bool):
         + "".join(" " * 8 + x + "\n" for x in per_instance)
         + "        blk += cuda.gridDim.x\n"
     )
-    fn = _CACHE[key] = generated_kernel(src, "run_many", ns)
-    return fn
+    return k.keep(generated_kernel(src, "run_many", ns)).fn
 
 
 def _pow2(x: int) -> int:

@@ -59,7 +59,6 @@ the shared and the device-memory row.
 
 from __future__ import annotations
 
-import functools
 import time
 
 import numpy as np
@@ -76,6 +75,7 @@ from gpudp.backends.cuda import (
     sim_geometry,
     stream,
 )
+from gpudp.kernel import factory
 
 __all__ = ["launch", "launch_batch", "Launch", "THREADS", "UNROLL", "DEVICE_SHARE", "INT32_LIMIT"]
 
@@ -209,7 +209,7 @@ def _unroll() -> int:
     return sim_geometry(UNROLL, 1)
 
 
-@functools.cache
+@factory("knapsack.cuda.dp")
 def _dp_kernel(vt: str, shared: bool, unroll: int):
     """The DP kernel for values of type ``vt`` ("int32" or "int64"), its row in shared memory or in
     device memory (``rows[roff[k]:]``), ``unroll`` cells a thread a strip."""
@@ -237,7 +237,7 @@ def _dp_kernel(vt: str, shared: bool, unroll: int):
     return generated_kernel(src, "knapsack_rows", ns)
 
 
-@functools.cache
+@factory("knapsack.cuda.walk")
 def _walk_kernel():
     import numba
 

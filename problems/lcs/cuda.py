@@ -4,7 +4,6 @@ the thread's local memory (:data:`LCS` here; the edit distance's in
 
 from __future__ import annotations
 
-import functools
 import textwrap
 import time
 from dataclasses import dataclass
@@ -27,8 +26,10 @@ from gpudp.backends.cuda import (
     stride_grid,
 )
 from gpudp.jit import njit
+from gpudp.kernel import factory, load
 from gpudp.memory import available_memory
 
+from . import cuda_code
 from . import subsequences as traced
 from .bitparallel import (
     Packed,
@@ -121,7 +122,7 @@ LCS = PairKernel(
 )
 
 
-@functools.cache
+@factory("lcs.cuda.pairs")
 def _kernel(spec: PairKernel, sigma: int, words: int):
     """The kernel for at most ``sigma`` symbols and ``words`` 64-bit words a pattern (rounded up to
     powers of two by the caller, so that few are compiled)."""
@@ -144,13 +145,6 @@ def _kernel(spec: PairKernel, sigma: int, words: int):
     return generated_kernel(src, spec.name, ns)
 
 
-_ROWS = """
-def rows(off, length):
-    for i in range(cuda.grid(1), len(off), cuda.gridsize(1)):
-        off[i] = i * length
-"""
-
-
 def device_row_offsets(n: int, length: int):
     """:func:`.bitparallel.row_offsets` made in GPU memory (a device array): a batch whose rows
     lie there gets its offsets without making them on the host and copying them (two arrays of 8
@@ -160,36 +154,20 @@ def device_row_offsets(n: int, length: int):
     return off
 
 
-@functools.cache
+@factory("lcs.cuda.rows")
 def _rows_kernel():
-    return generated_kernel(_ROWS, "rows", {"cuda": cuda})
+    return load(cuda_code.rows, {"cuda": cuda}, generated_kernel)
 
 
 def _pow2(x: int) -> int:
     return 1 << max(int(x) - 1, 0).bit_length()
 
 
-_PRESENT = """
-def present(x, n, flags):
-    seen = cuda.shared.array(256, numba.int32)
-    t = cuda.threadIdx.x
-    for v in range(t, 256, cuda.blockDim.x):
-        seen[v] = 0
-    cuda.syncthreads()
-    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        seen[x[i]] = 1
-    cuda.syncthreads()
-    for v in range(t, 256, cuda.blockDim.x):
-        if seen[v] != 0:
-            flags[v] = 1
-"""
-
-
-@functools.cache
+@factory("lcs.cuda.present")
 def _present_kernel():
     import numba
 
-    return generated_kernel(_PRESENT, "present", {"cuda": cuda, "numba": numba})
+    return load(cuda_code.present, {"cuda": cuda, "numba": numba}, generated_kernel)
 
 
 class Launch:
@@ -530,52 +508,12 @@ CHUNK_BYTES = 8 << 30
 # Vectors of pair ``t`` (in kernel order) of group ``g = t // GROUP``: word ``q`` of column ``j`` at
 # ``store[goff[g] - base0 + (j * gwords[g] + q) * GROUP + t % GROUP]``, so that the 32 threads of a
 # warp write 256 consecutive bytes a word; ``gwords`` and the group's columns are its largest pair's.
-_COLUMNS = """
-def lcs_columns(pat, pat_off, txt, txt_off, sigma, table, mapped, order, t0, t1, goff, gwords, base0,
-                store, lengths):
-    pm = cuda.local.array(PMSIZE, numba.uint64)
-    s = cuda.local.array(WORDS, numba.uint64)
-    for t in range(t0 + cuda.grid(1), t1, cuda.gridsize(1)):  # the stride keeps a warp in one group
-        p = order[t]
-        a0, m, b0, n = span(pat_off, txt_off, p)
-        if m == 0 or n == 0:
-            lengths[t] = 0
-            continue
-        w = (m + 63) // 64
-        g = t // GROUP
-        masks(pat, a0, m, w, sigma, table, mapped, pm)
-        for q in range(w):
-            s[q] = ~numba.uint64(0)
-        base = goff[g] - base0 + t % GROUP
-        store_columns(txt, b0, n, pm, w, table, mapped, s, store, base, gwords[g] * GROUP, GROUP)
-        lengths[t] = lcs_of(s, w, m)
-"""
 
 # One thread a pair walks back through its vectors; its matched positions go to ``out_a`` /
 # ``out_b`` (positions in the pair's ``a`` and ``b``) from ``ostart[t] - o0`` on.
-_WALK = """
-def lcs_walk(pat, pat_off, txt, txt_off, swapped, order, t0, t1, goff, gwords, base0, store, lengths,
-             ostart, o0, out_a, out_b, found):
-    t = t0 + cuda.grid(1)
-    if t >= t1:
-        return
-    p = order[t]
-    a0, m, b0, n = span(pat_off, txt_off, p)
-    if m == 0 or n == 0:
-        found[t] = 0
-        return
-    g = t // GROUP
-    base = goff[g] - base0 + t % GROUP
-    col = gwords[g] * GROUP
-    o = ostart[t] - o0
-    if swapped[p]:
-        found[t] = walk_back(pat, a0, m, txt, b0, n, store, base, col, GROUP, lengths[t], out_b, out_a, o)
-    else:
-        found[t] = walk_back(pat, a0, m, txt, b0, n, store, base, col, GROUP, lengths[t], out_a, out_b, o)
-"""
 
 
-@functools.cache
+@factory("lcs.cuda.traceback")
 def _traceback_kernels(sigma: int, words: int):
     """The vectors' and the walk's kernels for at most ``sigma`` codes and ``words`` words a pattern
     (powers of two)."""
@@ -594,7 +532,7 @@ def _traceback_kernels(sigma: int, words: int):
         "lcs_of": lcs_of,
         "span": span,
     }
-    return generated_kernel(_COLUMNS, "lcs_columns", ns), generated_kernel(_WALK, "lcs_walk", ns)
+    return load(cuda_code.lcs_columns, ns, generated_kernel), load(cuda_code.lcs_walk, ns, generated_kernel)
 
 
 def pm_words(sigma: int, words: int) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import time
 
 import numpy as np
@@ -13,7 +12,9 @@ from gpudp import primitives as pr
 from gpudp.cache import jit_generated
 from gpudp.errors import InputError
 from gpudp.jit import njit
+from gpudp.kernel import factory, load
 
+from . import cpu_code
 from .kernels import INT64_MAX, build
 
 #: the pruning block size ``e`` unless the caller gives one
@@ -23,44 +24,14 @@ BLOCK = 2048
 #: on the 2-core CI machine under load, 2026-11-27, about 16 times the plain cell rate)
 STEP_COST = 16.0
 
-_SEARCH_CPU = """
-def search(a, na, b, nb, cap, e, i0, i1, out_g, out_i, out_q, out_cnt):
-    for i in prange(i0, i1):
-        jlo, cnt = ips(a, na, b, nb, cap, e, i)
-        best = INT64_MAX
-        bi = -1
-        bq = -1
-        for j in range(jlo, jlo + cnt):
-            g, gi, gq = pair_search(a, na, b, nb, cap, e, i, j)
-            if g < best:
-                best = g
-                bi = gi
-                bq = gq
-        out_g[i] = best
-        out_i[i] = bi
-        out_q[i] = bq
-        out_cnt[i] = cnt
-"""
 
-_PRUNE_CPU = """
-def prune(a, na, b, nb, cap, e, out_jlo, out_cnt):
-    for i in prange((na + e - 1) // e):
-        out_jlo[i], out_cnt[i] = ips(a, na, b, nb, cap, e, i)
-"""
-
-_NARROW_HOST = """
-def narrow_host(a, na, b, nb, cap, e, i, j):
-    return narrow(a, na, b, nb, cap, e, i, j)
-"""
-
-
-@functools.cache
+@factory("subset_sum.cpu")
 def _cpu_funcs():
     ns = build(njit, pr.upper_bound_cpu)
     ns["prange"] = prange
-    search = jit_generated(_SEARCH_CPU, "search", ns, njit, "cpu", parallel=True)
-    prune = jit_generated(_PRUNE_CPU, "prune", ns, njit, "cpu", parallel=True)
-    narrow = jit_generated(_NARROW_HOST, "narrow_host", ns, njit, "cpu")
+    search = load(cpu_code.search, ns, jit_generated, jit=njit, kind="cpu", parallel=True)
+    prune = load(cpu_code.prune, ns, jit_generated, jit=njit, kind="cpu", parallel=True)
+    narrow = load(cpu_code.narrow_host, ns, jit_generated, jit=njit, kind="cpu")
     return ns["ips"], narrow, search, prune
 
 

@@ -3,16 +3,16 @@ Imported only when the cuda backend runs."""
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
 
 from gpudp import primitives as pr
 from gpudp.backends.cuda import cuda, generated_kernel, sim_geometry
+from gpudp.kernel import factory, load
 from gpudp.primitives import cuda as prc
 
-from . import cpu
+from . import cpu, cuda_code
 from .kernels import INT64_MAX, build
 
 SEARCH_THREADS = 256
@@ -29,75 +29,7 @@ def _geometry():
     return sim_geometry((pr.MERGE_THREADS, pr.MERGE_ITEMS, pr.SCAN_THREADS, SEARCH_THREADS), (4, 3, 8, 8))
 
 
-_START_LIST = """
-def start_list(keys, pay, lens):
-    if cuda.grid(1) == 0:
-        keys[0] = 0
-        pay[0] = 0
-        lens[0] = 1
-"""
-
-_GENERATE_STEP = """
-def generate_step(keys, pay, lens, s, w, bit, cap, outk, outp):
-    # IGS step s: merge list A = keys[0:lens[s]] with A[0:k] + w, k = #{a <= cap - w}, into out;
-    # the lengths stay on the device (no host round trip per item); blocks past the end idle.
-    skey = cuda.shared.array(TILE, int64)
-    spay = cuda.shared.array(TILE, uint32)
-    src = cuda.shared.array(TILE, int32)
-    cut = cuda.shared.array(3, int64)
-    m = lens[s]
-    if cuda.threadIdx.x == 0:
-        cut[2] = ub(keys, 0, m, cap - w)
-    cuda.syncthreads()
-    k = cut[2]
-    d0 = int64(cuda.blockIdx.x) * TILE
-    if d0 < m + k:
-        merge_tile_at(keys, pay, m, keys, pay, k, w, bit, outk, outp, d0, skey, spay, src, cut)
-    if cuda.grid(1) == 0:
-        lens[s + 1] = m + k
-"""
-
-_PRUNE_CUDA = """
-def prune(a, na, b, nb, cap, e, ka, out_jlo, out_cnt):
-    i = cuda.grid(1)
-    if i < ka:
-        out_jlo[i], out_cnt[i] = ips(a, na, b, nb, cap, e, i)
-"""
-
-_SEARCH_CUDA = """
-def search(a, na, b, nb, cap, e, off, jlo, ka, npairs, out_g, out_i, out_q):
-    # One thread per surviving block pair; the block keeps its least gap (shared-memory reduction).
-    sg = cuda.shared.array(THREADS, int64)
-    si = cuda.shared.array(THREADS, int64)
-    sq = cuda.shared.array(THREADS, int64)
-    t = cuda.threadIdx.x
-    p = cuda.grid(1)
-    g = INT64_MAX
-    gi = -1
-    gq = -1
-    if p < npairs:
-        i = ub(off, 0, ka, p) - 1
-        g, gi, gq = pair_search(a, na, b, nb, cap, e, i, jlo[i] + p - off[i])
-    sg[t] = g
-    si[t] = gi
-    sq[t] = gq
-    cuda.syncthreads()
-    s = THREADS // 2
-    while s > 0:
-        if t < s and sg[t + s] < sg[t]:
-            sg[t] = sg[t + s]
-            si[t] = si[t + s]
-            sq[t] = sq[t + s]
-        cuda.syncthreads()
-        s //= 2
-    if t == 0:
-        out_g[cuda.blockIdx.x] = sg[0]
-        out_i[cuda.blockIdx.x] = si[0]
-        out_q[cuda.blockIdx.x] = sq[0]
-"""
-
-
-@functools.cache
+@factory("subset_sum.cuda")
 def _cuda_funcs():
     from types import SimpleNamespace
 
@@ -110,10 +42,10 @@ def _cuda_funcs():
     ns.update(TILE=int(prim.tile), THREADS=int(threads), merge_tile_at=prim.merge_tile_at)
     return SimpleNamespace(
         prim=prim,
-        start_list=generated_kernel(_START_LIST, "start_list", {"cuda": cuda}),
-        generate_step=generated_kernel(_GENERATE_STEP, "generate_step", dict(ns)),
-        prune=generated_kernel(_PRUNE_CUDA, "prune", dict(ns)),
-        search=generated_kernel(_SEARCH_CUDA, "search", dict(ns)),
+        start_list=load(cuda_code.start_list, {"cuda": cuda}, generated_kernel),
+        generate_step=load(cuda_code.generate_step, dict(ns), generated_kernel),
+        prune=load(cuda_code.prune, dict(ns), generated_kernel),
+        search=load(cuda_code.search, dict(ns), generated_kernel),
         threads=threads,
     )
 

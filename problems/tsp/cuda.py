@@ -22,8 +22,6 @@ Under the CUDA simulator a block has :data:`SIM_THREADS` threads and shared memo
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from gpudp.backends.cuda import (
@@ -36,6 +34,7 @@ from gpudp.backends.cuda import (
     sim_geometry,
     stream,
 )
+from gpudp.kernel import factory
 
 from .kernels import close, layer
 
@@ -65,7 +64,7 @@ def tsp_many(D, binom, poff, width, parents, layers, values, tours):
 """
 
 
-@functools.cache
+@factory("tsp.cuda")
 def _kernel(vt: str, shared: bool):
     """The kernel for values of type ``vt`` ("int64" or "float64"), its two layers in shared memory
     or in device memory (``layers[k]``)."""

@@ -9,7 +9,9 @@ The modules, by idea:
 
 - :mod:`.driver`: the device, its memory figures, the one page-locked pool, uploads, streams,
   events, cooperative launches, launch geometry;
-- :mod:`.kernels`: how generated source becomes a kernel, and the names a kernel sees;
+- :mod:`.kernels`: how generated source becomes a kernel, the names a kernel sees, and the kernel
+  object of the process's table (:class:`gpudp.kernel.Kernel`) that launches it on a stream with
+  its timing events (:class:`.kernels.CudaKernel`);
 - the kernel families: :mod:`.tiled` (tiled grids), :mod:`.layered` (layers, and the temporally
   blocked kernel of a declared reach), :mod:`.line` (one-cell wavefronts), :mod:`.bands` (the
   bands codec's encoder), :mod:`.blocks` (blocks of a grid swept again for a traceback);
@@ -42,10 +44,11 @@ from .driver import (
     stream,
     stride_grid,
 )
-from .kernels import cell_namespace, device_jit, generated_kernel
+from .kernels import CudaKernel, cell_namespace, device_jit, generated_kernel
 
 __all__ = [
     "cuda",
+    "CudaKernel",
     "as_device_array",
     "cached_grid",
     "cell_namespace",

@@ -6,105 +6,13 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
+from ...kernel import KernelFactory, load
+from . import bands_code
 from .driver import is_simulator, pinned_empty
-from .kernels import device_jit, generated_kernel
+from .kernels import CudaKernel, device_jit, generated_kernel
 
-#: the kernels of this family built in this process, by their key
-_CACHE: dict = {}
-
-_ENCODE = """
-def encode(t0, t1, slab, woff, wbase, lo, hi, hdr, runs, out, count):
-    sh = cuda.shared.array(3, np.int64)
-    th = cuda.threadIdx.x
-    nt = cuda.blockDim.x
-    t = t0 + cuda.blockIdx.x
-    while t < t1:
-        base = woff[t] - wbase
-        ng = (woff[t + 1] - woff[t]) // BITS
-        g0 = lo[t] // 32
-        lo_bit = lo[t] - g0 * 32
-        hi_bit = hi[t] - 1 - (g0 + ng - 1) * 32
-        if th == 0:
-            sh[0] = ng
-            sh[1] = 0
-        cuda.syncthreads()
-        # one pass, four groups in flight per thread; a thread's own first / last mismatch first
-        amin = ng
-        bmax = 0
-        g = th
-        while g < ng:
-            for u in range(4):
-                gu = g + u * nt
-                if gu < ng:
-                    dl, dt = differs(slab, base, gu, ng, lo_bit, hi_bit)
-                    if dl:
-                        amin = min(amin, gu)
-                    if dt:
-                        bmax = max(bmax, gu + 1)
-            g += 4 * nt
-        if amin < ng:
-            cuda.atomic.min(sh, 0, amin)
-        if bmax > 0:
-            cuda.atomic.max(sh, 1, bmax)
-        cuda.syncthreads()
-        ga = sh[0]
-        gb = max(ga, sh[1]) if ga < ng else ng
-        r = t - t0
-        if th == 0:
-            sh[2] = cuda.atomic.add(count, 0, (gb - ga) * BITS)
-            hdr[r, 0] = ga
-            hdr[r, 1] = gb - ga
-            last = base + (ng - 1) * BITS
-            for q in range(BITS):
-                if ng > 0:
-                    runs[r, q] = edge_word(slab[base + q], 0, ng, lo_bit, hi_bit)
-                    runs[r, BITS + q] = edge_word(slab[last + q], ng - 1, ng, lo_bit, hi_bit)
-                else:
-                    runs[r, q] = 0
-                    runs[r, BITS + q] = 0
-        cuda.syncthreads()
-        off = sh[2]
-        if th == 0:
-            hdr[r, 2] = off
-        i = th
-        while i < (gb - ga) * BITS:
-            out[off + i] = slab[base + ga * BITS + i]
-            i += nt
-        cuda.syncthreads()
-        t += cuda.gridDim.x
-"""
-
-_DIFFERS = """
-def differs(slab, base, g, ng, lo_bit, hi_bit):
-    dl = False
-    dt = False
-    last = base + (ng - 1) * BITS
-    for q in range(BITS):
-        x = edge_word(slab[base + g * BITS + q], g, ng, lo_bit, hi_bit)
-        if x != edge_word(slab[base + q], 0, ng, lo_bit, hi_bit):
-            dl = True
-        if x != edge_word(slab[last + q], ng - 1, ng, lo_bit, hi_bit):
-            dt = True
-    return dl, dt
-"""
-
-_EDGE = """
-def edge_word(x, g, ng, lo_bit, hi_bit):
-    x = np.int64(x)
-    if g == 0 and lo_bit > 0:
-        below = (np.int64(1) << lo_bit) - 1
-        if (x >> lo_bit) & 1:
-            x = x | below
-        else:
-            x = x & ~below
-    if g == ng - 1 and hi_bit < 31:
-        above = np.int64(0xFFFFFFFF) & ~((np.int64(2) << hi_bit) - 1)
-        if (x >> hi_bit) & 1:
-            x = x | above
-        else:
-            x = x & ~above
-    return x
-"""
+#: the kernels of this family built in this process (gpudp.kernel)
+_KERNELS = KernelFactory("cuda.encode", "bits", kernel=CudaKernel)
 
 #: threads per block of the band encoder (one block per layer, grid-stride over the chunk's layers)
 ENCODE_THREADS = 1024
@@ -117,17 +25,15 @@ def encode_kernel(bits: int):
     :func:`gpudp.store.edge_word`), reserves room for the band in ``out`` with a global atomic, and
     copies the band there; ``hdr[r] = (lead groups, band groups, offset in out)``, ``runs[r]`` the two
     run values."""
-    key = ("encode", bits)
-    if key in _CACHE:
-        return _CACHE[key]
+    k = _KERNELS.lookup(bits=bits)
+    if k.ready:
+        return k.fn
     from ...codegen import compile_source
 
     ns = {"cuda": cuda, "np": np, "BITS": bits}
-    ns["edge_word"] = device_jit(compile_source(_EDGE, "edge_word", dict(ns)))
-    ns["differs"] = device_jit(compile_source(_DIFFERS, "differs", dict(ns)))
-    fn = generated_kernel(_ENCODE, "encode", ns)
-    _CACHE[key] = fn
-    return fn
+    ns["edge_word"] = device_jit(load(bands_code.edge_word, dict(ns), compile_source))
+    ns["differs"] = device_jit(load(bands_code.differs, dict(ns), compile_source))
+    return k.keep(load(bands_code.encode, ns, generated_kernel)).fn
 
 
 class BandEncoder:

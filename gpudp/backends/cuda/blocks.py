@@ -7,10 +7,14 @@ import numpy as np
 from numba import cuda
 
 from ... import values
-from .kernels import cell_namespace, device_jit, generated_kernel
+from ...kernel import KernelFactory
+from .kernels import CudaKernel, cell_namespace, device_jit, generated_kernel
 
-#: the kernels of this family built in this process, by their key
-_CACHE: dict = {}
+#: the kernels of these families built in this process (gpudp.kernel)
+_PACK_KERNELS = KernelFactory("cuda.pack", "bits", kernel=CudaKernel)
+_BLOCK_KERNELS = KernelFactory(
+    "cuda.blocks", "rec", "n_data", "every", "shared", "sym_dtypes", kernel=CudaKernel
+)
 
 # Blocks of a tiled grid swept again for a traceback (gpudp.linear): a thread block a block, its
 # anti-diagonals in turn (a barrier between them), thread t the rows imin + t, imin + t + nt, ...;
@@ -89,16 +93,16 @@ def pack_planes(n, GT, cells, gdiag, groups, words, WS):
 
 def pack_kernel(bits: int):
     """The kernel that packs a round's decisions into bit planes (``_PACK``), once per bit count."""
-    key = ("pack", bits)
-    if key not in _CACHE:
+    k = _PACK_KERNELS.lookup(bits=bits)
+    if not k.ready:
         ns = {"cuda": cuda, "np": np, "BITS": bits}
         src = _PACK.format(
             init="\n        ".join(f"m{b} = np.int64(0)" for b in range(bits)) or "pass",
             acc="\n            ".join(f"m{b} |= ((v >> {b}) & 1) << x" for b in range(bits)) or "pass",
             store="\n        ".join(f"words[base + {b} * ng] = m{b}" for b in range(bits)) or "pass",
         )
-        _CACHE[key] = generated_kernel(src, "pack_planes", ns)
-    return _CACHE[key]
+        k = k.keep(generated_kernel(src, "pack_planes", ns))
+    return k.fn
 
 
 #: threads of a thread block of the blocks' sweep at most (a diagonal's cells past them loop): a
@@ -153,9 +157,9 @@ def blocks_kernel(rec_cls, n_data: int, every: int, sym_dtypes=None):
     :meth:`_CUDA.run_blocks`); compiled once per class, data count, block side and symbol types
     (``sym_dtypes``: a recurrence with symbols has a block's in shared memory with its diagonals)."""
     shared = block_shared(rec_cls, every)
-    key = ("blocks", rec_cls, n_data, every, shared, sym_dtypes)
-    if key in _CACHE:
-        return _CACHE[key]
+    k = _BLOCK_KERNELS.lookup(rec=rec_cls, n_data=n_data, every=every, shared=shared, sym_dtypes=sym_dtypes)
+    if k.ready:
+        return k.fn
     import numba
 
     from ...codegen import block_source, n_symbols
@@ -169,5 +173,4 @@ def blocks_kernel(rec_cls, n_data: int, every: int, sym_dtypes=None):
     elif n_symbols(rec_cls):
         ri, cj = "dat0[gi]", "dat1[gj]"
     src = block_source(_BLOCKS, rec_cls, n_data, ns, device_jit, ri, cj, buf=buf, sym_load=load.rstrip("\n"))
-    fn = _CACHE[key] = generated_kernel(src, "run_blocks", ns)
-    return fn
+    return k.keep(generated_kernel(src, "run_blocks", ns)).fn

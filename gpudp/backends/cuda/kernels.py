@@ -1,6 +1,7 @@
 """What every generated CUDA kernel is built with: the device and kernel decorators, the way
-generated source becomes a kernel (through the persistent cache on a GPU), and the names a kernel
-sees (:func:`cell_namespace`)."""
+generated source becomes a kernel (through the persistent cache on a GPU), the names a kernel
+sees (:func:`cell_namespace`), and the kernel object of the process's table that launches it
+(:class:`CudaKernel`, :class:`Launches`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 from numba import cuda
 
 from ... import values
+from ...kernel import Kernel
 from .driver import is_simulator
 
 FULL = 0xFFFFFFFF
@@ -59,3 +61,43 @@ def cell_namespace(rec_cls):
     # a record cell: VT builds its tuple of fields
     ns.update(values.namespace(rec_cls, device_jit, compile_source))
     return ns
+
+
+class CudaKernel(Kernel):
+    """A CUDA kernel of the process's table (:class:`gpudp.kernel.Kernel`; a family declares it with
+    ``KernelFactory(..., kernel=CudaKernel)``): also its launches on a stream (:meth:`launches`)."""
+
+    __slots__ = ()
+
+    def launches(self, stream, timed: bool = True) -> Launches:
+        """A run's launches of this kernel on ``stream``, each between two timing events when
+        ``timed`` (:class:`Launches`)."""
+        return Launches(self.fn, stream, timed)
+
+
+class Launches:
+    """One run's launches of a kernel on one stream: ``launch(grid, block, args, shared)`` is
+    ``fn[grid, block, stream, shared](*args)``, recorded between two CUDA events when ``timed``; it
+    returns the end event (None untimed). ``fn`` is the kernel, or the specialisation that a
+    cooperative launch's first call made of it (:func:`.driver.coop_blocks`): set it."""
+
+    __slots__ = ("fn", "stream", "timed", "events", "count")
+
+    def __init__(self, fn, stream, timed: bool = True):
+        self.fn, self.stream, self.timed, self.events, self.count = fn, stream, timed, [], 0
+
+    def launch(self, grid, block, args, shared: int = 0):
+        self.count += 1
+        if not self.timed:
+            self.fn[grid, block, self.stream, shared](*args)
+            return None
+        start, end = cuda.event(), cuda.event()
+        start.record(stream=self.stream)
+        self.fn[grid, block, self.stream, shared](*args)
+        end.record(stream=self.stream)
+        self.events.append((start, end))
+        return end
+
+    def elapsed_ms(self) -> list[float]:
+        """Milliseconds of each timed launch (waits for the last to end)."""
+        return [s.elapsed_time(e) for s, e in self.events]

@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...kernel import KernelFactory
 from .driver import is_simulator
-from .kernels import cell_namespace, device_jit, generated_kernel
+from .kernels import CudaKernel, cell_namespace, device_jit, generated_kernel
 
-#: the kernels of this family built in this process, by their key
-_CACHE: dict = {}
+#: the kernels of these families built in this process (gpudp.kernel)
+_LAYERED_KERNELS = KernelFactory("cuda.layered", "rec", "n_data", "schedule", kernel=CudaKernel)
+_BLOCKED_KERNELS = KernelFactory(
+    "cuda.blocked", "rec", "n_data", "unroll", "max_registers", kernel=CudaKernel
+)
 #: threads per block of the layered kernel
 LAYER_THREADS = 256
 #: cells per thread per step of the layered kernel (computed before any is stored). 1 measured best
@@ -229,9 +233,10 @@ def layered_kernel(rec_cls, n_data: int, schedule):
     gathered by warp ballots (zero words for groups outside the range); one grid sync between
     layers. Each thread takes ``UNROLL`` cells a step, ``blockDim`` apart, and computes all of them
     before it stores any: their loads are then independent of the stores, so they overlap."""
-    key = ("layered", rec_cls, n_data, schedule and (schedule.offsets, schedule.a, schedule.b))
-    if key in _CACHE:
-        return _CACHE[key]
+    deps = schedule and (schedule.offsets, schedule.a, schedule.b)
+    k = _LAYERED_KERNELS.lookup(rec=rec_cls, n_data=n_data, schedule=deps)
+    if k.ready:
+        return k
     from ...codegen import compile_source, data_args, indent, layer_cell_source
 
     bits = rec_cls.decision_bits
@@ -261,9 +266,7 @@ def layered_kernel(rec_cls, n_data: int, schedule):
         prologue=indent(prologue, 4),
     )
     ns["UNROLL"] = LAYER_UNROLL
-    fn = generated_kernel(src, "run_layers", ns)
-    _CACHE[key] = fn
-    return fn
+    return k.keep(generated_kernel(src, "run_layers", ns))
 
 
 def blocked_kernel(rec_cls, n_data: int):
@@ -282,9 +285,11 @@ def blocked_kernel(rec_cls, n_data: int):
     span's own decisions are stored. A layer so costs shared-memory traffic, and device memory is
     touched once per pass instead of once per layer. (A variant with two shared buffers, one
     barrier per layer instead of one per strip, measured 30 % slower on the H100.)"""
-    key = ("blocked", rec_cls, n_data, BLOCK_UNROLL, BLOCK_MAX_REGISTERS)
-    if key in _CACHE:
-        return _CACHE[key]
+    kern = _BLOCKED_KERNELS.lookup(
+        rec=rec_cls, n_data=n_data, unroll=BLOCK_UNROLL, max_registers=BLOCK_MAX_REGISTERS
+    )
+    if kern.ready:
+        return kern
     from ...codegen import cell_call, compile_source, data_args, indent
 
     bits = rec_cls.decision_bits
@@ -331,9 +336,7 @@ def blocked_kernel(rec_cls, n_data: int):
     )
     ns.update(UNROLL=BLOCK_UNROLL, BITS=bits)
     kw = {} if sim or not BLOCK_MAX_REGISTERS else {"max_registers": BLOCK_MAX_REGISTERS}
-    fn = generated_kernel(src, "run_blocked", ns, **kw)
-    _CACHE[key] = fn
-    return fn
+    return kern.keep(generated_kernel(src, "run_blocked", ns, **kw))
 
 
 class Blocking:

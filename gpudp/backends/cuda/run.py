@@ -74,7 +74,6 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
     if bands:
         enc = BandEncoder(plan, bits, slab_words, compute, copier)
     copied = [None, None]  # per slab: (event when its copy finished, chunk index)
-    events = []
     out = {}
 
     if plan.kind == "tiled":
@@ -160,7 +159,7 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
                 *d_data,
             )
 
-    launcher, blocks = None, 1
+    launches, launcher, blocks = kernel.launches(compute), None, 1
     warnings.filterwarnings("ignore", category=NumbaPerformanceWarning)  # small grids are expected
 
     def finish(slot):
@@ -190,7 +189,8 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
         a = args(u0, u1, slabs[slot])
         if launcher is None:
             t = time.perf_counter()
-            launcher, blocks = coop_blocks(kernel, a, threads, want, smem)
+            launcher, blocks = coop_blocks(kernel.fn, a, threads, want, smem)
+            launches.fn = launcher
             if n_reduce(cls) and blocks * threads > len(data[-1 - n_flags(cls)]):
                 raise CheckError(
                     f"a grid of {blocks} x {threads} threads needs more reduction slots than the "
@@ -201,11 +201,7 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
             stats.extra["compile_seconds"] = time.perf_counter() - t
             stats.extra.update(_resources(launcher))
             LAST_LAUNCHER[:] = [launcher]
-        start, end = cuda.event(), cuda.event()
-        start.record(stream=compute)
-        launcher[blocks, threads, compute, smem](*a)
-        end.record(stream=compute)
-        events.append((start, end))
+        end = launches.launch(blocks, threads, a, smem)
         if bands:
             enc.launch(slot, u0, u1, slabs[slot], woff)
             copied[slot] = (enc.headers_to_host(slot, u1 - u0), c)
@@ -225,9 +221,9 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
         finish(slot)
     compute.synchronize()
     copier.synchronize()
-    stats.kernel_seconds = sum(s.elapsed_time(e) for s, e in events) / 1e3
+    stats.kernel_seconds = sum(launches.elapsed_ms()) / 1e3
     stats.extra["gpu_seconds"] = time.perf_counter() - t_wall
-    stats.extra["launches"] = len(events)
+    stats.extra["launches"] = launches.count
     stats.extra["grid"] = [blocks, threads]
     if bands:
         stats.extra["bytes_to_host"] = enc.bytes_to_host

@@ -10,11 +10,12 @@ import numpy as np
 
 from ... import values
 from ...codegen import n_reduce
+from ...kernel import KernelFactory
 from .driver import is_simulator
-from .kernels import cell_namespace, device_jit, generated_kernel
+from .kernels import CudaKernel, cell_namespace, device_jit, generated_kernel
 
-#: the kernels of this family built in this process, by their key
-_CACHE: dict = {}
+#: the kernels of this family built in this process (gpudp.kernel)
+_KERNELS = KernelFactory("cuda.tiled", "rec", "n_data", "bh", "tw", "sym_dtype", "unroll", kernel=CudaKernel)
 
 _TILED = """
 def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off, ckrow, ckcol, CK{da}):
@@ -173,9 +174,10 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     large grid); the blocks at a tile's start and end, and tiles cut by the grid's last row, run a
     checked loop. Tiles of one tile anti-diagonal run as separate blocks; a grid sync separates the
     tile anti-diagonals of one launch."""
-    key = ("tiled", rec_cls, n_data, bh, tw, sym_dtype, steady_unroll())
-    if key in _CACHE:
-        return _CACHE[key]
+    unroll = steady_unroll()
+    k = _KERNELS.lookup(rec=rec_cls, n_data=n_data, bh=bh, tw=tw, sym_dtype=sym_dtype, unroll=unroll)
+    if k.ready:
+        return k
     from ...codegen import (
         compile_source,
         data_args,
@@ -308,7 +310,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     # bit positions) took 39 s to compile (numba's front end is superlinear in the function's size),
     # 255 registers and 288 GCUPS; one step a loop trip compiles in 5.8 s, takes 96 registers and
     # runs 324 GCUPS
-    u = steady_unroll()
+    u = unroll
     # (a while loop: numba's range loop keeps a count beside the index, both in 64 bits)
     steady = ["sb = 0", "while sb < 32:"] if u < 32 else []
     body = []
@@ -359,9 +361,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         store_right=indent(j(store_right), 12),
         store_ck=indent(j(store_ck), 20),
     )
-    fn = generated_kernel(values.expand(src, rec_cls), "run_tiles", ns)
-    _CACHE[key] = fn
-    return fn
+    return k.keep(generated_kernel(values.expand(src, rec_cls), "run_tiles", ns))
 
 
 #: steps of the tiled kernel's steady state unrolled in its source (a divisor of 32; see the figures in

@@ -29,7 +29,6 @@ list each); the best pair is picked on the host in the CPU's order.
 
 from __future__ import annotations
 
-import functools
 from types import SimpleNamespace
 
 import numpy as np
@@ -37,7 +36,10 @@ import numpy as np
 from gpudp import primitives as pr
 from gpudp.backends.cuda import cuda, generated_kernel, memory_info, sim_geometry
 from gpudp.codegen import compile_source
+from gpudp.kernel import factory, load
 from gpudp.primitives import cuda as prc
+
+from . import cuda_code as K
 
 __all__ = ["DEVICE_LISTS", "DeviceList", "step_cuda", "pair_cuda", "kernels", "warm"]
 
@@ -52,232 +54,8 @@ _S32 = np.uint64(32)
 _LOW31 = np.uint32(0x7FFFFFFF)
 _FLIP = np.uint32(1 << 31)
 
-# ----------------------------------------------------------------------------------------------------
-# Device functions: the CPU's exact comparisons (exact._umul, uge, ge, kernels._keep) as generated
-# source (numba-cuda caches generated kernels by their source; closures cannot be cached).
 
-_UMUL = """
-def umul(a, b):
-    a0 = a & M32
-    a1 = a >> S32
-    b0 = b & M32
-    b1 = b >> S32
-    p00 = a0 * b0
-    p01 = a0 * b1
-    p10 = a1 * b0
-    mid = (p00 >> S32) + (p01 & M32) + (p10 & M32)
-    hi = a1 * b1 + (p01 >> S32) + (p10 >> S32) + (mid >> S32)
-    lo = (mid << S32) | (p00 & M32)
-    return hi, lo
-"""
-
-_UGE = """
-def uge(a, b, c, d):
-    h1, l1 = umul(uint64(a), uint64(b))
-    h2, l2 = umul(uint64(c), uint64(d))
-    return h1 > h2 or (h1 == h2 and l1 >= l2)
-"""
-
-_GE = """
-def ge(a, b, c, d, small):
-    if small:
-        return a * b >= c * d
-    if a >= 0:
-        if c <= 0:
-            return True
-        return uge(a, b, c, d)
-    if c > 0:
-        return False
-    return uge(-c, d, -a, b)
-"""
-
-_KEEP = """
-def keep(w, p, kk, cap, thr, rp, rw, lp, lw, small, ls, la, lu, lim):
-    if w <= cap:
-        ok = rw > 0 and ge(cap - w, rp, thr - p, rw, small)
-    else:
-        ok = lw > 0 and ge(p - thr, lw, w - cap, lp, small)
-    if ok and ls > 0:
-        ok = ls * p - la * kk - lu * w >= lim
-    return ok
-"""
-
-_LAST_LE = """
-def last_le(W, L, limit, dw):
-    lo = 0
-    hi = L
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if W[mid] - dw <= limit:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo - 1
-"""
-
-# ----------------------------------------------------------------------------------------------------
-# Kernels. The merged list has n2 = 2L entries: keys Wm (int64), payloads pay (uint32: source index,
-# top bit for the shifted copy), profits Pm, their exclusive prefix maxima PX. res (int64, on the
-# device): 0 z, 1 the incumbent's merged index (-1: not improved), 2 its node (-2: not improved),
-# 3 the next free node after it, 4 the threshold, 5 S*thr - lagc, 6 the undominated count.
-
-_GATHER = """
-def gather(pay, n2, P, dp, Pm):
-    q = cuda.grid(1)
-    if q < n2:
-        s = pay[q]
-        v = P[int64(s & LOW31)]
-        if s >= FLIP:
-            v += dp
-        Pm[q] = v
-"""
-
-_INCUMBENT = """
-def incumbent(Wm, Pm, PX, pay, n2, N, cap, z, gp, target, ls, lagc, j, nn, par, itm, res):
-    if cuda.grid(1) == 0:
-        hi = ub(Wm, 0, n2, cap)
-        newz = z
-        qstar = int64(-1)
-        node = int64(-2)
-        nn2 = nn
-        if hi > 0:
-            best = PX[hi - 1]
-            if Pm[hi - 1] > best:
-                best = Pm[hi - 1]
-            if best > z:
-                lo = int64(0)
-                h = hi - 1
-                while lo < h:  # the first merged index whose prefix maximum reaches best
-                    mid = (lo + h) >> 1
-                    v = PX[mid]
-                    if Pm[mid] > v:
-                        v = Pm[mid]
-                    if v >= best:
-                        h = mid
-                    else:
-                        lo = mid + 1
-                qstar = lo
-                newz = best
-                s = pay[qstar]
-                src = int64(s & LOW31)
-                if s >= FLIP:
-                    par[nn] = N[src]
-                    itm[nn] = j
-                    node = nn
-                    nn2 = nn + 1
-                else:
-                    node = N[src]
-        thr = newz + gp
-        if target > thr:
-            thr = target
-        res[0] = newz
-        res[1] = qstar
-        res[2] = node
-        res[3] = nn2
-        res[4] = thr
-        res[5] = ls * thr - lagc
-        res[6] = 0
-"""
-
-_FLAGS = """
-def flags(Wm, Pm, PX, pay, n2, K, dk, counted, cap, rp, rw, lp, lw, small, ls, la, lu, res, v):
-    sh = cuda.shared.array(THREADS, int32)
-    t = cuda.threadIdx.x
-    q = cuda.grid(1)
-    dom = 0
-    if q < n2:
-        p = Pm[q]
-        w = Wm[q]
-        if p > PX[q]:
-            dom = 1
-            if q + 1 < n2 and Wm[q + 1] == w and Pm[q + 1] > p:
-                dom = 0
-        x = int64(0)
-        if dom:
-            s = pay[q]
-            src = int64(s & LOW31)
-            f = s >= FLIP
-            kk = int64(0)
-            if counted:
-                kk = int64(K[src])
-                if f:
-                    kk += dk
-            if keep(w, p, kk, cap, res[4], rp, rw, lp, lw, small, ls, la, lu, res[5]):
-                x = int64(1)
-                if f and q != res[1]:
-                    x += int64(1) << 32
-        v[q] = x
-    sh[t] = dom
-    cuda.syncthreads()
-    half = THREADS // 2
-    while half > 0:
-        if t < half:
-            sh[t] += sh[t + half]
-        cuda.syncthreads()
-        half //= 2
-    if t == 0 and sh[0] > 0:
-        cuda.atomic.add(res, 6, int64(sh[0]))
-"""
-
-_SCATTER = """
-def scatter(Wm, Pm, pay, n2, v, off, N, K, dk, counted, j, res, W2, P2, N2, K2, par, itm):
-    q = cuda.grid(1)
-    if q < n2:
-        x = v[q]
-        if x & 1:
-            o = off[q]
-            pos = o & LOW32
-            s = pay[q]
-            src = int64(s & LOW31)
-            f = s >= FLIP
-            W2[pos] = Wm[q]
-            P2[pos] = Pm[q]
-            if counted:
-                kk = K[src]
-                if f:
-                    kk += dk
-                K2[pos] = kk
-            if x >> 32:
-                nid = res[3] + (o >> 32)
-                par[nid] = N[src]
-                itm[nid] = j
-                N2[pos] = nid
-            elif q == res[1]:
-                N2[pos] = res[2]
-            else:
-                N2[pos] = N[src]
-"""
-
-_IOTA = """
-def iota(a, n):
-    q = cuda.grid(1)
-    if q < n:
-        a[q] = q
-"""
-
-_PAIR = """
-def pair(W, P, L, cap, ws, ps, t, nr, nout, vals, qs):
-    # one thread an item outside the core: right of it (added) for x < nr, left (removed) after
-    x = cuda.grid(1)
-    if x < nout:
-        if x < nr:
-            jj = t + 1 + x
-            q = last_le(W, L, cap - ws[jj], 0)
-            val = int64(0)
-            if q >= 0:
-                val = P[q] + ps[jj]
-        else:
-            jj = x - nr
-            q = last_le(W, L, cap, ws[jj])
-            val = int64(0)
-            if q >= 0:
-                val = P[q] - ps[jj]
-        qs[x] = q
-        vals[x] = val
-"""
-
-
-@functools.cache
+@factory("knapsack.sparse.cuda")
 def kernels():
     """Compile (once) and return the step's kernels and the primitives they use: small blocks under
     the simulator, so that a test list of a few hundred states spans several blocks."""
@@ -290,19 +68,18 @@ def kernels():
     ns = {"cuda": cuda, "int32": int32, "int64": int64, "uint32": uint32, "uint64": uint64}
     ns.update(M32=_M32, S32=_S32, LOW31=_LOW31, FLIP=_FLIP, LOW32=np.int64(0xFFFFFFFF), THREADS=int(threads))
     dev = cuda.jit(device=True)
-    for src in (_UMUL, _UGE, _GE, _KEEP, _LAST_LE):
-        name = src.split("(", 1)[0].split()[-1]
-        ns[name] = dev(compile_source(src, name, dict(ns)))
+    for fn in (K.umul, K.uge, K.ge, K.keep, K.last_le):
+        ns[fn.__name__] = dev(load(fn, dict(ns), compile_source))
     ns["ub"] = prim.upper_bound
     return SimpleNamespace(
         prim=prim,
         threads=threads,
-        gather=generated_kernel(_GATHER, "gather", dict(ns)),
-        incumbent=generated_kernel(_INCUMBENT, "incumbent", dict(ns)),
-        flags=generated_kernel(_FLAGS, "flags", dict(ns)),
-        scatter=generated_kernel(_SCATTER, "scatter", dict(ns)),
-        iota=generated_kernel(_IOTA, "iota", dict(ns)),
-        pair=generated_kernel(_PAIR, "pair", dict(ns)),
+        gather=load(K.gather, dict(ns), generated_kernel),
+        incumbent=load(K.incumbent, dict(ns), generated_kernel),
+        flags=load(K.flags, dict(ns), generated_kernel),
+        scatter=load(K.scatter, dict(ns), generated_kernel),
+        iota=load(K.iota, dict(ns), generated_kernel),
+        pair=load(K.pair, dict(ns), generated_kernel),
     )
 
 
