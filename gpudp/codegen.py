@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import linecache
+import re
 import sys
 import textwrap
 import types
@@ -200,7 +201,47 @@ def cell_call(
 
 
 def indent(code: str, n: int) -> str:
+    """``code`` dedented, then each line that is not blank indented by ``n`` spaces (blank lines come
+    out empty)."""
     return textwrap.indent(textwrap.dedent(code), " " * n)
+
+
+#: a template line that holds nothing but one placeholder: a block (:func:`fill`)
+_BLOCK = re.compile(r"^( *)\{([A-Za-z_]\w*)\}$")
+
+
+def fill(template: str, **fields) -> str:
+    """``template`` filled in as ``str.format`` does, except that a placeholder standing alone on its
+    line (``<spaces>{name}``) is a block: its value (a string, possibly of several lines, or a list
+    of lines) replaces that line, indented to the placeholder's column by :func:`indent`.
+
+    So a template shows where each block of generated code sits, and the code that builds a block
+    writes it at column 0: no builder has to know (and keep in step with the template) how deep
+    the placeholder is. A placeholder with anything else on its line is filled in inline."""
+    out = []
+    for line in template.split("\n"):
+        m = _BLOCK.match(line)
+        if m is None:
+            out.append(line.format(**fields))
+            continue
+        value = fields[m[2]]
+        if isinstance(value, (list, tuple)):
+            value = "\n".join(value)
+        out.append(indent(str(value), len(m[1])))
+    return "\n".join(out)
+
+
+#: a cell wrapper: its ``def`` line, the body that leaves the cell's value in v and decision in dd
+_CELL_FUNCTION = """{head}
+    {body}
+    return v, dd
+"""
+
+
+def cell_function(head: str, body: str) -> str:
+    """Source of a cell wrapper (``tcell``, ``lcell``, the backends' own): ``head``, its ``def``
+    line, then ``body`` (:func:`cell_call`'s lines) and ``return v, dd``."""
+    return fill(_CELL_FUNCTION, head=head, body=body)
 
 
 def compile_source(src: str, name: str, namespace: dict):
@@ -256,8 +297,7 @@ def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None, rows: boo
         prev = layer_rows(rec_cls) if rows else ring
         args = ", ".join(prev) if rows else "ring, W1"
         body = cell_call(rec_cls, "t, p", prev, n_data, "v", "dd")
-        head = f"def lcell(t, p, {args}, last_row, last_col, R, C{da}):"
-        return f"{head}\n{indent(body, 4)}\n    return v, dd\n"
+        return cell_function(f"def lcell(t, p, {args}, last_row, last_col, R, C{da}):", body)
     s = schedule
     lines = [f"def lcell(t, p, ring, W1, last_row, last_col, R, C{da}):"]
     # t counts from the first wavefront; t_min depends on the grid's size, so it is computed here
@@ -301,6 +341,13 @@ def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None, rows: boo
     return "\n".join(lines) + "\n"
 
 
+_RUN_LINE = """def run_line(g0, g1, line, words, wbase, R, C{da}):
+    {setup}
+    for c in range(start, stop, {step}):
+        {cell}
+"""
+
+
 def line_sweep_source(rec_cls, n_data: int, schedule: Schedule, guard: str = "pass") -> str:
     """Source of ``run_line(g0, g1, line, words, wbase, R, C, d0..)``, the sweep of a *line* (a grid
     of one cell a wavefront, :func:`gpudp.engine._line_plan`) over its groups of 32 cells ``g0 <=
@@ -334,9 +381,8 @@ def line_sweep_source(rec_cls, n_data: int, schedule: Schedule, guard: str = "pa
         bounds = f"start = g0 * 32\nstop = min(g1 * 32, {n})"
     else:
         bounds = f"start = min(g1 * 32, {n}) - 1\nstop = g0 * 32 - 1"
-    init = "".join(f"w{b} = 0\n" for b in range(bits))
-    body = f"{guard}\n{bounds}\n{init}for c in range(start, stop, {step}):\n{indent(chr(10).join(cell), 4)}"
-    return f"def run_line(g0, g1, line, words, wbase, R, C{da}):\n{indent(body, 4)}\n"
+    setup = [guard, bounds, *(f"w{b} = 0" for b in range(bits))]
+    return fill(_RUN_LINE, da=da, setup=setup, step=step, cell=cell)
 
 
 @register_jitable
@@ -446,16 +492,17 @@ def block_edges(rec_cls, namespace: dict, compile_fn) -> None:
 def block_source(template: str, rec_cls, n_data: int, namespace: dict, compile_fn, ri: str, cj: str, **more):
     """A backend's kernel of blocks swept again (:mod:`gpudp.linear`) from its ``template``: the
     cell wrapper ``tcell`` (no reduction: the forward sweep made it) and :data:`BLOCK_EDGES`'s
-    functions compiled into ``namespace`` by ``compile_fn``, the template filled in (``{origin}``:
-    :data:`BLOCK_ORIGIN`; ``{da}``, ``{du}``: the data arguments; ``{ri}``, ``{cj}``: the symbols'
-    expressions; ``more``) and its value macros expanded."""
+    functions compiled into ``namespace`` by ``compile_fn``, the template filled in by :func:`fill`
+    (``{origin}``: :data:`BLOCK_ORIGIN`, a block; ``{da}``, ``{du}``: the data arguments; ``{ri}``,
+    ``{cj}``: the symbols' expressions; ``more``) and its value macros expanded."""
     from .values import expand
 
     cell = tile_cell_source(rec_cls, n_data, rec_cls.offsets, False)
     namespace["tcell"] = compile_fn(compile_source(cell, "tcell", dict(namespace)))
     block_edges(rec_cls, namespace, compile_fn)
-    src = template.format(
-        origin=indent(BLOCK_ORIGIN, 8).rstrip("\n"),
+    src = fill(
+        template,
+        origin=BLOCK_ORIGIN.rstrip("\n"),
         da=data_args(n_data),
         du=user_args(rec_cls, n_data),
         ri=ri,
@@ -497,4 +544,4 @@ def tile_cell_source(rec_cls, n_data: int, offsets, reduce_here=True) -> str:
     deps = [TILE_DEP_NAMES[tuple(o)] for o in offsets]
     body = cell_call(rec_cls, "i, j", deps, n_data, "v", "dd", ("ri", "cj"), reduce_here)
     args = f"i, j, up, left, diag, ri, cj{user_args(rec_cls, n_data)}"
-    return f"def tcell({args}):\n{indent(body, 4)}\n    return v, dd\n"
+    return cell_function(f"def tcell({args}):", body)

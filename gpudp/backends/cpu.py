@@ -79,8 +79,8 @@ def run_tiles(d0, d1, NI, NJ, R, C, BH, TW, bottom, right, words, wtile0, diag_o
             ncol = min(TW, C - c0)
             eb = J * (TW + 1)
             up = VEMPTY(TW + 1)
-{tile_init}
-{red_init}
+            {tile_init}
+            {red_init}
             if I == 0:
                 ST(up, 0, VT(boundary(-1, c0 - 1{db})))
                 for jj in range(ncol):
@@ -101,20 +101,20 @@ def run_tiles(d0, d1, NI, NJ, R, C, BH, TW, bottom, right, words, wtile0, diag_o
                 ri = {row_sym}
                 diag = LD(up, 0)
                 ST(up, 0, left)
-{planes_init}
+                {planes_init}
                 for jj in range(ncol):
                     upv = LD(up, jj + 1)
                     v, dd = tcell(i, c0 + jj, upv, left, diag, ri, {col_sym}{du})
-{red_acc}
+                    {red_acc}
                     diag = upv
                     left = v
                     ST(up, jj + 1, v)
-{planes_acc}
+                    {planes_acc}
                 ST(right, i, left)
             ST(bottom, eb, LD(up, 0))
             for jj in range(ncol):
                 ST(bottom, eb + 1 + jj, LD(up, jj + 1))
-{red_flush}
+            {red_flush}
             if CK > 0:  # checkpoints: rows and columns CK - 1, 2 CK - 1, ... (see codegen)
                 if r1 % CK == 0 and r1 < R:
                     for jj in range(ncol):
@@ -132,14 +132,14 @@ def run_layers(t0, t1, q0, q1, serial, ring, lo, hi, g0, gn, woff, words, wbase,
         a = lo[t]
         b = hi[t]
         row = ring[t % W1]
-{hoist}
+        {hoist}
         n = max(min(gn[t], q1) - q0, 0)
         if n < serial:  # a small layer, or one thread (serial_groups)
             for qq in range(n):
-{body}
+                {body}
         else:
             for qq in prange(n):
-{body}
+                {body}
 """
 
 #: layers of fewer groups of 32 cells than this run on one thread (measured: see docs/benchmarks.md)
@@ -169,14 +169,14 @@ if s >= a and s + 32 <= b:  # a whole group: no range test a lane
         p = s + lane
         v, dd = lcell(t, p, {prev}, last_row, last_col, R, C{da})
         row[p] = v
-{planes_or}
+        {planes_or}
 elif s + 32 > a and s < b:
     for lane in range(32):
         p = s + lane
         if p >= a and p < b:
             v, dd = lcell(t, p, {prev}, last_row, last_col, R, C{da})
             row[p] = v
-{planes_or2}
+            {planes_or2}
 {planes_store}
 """
 
@@ -377,8 +377,8 @@ def tiled_runner(rec_cls, n_data: int, nrt: bool = False):
     from ..codegen import (
         compile_source,
         data_args,
+        fill,
         fn_args,
-        indent,
         local_reduction,
         n_reduce,
         n_symbols,
@@ -398,18 +398,19 @@ def tiled_runner(rec_cls, n_data: int, nrt: bool = False):
         red_acc = update("v", "i * C + c0 + jj")
     tile_init, init, acc = _plane_lines(bits)
     sym = n_symbols(rec_cls)
-    src = _TILED.format(
+    src = fill(
+        _TILED,
         da=data_args(n_data),
         du=user_args(rec_cls, n_data),
         db=fn_args(rec_cls, n_data),
         row_sym="dat0[i]" if sym else "0",
         col_sym="dat1[c0 + jj]" if sym else "0",
-        tile_init=indent(tile_init, 12),
-        planes_init=indent(init, 16),
-        planes_acc=indent(acc, 20),
-        red_init=indent(red_init, 12),
-        red_acc=indent(red_acc, 20),
-        red_flush=indent(red_flush, 12),
+        tile_init=tile_init,
+        planes_init=init,
+        planes_acc=acc,
+        red_init=red_init,
+        red_acc=red_acc,
+        red_flush=red_flush,
     ).replace("BITS", str(bits))
     src = _runtime_note(values.expand(src, rec_cls), nrt)
     return k.keep(jit_generated(src, "run_tiles", ns, njit, "cpu", **_sweep_options(parallel=True))).fn
@@ -425,7 +426,7 @@ def layered_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
     if k.ready:
         return k.fn
     from ..cache import jit_generated
-    from ..codegen import compile_source, data_args, indent, layer_cell_source, layer_rows
+    from ..codegen import compile_source, data_args, fill, layer_cell_source, layer_rows
 
     bits = rec_cls.decision_bits
     ns = cell_namespace(rec_cls, nrt)
@@ -437,15 +438,16 @@ def layered_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
     store = "".join(f"words[woff[t] - wbase + q * {bits} + {b}] = w{b}\n" for b in range(bits)) or "pass\n"
     prev = layer_rows(rec_cls) if rows else ["ring", "W1"]
     hoist = "".join(f"{r} = ring[(t - {w}) % W1]\n" for w, r in enumerate(prev, 1)) if rows else "pass\n"
-    body = _GROUP.format(
+    body = fill(
+        _GROUP,
         prev=", ".join(prev),
         da=data_args(n_data),
-        planes_init=indent(init, 0),
-        planes_or=indent(orr, 8),
-        planes_or2=indent(orr, 12),
-        planes_store=indent(store, 0),
+        planes_init=init,
+        planes_or=orr,
+        planes_or2=orr,
+        planes_store=store,
     )
-    src = _LAYERED.format(da=data_args(n_data), body=indent(body, 16), hoist=indent(hoist, 8))
+    src = fill(_LAYERED, da=data_args(n_data), body=body, hoist=hoist)
     src = _runtime_note(src, nrt)
     return k.keep(jit_generated(src, "run_layers", ns, njit, "cpu", **_sweep_options(parallel=True))).fn
 
@@ -594,7 +596,7 @@ def _store_bands(store, plan, t0, t1, words, wbase, packed):
 _BLOCKS = """
 def run_blocks(nb, bis, bjs, K, R, C, ckrow, ckcol, brow, bcol, words, WS{da}):
     for q in prange(nb):
-{origin}
+        {origin}
         prev = VEMPTY(nc + 1)
         cur = VEMPTY(nc + 1)
         for x in range(nc + 1):

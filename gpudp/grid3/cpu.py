@@ -27,6 +27,7 @@ import numpy as np
 
 from ..backends.cpu import PARALLEL_LOCK, cell_namespace, compiled, nrt_options
 from ..cache import jit_generated
+from ..codegen import fill
 from ..jit import njit
 from ..kernel import KernelFactory
 from . import layout
@@ -42,7 +43,7 @@ def run_planes(d0, d1, n1, n2, n3, ring, starts, dbase, D, FI, FJ, FK, flag, ser
     R = ring.shape[0]
     for d in range(d0, d1):
         cur = ring[d % R]
-{views}
+        {views}
         ilo = max(0, d - (n2 - 1) - (n3 - 1))
         ihi = min(n1 - 1, d)
         base = starts[d] - dbase
@@ -63,7 +64,7 @@ def row(d, i, base, cur{pv}, D, FI, FJ, FK, flag, n1, n2, n3{da}):
         jm = {jm}
         jM = {jM}
         for j in range(jm, jM + 1):
-{unchecked}
+            {unchecked}
         e0 = min(jm, jhi + 1) - jlo  # the cells before the interior: j = 0, at most one
         e1 = jhi + 1 - max(jM + 1, jm)  # the cells after it: k = 0, at most one
     else:
@@ -71,7 +72,7 @@ def row(d, i, base, cur{pv}, D, FI, FJ, FK, flag, n1, n2, n3{da}):
         e1 = 0
     for q in range(e0 + e1):
         j = jlo + q if q < e0 else jhi + 1 - e1 + (q - e0)
-{checked}
+        {checked}
     # the far faces, once the row is done: j = n2 - 1 and k = n3 - 1 can only be its two ends
     if i == n1 - 1:
         for j in range(jlo, jhi + 1):
@@ -95,17 +96,18 @@ def source(rec_cls, n_data: int) -> tuple[str, str]:
     lags = sorted({-sum(o) for o in rec_cls.offsets})
     pv = "".join(f", p{lag}" for lag in lags)
     da = layout.data_params(n_data)
-    row = _ROW.format(
+    row = fill(
+        _ROW,
         pv=pv,
         da=da,
         inner="i >= 1" if has_i else "True",
         jm="max(jlo, 1)" if has_j else "jlo",
         jM="min(jhi, d - i - 1)" if has_k else "jhi",
-        checked=layout.body(rec_cls, n_data, read, store, True, 8, faces=False),
-        unchecked=layout.body(rec_cls, n_data, read, store, False, 12, faces=False),
+        checked=layout.cell_source(rec_cls, n_data, read, store, True, faces=False),
+        unchecked=layout.cell_source(rec_cls, n_data, read, store, False, faces=False),
     )
-    views = "\n".join(f"        p{lag} = ring[(d - {lag}) % R]" for lag in lags)
-    return row, _RUN.format(da=da, views=views, pv=pv)
+    views = [f"p{lag} = ring[(d - {lag}) % R]" for lag in lags]
+    return row, fill(_RUN, da=da, views=views, pv=pv)
 
 
 def runner(rec_cls, n_data: int, nrt: bool = False):

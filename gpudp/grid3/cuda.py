@@ -34,6 +34,7 @@ from ..backends.cuda import (
     generated_kernel,
     sim_geometry,
 )
+from ..codegen import fill
 from ..kernel import KernelFactory
 from . import layout
 
@@ -48,7 +49,7 @@ def run_planes(d0, d1, n1, n2, n3, ring, starts, dbase, D, FI, FJ, FK, flag{da})
     step = cuda.gridsize(1)
     for d in range(d0, d1):
         P0 = d % R
-{views}
+        {views}
         ilo = max(0, d - (n2 - 1) - (n3 - 1))
         ihi = min(n1 - 1, d)
         rows = ihi - ilo + 1
@@ -63,7 +64,7 @@ def run_planes(d0, d1, n1, n2, n3, ring, starts, dbase, D, FI, FJ, FK, flag{da})
             jlo = max(0, d - i - (n3 - 1))
             j = jlo + c
             if j <= min(n2 - 1, d - i):
-{body}
+                {body}
             r += sr
             c += sc
             if c >= W:
@@ -81,10 +82,9 @@ def source(rec_cls, n_data: int) -> str:
     store = "ring[P0, i, j] = {v}" + (
         "\nD[base + row_offset(d, i, n2, n3) + c] = dd" if rec_cls.decision_bits else ""
     )
-    body = layout.body(rec_cls, n_data, read, store, True, 16)
-    lags = sorted({-sum(o) for o in rec_cls.offsets})
-    views = "\n".join(f"        P{lag} = (d - {lag}) % R" for lag in lags)
-    return _RUN.format(da=layout.data_params(n_data), views=views, body=body)
+    body = layout.cell_source(rec_cls, n_data, read, store, True)
+    views = [f"P{lag} = (d - {lag}) % R" for lag in sorted({-sum(o) for o in rec_cls.offsets})]
+    return fill(_RUN, da=layout.data_params(n_data), views=views, body=body)
 
 
 def kernel(rec_cls, n_data: int):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..codegen import decision_dtype, indent
+from ..codegen import decision_dtype
 
 #: cells of one chunk of planes on the CPU: a kernel call, a progress step, a point where Ctrl-C
 #: is seen
@@ -183,8 +183,3 @@ def cell_source(rec_cls, n_data: int, read: str, store: str, checked: bool, face
 def data_params(n_data: int) -> str:
     """``", dat0, dat1"``: the user's data arguments of a generated kernel."""
     return "".join(f", dat{m}" for m in range(n_data))
-
-
-def body(rec_cls, n_data: int, read: str, store: str, checked: bool, depth: int, faces: bool = True) -> str:
-    """:func:`cell_source` indented ``depth`` spaces."""
-    return indent(cell_source(rec_cls, n_data, read, store, checked, faces), depth)

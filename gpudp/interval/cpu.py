@@ -22,10 +22,10 @@ def run_diagonals(d0, d1, n, S, D{da}):
     for d in range(d0, d1):
         if (n - d) * (d + 1) < SERIAL_WORK:  # a short diagonal: cheaper than a parallel region
             for i in range(n - d):
-{body}
+                {body}
         else:
             for i in prange(n - d):
-{body}
+                {body}
 """
 
 
@@ -37,7 +37,6 @@ def runner(rec_cls, n_data: int):
         n_data,
         _RUN,
         "i, j",
-        16,
         lambda: {**cell_namespace(rec_cls), "SERIAL_WORK": SERIAL_WORK},
         lambda src, ns: jit_generated(src, "run_diagonals", ns, njit, "cpu", parallel=True),
     )

@@ -39,7 +39,7 @@ def run_diagonals(d0, d1, n, S, D{da}):
     step = cuda.gridsize(1)
     for d in range(d0, d1):
         for i in range(first, n - d, step):
-{body}
+            {body}
         grid.sync()
 """
 
@@ -69,7 +69,6 @@ def kernel(rec_cls, n_data: int):
         n_data,
         _RUN,
         "d, i",
-        12,
         lambda: {**cell_namespace(rec_cls), "view": _view()},
         lambda src, ns: generated_kernel(src, "run_diagonals", ns),
     )

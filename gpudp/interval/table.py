@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..codegen import cell_call, data_args, decision_dtype, indent
+from ..codegen import cell_call, data_args, decision_dtype, fill
 from ..jit import njit
 from ..kernel import KernelFactory
 
@@ -150,14 +150,14 @@ class OutsideRead(Exception):
 _SWEEPS = KernelFactory("interval.sweep", "backend", "rec", "n_data")
 
 
-def compiled_sweep(kind: str, rec_cls, n_data: int, template: str, at: str, depth: int, namespace, build):
+def compiled_sweep(kind: str, rec_cls, n_data: int, template: str, at: str, namespace, build):
     """A backend's compiled diagonal sweep of a recurrence class, made once per process: ``template``
     (``{da}``: the data arguments; ``{body}``: computing cell ``(i, i + d)`` from the view ``T``
-    and storing its value in ``S[at]`` and its decision in ``D[at]``, indented ``depth``) compiled
-    by ``build(source, namespace())``."""
+    and storing its value in ``S[at]`` and its decision in ``D[at]``; a block, :func:`fill`)
+    compiled by ``build(source, namespace())``."""
     k = _SWEEPS.lookup(backend=kind, rec=rec_cls, n_data=n_data)
     if not k.ready:
         body = cell_call(rec_cls, "i, j", ["T"], n_data, "v", "dd")
         body = f"j = i + d\n{body}\nS[{at}] = v\n" + (f"D[{at}] = dd\n" if rec_cls.decision_bits else "")
-        k = k.keep(build(template.format(da=data_args(n_data), body=indent(body, depth)), namespace()))
+        k = k.keep(build(fill(template, da=data_args(n_data), body=body), namespace()))
     return k.fn

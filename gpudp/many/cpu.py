@@ -19,7 +19,16 @@ import numpy as np
 
 from ..backends.cpu import PARALLEL_LOCK, cell_namespace
 from ..cache import jit_generated
-from ..codegen import compile_source, diagonal_index, fn_args, n_flags, n_reduce, tile_cell_source, user_args
+from ..codegen import (
+    compile_source,
+    diagonal_index,
+    fill,
+    fn_args,
+    n_flags,
+    n_reduce,
+    tile_cell_source,
+    user_args,
+)
 from ..jit import njit
 from ..kernel import KernelFactory
 from . import source
@@ -75,6 +84,13 @@ def _sweep_lines(rec_cls, n_data: int, n_sym: int) -> list[str]:
     return lines
 
 
+_RUN_MANY = """def run_many(wstart, order, ids, shapes, doff, words, lr, lroff, lc, lcoff, RV, RC, FL{pk}):
+    for w in prange(len(wstart) - 1):
+        for p in range(wstart[w], wstart[w + 1]):
+            {body}
+"""
+
+
 def kernel(rec_cls, kinds, n_sym: int):
     """The batch kernel of ``rec_cls`` for packed items of ``kinds`` (:func:`gpudp.many.source.views`;
     the symbols first when the class declares them), compiled once per class and kinds in the
@@ -97,12 +113,7 @@ def kernel(rec_cls, kinds, n_sym: int):
         *source.output_views(n_reduce(rec_cls), n_flags(rec_cls), len(kinds)),
         *_sweep_lines(rec_cls, n_data, n_sym),
     ]
-    src = (
-        f"def run_many(wstart, order, ids, shapes, doff, words, lr, lroff, lc, lcoff, RV, RC, FL"
-        f"{source.packed_args(len(kinds))}):\n"
-        "    for w in prange(len(wstart) - 1):\n"
-        "        for p in range(wstart[w], wstart[w + 1]):\n" + "".join(" " * 12 + x + "\n" for x in body)
-    )
+    src = fill(_RUN_MANY, pk=source.packed_args(len(kinds)), body=body)
     return k.keep(jit_generated(src, "run_many", ns, njit, "cpu", parallel=True)).fn
 
 

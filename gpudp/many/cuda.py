@@ -39,7 +39,16 @@ from ..backends.cuda import (
     sim_geometry,
     stream,
 )
-from ..codegen import compile_source, diag_start, fn_args, n_flags, n_reduce, tile_cell_source, user_args
+from ..codegen import (
+    compile_source,
+    diag_start,
+    fill,
+    fn_args,
+    n_flags,
+    n_reduce,
+    tile_cell_source,
+    user_args,
+)
 from ..kernel import KernelFactory
 from . import source
 from .chunks import ChunkOut
@@ -117,6 +126,17 @@ def _cell_lines(rec_cls, n_data: int, n_sym: int) -> list[str]:
     return lines
 
 
+_RUN_MANY = """def run_many(qs, nb, ids, shapes, doff, words, lr, lroff, lc, lcoff, RV, RC, FL, scratch{pk}):
+    th = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    {buf}
+    blk = cuda.blockIdx.x
+    while blk < nb:
+        {per_instance}
+        blk += cuda.gridDim.x
+"""
+
+
 def kernel(rec_cls, kinds, n_sym: int, shared: bool):
     """The batch kernel of ``rec_cls`` for packed items of ``kinds``, its diagonals in shared memory
     or in ``scratch``; compiled once per class, kinds and buffer (and per argument types by numba),
@@ -156,17 +176,7 @@ def kernel(rec_cls, kinds, n_sym: int, shared: bool):
         "    cuda.syncthreads()",
     ]
     buf = "buf = cuda.shared.array(0, VT)" if shared else "buf = scratch[cuda.blockIdx.x]"
-    src = (
-        "def run_many(qs, nb, ids, shapes, doff, words, lr, lroff, lc, lcoff, RV, RC, FL, scratch"
-        f"{source.packed_args(len(kinds))}):\n"
-        "    th = cuda.threadIdx.x\n"
-        "    nt = cuda.blockDim.x\n"
-        f"    {buf}\n"
-        "    blk = cuda.blockIdx.x\n"
-        "    while blk < nb:\n"
-        + "".join(" " * 8 + x + "\n" for x in per_instance)
-        + "        blk += cuda.gridDim.x\n"
-    )
+    src = fill(_RUN_MANY, pk=source.packed_args(len(kinds)), buf=buf, per_instance=per_instance)
     return k.keep(generated_kernel(src, "run_many", ns)).fn
 
 

@@ -18,6 +18,8 @@ write and allocation of a buffer in the generated kernels goes through :func:`ld
 
 from __future__ import annotations
 
+from ..codegen import fill
+
 #: the layouts of a chunk's decisions (one unsigned integer a cell, instance after instance):
 #: ``rows``, cell (i, j) at i * C + j (the cpu's row-by-row sweep); ``diagonals``, anti-diagonal
 #: after anti-diagonal, a diagonal's cells by increasing i (the cuda blocks' wavefront: the threads
@@ -85,7 +87,7 @@ def walk_many(layout, ids, starts, states, shapes, doff, words, poff, paths, ple
         R = shapes[b, 0]
         C = shapes[b, 1]
         base = doff[q]
-{views}
+        {views}
         i = starts[q, 0]
         j = starts[q, 1]
         s = states[q]
@@ -133,9 +135,10 @@ def walker_source(rec_cls, kinds) -> str:
         advance = "\n            s = np.int64(s2)"
     else:
         rec, step, advance = "", f"i2, j2 = back(i, j, d{da})", ""
-    return _WALK.format(
+    return fill(
+        _WALK,
         pk=packed_args(len(kinds)),
-        views="\n".join(" " * 8 + x for x in views(kinds)) or "        pass",
+        views=views(kinds) or "pass",
         decode=_DECODE,
         rec=rec,
         step=step,

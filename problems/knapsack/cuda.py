@@ -75,6 +75,7 @@ from gpudp.backends.cuda import (
     sim_geometry,
     stream,
 )
+from gpudp.codegen import fill
 from gpudp.kernel import factory
 
 __all__ = ["launch", "launch_batch", "Launch", "THREADS", "UNROLL", "DEVICE_SHARE", "INT32_LIMIT"]
@@ -116,9 +117,9 @@ def knapsack_rows(p, w, off, caps, doff, dec, rows, roff, values):
     nt = cuda.blockDim.x
     lane = th & 31
     k = cuda.blockIdx.x
-{instance}
-{row}
-{prologue}
+    {instance}
+    {row}
+    {prologue}
     c = th
     while c <= C:
         row[c] = VT(0)
@@ -137,9 +138,9 @@ def knapsack_rows(p, w, off, caps, doff, dec, rows, roff, values):
             top = ((hi + 32) >> 5) << 5
             while top > lo:
                 strip = top - UNROLL * nt
-{cells}
+                {cells}
                 cuda.syncthreads()
-{stores}
+                {stores}
                 top = strip
             cuda.syncthreads()
     if th == 0:
@@ -184,7 +185,7 @@ def knapsack_walk(p, w, off, caps, doff, dec, x):
     k = cuda.grid(1)
     if k >= caps.shape[0]:
         return
-{instance}
+    {instance}
     S = tot
     c = C
     for t in range(n - 1, -1, -1):
@@ -201,10 +202,6 @@ def knapsack_walk(p, w, off, caps, doff, dec, x):
 """
 
 
-def _indent(text: str, n: int) -> str:
-    return "\n".join(" " * n + ln if ln else ln for ln in text.strip("\n").splitlines())
-
-
 def _unroll() -> int:
     return sim_geometry(UNROLL, 1)
 
@@ -219,12 +216,13 @@ def _dp_kernel(vt: str, shared: bool, unroll: int):
     ballot = sim_geometry("mm{u} = cuda.ballot_sync(0xFFFFFFFF, dd{u} != 0)", _SIM_BALLOT)
     cells = "".join(_CELL.format(u=u) for u in range(unroll))
     stores = "".join(_STORE.format(u=u, ballot=ballot.format(u=u)) for u in range(unroll))
-    src = _DP.format(
-        instance=_indent(_INSTANCE, 4),
-        row=_indent(row, 4),
-        prologue=_indent(sim_geometry("pass", "bal = cuda.shared.array(1024, np.int64)"), 4),
-        cells=_indent(cells, 16),
-        stores=_indent(stores, 16),
+    src = fill(
+        _DP,
+        instance=_INSTANCE.strip("\n"),
+        row=row,
+        prologue=sim_geometry("pass", "bal = cuda.shared.array(1024, np.int64)"),
+        cells=cells.strip("\n"),
+        stores=stores.strip("\n"),
     )
     ns = {
         "cuda": cuda,
@@ -241,7 +239,7 @@ def _dp_kernel(vt: str, shared: bool, unroll: int):
 def _walk_kernel():
     import numba
 
-    src = _WALK.format(instance=_indent(_INSTANCE, 4))
+    src = fill(_WALK, instance=_INSTANCE.strip("\n"))
     return generated_kernel(src, "knapsack_walk", {"cuda": cuda, "U64": numba.uint64})
 
 

@@ -4,7 +4,6 @@ the thread's local memory (:data:`LCS` here; the edit distance's in
 
 from __future__ import annotations
 
-import textwrap
 import time
 from dataclasses import dataclass
 
@@ -25,6 +24,7 @@ from gpudp.backends.cuda import (
     stream,
     stride_grid,
 )
+from gpudp.codegen import fill
 from gpudp.jit import njit
 from gpudp.kernel import factory, load
 from gpudp.memory import available_memory
@@ -87,14 +87,14 @@ def pairs(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
             continue
         w = (m + 63) // 64
         masks(pat, a0, m, w, sigma, table, mapped, pm)
-{init}
+        {init}
         for k in range(b0, b1):
             x = txt[k]
             if mapped:
                 x = table[x]
             row = x * w
-{step}
-{finish}
+            {step}
+        {finish}
 """
 
 
@@ -136,12 +136,8 @@ def _kernel(spec: PairKernel, sigma: int, words: int):
         "masks": masks,
         **dict(spec.functions),
     }
-    src = _PAIRS.format(
-        empty=spec.empty,
-        init=textwrap.indent(spec.init, " " * 8),
-        step=textwrap.indent(spec.step, " " * 12),
-        finish=textwrap.indent(spec.finish, " " * 8),
-    ).replace("def pairs(", f"def {spec.name}(")
+    src = fill(_PAIRS, empty=spec.empty, init=spec.init, step=spec.step, finish=spec.finish)
+    src = src.replace("def pairs(", f"def {spec.name}(")
     return generated_kernel(src, spec.name, ns)
 
 

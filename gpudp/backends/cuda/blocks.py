@@ -7,6 +7,7 @@ import numpy as np
 from numba import cuda
 
 from ... import values
+from ...codegen import fill
 from ...kernel import KernelFactory
 from .kernels import CudaKernel, cell_namespace, device_jit, generated_kernel
 
@@ -32,8 +33,8 @@ def run_blocks(nb, bis, bjs, K, R, C, ckrow, ckcol, brow, bcol, cells, CS, group
     {buf}
     q = s
     while q < nb:
-{origin}
-{sym_load}
+        {origin}
+        {sym_load}
         for d in range(nr + nc - 1):
             imin = max(0, d - nc + 1)
             imax = min(d, nr - 1)
@@ -96,10 +97,11 @@ def pack_kernel(bits: int):
     k = _PACK_KERNELS.lookup(bits=bits)
     if not k.ready:
         ns = {"cuda": cuda, "np": np, "BITS": bits}
-        src = _PACK.format(
-            init="\n        ".join(f"m{b} = np.int64(0)" for b in range(bits)) or "pass",
-            acc="\n            ".join(f"m{b} |= ((v >> {b}) & 1) << x" for b in range(bits)) or "pass",
-            store="\n        ".join(f"words[base + {b} * ng] = m{b}" for b in range(bits)) or "pass",
+        src = fill(
+            _PACK,
+            init=[f"m{b} = np.int64(0)" for b in range(bits)] or "pass",
+            acc=[f"m{b} |= ((v >> {b}) & 1) << x" for b in range(bits)] or "pass",
+            store=[f"words[base + {b} * ng] = m{b}" for b in range(bits)] or "pass",
         )
         k = k.keep(generated_kernel(src, "pack_planes", ns))
     return k.fn
@@ -132,7 +134,7 @@ def _block_buffer(rec_cls, every: int) -> str:
             return f"buf = cuda.shared.array({n}, VT)"
         # a line each: the simulator tells shared arrays apart by their source line
         lines = [f"buf{k} = cuda.shared.array({n}, F{k})" for k in range(len(fs))]
-        return "\n    ".join([*lines, "buf = (" + ", ".join(f"buf{k}" for k in range(len(fs))) + ",)"])
+        return "\n".join([*lines, "buf = (" + ", ".join(f"buf{k}" for k in range(len(fs))) + ",)"])
     if fs is None:
         return "buf = scratch[s]"
     return "buf = (" + ", ".join(f"scratch[{k}][s]" for k in range(len(fs))) + ",)"
@@ -140,15 +142,15 @@ def _block_buffer(rec_cls, every: int) -> str:
 
 #: a block's symbols, copied into shared memory before its diagonals (``{sym_load}``)
 _BLOCK_SYMBOLS = """
-        x = th
-        while x < nr:
-            rs[x] = dat0[r0 + x]
-            x += nt
-        x = th
-        while x < nc:
-            cs[x] = dat1[c0 + x]
-            x += nt
-        cuda.syncthreads()
+x = th
+while x < nr:
+    rs[x] = dat0[r0 + x]
+    x += nt
+x = th
+while x < nc:
+    cs[x] = dat1[c0 + x]
+    x += nt
+cuda.syncthreads()
 """
 
 
@@ -168,7 +170,7 @@ def blocks_kernel(rec_cls, n_data: int, every: int, sym_dtypes=None):
     buf, ri, cj, load = _block_buffer(rec_cls, every), "0", "0", ""
     if n_symbols(rec_cls) and shared:
         ns["SYM0"], ns["SYM1"] = (numba.from_dtype(np.dtype(t)) for t in sym_dtypes)
-        buf += f"\n    rs = cuda.shared.array({every}, SYM0)\n    cs = cuda.shared.array({every}, SYM1)"
+        buf += f"\nrs = cuda.shared.array({every}, SYM0)\ncs = cuda.shared.array({every}, SYM1)"
         ri, cj, load = "rs[i]", "cs[j]", _BLOCK_SYMBOLS
     elif n_symbols(rec_cls):
         ri, cj = "dat0[gi]", "dat1[gj]"

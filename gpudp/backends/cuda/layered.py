@@ -29,7 +29,7 @@ def run_layers(t0, t1, ring, lo, hi, g0, gn, woff, words, wbase, last_row, last_
     nb = cuda.gridDim.x
     lane = cuda.laneid
     W1 = ring.shape[0]
-{prologue}
+    {prologue}
     for t in range(t0, t1):
         a = lo[t]
         b = hi[t]
@@ -39,8 +39,8 @@ def run_layers(t0, t1, ring, lo, hi, g0, gn, woff, words, wbase, last_row, last_
         base = first + cuda.blockIdx.x * span
         end = min(base + span, stop)
         while base < end:
-{cells}
-{stores}
+            {cells}
+            {stores}
             base += UNROLL * cuda.blockDim.x
         if t + 1 < t1:
             grid.sync()
@@ -54,7 +54,7 @@ def run_blocked(q0, q1, pstart, pu0, pu1, rcum, pspan, ring, lo, hi, g0, gn, wof
     nt = cuda.blockDim.x
     lane = cuda.laneid
     CH = UNROLL * nt
-{prologue}
+    {prologue}
     for q in range(q0, q1):
         t0 = pstart[q]
         t1 = pstart[q + 1]
@@ -106,13 +106,13 @@ def run_blocked(q0, q1, pstart, pu0, pu1, rcum, pspan, ring, lo, hi, g0, gn, wof
                     c0 = top - CH
                     wl = top > wlo and c0 < whi
                     if c0 >= clo and top <= chi:
-{full_cells}
+                        {full_cells}
                         cuda.syncthreads()
-{full_stores}
+                        {full_stores}
                     else:
-{edge_cells}
+                        {edge_cells}
                         cuda.syncthreads()
-{edge_stores}
+                        {edge_stores}
                     top = c0
                 cuda.syncthreads()
             k = a + th
@@ -237,7 +237,7 @@ def layered_kernel(rec_cls, n_data: int, schedule):
     k = _LAYERED_KERNELS.lookup(rec=rec_cls, n_data=n_data, schedule=deps)
     if k.ready:
         return k
-    from ...codegen import compile_source, data_args, indent, layer_cell_source
+    from ...codegen import compile_source, data_args, fill, layer_cell_source
 
     bits = rec_cls.decision_bits
     ns = cell_namespace(rec_cls)
@@ -259,12 +259,7 @@ def layered_kernel(rec_cls, n_data: int, schedule):
             u, bits, sim, f"p{u} < end", f"woff[t] - wbase + (p{u} // 32 - g0[t]) * {bits} + {{b}}"
         )
     prologue = f"bal = cuda.shared.array({LAYER_THREADS}, np.int64)" if sim and bits else "pass"
-    src = _LAYERED.format(
-        da=da,
-        cells=indent("\n".join(cells), 12),
-        stores=indent("\n".join(stores), 12),
-        prologue=indent(prologue, 4),
-    )
+    src = fill(_LAYERED, da=da, cells=cells, stores=stores, prologue=prologue)
     ns["UNROLL"] = LAYER_UNROLL
     return k.keep(generated_kernel(src, "run_layers", ns))
 
@@ -290,17 +285,14 @@ def blocked_kernel(rec_cls, n_data: int):
     )
     if kern.ready:
         return kern
-    from ...codegen import cell_call, compile_source, data_args, indent
+    from ...codegen import cell_call, cell_function, compile_source, data_args, fill
 
     bits = rec_cls.decision_bits
     ns = cell_namespace(rec_cls)
     da = data_args(n_data)
     body = cell_call(rec_cls, "t, p", ["prev"], n_data, "v", "dd")
-    ns["bcell"] = device_jit(
-        compile_source(
-            f"def bcell(t, p, prev{da}):\n{indent(body, 4)}\n    return v, dd\n", "bcell", dict(ns)
-        )
-    )
+    bcell = cell_function(f"def bcell(t, p, prev{da}):", body)
+    ns["bcell"] = device_jit(compile_source(bcell, "bcell", dict(ns)))
     sim = is_simulator()
     ns["shifted"] = _SimShifted if sim else _shifted_intrinsic()
     full_cells, full_stores, edge_cells, edge_stores = [], [], [], []
@@ -326,13 +318,14 @@ def blocked_kernel(rec_cls, n_data: int):
             for lst in (full_stores, edge_stores):
                 lst += ["if wl:", *("    " + x for x in words_)]
     prologue = "bal = cuda.shared.array(1024, np.int64)" if sim and bits else "pass"
-    src = _BLOCKED.format(
+    src = fill(
+        _BLOCKED,
         da=da,
-        full_cells=indent("\n".join(full_cells), 24),
-        full_stores=indent("\n".join(full_stores), 24),
-        edge_cells=indent("\n".join(edge_cells), 24),
-        edge_stores=indent("\n".join(edge_stores), 24),
-        prologue=indent(prologue, 4),
+        full_cells=full_cells,
+        full_stores=full_stores,
+        edge_cells=edge_cells,
+        edge_stores=edge_stores,
+        prologue=prologue,
     )
     ns.update(UNROLL=BLOCK_UNROLL, BITS=bits)
     kw = {} if sim or not BLOCK_MAX_REGISTERS else {"max_registers": BLOCK_MAX_REGISTERS}

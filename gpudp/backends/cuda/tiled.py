@@ -21,7 +21,7 @@ _TILED = """
 def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off, ckrow, ckcol, CK{da}):
     k = cuda.threadIdx.x
     grid = cuda.cg.this_grid()
-{prologue}
+    {prologue}
     for d in range(d0, d1):
         imin = max(0, d - (NJ - 1))
         ntl = min(d, NI - 1) - imin + 1
@@ -37,8 +37,8 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off, ckro
             lastrow = min(r0 + BH, R) - 1
             i0 = r0 + k * RPT
             full = i0 + RPT <= R
-{load_left}
-{rows_red_init}
+            {load_left}
+            {rows_red_init}
             if k == 0:
                 if I == 0:
                     uprev = VT(boundary(-1, c0 - 1{db}))
@@ -55,14 +55,14 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off, ckro
                 uprev = VT(FILL)
             own = (lastrow - r0) // RPT == k
             rl = (lastrow - r0) % RPT
-{corner_pick}
+            {corner_pick}
             tcur = top(I, eb, c0, k, ncol, bottom{db})
             tnext = top(I, eb, c0, 32 + k, ncol, bottom{db})
-{col_prefetch}
+            {col_prefetch}
             cuda.syncthreads()
             if own:
                 ST(bottom, eb, cn)
-{planes_init}
+            {planes_init}
             mine = VT(FILL)
             nsteps = ncol + 31
             steady = r0 + BH <= R
@@ -71,42 +71,42 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off, ckro
                 if blk > 0:
                     tcur = tnext
                     tnext = top(I, eb, c0, s0 + 32 + k, ncol, bottom{db})
-{col_advance}
+                {col_advance}
                 if steady and s0 >= 31 and s0 + 32 <= ncol:
                     j0 = c0 + s0 - k
-{steady_steps}
+                    {steady_steps}
                     cuda.syncthreads()  # lane 31's bottom row of these 32 steps, one column a lane
                     ST(bottom, eb - 30 + s0 + k, LD(bsh, k))
                     cuda.syncthreads()
                 else:
                     for st in range(32):
-{exchange}
+                        {exchange}
                         jj = s0 + st - k
-{planes_skip}
+                        {planes_skip}
                         if jj >= 0 and jj < ncol:
                             j = c0 + jj
-{rows}
+                            {rows}
                             uprev = upin
-{shift_left}
+                            {shift_left}
                             if own:
-{bottom_pick}
+                                {bottom_pick}
                                 ST(bottom, eb + 1 + jj, bv)
-{planes_acc}
-{planes_flush}
-{rows_red_merge}
+                        {planes_acc}
+                {planes_flush}
+            {rows_red_merge}
             cuda.syncthreads()
-{store_right}
+            {store_right}
             if CK > 0:  # checkpoints: rows and columns CK - 1, 2 CK - 1, ... (gpudp.linear)
                 if (lastrow + 1) % CK == 0 and lastrow + 1 < R:
                     for jj in range(k, ncol, 32):
                         ST(ckrow, ((lastrow + 1) // CK - 1, c0 + jj), LD(bottom, eb + 1 + jj))
                 if (c0 + ncol) % CK == 0 and c0 + ncol < C:
                     m = (c0 + ncol) // CK - 1
-{store_ck}
+                    {store_ck}
             q += cuda.gridDim.x
         if d + 1 < d1:
             grid.sync()
-{red_flush}
+    {red_flush}
 """
 
 _TOP = """
@@ -181,6 +181,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     from ...codegen import (
         compile_source,
         data_args,
+        fill,
         fn_args,
         indent,
         local_reduction,
@@ -337,29 +338,30 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     if red:  # the lane's best of this launch, merged into its slot (slots outlive the launches)
         prologue += [red_init]
         red_flush = [red_flush_src]
-    src = _TILED.format(
+    src = fill(
+        _TILED,
         da=da,
         du=du,
         db=db,
-        prologue=indent(j(prologue), 4),
-        rows_red_init=indent(j(red_rows) or "pass", 12),
-        rows_red_merge=indent(j(red_merge) or "pass", 12),
-        red_flush=indent(j(red_flush), 4),
-        load_left=indent(j(load_left), 12),
-        corner_pick=indent(j(corner), 12),
-        col_prefetch=indent(j(col_prefetch), 12),
-        planes_init=indent(j(init) or "pass", 12),
-        col_advance=indent(j(col_advance) or "pass", 16),
-        steady_steps=indent(j(steady), 20),
-        exchange=indent(j(exchange("st")), 24),
-        rows=indent(j(rows), 28),
-        planes_skip=indent(j(skip) or "pass", 24),
-        planes_acc=indent(j(acc) or "pass", 24),
-        shift_left=indent(j(shift), 28),
-        bottom_pick=indent(j(bottom_pick), 32),
-        planes_flush=indent(j(flush) if bits else "pass", 16),
-        store_right=indent(j(store_right), 12),
-        store_ck=indent(j(store_ck), 20),
+        prologue=prologue,
+        rows_red_init=red_rows or "pass",
+        rows_red_merge=red_merge or "pass",
+        red_flush=red_flush,
+        load_left=load_left,
+        corner_pick=corner,
+        col_prefetch=col_prefetch,
+        planes_init=init or "pass",
+        col_advance=col_advance or "pass",
+        steady_steps=steady,
+        exchange=exchange("st"),
+        rows=rows,
+        planes_skip=skip or "pass",
+        planes_acc=acc or "pass",
+        shift_left=shift,
+        bottom_pick=bottom_pick,
+        planes_flush=flush if bits else "pass",
+        store_right=store_right,
+        store_ck=store_ck,
     )
     return k.keep(generated_kernel(values.expand(src, rec_cls), "run_tiles", ns))
 
