@@ -436,22 +436,22 @@ def sweep(
     deadline = Deadline.of(parse_time_limit(time_limit), t_start if started is None else started)
     memory_budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
     call = SweepCall(
-        rec._specialized(),  # a grid whose instance gives its own offsets: a class declaring them
-        rec,
-        backend,
-        memory_budget,
-        progress,
-        traceback,
-        deadline,
-        t_start,
-        tile,
-        store,
-        checkpoint_every,
-        time_limit,
-        started,
-        _checkpoint,
-        codec,
-        reach,
+        rec=rec._specialized(),  # a grid whose instance gives its own offsets: a class declaring them
+        user_rec=rec,
+        backend=backend,
+        memory_budget=memory_budget,
+        progress=progress,
+        traceback=traceback,
+        deadline=deadline,
+        t_start=t_start,
+        tile=tile,
+        store=store,
+        checkpoint_every=checkpoint_every,
+        time_limit=time_limit,
+        started=started,
+        checkpoint=_checkpoint,
+        codec=codec,
+        reach=reach,
     )
     return shape_of(type(call.rec)).sweep(call)
 

@@ -131,12 +131,11 @@ def test_sweep_and_plan_sweep_dispatch_by_family_through_the_table(monkeypatch):
 #: family -> the names its every lowering module must define (what the plug-in calls on it)
 PLUGIN_FAMILIES = {
     "subset_sum.two_list": ("two_list", "generate_host", "prune_pairs", "free_memory", "BLOCK", "STEP_COST"),
-    "lcs.lengths": ("launch", "READS_DEVICE_ARRAYS"),
+    "lcs.lengths": ("launch",),
     "lcs.subsequences": ("refusal", "subsequences"),
-    "edit_distance.distances": ("launch", "READS_DEVICE_ARRAYS"),
+    "edit_distance.distances": ("launch",),
     "tsp.batch": ("launch",),
     "knapsack.batch": ("launch_batch",),
-    "knapsack.sparse.lists": ("DEVICE_LISTS",),
 }
 
 

@@ -8,10 +8,7 @@ from gpudp.problems.lcs.cpu import Computed, computed
 
 from . import bitparallel
 
-__all__ = ["READS_DEVICE_ARRAYS", "launch"]
-
-#: whether pairs in GPU memory are read where they lie (here: no, the host copies them first)
-READS_DEVICE_ARRAYS = False
+__all__ = ["launch"]
 
 
 def launch(packed) -> Computed:

@@ -9,10 +9,8 @@ from gpudp.problems.lcs.cuda import Launch, PairKernel
 
 from .bitparallel import block_step
 
-__all__ = ["LEVENSHTEIN", "READS_DEVICE_ARRAYS", "launch"]
+__all__ = ["LEVENSHTEIN", "launch"]
 
-#: whether pairs in GPU memory are read where they lie (:func:`gpudp.problems.lcs.batch.run`)
-READS_DEVICE_ARRAYS = True
 
 LEVENSHTEIN = PairKernel(
     name="levenshtein",

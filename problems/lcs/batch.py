@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpudp import lowering
+from gpudp import backends, lowering
 from gpudp.backends import choose as choose_backend
 from gpudp.backends import device_name, is_device_array
 from gpudp.engine import progress_bar
@@ -43,8 +43,8 @@ class PairSolver:
 
     solve: Callable  # solve(a, b, backend=, progress=) -> checked Solution
     family: str  # the lowering family of the batch kernels (gpudp.lowering): each backend's module
-    # has launch(packed) -> an object whose finish() gives (values, kernel seconds), and
-    # READS_DEVICE_ARRAYS (pairs in GPU memory read where they lie, or copied to the host first)
+    # has launch(packed) -> an object whose finish() gives (values, kernel seconds); pairs in GPU
+    # memory are read where they lie by a backend whose values live on the device, else copied
     method: str  # e.g. "bit-parallel (Hyyro 2004)"
     what: str  # e.g. "LCS length"
     # With both, traceback=True runs the whole batch's witnesses through :mod:`.subsequences`:
@@ -245,7 +245,7 @@ def run(
     t0 = time.perf_counter()
     device = device_arrays(pairs)
     if device is not None:  # run where they lie unless the caller's backend reads host arrays
-        if not traceback and (backend == "auto" or lowering.get(solver.family, backend).READS_DEVICE_ARRAYS):
+        if not traceback and (backend == "auto" or backends.get(backend).values_on_device):
             return _run_device(solver, *device, verify, t0)
         pairs = tuple(x.copy_to_host() for x in device)  # the host's paths read host arrays
     arrays = as_arrays(pairs)

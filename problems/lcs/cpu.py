@@ -11,10 +11,7 @@ import numpy as np
 
 from . import bitparallel
 
-__all__ = ["READS_DEVICE_ARRAYS", "Computed", "computed", "launch", "refusal", "subsequences"]
-
-#: whether pairs in GPU memory are read where they lie (here: no, the host copies them first)
-READS_DEVICE_ARRAYS = False
+__all__ = ["Computed", "computed", "launch", "refusal", "subsequences"]
 
 
 class Computed:

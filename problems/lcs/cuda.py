@@ -44,8 +44,6 @@ from .bitparallel import (
 )
 
 THREADS = 128
-#: whether pairs in GPU memory are read where they lie (:func:`gpudp.problems.lcs.batch.run`)
-READS_DEVICE_ARRAYS = True
 #: bytes of symbols from which a batch is staged in page-locked memory and pipelined slice by slice
 #: (:func:`launch`); a smaller batch is copied from where it lies (tests make it tiny)
 STAGE_MIN_BYTES = 64 << 20

@@ -41,10 +41,8 @@ from gpudp.primitives import cuda as prc
 
 from . import cuda_code as K
 
-__all__ = ["DEVICE_LISTS", "DeviceList", "step_cuda", "pair_cuda", "kernels", "warm"]
+__all__ = ["DeviceList", "step_cuda", "pair_cuda", "kernels", "warm"]
 
-#: whether this backend's list steps take a large list to a device (:func:`.gpu.device_lists`)
-DEVICE_LISTS = True
 
 #: threads a block of the element-wise kernels
 THREADS = 256

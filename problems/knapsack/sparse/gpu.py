@@ -5,14 +5,9 @@ from __future__ import annotations
 
 import time
 
-from gpudp import lowering
+from gpudp import backends
 
-__all__ = ["GPU_AFTER_S", "LISTS", "Gpu", "device_lists", "gpu_usable"]
-
-#: the list steps, a module a backend: :mod:`.kernels` (the compiled loop on the CPU) and
-#: :mod:`.cuda` (the GPU's), each saying in ``DEVICE_LISTS`` whether it takes large lists to a device
-LISTS = "knapsack.sparse.lists"
-lowering.declare(LISTS, cpu=f"{__package__}.kernels", cuda=f"{__package__}.cuda")
+__all__ = ["GPU_AFTER_S", "Gpu", "device_lists", "gpu_usable"]
 
 #: seconds a search runs before its large lists may go to the GPU: moving a list there and loading
 #: the kernels cost milliseconds, which a search that ends sooner would not win back
@@ -20,9 +15,10 @@ GPU_AFTER_S = 0.05
 
 
 def device_lists(backend: str) -> bool | None:
-    """Whether the caller's ``backend`` takes large lists to the GPU (its lowering of :data:`LISTS`
-    says); None for ``"auto"``, which may once the search has run long enough (:class:`Gpu`)."""
-    return None if backend == "auto" else lowering.get(LISTS, backend).DEVICE_LISTS
+    """Whether the caller's ``backend`` takes large lists to the GPU (a backend whose values live on
+    the device does); None for ``"auto"``, which may once the search has run long enough
+    (:class:`Gpu`)."""
+    return None if backend == "auto" else backends.get(backend).values_on_device
 
 
 def gpu_usable() -> bool:

@@ -12,7 +12,6 @@ from gpudp.jit import njit
 from .exact import ge
 
 __all__ = [
-    "DEVICE_LISTS",
     "NSLOTS",
     "DONE",
     "BUDGET",
@@ -49,9 +48,6 @@ __all__ = [
     "ST_TARGET",
 ]
 
-#: whether this backend's list steps take a large list to a device (:func:`.gpu.device_lists`):
-#: the CPU's run every list where it lies, in host memory
-DEVICE_LISTS = False
 
 # slots of the search's state vector ``st`` (an int64 array shared with the compiled loop)
 ST_S, ST_T, ST_LEN, ST_Z, ST_ZNODE, ST_NN, ST_SIDE, ST_CUR = range(8)
