@@ -64,6 +64,8 @@ class Solution:
     attains it (the subsequence, the 0/1 vector, the tour ...). ``check()`` recomputes the value from
     the instance and raises :class:`gpudp.CheckError` if they disagree; every solver calls it before
     returning, so a returned Solution has been checked once already (``checked`` is True).
+    ``checker(solution)`` is what ``check()`` runs: it recomputes from the instance and returns None,
+    or the fault in words (a solver gives it; :meth:`check_with` replaces it).
     """
 
     problem: str
@@ -72,14 +74,14 @@ class Solution:
     stats: Stats = field(default_factory=Stats)
     optimal: bool = True
     details: dict[str, Any] = field(default_factory=dict)
-    _checker: Callable[[Solution], str | None] | None = field(default=None, repr=False)
+    checker: Callable[[Solution], str | None] | None = field(default=None, repr=False)
     checked: bool = False
 
     def check(self) -> bool:
         """Verify the solution against the instance; True, or raise CheckError naming the fault."""
-        if self._checker is None:
+        if self.checker is None:
             raise CheckError(f"{self.problem}: this solution carries no checker")
-        fault = self._checker(self)
+        fault = self.checker(self)
         if fault:
             raise CheckError(f"{self.problem}: {fault}")
         self.checked = True
@@ -89,7 +91,7 @@ class Solution:
         """Check against ``checker`` from now on (one that knows more of the instance than the
         solver that made this solution, e.g. the capacity the user gave before it was reduced), and
         check now: :meth:`check`."""
-        self._checker = checker
+        self.checker = checker
         return self.check()
 
     def as_dict(self) -> dict[str, Any]:

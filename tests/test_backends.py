@@ -131,7 +131,7 @@ def test_a_layered_plan_counts_what_its_layout_holds():
     from gpudp.problems.knapsack import dp as kd
 
     w = np.array([3, 5, 7, 11] * 10)
-    rec = kd.recurrence_class(np.int32)(w, w + 1, 100)
+    rec = kd.KnapsackDP(w, w + 1, 100, np.int32)
     plan = engine.plan_sweep(rec, "cpu", codec="bands")  # as the knapsack solver sweeps it
     need = plan.memory()
     assert need.decisions == plan.layout.n_words * 4  # bands: at most every computed word

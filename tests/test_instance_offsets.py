@@ -1,6 +1,6 @@
-"""Dependency offsets given by the instance, dependencies as one tuple, and grids of one cell a
-wavefront swept as a line: each against a plain-Python reference, kernels compiled once per set of
-offsets (in the process and on disk)."""
+"""Dependency offsets and value types given by the instance, dependencies as one tuple, and grids of
+one cell a wavefront swept as a line: each against a plain-Python reference, kernels compiled once
+per set of offsets or value type (in the process and on disk)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,7 @@ from hypothesis import strategies as st
 from gpudp import ContractError, GridRecurrence, ScheduleError
 from gpudp.backends import cpu
 from gpudp.engine import plan_sweep, sweep
-from gpudp.kernel import counts
-from gpudp.recurrence.base import _BY_OFFSETS
+from gpudp.kernel import counts, family
 
 P = 1_000_003
 
@@ -185,17 +184,22 @@ def test_equal_offsets_share_kernels_and_others_get_their_own():
     assert type(a._specialized()) is not type(c._specialized())  # another order: another cell call
     assert type(a._specialized()).__name__ == "Mix" and type(a._specialized()).offsets == ((0, -1), (0, -2))
     check(h, a.offsets)
-    kernels, classes = _cpu_kernels(), len(_BY_OFFSETS)
+    kernels, classes = _cpu_kernels(), _swept()
     ra = sweep(b, backend="cpu")
-    assert (_cpu_kernels(), len(_BY_OFFSETS)) == (kernels, classes) and ra.recurrence is b
+    assert (_cpu_kernels(), _swept()) == (kernels, classes) and ra.recurrence is b
     check(h, c.offsets)
-    assert _cpu_kernels() == kernels + 1 and len(_BY_OFFSETS) == classes
+    assert _cpu_kernels() == kernels + 1 and _swept() == classes
 
     class Fixed(Mix):
         offsets = ((0, -1), (0, -2))
 
     same = Fixed(h, [(0, -1), (0, -2)])
     assert same._specialized() is same  # the class's own offsets: no subclass
+
+
+def _swept() -> int:
+    """The subclasses the engine made for instances' own parts, in this process (gpudp.kernel)."""
+    return len(family("recurrence.swept").built())
 
 
 def _cpu_kernels() -> int:
@@ -320,3 +324,55 @@ def test_instance_offsets_on_cuda(offsets, shape):
     h = np.random.default_rng(7).integers(0, 10, shape)
     res = check(h, offsets, backend="cuda")
     assert res.stats.backend == "cuda"
+
+
+class Sum(GridRecurrence):
+    """Path sums of ``h`` (the larger of up and left, plus the cell): values past int32 where ``h``
+    is large; the value type is the instance's own where it gives one."""
+
+    offsets = ((-1, 0), (0, -1))
+
+    def __init__(self, h, value_dtype=None):
+        self.h = np.asarray(h, dtype=np.int64)
+        if value_dtype is not None:
+            self.value_dtype = value_dtype
+
+    def shape(self):
+        return self.h.shape
+
+    def data(self):
+        return (self.h,)
+
+    @staticmethod
+    def cell(i, j, up, left, h):
+        return max(up, left) + h[i, j]
+
+
+def _path_sums(h) -> list[int]:
+    """The last row of :class:`Sum`, in Python integers."""
+    rows, cols = h.shape
+    f = [[0] * cols for _ in range(rows)]
+    for i in range(rows):
+        for j in range(cols):
+            f[i][j] = max(f[i - 1][j] if i else 0, f[i][j - 1] if j else 0) + int(h[i, j])
+    return f[-1]
+
+
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.sim)])
+def test_an_instance_s_value_type_is_swept_and_keyed(backend):
+    h = np.full((3, 4), 2**30, np.int64)  # path sums reach 6 * 2^30: past int32
+    wide, also, narrow = Sum(h, np.int64), Sum(h, np.dtype("int64")), Sum(h)
+    assert type(wide._specialized()) is type(also._specialized())  # one type, however spelled
+    assert type(wide._specialized()).value_dtype is np.int64 and narrow._specialized() is narrow
+    assert Sum(h, np.int32)._specialized().__class__ is Sum  # the class's own type: no subclass
+    res = sweep(wide, backend=backend)
+    assert res.last_row.dtype == np.int64 and res.last_row.tolist() == _path_sums(h)
+    assert res.recurrence is wide
+    before = _swept()
+    sweep(also, backend=backend)
+    assert _swept() == before
+
+
+def test_an_instance_s_value_type_is_checked_like_a_class_s():
+    with pytest.raises(ContractError, match=r"Sum\.value_dtype"):
+        sweep(Sum(np.ones((2, 2)), np.uint8), backend="cpu")

@@ -2,7 +2,7 @@
 # On the lent GPU machine (its own python3 3.12 with numba-cuda; no network): install gpudp with the
 # carried numpy<2.5 wheel, run the GPU tests and benchmarks, write logs under $OUT.
 # Here, first: ../shared/tools/device-wheels.sh rapidfuzz==3.14.6   (fills .whl/, carried)
-# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
+# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -99,6 +99,45 @@ for stage in "${@:-all}"; do
         --out "$OUT/re_knapsack.json" 2>&1 | tail -4
       python3 -m gpudp.cli bench tsp --backends cuda --no-peers --sizes 16,20,24,26,28 \
         --out "$OUT/re_tsp.json" 2>&1 | tail -4 ;;
+    ab)
+      # same-machine before/after: each revision unpacked in .ab/REV (here: `git archive REV | tar -x
+      # -C .ab/REV`, carried) against this tree, each installed apart and run from /tmp (not this
+      # tree's gpudp); pass 0 warms the kernel cache, passes 1 and 2 alternate the order
+      mkdir -p "$OUT/ab"; revs="${AB_REVS:-$(ls .ab)}"
+      for rev in $revs head; do
+        src=".ab/$rev"; [ "$rev" = head ] && src=.
+        python3 -m pip install -q --no-deps --no-build-isolation --target "/tmp/ab/$rev" "$src" >>"$OUT/ab/install.log" 2>&1
+      done
+      order="$revs head"; rorder="head $(echo $revs | tr ' ' '\n' | tac | tr '\n' ' ')"
+      for pass in 0 1 2; do
+        [ $pass = 2 ] && list=$rorder || list=$order
+        for rev in $list; do
+          echo "== pass $pass $rev"
+          (cd /tmp && export PYTHONPATH="/tmp/ab/$rev:/tmp/site"
+           python3 -m gpudp.cli bench subset-sum --backends cuda --n-min 36 --n-max 54 --n-step 6 \
+             --out "$OUT/ab/ss-$rev-$pass.json" 2>&1 | tail -5
+           python3 -m gpudp.cli bench tsp --backends cuda --no-peers --sizes 24,26,28 --repeat 3 \
+             --out "$OUT/ab/tsp-$rev-$pass.json" 2>&1 | tail -4
+           python3 -m gpudp.cli bench knapsack --backends cuda --no-peers --sizes 10000 \
+             --out "$OUT/ab/kp-$rev-$pass.json" 2>&1 | tail -3)
+        done
+      done ;;
+    remeasure-36b)
+      # issue 36: the GPU figures of docs/benchmarks.md beyond remeasure-36's headline rows
+      mkdir -p "$OUT/re"
+      python3 tools/gallery_bench.py "$OUT/re/gallery-sw-gotoh.json" --problems sw,gotoh --sizes 16384,32768,131072 \
+        --backends cuda 2>&1 | tail -8
+      python3 -m gpudp.cli bench batch --problems lcs --pairs 100000 --length 1000 --repeat 5 \
+        --traceback-pairs 200 --out "$OUT/re/batch-lcs.json" 2>&1 | tail -8
+      python3 -m gpudp.cli bench lcs --backends cuda --store checkpoints --sizes 131072,524288,1048576,2097152 \
+        --repeat 1 --out "$OUT/re/lcs-linear.json" 2>&1 | tail -5
+      python3 tools/interval_bench.py --sizes 500,2000 --threads 16 --cuda 2>&1 | tee "$OUT/re/interval.txt" | tail -6
+      python3 tools/tsp_many.py 2>&1 | tee "$OUT/re/tsp-many.txt" | tail -8
+      python3 tools/knapsack_many.py --backend cuda --compare 2>&1 | tee "$OUT/re/knapsack-many.txt" | tail -6
+      python3 tools/many_bench.py --count 2000 --n 300 --backend cuda --loop 200 \
+        --json "$OUT/re/many-2000x300-cuda.json" 2>&1 | tail -6
+      python3 tools/gallery_bench.py "$OUT/re/gallery-lcs3.json" --problems lcs3 --lcs3-sizes 200,400,800 \
+        --backends cuda 2>&1 | tail -6 ;;
     linear)
       # issue 19: LCS with the subsequence from checkpoints (linear space), and the full store beside
       python3 -m gpudp.cli bench lcs --backends cuda --store full --sizes 131072,524288 --repeat 1 \

@@ -2,7 +2,7 @@
 decisions, ``fill``, ``reduce``, ``data()``, and the checks of the declaration), and the helpers
 the engine and the shapes share: a recurrence's data as the kernels take it (:func:`contiguous`,
 :func:`read_only`), the subclasses the engine sweeps in a user's class's place
-(:func:`with_offsets`, :func:`values_only`), and the traceback's errors (:func:`bad_step`,
+(:func:`specialized`, :func:`values_only`), and the traceback's errors (:func:`bad_step`,
 :func:`start_cell`). The shapes live beside it, one module each (see :mod:`gpudp.recurrence`).
 """
 
@@ -14,6 +14,7 @@ import inspect
 import numpy as np
 
 from ..errors import ContractError, InputError
+from ..kernel import KernelFactory
 
 #: the widest decision a cell may record (one bit plane per bit in the store, up to a uint32)
 MAX_DECISION_BITS = 32
@@ -32,37 +33,45 @@ def read_only(x):
     return x
 
 
-def _proxy(rec, table: dict, key, attrs: dict):
-    """A shallow copy of ``rec`` (sharing its data) whose class is a subclass of its class with the
-    class attributes ``attrs``, keeping its name: one such subclass per class and ``key``, kept in
-    ``table`` for the process, so that every kernel, walker and cache keyed by the class sees it."""
+def specialized(rec, **parts):
+    """``rec`` swept as a subclass of its class declaring ``parts`` (class attributes by name): a
+    shallow copy of ``rec`` (sharing its data) whose class is that subclass, keeping its name.
+
+    The subclass is the kernel key's part for what an instance declares beyond its class (its own
+    ``value_dtype`` or ``offsets``, :meth:`Recurrence._specialized`) and for how a sweep runs it
+    (values only, :func:`values_only`): every kernel, walker and cache of the engine is keyed by the
+    class it sweeps, so one subclass per class and set of parts, made once per process (in the
+    kernel table, :mod:`gpudp.kernel`), keys them all; instances declaring equal parts share it."""
     cls = type(rec)
-    sub = table.get((cls, key))
-    if sub is None:
-        attrs = {**attrs, "__module__": cls.__module__, "__qualname__": cls.__qualname__}
-        sub = table[(cls, key)] = type(cls.__name__, (cls,), attrs)
+    key = tuple(sorted(parts.items()))
+    k = _SWEPT.lookup(cls=cls, parts=key)
+    if not k.ready:
+        attrs = {**parts, "__module__": cls.__module__, "__qualname__": cls.__qualname__}
+        k = k.keep(type(cls.__name__, (cls,), attrs))
     proxy = copy.copy(rec)
-    proxy.__class__ = sub
+    proxy.__class__ = k.fn
     return proxy
-
-
-def with_offsets(rec, offs):
-    """``rec`` with its class declaring ``offs`` (a grid's or a 3-D grid's own offsets)."""
-    return _proxy(rec, _BY_OFFSETS, offs, {"offsets": offs})
 
 
 def values_only(rec):
     """``rec`` with its class dropping the decisions its cell returns (``decision_bits`` 0; codegen
     unpacks ``(value, decision)`` and keeps the value): a sweep with ``traceback=False``."""
     bits = type(rec).decision_bits
-    return _proxy(
-        rec, _VALUES_ONLY, None, {"decision_bits": 0, "_drops_decisions": True, "_declared_bits": bits}
-    )
+    return specialized(rec, decision_bits=0, _drops_decisions=True, _declared_bits=bits)
 
 
-#: (class, offsets) -> the subclass declaring those offsets (GridRecurrence._specialized)
-_BY_OFFSETS: dict = {}
-_VALUES_ONLY: dict = {}
+#: (class, parts) -> the subclass of that class declaring the parts (:func:`specialized`)
+_SWEPT = KernelFactory("recurrence.swept", "cls", "parts")
+
+
+def _scalar_or_record(name: str, dtype):
+    """A ``value_dtype`` as a class declares it: the numpy scalar type (``np.int64``), or the
+    structured dtype of a record cell."""
+    from ..values import check_value_dtype
+
+    check_value_dtype(name, dtype)
+    dt = np.dtype(dtype)
+    return dt if dt.names else dt.type
 
 
 class Recurrence:
@@ -192,10 +201,33 @@ class Recurrence:
             return f"back({idx}, decision{data})"
         return f"{meth}({idx}{data})"
 
+    #: the class attributes an instance may declare for itself (``self.value_dtype = np.int64`` in
+    #: ``__init__``, or a property): the engine sweeps such an instance as the subclass declaring
+    #: them (:meth:`_specialized`), so its kernels are keyed by them
+    _INSTANCE_PARTS: tuple[str, ...] = ("value_dtype",)
+
+    def _instance_part(self, name: str, own):
+        """``own``, the instance's ``name``, checked and in the form its class would declare it
+        (errors as for a class's declaration)."""
+        if name == "value_dtype":
+            return _scalar_or_record(type(self).__name__, own)
+        raise NotImplementedError(name)
+
     def _specialized(self) -> Recurrence:
-        """This recurrence as the engine compiles it: itself (a grid whose instance gives its own
-        ``offsets`` returns a copy whose class declares them, see :class:`GridRecurrence`)."""
-        return self
+        """This recurrence as the engine compiles it: itself, or, where the instance declares one of
+        :attr:`_INSTANCE_PARTS` other than its class does (a value type chosen from the data,
+        offsets given by the data), a shallow copy whose class is the subclass declaring them
+        (:func:`specialized`: one per class and set of parts)."""
+        cls = type(self)
+        parts = {}
+        for name in cls._INSTANCE_PARTS:
+            own, declared = getattr(self, name), getattr(cls, name)
+            if own is declared:
+                continue
+            own = self._instance_part(name, own)
+            if isinstance(declared, property) or own != self._instance_part(name, declared):
+                parts[name] = own
+        return specialized(self, **parts) if parts else self
 
     @staticmethod
     def cell(*args):  # pragma: no cover - the contract's placeholder

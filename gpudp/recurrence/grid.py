@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ContractError, InputError
-from .base import Recurrence, with_offsets
+from .base import Recurrence
 
 
 class GridRecurrence(Recurrence):
@@ -88,22 +88,15 @@ class GridRecurrence(Recurrence):
     def boundary(i, j, *data):
         return 0
 
-    def _specialized(self) -> GridRecurrence:
-        """Itself, or, when the instance's ``offsets`` differ from its class's, a shallow copy whose
-        class is a subclass declaring the instance's offsets (one subclass per class and set of
-        offsets, kept for the process): every kernel, walker and cache the engine keys by the
-        recurrence's class is then keyed by the offsets too. Malformed offsets raise
-        :class:`gpudp.ScheduleError`, as a class's do."""
-        from ..schedule import check_offsets
+    _INSTANCE_PARTS = ("value_dtype", "offsets")
 
-        cls = type(self)
-        own = self.offsets
-        if own is cls.offsets:
-            return self
-        offs = check_offsets(own)
-        if offs == cls.offsets:
-            return self
-        return with_offsets(self, offs)
+    def _instance_part(self, name: str, own):
+        """An instance's ``offsets`` checked as a class's are (:class:`gpudp.ScheduleError`)."""
+        if name == "offsets":
+            from ..schedule import check_offsets
+
+            return check_offsets(own)
+        return super()._instance_part(name, own)
 
     @classmethod
     def _validate_class(cls):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ContractError, InputError
-from .base import Recurrence, with_offsets
+from .base import Recurrence
 
 #: the seven neighbours behind a cell of a 3-D grid, the default offsets of a Grid3Recurrence
 GRID3_NEIGHBOURS = (
@@ -133,18 +133,13 @@ class Grid3Recurrence(Recurrence):
             return f"back(i, j, k, decision{data}) -> (i2, j2, k2), a cell strictly behind (i, j, k)"
         return super()._form(meth, n_data)
 
-    def _specialized(self) -> Grid3Recurrence:
-        """Itself, or, when the instance gives ``offsets`` other than its class's, a shallow copy
-        whose class is a subclass declaring them (one per class and set of offsets, kept for the
-        process, as :meth:`GridRecurrence._specialized` does)."""
-        cls = type(self)
-        own = self.offsets
-        if own is cls.offsets:
-            return self
-        offs = _check_offsets3(cls.__name__, own)
-        if offs == tuple(tuple(o) for o in cls.offsets):
-            return self
-        return with_offsets(self, offs)
+    _INSTANCE_PARTS = ("value_dtype", "offsets")
+
+    def _instance_part(self, name: str, own):
+        """An instance's ``offsets`` checked as a class's are."""
+        if name == "offsets":
+            return _check_offsets3(type(self).__name__, own)
+        return super()._instance_part(name, own)
 
     def _checked_shape(self) -> tuple[int, int, int]:
         """``shape()`` as three ints >= 0 (InputError naming ``shape`` otherwise)."""

@@ -137,7 +137,7 @@ def solve(a, b, backend: str = "auto", progress=None, time_limit=None) -> Soluti
         solution=script[::-1],
         stats=result.stats,
         details={"len_a": n, "len_b": m},
-        _checker=_checker(xa, xb),
+        checker=_checker(xa, xb),
     )
     sol.check()
     return sol
@@ -178,7 +178,7 @@ def _stopped(xa, xb, ea, eb, stop: TimeLimitReached, backend: str, seconds: floa
             "lower_bound": max(n, m) - count_bound(ea, eb),
             "upper_bound": cost,
         },
-        _checker=_checker(xa, xb),
+        checker=_checker(xa, xb),
     )
     sol.check()
     return sol

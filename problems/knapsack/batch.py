@@ -231,7 +231,7 @@ def _solutions(pack: _Packed, x: np.ndarray, value: np.ndarray, weight: np.ndarr
             v,
             x[a:b],
             details={"method": "dp (batch)", "n": b - a, "weight": wt},
-            _checker=solution_checker(p[a:b], w[a:b], cap),
+            checker=solution_checker(p[a:b], w[a:b], cap),
             checked=True,  # by _check, the same check over the whole batch
         )
 

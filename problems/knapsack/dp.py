@@ -57,7 +57,6 @@ __all__ = [
     "solve_prepared",
     "check",
     "Prepared",
-    "recurrence_class",
     "estimate_memory",
     "predicted_seconds",
     "KnapsackDP",
@@ -88,7 +87,9 @@ class KnapsackDP(LayeredRecurrence):
     window = 1
     decision_bits = 1
 
-    def __init__(self, weights: np.ndarray, profits: np.ndarray, capacity: int):
+    def __init__(self, weights: np.ndarray, profits: np.ndarray, capacity: int, value_dtype=None):
+        if value_dtype is not None:  # the instance's own cell type (the engine compiles each once)
+            self.value_dtype = np.dtype(value_dtype).type
         self.w = np.ascontiguousarray(weights, dtype=np.int64)
         self.p = np.ascontiguousarray(profits, dtype=self.value_dtype)
         self.cap = int(capacity)
@@ -126,13 +127,6 @@ class KnapsackDP(LayeredRecurrence):
         if t > 0:
             c2 = min(c2, S[t - 1])
         return t - 1, c2
-
-
-@functools.cache
-def recurrence_class(dtype) -> type[KnapsackDP]:
-    """The recurrence with values of ``dtype`` (int32, int64 or float64), generated once per type."""
-    dt = np.dtype(dtype)
-    return type(f"KnapsackDP_{dt.name}", (KnapsackDP,), {"value_dtype": dt.type})
 
 
 def value_dtype(profits: np.ndarray) -> np.dtype:
@@ -339,7 +333,6 @@ def solve_prepared(pre: Prepared, memory_budget=None, progress=None, time_limit=
 def _solve(pre: Prepared, t0: float, memory_budget, progress, time_limit) -> Solution:
     """The sweep and the traceback of :func:`solve` (``time_limit`` parsed, ``t0`` its start)."""
     p, w, cap, integral, be, order, vt = pre.p, pre.w, pre.cap, pre.integral, pre.backend, pre.order, pre.vt
-    rec_cls = recurrence_class(vt)
     x = np.zeros(len(p), np.int8)
     x[(w == 0) & (p > 0)] = 1  # free and profitable: always taken
     details = {
@@ -357,7 +350,7 @@ def _solve(pre: Prepared, t0: float, memory_budget, progress, time_limit) -> Sol
         details["memory_estimate"] = pre.est
         if memory_budget is None and not os.environ.get("GPUDP_MEMORY_BUDGET"):
             memory_budget = max(pre.spare // 2, 1 << 20)  # the bands spill to disk past half the rest
-        rec = rec_cls(ws, ps, cap)
+        rec = KnapsackDP(ws, ps, cap, vt)
         cells = len(order) * (cap + 1)
         what = f"knapsack dp {len(order):,} items x {cap + 1:.3g} capacities = {cells:.3g} cells"
         announce(what, predicted_seconds(cells, be), backend_words(be), time_limit, progress)
@@ -398,7 +391,7 @@ def _solve(pre: Prepared, t0: float, memory_budget, progress, time_limit) -> Sol
         x,
         stats=stats,
         details=details,
-        _checker=solution_checker(p, w, cap),
+        checker=solution_checker(p, w, cap),
     )
     sol.check()
     if "dp_optimum" in details and vt.kind == "i":
@@ -444,7 +437,7 @@ def _stopped(pre: Prepared, x: np.ndarray, stop: TimeLimitReached, seconds: floa
             "lower_bound": value,
             "upper_bound": upper,
         },
-        _checker=solution_checker(pre.p, pre.w, pre.cap),
+        checker=solution_checker(pre.p, pre.w, pre.cap),
     )
     sol.check()
     return sol

@@ -424,7 +424,7 @@ def checked_solution(p, w, c, x, value, stats, details, optimal=True, claimed=No
     items (integer data), which the rebuilt items must attain (else an internal error, never an
     answer)."""
     check = solution_checker(p, w, c)
-    sol = Solution("knapsack", value, x, stats=stats, optimal=optimal, details=details, _checker=check)
+    sol = Solution("knapsack", value, x, stats=stats, optimal=optimal, details=details, checker=check)
     sol.check()
     if claimed is not None and value != claimed:
         raise CheckError(f"internal: the rebuilt items are worth {value}, not the search's {claimed}")

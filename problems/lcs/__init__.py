@@ -210,7 +210,7 @@ def _solution(ka, xa, xb, ea, eb, length, ia, ib, stats, checked: bool = True) -
         solution=_subsequence(ka, xa, ia),
         stats=stats,
         details={"indices_a": ia, "indices_b": ib, "len_a": len(xa), "len_b": len(xb)},
-        _checker=_checker(ka, xa, xb, ea, eb),
+        checker=_checker(ka, xa, xb, ea, eb),
     )
     if checked:
         sol.check()

@@ -550,7 +550,7 @@ def solve(
         stats=_stats(backend, info, t0, why),
         details=details,
         optimal=feasible or stop is None,
-        _checker=check,
+        checker=check,
     )
     sol.check()
     return sol
@@ -587,7 +587,7 @@ def maximize(
         stats=_stats(backend, info, t0, why),
         details=details,
         optimal="stopped" not in details,
-        _checker=check,
+        checker=check,
     )
     sol.check()
     return sol

@@ -231,7 +231,7 @@ def _solution(inst: Instance, value, tour: list, numbered: bool = False) -> Solu
             "value_dtype": inst.matrix.dtype.name,
             "method": "held-karp (batch)",
         },
-        _checker=hk.tour_checker(inst),
+        checker=hk.tour_checker(inst),
         checked=True,
     )
 

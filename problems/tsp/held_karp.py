@@ -26,7 +26,7 @@ from gpudp.solution import Solution, Stats, warn_unproven
 
 from .bounds import heuristic_tour, shortest_edges_bound
 from .instance import Instance, from_matrix, from_networkx, from_tsplib, load, tour_length, value_dtype
-from .recurrence import LAYOUTS, recurrence_class
+from .recurrence import LAYOUTS, HeldKarp
 from .sizes import EXACT_FIGURES, H100_TRANSITIONS_PER_SECOND, check_memory, memory_needed, transitions
 
 __all__ = [
@@ -97,7 +97,7 @@ def solve(
         length, tour = d.dtype.type(0), [0]
     else:
         m = n - 1
-        rec = recurrence_class(dtype)(d, layout)
+        rec = HeldKarp(d, layout, dtype)
         try:
             result = sweep(
                 rec,
@@ -149,7 +149,7 @@ def solve(
             **details,
         },
         optimal=stopped is None,
-        _checker=tour_checker(inst),
+        checker=tour_checker(inst),
     )
     sol.check()
     return sol

@@ -55,7 +55,6 @@ __all__ = [
     "decode",
     "lowest_bit",
     "rank",
-    "recurrence_class",
     "unrank",
 ]
 
@@ -178,8 +177,8 @@ class HeldKarp(LayeredRecurrence):
     """Held-Karp over subsets ranked in the combinatorial number system (see the module doc).
 
     ``data() = (binom, dist, layout)``: the binomial table, the distance matrix in ``value_dtype``
-    (row = from, column = to) and the layout code. One subclass per value type:
-    :func:`recurrence_class`.
+    (row = from, column = to) and the layout code. ``value_dtype``: the cells' type (int32, int64 or
+    float64; None: the class's, int64), the instance's own (the engine compiles each type once).
     """
 
     window = 1
@@ -187,7 +186,9 @@ class HeldKarp(LayeredRecurrence):
     value_dtype = np.int64
     fill = 0
 
-    def __init__(self, dist: np.ndarray, layout: str = "position"):
+    def __init__(self, dist: np.ndarray, layout: str = "position", value_dtype=None):
+        if value_dtype is not None:
+            self.value_dtype = np.dtype(value_dtype).type
         self.dist = np.ascontiguousarray(dist, dtype=self.value_dtype)
         self.m = self.dist.shape[0] - 1
         self.binom = binomial_table(self.m)
@@ -244,20 +245,6 @@ class HeldKarp(LayeredRecurrence):
         if layout == POSITION_MAJOR:
             return t - 1, q * binom[binom.shape[0] - 1, s - 1] + r2
         return t - 1, r2 * (s - 1) + q
-
-
-_CLASSES: dict = {}
-
-
-def recurrence_class(dtype) -> type[HeldKarp]:
-    """The :class:`HeldKarp` subclass whose cells hold ``dtype`` (int32, int64 or float64), made
-    once per type (the engine compiles its kernels once per class)."""
-    dt = np.dtype(dtype)
-    if dt not in _CLASSES:
-        _CLASSES[dt] = type(
-            f"HeldKarp_{dt.name}", (HeldKarp,), {"value_dtype": dt.type, "__module__": __name__}
-        )
-    return _CLASSES[dt]
 
 
 # ------------------------------------------------------------------------------------------------

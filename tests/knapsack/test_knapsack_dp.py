@@ -163,9 +163,8 @@ def test_bands_decode_to_the_plain_decisions():
     w = np.sort(rng.integers(1, 60, 50))
     p = w + 7
     c = int(w.sum() // 2)
-    cls = kd.recurrence_class(np.int32)
-    bands = sweep(cls(w, p, c), backend="cpu", progress=False, codec="bands")  # as solve() sweeps it
-    plain = sweep(cls(w, p, c), backend="cpu", progress=False)
+    bands = sweep(kd.KnapsackDP(w, p, c, np.int32), backend="cpu", progress=False, codec="bands")  # as solved
+    plain = sweep(kd.KnapsackDP(w, p, c, np.int32), backend="cpu", progress=False)
     assert bands.stats.extra["compression"] < 0.5
     for t in range(len(w)):
         assert [bands.decision(t, k) for k in range(c + 1)] == [plain.decision(t, k) for k in range(c + 1)]
