@@ -512,19 +512,18 @@ def block_source(template: str, rec_cls, n_data: int, namespace: dict, compile_f
     return expand(src, rec_cls)
 
 
-def walk_form(rec_cls, n_data: int, indent: int = 8) -> dict:
+def walk_form(rec_cls, n_data: int) -> dict:
     """The pieces of a compiled walk's source that differ with ``traceback_state``: its extra
-    argument, the path's width, the state column, the step (``back``'s call) and the exits; the
-    step's lines after its first at ``indent`` spaces (where the walk's loop body is)."""
+    argument, the path's width, the state column, the step (``back``'s call) and the exits (``rec``
+    and ``step`` are blocks, for :func:`fill`)."""
     da = data_args(n_data)
     a, b = rec_cls._INDEX
-    pad = "\n" + " " * indent
     if rec_cls.traceback_state:
         return {
             "s0": ", s",
             "width": 4,
-            "rec": f"{pad}path[n, 3] = s",
-            "step": f"{a}2, {b}2, s2 = back({a}, {b}, d, s{da}){pad}s = np.int64(s2)",
+            "rec": "path[n, 3] = s",
+            "step": f"{a}2, {b}2, s2 = back({a}, {b}, d, s{da})\ns = np.int64(s2)",
             "exit": f"{a}, {b}, s",
             "exit2": f"{a}2, {b}2, s",
         }

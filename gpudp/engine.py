@@ -28,7 +28,7 @@ import numpy as np
 from . import backends, lowering, values
 from .cache import jit_generated
 from .checks import cell_symbols, check_memory, probe_cell
-from .codegen import NO_CELL, data_args, reduce_worst, walk_form
+from .codegen import NO_CELL, data_args, fill, reduce_worst, walk_form
 from .errors import ContractError, InputError, decision_overflow
 from .footprint import MemoryNeed, layered_memory, memory_need
 from .inputs import parse_time_limit
@@ -669,7 +669,8 @@ def walk(i, j{s0}, R, C, maxlen, words{lp}{da}):
         d = {decode}
         path[n, 0] = i
         path[n, 1] = j
-        path[n, 2] = d{rec}
+        path[n, 2] = d
+        {rec}
         n += 1
         {step}
         if A * i2 + B * j2 >= A * i + B * j:  # not earlier: the caller names the step (_bad_step)
@@ -688,7 +689,8 @@ def walk(t, k{s0}, R, C, maxlen, words, S{lp}{da}):
         d = {decode}
         path[n, 0] = t
         path[n, 1] = k
-        path[n, 2] = d{rec}
+        path[n, 2] = d
+        {rec}
         n += 1
         {step}
         if t2 >= t or (t2 >= 0 and (k2 < 0 or k2 >= S[t2])):  # the caller names it (_bad_step)
@@ -738,7 +740,8 @@ def _walker(rec_cls, n_data: int, plan: Plan):
     form = walk_form(rec_cls, n_data)
     if s is None and plan.codec == "bands":
         bands = ", lo, hi, lead_n, band_n, band_off, lead_w, trail_w"
-        src = _LAYER_WALK.format(
+        src = fill(
+            _LAYER_WALK,
             cls=rec_cls.__name__,
             lp=bands + ", bits",
             da=da,
@@ -746,7 +749,8 @@ def _walker(rec_cls, n_data: int, plan: Plan):
             **form,
         )
     elif s is None:
-        src = _LAYER_WALK.format(
+        src = fill(
+            _LAYER_WALK,
             cls=rec_cls.__name__,
             lp=", woff, bits",
             da=da,
@@ -754,7 +758,8 @@ def _walker(rec_cls, n_data: int, plan: Plan):
             **form,
         )
     elif plan.kind == "line":
-        src = _GRID_WALK.format(
+        src = fill(
+            _GRID_WALK,
             cls=rec_cls.__name__,
             lp=", woff, bits",
             da=da,
@@ -762,7 +767,8 @@ def _walker(rec_cls, n_data: int, plan: Plan):
             **form,
         )
     elif plan.kind == "tiled":
-        src = _GRID_WALK.format(
+        src = fill(
+            _GRID_WALK,
             cls=rec_cls.__name__,
             lp=", bh, tw, ni, nj, bits, diag_off, rpt",
             da=da,
@@ -771,7 +777,8 @@ def _walker(rec_cls, n_data: int, plan: Plan):
         )
     else:
         slot = "i" if s.by_row_index else "j"
-        src = _GRID_WALK.format(
+        src = fill(
+            _GRID_WALK,
             cls=rec_cls.__name__,
             lp=", woff, bits",
             da=da,

@@ -47,6 +47,7 @@ from .codegen import (
     data_args,
     decision_dtype,
     diagonal_groups,
+    fill,
     fn_args,
     n_reduce,
     walk_form,
@@ -476,7 +477,8 @@ def walk(i, j{s0}, R, C, K, path, n, words, slot, WS, groups{da}):
             d = block_decision(words, base, a, b, nc, K, {planes}, {bits}, groups)
             path[n, 0] = i
             path[n, 1] = j
-            path[n, 2] = d{rec}
+            path[n, 2] = d
+            {rec}
             n += 1
             {step}
             if i2 + j2 >= i + j:
@@ -503,9 +505,14 @@ def _block_walker(cls, n_user: int, planes: bool):
             "back": njit(cls.back),
             "block_decision": block_decision,
         }
-        form = walk_form(cls, n_user, 12)
-        src = _BLOCK_WALK.format(
-            cls=cls.__name__, da=data_args(n_user), planes=bool(planes), bits=cls.decision_bits, **form
+        form = walk_form(cls, n_user)
+        src = fill(
+            _BLOCK_WALK,
+            cls=cls.__name__,
+            da=data_args(n_user),
+            planes=bool(planes),
+            bits=cls.decision_bits,
+            **form,
         )
         k = k.keep(jit_generated(src, "walk", ns, njit, "cpu"))
     return k.fn
