@@ -22,6 +22,7 @@ import numpy as np
 from numba.extending import register_jitable
 
 from .fingerprint import fingerprint
+from .kernel import factory as kernel_factory
 from .schedule import Schedule
 from .values import key, key_dtype
 
@@ -36,97 +37,113 @@ def data_args(n: int) -> str:
     return "".join(f", dat{k}" for k in range(n))
 
 
-def n_symbols(rec_cls) -> int:
-    """2 when the kernels' first two data arguments are the row and column symbols, else 0."""
-    return 2 if getattr(rec_cls, "symbols", False) else 0
-
-
-def n_flags(rec_cls) -> int:
-    """1 when the kernels' last data argument is the decision-overflow flag, else 0.
-
-    A recurrence that keeps decisions gets, after its own data, an int64 array ``[count, decision,
-    a, b]``: a cell whose decision does not fit ``decision_bits`` bits (or is negative) sets it, and
-    the engine raises after the sweep instead of storing a truncated decision (see
-    :func:`gpudp.engine.sweep`)."""
-    return 1 if rec_cls.decision_bits else 0
-
-
-def n_reduce(rec_cls) -> int:
-    """2 when the kernels' data end, before the overflow flag, with the reduction's slots (a
-    recurrence that declares ``reduce``): ``values[slots]`` and ``cells[slots, 2]``, one slot per
-    thread (``red_slot()``, from the backend's namespace), reduced on the host after the sweep."""
-    return 2 if getattr(rec_cls, "reduce", None) else 0
-
-
 #: a reduction slot's cell before its thread computes one: later than every cell
 NO_CELL = 1 << 62
 
 
-def reduce_worst(rec_cls):
-    """The value every cell beats in the recurrence's reduction: its slots start there."""
-    vt = key_dtype(rec_cls)
-    worst = (-np.inf, np.inf) if vt.kind == "f" else (np.iinfo(vt).min, np.iinfo(vt).max)
-    return worst[rec_cls.reduce == "min"]
+class Spec:
+    """What code generation reads of a recurrence class, derived once per class (:func:`spec_of`):
+    the kernels' argument layout (the symbols first, then the user's data, the reduction's slots
+    and the decision-overflow flag last), the reduction, the value type.
+
+    ``symbols``: 2 when the kernels' first two data arguments are the row and column symbols, else
+    0. ``flags``: 1 when the kernels' last data argument is the decision-overflow flag (a
+    recurrence that keeps decisions gets, after its own data, an int64 array ``[count, decision, a,
+    b]``: a cell whose decision does not fit ``decision_bits`` bits, or is negative, sets it, and
+    the engine raises after the sweep instead of storing a truncated decision; see
+    :func:`gpudp.engine.sweep`), else 0. ``reduce_slots``: 2 when the data end, before the flag,
+    with the reduction's slots (``values[slots]`` and ``cells[slots, 2]``, one slot per thread,
+    ``red_slot()`` from the backend's namespace, reduced on the host after the sweep), else 0.
+    ``outputs``: how many of the last data arguments the kernels write (slots and flag).
+    ``reduce_worst``: the value every cell beats in the reduction (its slots start there).
+    ``drops_decisions``: swept with ``traceback=False`` (the cell's decision is dropped)."""
+
+    def __init__(self, cls):
+        self.cls = cls
+        self.symbols = 2 if getattr(cls, "symbols", False) else 0
+        self.flags = 1 if cls.decision_bits else 0
+        self.reduce = getattr(cls, "reduce", None)
+        self.reduce_slots = 2 if self.reduce else 0
+        self.outputs = self.reduce_slots + self.flags
+        self.drops_decisions = bool(getattr(cls, "_drops_decisions", False))
+        self.deps_tuple = bool(getattr(cls, "deps_tuple", False))
+        self.key_dtype = key_dtype(cls)
+        self.reduce_op = ">" if self.reduce == "max" else "<"
+        if self.reduce:
+            vt = self.key_dtype
+            worst = (-np.inf, np.inf) if vt.kind == "f" else (np.iinfo(vt).min, np.iinfo(vt).max)
+            self.reduce_worst = worst[self.reduce == "min"]
+        else:
+            self.reduce_worst = None
+
+    def user_args(self, n_data: int) -> str:
+        """The data arguments after any symbols: what the generated cell wrappers (``tcell``,
+        ``lcell``) take, the overflow flag included."""
+        return "".join(f", dat{n}" for n in range(self.symbols, n_data))
+
+    def fn_args(self, n_data: int) -> str:
+        """The data arguments that the recurrence's own functions (``cell``, ``boundary``) receive."""
+        return "".join(f", dat{n}" for n in range(self.symbols, n_data - self.outputs))
+
+    def slots(self, n_data: int) -> tuple[str, str]:
+        """The names of the reduction's two slot arrays among ``n_data`` data arguments."""
+        return tuple(f"dat{n_data - self.flags - k}" for k in (2, 1))
+
+    def better(self, v: str, bv: str, a: str, ba: str, b: str, bb: str) -> str:
+        """The condition under which value ``v`` at cell ``(a, b)`` beats the best so far ``bv`` at
+        ``(ba, bb)``: a better value, or an equal one at an earlier cell (a deterministic winner)."""
+        op = self.reduce_op
+        return f"{v} {op} {bv} or ({v} == {bv} and ({a} < {ba} or ({a} == {ba} and {b} < {bb})))"
+
+    def take(self, kv: str, lin: str) -> str:
+        """Lines that take key ``kv`` at row-major index ``lin`` into :func:`local_reduction`'s
+        locals when it beats them (ties to the earlier cell)."""
+        op = self.reduce_op
+        return f"if {kv} {op} bv_ or ({kv} == bv_ and {lin} < bk_):\n    bv_ = {kv}\n    bk_ = {lin}"
+
+    def numba_type(self):
+        """The numba type of the cells' values (a record's: its structured type)."""
+        import numba
+
+        return numba.from_dtype(np.dtype(self.cls.value_dtype))
+
+    def layer_rows(self) -> list[str]:
+        """The names of a LayeredRecurrence's previous layers in its window, newest first, as
+        ``layer_cell_source(..., rows=True)`` takes them (``pr1`` is layer ``t - 1``)."""
+        return [f"pr{w}" for w in range(1, self.cls.window + 1)]
+
+    def __repr__(self) -> str:
+        return f"Spec({self.cls.__qualname__})"
 
 
-def n_outputs(rec_cls) -> int:
-    """How many of the kernels' last data arguments the kernels write (reduction slots, flag)."""
-    return n_reduce(rec_cls) + n_flags(rec_cls)
-
-
-def user_args(rec_cls, n_data: int) -> str:
-    """The data arguments after any symbols: what the generated cell wrappers (``tcell``, ``lcell``)
-    take, the overflow flag included."""
-    k = n_symbols(rec_cls)
-    return "".join(f", dat{n}" for n in range(k, n_data))
-
-
-def fn_args(rec_cls, n_data: int) -> str:
-    """The data arguments that the recurrence's own functions (``cell``, ``boundary``) receive."""
-    k = n_symbols(rec_cls)
-    return "".join(f", dat{n}" for n in range(k, n_data - n_outputs(rec_cls)))
-
-
-def reduce_better(rec_cls, v: str, bv: str, a: str, ba: str, b: str, bb: str) -> str:
-    """The condition under which value ``v`` at cell ``(a, b)`` beats the best so far ``bv`` at
-    ``(ba, bb)``: a better value, or an equal one at an earlier cell (a deterministic winner)."""
-    op = _reduce_op(rec_cls)
-    return f"{v} {op} {bv} or ({v} == {bv} and ({a} < {ba} or ({a} == {ba} and {b} < {bb})))"
-
-
-def _reduce_op(rec_cls) -> str:
-    """The comparison by which a value beats another in the recurrence's reduction."""
-    return ">" if rec_cls.reduce == "max" else "<"
-
-
-def _take(rec_cls, kv: str, lin: str) -> str:
-    """Lines that take key ``kv`` at row-major index ``lin`` into :func:`local_reduction`'s locals
-    when it beats them (ties to the earlier cell)."""
-    op = _reduce_op(rec_cls)
-    return f"if {kv} {op} bv_ or ({kv} == bv_ and {lin} < bk_):\n    bv_ = {kv}\n    bk_ = {lin}"
+@kernel_factory("recurrence.spec")
+def spec_of(cls) -> Spec:
+    """The :class:`Spec` of a recurrence class, made once per class (in the kernel table)."""
+    return Spec(cls)
 
 
 def local_reduction(rec_cls, n_data: int, slot: str) -> tuple[dict, str, Callable[[str, str], str], str]:
     """A kernel's reduction kept in two locals while it sweeps, merged into its slot once: ``bv_``
     (the best value's key: a record's first field) and ``bk_`` (its cell's row-major index ``i * C +
-    j``, which breaks ties as :func:`reduce_better` does). Returns ``(names, init, update, flush)``:
+    j``, which breaks ties as :meth:`Spec.better` does). Returns ``(names, init, update, flush)``:
     the names the lines need in the kernel's namespace, the lines that start the locals, a function
     ``update(value, index)`` giving the lines that take a cell into them (the cpu kernel's; the
     CUDA kernel takes a row at a time, :func:`row_reduction`), and the lines that merge them into
     slot ``slot`` (an expression: the thread's id) of the kernel's reduction arrays."""
     import numba
 
-    rv, rc = (f"dat{n_data - n_flags(rec_cls) - k}" for k in (2, 1))
+    sp = spec_of(rec_cls)
+    rv, rc = sp.slots(n_data)
     names = {
-        "RED_WORST": reduce_worst(rec_cls),
+        "RED_WORST": sp.reduce_worst,
         "NO_CELL": NO_CELL,
         "KT": numba.from_dtype(key_dtype(rec_cls)),
     }
 
     def update(v: str, lin: str) -> str:
-        return _take(rec_cls, key(rec_cls, v), lin)
+        return sp.take(key(rec_cls, v), lin)
 
-    better = reduce_better(rec_cls, "bv_", f"{rv}[rs]", "bi_", f"{rc}[rs, 0]", "bj_", f"{rc}[rs, 1]")
+    better = sp.better("bv_", f"{rv}[rs]", "bi_", f"{rc}[rs, 0]", "bj_", f"{rc}[rs, 1]")
     flush = (
         f"rs = {slot}\nbi_ = bk_ // C\nbj_ = bk_ % C\nif bk_ != NO_CELL and ({better}):\n"
         f"    {rv}[rs] = bv_\n    {rc}[rs, 0] = bi_\n    {rc}[rs, 1] = bj_"
@@ -143,8 +160,9 @@ def row_reduction(rec_cls) -> tuple[Callable[[str, str, str], str], Callable[[st
     locals once, with the full tie-break. ``rj`` starts negative. An integer row none of whose
     cells beats the worst value is all worst values, and its first column (``first``) is taken at
     the merge; a float row also takes a first cell equal to the worst (NaN never wins)."""
-    op = _reduce_op(rec_cls)
-    exact = key_dtype(rec_cls).kind == "f"
+    sp = spec_of(rec_cls)
+    op = sp.reduce_op
+    exact = sp.key_dtype.kind == "f"
 
     def best(rb: str, rj: str, column: str) -> str:
         cond = f"kv {op} {rb}"
@@ -153,7 +171,7 @@ def row_reduction(rec_cls) -> tuple[Callable[[str, str, str], str], Callable[[st
         return f"if {cond}:\n    {rb} = kv\n    {rj} = {column}"
 
     def merge(rb: str, rj: str, row: str, first: str) -> str:
-        take = _take(rec_cls, rb, f"({row}) * C + {rj}")
+        take = sp.take(rb, f"({row}) * C + {rj}")
         if exact:
             return f"if {rj} >= 0:\n{indent(take, 4)}"
         return f"if {rj} < 0:\n    {rj} = {first}\n{take}"
@@ -173,18 +191,19 @@ def cell_call(
     is False (a kernel that keeps the thread's best in registers itself). A decision outside
     ``0 .. 2**decision_bits - 1`` is recorded in the flag (``coords`` are the cell's two
     coordinates) and stored as 0."""
-    if getattr(rec_cls, "deps_tuple", False):  # cell(i, j, deps, ...): one tuple in offsets order
+    sp = spec_of(rec_cls)
+    if sp.deps_tuple:  # cell(i, j, deps, ...): one tuple in offsets order
         deps = [f"({', '.join(deps)},)"]
-    args = ", ".join([coords, *deps, *(syms if n_symbols(rec_cls) else ())]) + fn_args(rec_cls, n_data)
+    args = ", ".join([coords, *deps, *(syms if sp.symbols else ())]) + sp.fn_args(n_data)
     bits = rec_cls.decision_bits
     a, b = (x.strip() for x in coords.split(","))
     red = ""
-    if n_reduce(rec_cls) and reduce_here:  # this thread's slot keeps its best so far
-        rv, rc = (f"dat{n_data - n_flags(rec_cls) - k}" for k in (2, 1))
+    if sp.reduce_slots and reduce_here:  # this thread's slot keeps its best so far
+        rv, rc = sp.slots(n_data)
         kv = key(rec_cls, v)  # a record is compared by its first field
         red = (
             f"\nrs = red_slot()\n"
-            f"if {reduce_better(rec_cls, kv, f'{rv}[rs]', a, f'{rc}[rs, 0]', b, f'{rc}[rs, 1]')}:\n"
+            f"if {sp.better(kv, f'{rv}[rs]', a, f'{rc}[rs, 0]', b, f'{rc}[rs, 1]')}:\n"
             f"    {rv}[rs] = {kv}\n    {rc}[rs, 0] = {a}\n    {rc}[rs, 1] = {b}"
         )
     if bits:
@@ -195,7 +214,7 @@ def cell_call(
             f"    {flag}[0] += 1\n    {flag}[1] = {d}\n    {flag}[2] = {a}\n    {flag}[3] = {b}\n"
             f"    {d} = 0"
         )
-    if getattr(rec_cls, "_drops_decisions", False):  # swept with traceback=False
+    if sp.drops_decisions:  # swept with traceback=False
         return f"{v}, {d} = cell({args})\n{v} = VT({v}){red}\n{d} = 0"
     return f"{v} = VT(cell({args})){red}\n{d} = 0"
 
@@ -267,23 +286,11 @@ def compile_source(src: str, name: str, namespace: dict):
     return getattr(mod, name)
 
 
-def numba_value_type(rec_cls):
-    import numba
-
-    return numba.from_dtype(np.dtype(rec_cls.value_dtype))
-
-
-def layer_rows(rec_cls) -> list[str]:
-    """The names of a LayeredRecurrence's previous layers in its window, newest first, as
-    ``layer_cell_source(..., rows=True)`` takes them (``pr1`` is layer ``t - 1``)."""
-    return [f"pr{w}" for w in range(1, rec_cls.window + 1)]
-
-
 def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None, rows: bool = False) -> str:
     """Source of ``lcell(t, p, ring, W1, last_row, last_col, R, C, d0..) -> (value, decision)``.
 
     For a LayeredRecurrence it passes the window's previous layers to the user's cell: the rows
-    ``ring[(t - w) % W1]``, or with ``rows`` the arguments :func:`layer_rows` names instead of
+    ``ring[(t - w) % W1]``, or with ``rows`` the arguments :meth:`Spec.layer_rows` names instead of
     ``ring, W1`` (the caller takes the views once a layer: made a cell, they cost the cpu's
     two-constraint knapsack about 40 % of its sweep, one thread, 2026-11-26). For a grid
     with a linear schedule it maps (wavefront t, slot p) to (i, j), reads each dependency from the
@@ -291,10 +298,10 @@ def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None, rows: boo
     Slots that hold no cell return ``fill`` and decision 0.
     """
     da = data_args(n_data)
-    du = fn_args(rec_cls, n_data)
+    du = spec_of(rec_cls).fn_args(n_data)
     if schedule is None:
         ring = [f"ring[(t - {w}) % W1]" for w in range(1, rec_cls.window + 1)]
-        prev = layer_rows(rec_cls) if rows else ring
+        prev = spec_of(rec_cls).layer_rows() if rows else ring
         args = ", ".join(prev) if rows else "ring, W1"
         body = cell_call(rec_cls, "t, p", prev, n_data, "v", "dd")
         return cell_function(f"def lcell(t, p, {args}, last_row, last_col, R, C{da}):", body)
@@ -357,7 +364,7 @@ def line_sweep_source(rec_cls, n_data: int, schedule: Schedule, guard: str = "pa
     ``boundary``. Decision bits gather in registers, a group's ``bits`` words written as it ends
     (word ``(c // 32) * bits + b - wbase`` of ``words``)."""
     s = schedule
-    da, du = data_args(n_data), fn_args(rec_cls, n_data)
+    da, du = data_args(n_data), spec_of(rec_cls).fn_args(n_data)
     along_j, step, bits = s.by_row_index, s.line_step, rec_cls.decision_bits
     n = "C" if along_j else "R"
     cell = ["i = 0", "j = c"] if along_j else ["i = c", "j = 0"]
@@ -504,7 +511,7 @@ def block_source(template: str, rec_cls, n_data: int, namespace: dict, compile_f
         template,
         origin=BLOCK_ORIGIN.rstrip("\n"),
         da=data_args(n_data),
-        du=user_args(rec_cls, n_data),
+        du=spec_of(rec_cls).user_args(n_data),
         ri=ri,
         cj=cj,
         **more,
@@ -542,5 +549,5 @@ def tile_cell_source(rec_cls, n_data: int, offsets, reduce_here=True) -> str:
     its dependencies in declared order (``ri``, ``cj``: the symbols, ignored when it has none)."""
     deps = [TILE_DEP_NAMES[tuple(o)] for o in offsets]
     body = cell_call(rec_cls, "i, j", deps, n_data, "v", "dd", ("ri", "cj"), reduce_here)
-    args = f"i, j, up, left, diag, ri, cj{user_args(rec_cls, n_data)}"
+    args = f"i, j, up, left, diag, ri, cj{spec_of(rec_cls).user_args(n_data)}"
     return cell_function(f"def tcell({args}):", body)

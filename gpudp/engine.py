@@ -28,7 +28,7 @@ import numpy as np
 from . import backends, lowering, values
 from .cache import jit_generated
 from .checks import cell_symbols, check_memory, probe_cell
-from .codegen import NO_CELL, data_args, fill, reduce_worst, walk_form
+from .codegen import NO_CELL, data_args, fill, spec_of, walk_form
 from .errors import ContractError, InputError, decision_overflow
 from .footprint import MemoryNeed, layered_memory, memory_need
 from .inputs import parse_time_limit
@@ -500,11 +500,11 @@ def _sweep_planned(call: SweepCall):
     _probe(rec, plan, data)
     runner = lowering.get(type(rec).family, backend).BACKEND
     red = None
-    if type(rec).reduce:  # per-thread slots (codegen.n_reduce), before the overflow flag
+    if type(rec).reduce:  # per-thread slots (codegen.Spec.reduce_slots), before the overflow flag
         red = _reduction_slots(type(rec), runner.reduction_slots(plan))
         data = (*data, *red)
     bits = type(rec).decision_bits
-    if bits:  # the decision-overflow flag, last of the kernels' data (see codegen.n_flags)
+    if bits:  # the decision-overflow flag, last of the kernels' data (see codegen.Spec.flags)
         data = (*data, np.zeros(4, np.int64))
     store = None
     if bits:
@@ -586,9 +586,9 @@ def shape_of(cls) -> Shape:
 
 
 def _reduction_slots(cls, n: int):
-    """``values[n]`` at :func:`reduce_worst` and ``cells[n, 2]`` at no cell."""
+    """``values[n]`` at :attr:`~gpudp.codegen.Spec.reduce_worst` and ``cells[n, 2]`` at no cell."""
     vt = values.key_dtype(cls)
-    return np.full(max(n, 1), reduce_worst(cls), vt), np.full((max(n, 1), 2), NO_CELL, np.int64)
+    return np.full(max(n, 1), spec_of(cls).reduce_worst, vt), np.full((max(n, 1), 2), NO_CELL, np.int64)
 
 
 def _reduce_slots(cls, values, cells):

@@ -67,7 +67,7 @@ def decision_overflow(name: str, flag, axes: str, bits: int) -> ContractError | 
     """The error a kernel's decision-overflow flag stands for, None when it is clear: ``flag`` is
     ``[count, decision, *cell]`` (how many cells returned a decision outside ``0 .. 2**bits - 1``,
     the first one's decision and coordinates, named by ``axes``), as every shape's kernels write it
-    (:func:`gpudp.codegen.n_flags`); see :func:`decision_too_wide`."""
+    (:attr:`gpudp.codegen.Spec.flags`); see :func:`decision_too_wide`."""
     if not flag[0]:
         return None
     count, decision, *at = (int(x) for x in flag)

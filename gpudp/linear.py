@@ -48,8 +48,7 @@ from .codegen import (
     decision_dtype,
     diagonal_groups,
     fill,
-    fn_args,
-    n_reduce,
+    spec_of,
     walk_form,
 )
 from .errors import ContractError, InputError, decision_overflow
@@ -251,7 +250,7 @@ class CheckpointResult:
         self._user = tuple(rec.data())
         cls = type(rec)
         data = list(fwd.kernel_data)  # symbols, the user's, the reduction's slots (not used again)
-        if n_reduce(cls):
+        if spec_of(cls).reduce_slots:
             data[-2:] = [np.zeros(1, data[-2].dtype), np.zeros((1, 2), data[-1].dtype)]
         self._data = (*data, np.zeros(4, np.int64))  # and the decision-overflow flag
         self._checkpoints, self._edge_values = fwd.checkpoints, None
@@ -445,7 +444,7 @@ def _edge_filler(cls, n_data: int):
         from .backends.cpu import cell_namespace
         from .jit import njit
 
-        src = values.expand(_EDGE_FILL.format(da=data_args(n_data), db=fn_args(cls, n_data)), cls)
+        src = values.expand(_EDGE_FILL.format(da=data_args(n_data), db=spec_of(cls).fn_args(n_data)), cls)
         k = k.keep(njit(compile_source(src, "fill", cell_namespace(cls))))
     return k.fn
 

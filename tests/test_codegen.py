@@ -1,8 +1,13 @@
-"""gpudp.codegen.fill: templates whose blocks of generated code carry their own indentation."""
+"""gpudp.codegen: templates whose blocks of generated code carry their own indentation (``fill``), and
+the one spec a recurrence class gives code generation (``spec_of``)."""
 
+import numpy as np
 import pytest
 
-from gpudp.codegen import cell_function, fill, indent
+from gpudp import GridRecurrence
+from gpudp.codegen import cell_function, fill, indent, spec_of
+from gpudp.kernel import family
+from gpudp.recurrence import values_only
 
 
 def test_block_takes_the_placeholders_column():
@@ -62,3 +67,38 @@ def test_cell_function():
         cell_function("def tcell(i, j):", "v = i\ndd = 0")
         == "def tcell(i, j):\n    v = i\n    dd = 0\n    return v, dd\n"
     )
+
+
+class _Scored(GridRecurrence):
+    """Symbols, decisions and a min reduction: every part of the kernels' argument layout."""
+
+    symbols = True
+    decision_bits = 2
+    reduce = "min"
+    value_dtype = np.int32
+
+    def shape(self):
+        return (2, 2)
+
+    @staticmethod
+    def cell(i, j, up, left, diag, a, b):
+        return min(up, left, diag), 0
+
+
+def test_spec_lays_out_the_kernels_arguments():
+    """Symbols first, then the user's data, the reduction's two slots, the overflow flag last."""
+    sp = spec_of(_Scored)
+    assert (sp.symbols, sp.reduce_slots, sp.flags, sp.outputs) == (2, 2, 1, 3)
+    n_data = 2 + 1 + 3  # two symbol arrays, one of the user's own, slots and flag
+    assert sp.user_args(n_data) == ", dat2, dat3, dat4, dat5"  # what tcell takes after the symbols
+    assert sp.fn_args(n_data) == ", dat2"  # what cell and boundary receive
+    assert sp.slots(n_data) == ("dat3", "dat4")
+    assert sp.reduce_worst == np.iinfo(np.int32).max and sp.reduce_op == "<"
+    assert sp.better("v", "b", "i", "bi", "j", "bj").startswith("v < b or (v == b")
+
+
+def test_spec_is_made_once_per_class_and_values_only_has_its_own():
+    assert spec_of(_Scored) is spec_of(_Scored)
+    assert any(k.parts["cls"] is _Scored for k in family("recurrence.spec").built())
+    vo = spec_of(type(values_only(_Scored())))
+    assert vo is not spec_of(_Scored) and vo.flags == 0 and vo.drops_decisions and vo.outputs == 2

@@ -575,7 +575,7 @@ def test_interrupt_latency_between_chunks():
 
 def test_value_only_recurrences_carry_no_flag():
     """A value-only recurrence carries no flag (kernels keep their argument lists)."""
-    from gpudp.codegen import n_flags
+    from gpudp.codegen import spec_of
 
     class V(WideGrid):
         decision_bits = 0
@@ -584,6 +584,6 @@ def test_value_only_recurrences_carry_no_flag():
         def cell(i, j, up, left, diag, h):
             return up + left - diag + h[i, j]
 
-    assert n_flags(V) == 0 and n_flags(WideGrid) == 1
+    assert spec_of(V).flags == 0 and spec_of(WideGrid).flags == 1
     r = sweep(V(np.ones((5, 6), np.int64)), backend="cpu", progress=False)
     assert r.store is None and r.last_row.tolist() == [5, 10, 15, 20, 25, 30]

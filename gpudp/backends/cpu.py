@@ -201,14 +201,14 @@ def cell_namespace(rec_cls, nrt: bool = True):
     a light cell's time (Smith-Waterman at 4,096^2 on one thread: 4.1x a plain loop with them, 1.5x
     without; the LCS of three strings: 25 ns a cell with them, 3.4 without). A cell that allocates
     needs the runtime and does not compile so: :func:`compiled` then takes the kernel made with it."""
-    from ..codegen import compile_source, numba_value_type
+    from ..codegen import compile_source, spec_of
 
     opts = nrt_options(nrt)
     ns = {
         "red_slot": njit(_thread_slot, cache=True),
         "np": np,
         "prange": numba.prange,
-        "VT": numba_value_type(rec_cls),
+        "VT": spec_of(rec_cls).numba_type(),
         "VTD": np.dtype(rec_cls.value_dtype),
         "FILL": rec_cls.fill,
         "cell": njit(rec_cls.cell, **opts),
@@ -374,21 +374,12 @@ def tiled_runner(rec_cls, n_data: int, nrt: bool = False):
     if k.ready:
         return k.fn
     from ..cache import jit_generated
-    from ..codegen import (
-        compile_source,
-        data_args,
-        fill,
-        fn_args,
-        local_reduction,
-        n_reduce,
-        n_symbols,
-        tile_cell_source,
-        user_args,
-    )
+    from ..codegen import compile_source, data_args, fill, local_reduction, spec_of, tile_cell_source
 
     bits = rec_cls.decision_bits
     ns = cell_namespace(rec_cls, nrt)
-    red = bool(n_reduce(rec_cls))  # a tile keeps its best cell in locals, its thread's slot at the end
+    sp = spec_of(rec_cls)
+    red = bool(sp.reduce_slots)  # a tile keeps its best cell in locals, its thread's slot at the end
     cell_src = tile_cell_source(rec_cls, n_data, rec_cls.offsets, not red)
     ns["tcell"] = njit(compile_source(cell_src, "tcell", dict(ns)), **nrt_options(nrt))
     red_init = red_acc = red_flush = "pass"
@@ -397,12 +388,12 @@ def tiled_runner(rec_cls, n_data: int, nrt: bool = False):
         ns.update(names)
         red_acc = update("v", "i * C + c0 + jj")
     tile_init, init, acc = _plane_lines(bits)
-    sym = n_symbols(rec_cls)
+    sym = sp.symbols
     src = fill(
         _TILED,
         da=data_args(n_data),
-        du=user_args(rec_cls, n_data),
-        db=fn_args(rec_cls, n_data),
+        du=sp.user_args(n_data),
+        db=sp.fn_args(n_data),
         row_sym="dat0[i]" if sym else "0",
         col_sym="dat1[c0 + jj]" if sym else "0",
         tile_init=tile_init,
@@ -426,7 +417,7 @@ def layered_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
     if k.ready:
         return k.fn
     from ..cache import jit_generated
-    from ..codegen import compile_source, data_args, fill, layer_cell_source, layer_rows
+    from ..codegen import compile_source, data_args, fill, layer_cell_source, spec_of
 
     bits = rec_cls.decision_bits
     ns = cell_namespace(rec_cls, nrt)
@@ -436,7 +427,7 @@ def layered_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
     init = "".join(f"w{b} = 0\n" for b in range(bits)) or "pass\n"
     orr = "".join(f"w{b} |= ((dd >> {b}) & 1) << lane\n" for b in range(bits)) or "pass\n"
     store = "".join(f"words[woff[t] - wbase + q * {bits} + {b}] = w{b}\n" for b in range(bits)) or "pass\n"
-    prev = layer_rows(rec_cls) if rows else ["ring", "W1"]
+    prev = spec_of(rec_cls).layer_rows() if rows else ["ring", "W1"]
     hoist = "".join(f"{r} = ring[(t - {w}) % W1]\n" for w, r in enumerate(prev, 1)) if rows else "pass\n"
     body = fill(
         _GROUP,
@@ -623,9 +614,9 @@ def blocks_runner(rec_cls, n_data: int):
     if k.ready:
         return k.fn
     from ..cache import jit_generated
-    from ..codegen import block_source, n_symbols
+    from ..codegen import block_source, spec_of
 
-    sym = n_symbols(rec_cls)
+    sym = spec_of(rec_cls).symbols
     ri, cj = ("dat0[gi]", "dat1[c0 + j]") if sym else ("0", "0")
     ns = cell_namespace(rec_cls)
     src = block_source(_BLOCKS, rec_cls, n_data, ns, njit, ri, cj)

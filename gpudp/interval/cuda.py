@@ -23,7 +23,7 @@ import numpy as np
 from numba.core.errors import NumbaPerformanceWarning
 
 from ..backends.cuda import cell_namespace, coop_blocks, cuda, generated_kernel, sim_geometry
-from ..codegen import n_outputs
+from ..codegen import spec_of
 from .table import SimDiagonalView, cells_of, compiled_sweep, make_diagonal_view, scatter_diagonals
 
 #: threads per block (the simulator's: a few, so that a thread takes several cells of a diagonal)
@@ -107,7 +107,7 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
     stats.kernel_seconds = sum(s.elapsed_time(e) for s, e in events) / 1e3
     stats.extra.update(gpu_seconds=time.perf_counter() - t_wall, launches=len(events), grid=[blocks, threads])
     stats.extra["layout"] = "diagonals"
-    for k in range(1, n_outputs(rec_cls) + 1):  # the decision-overflow flag
+    for k in range(1, spec_of(rec_cls).outputs + 1):  # the decision-overflow flag
         d_data[-k].copy_to_host(data[-k])
     _copy_back(S, table, n)
     if bits:

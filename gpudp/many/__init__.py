@@ -29,7 +29,7 @@ import numpy as np
 from .. import lowering
 from ..backends import choose as choose_backend
 from ..backends import device_name
-from ..codegen import NO_CELL, decision_dtype, reduce_worst
+from ..codegen import NO_CELL, decision_dtype, spec_of
 from ..engine import sweep
 from ..errors import ContractError, InputError, decision_overflow
 from ..memory import default_budget, gc_paused, parse_bytes
@@ -131,7 +131,7 @@ def _best(rec_cls, rv: np.ndarray, rc: np.ndarray):
     cell in (i, j) order holding it (the engine's rule, :func:`gpudp.engine._reduce_slots`)."""
     ci, cj = rc[:, :, 0], rc[:, :, 1]
     used = ci != NO_CELL
-    v = np.where(used, rv, reduce_worst(rec_cls))
+    v = np.where(used, rv, spec_of(rec_cls).reduce_worst)
     best = v.max(axis=1) if rec_cls.reduce == "max" else v.min(axis=1)
     tied = used & (rv == best[:, None])
     key = np.where(tied, ci * (1 << 31) + cj, np.iinfo(np.int64).max)  # i, j < 2^22 in a batch

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..codegen import NO_CELL, decision_dtype, reduce_worst
+from ..codegen import NO_CELL, decision_dtype, spec_of
 
 
 @dataclass
@@ -69,7 +69,7 @@ class ChunkOut:
         rv = empty(n * s, vt).reshape(n, s)
         rc = empty(n * s * 2, np.int64).reshape(n, s, 2)
         flags = empty(4 * (nq if bits else 1), np.int64).reshape(-1, 4)
-        rv[:] = reduce_worst(rec_cls) if rec_cls.reduce else 0
+        rv[:] = spec_of(rec_cls).reduce_worst if rec_cls.reduce else 0
         rc[:] = NO_CELL
         flags[:] = 0
         return cls(words, lr, lc, rv, rc, flags)

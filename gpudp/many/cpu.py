@@ -19,16 +19,7 @@ import numpy as np
 
 from ..backends.cpu import PARALLEL_LOCK, cell_namespace
 from ..cache import jit_generated
-from ..codegen import (
-    compile_source,
-    diagonal_index,
-    fill,
-    fn_args,
-    n_flags,
-    n_reduce,
-    tile_cell_source,
-    user_args,
-)
+from ..codegen import compile_source, diagonal_index, fill, spec_of, tile_cell_source
 from ..jit import njit
 from ..kernel import KernelFactory
 from . import source
@@ -52,8 +43,9 @@ def _no_slot():
 def _sweep_lines(rec_cls, n_data: int, n_sym: int) -> list[str]:
     """The sweep of instance ``b`` (``R x C``, decisions from ``base``): lines of the kernel's body."""
     bits = rec_cls.decision_bits
-    db = fn_args(rec_cls, n_data)  # what boundary receives
-    du = user_args(rec_cls, n_data)  # what tcell receives after the symbols
+    sp = spec_of(rec_cls)
+    db = sp.fn_args(n_data)  # what boundary receives
+    du = sp.user_args(n_data)  # what tcell receives after the symbols
     ri = "dat0[i]" if n_sym else "0"
     cj = "dat1[j]" if n_sym else "0"
     lines = [
@@ -99,7 +91,8 @@ def kernel(rec_cls, kinds, n_sym: int):
     k = _KERNELS.lookup(rec=rec_cls, kinds=tuple(kinds))
     if k.ready:
         return k.fn
-    n_data = len(kinds) + n_reduce(rec_cls) + n_flags(rec_cls)
+    sp = spec_of(rec_cls)
+    n_data = len(kinds) + sp.outputs
     ns = cell_namespace(rec_cls)
     ns["red_slot"] = njit(_no_slot, cache=True)
     ns["tcell"] = njit(compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets), "tcell", dict(ns)))
@@ -110,7 +103,7 @@ def kernel(rec_cls, kinds, n_sym: int):
         "C = shapes[b, 1]",
         "base = doff[q]",
         *source.views(kinds),
-        *source.output_views(n_reduce(rec_cls), n_flags(rec_cls), len(kinds)),
+        *source.output_views(sp.reduce_slots, sp.flags, len(kinds)),
         *_sweep_lines(rec_cls, n_data, n_sym),
     ]
     src = fill(_RUN_MANY, pk=source.packed_args(len(kinds)), body=body)

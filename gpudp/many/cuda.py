@@ -39,16 +39,7 @@ from ..backends.cuda import (
     sim_geometry,
     stream,
 )
-from ..codegen import (
-    compile_source,
-    diag_start,
-    fill,
-    fn_args,
-    n_flags,
-    n_reduce,
-    tile_cell_source,
-    user_args,
-)
+from ..codegen import compile_source, diag_start, fill, spec_of, tile_cell_source
 from ..kernel import KernelFactory
 from . import source
 from .chunks import ChunkOut
@@ -80,8 +71,8 @@ def _thread_slot():
 def _cell_lines(rec_cls, n_data: int, n_sym: int) -> list[str]:
     """One cell ``(i, j)`` of diagonal ``d``: its dependencies from the buffer (slots ``p1``, ``p2``
     of the previous two diagonals) or ``boundary``, the cell, the stores."""
-    db = fn_args(rec_cls, n_data)
-    du = user_args(rec_cls, n_data)
+    sp = spec_of(rec_cls)
+    db, du = sp.fn_args(n_data), sp.user_args(n_data)
     offs = {tuple(o) for o in rec_cls.offsets}
     lines = ["j = d - i", "x = j if byj else i"]
     deps = {"up": "VT(FILL)", "left": "VT(FILL)", "dg": "VT(FILL)"}
@@ -144,7 +135,8 @@ def kernel(rec_cls, kinds, n_sym: int, shared: bool):
     k = _KERNELS.lookup(rec=rec_cls, kinds=tuple(kinds), shared=shared)
     if k.ready:
         return k.fn
-    n_data = len(kinds) + n_reduce(rec_cls) + n_flags(rec_cls)
+    sp = spec_of(rec_cls)
+    n_data = len(kinds) + sp.outputs
     ns = cell_namespace(rec_cls)
     ns["red_slot"] = device_jit(_thread_slot)
     ns["tcell"] = device_jit(
@@ -158,7 +150,7 @@ def kernel(rec_cls, kinds, n_sym: int, shared: bool):
         "C = shapes[b, 1]",
         "base = doff[q]",
         *source.views(kinds),
-        *source.output_views(n_reduce(rec_cls), n_flags(rec_cls), len(kinds)),
+        *source.output_views(sp.reduce_slots, sp.flags, len(kinds)),
         "byj = R > C",  # the buffer is indexed by the shorter side
         "u = 1 if byj else 0",
         "K = C if byj else R",

@@ -7,7 +7,7 @@ import numpy as np
 from numba import cuda
 
 from ... import values
-from ...codegen import fill
+from ...codegen import fill, spec_of
 from ...kernel import KernelFactory
 from .kernels import CudaKernel, cell_namespace, device_jit, generated_kernel
 
@@ -164,15 +164,16 @@ def blocks_kernel(rec_cls, n_data: int, every: int, sym_dtypes=None):
         return k.fn
     import numba
 
-    from ...codegen import block_source, n_symbols
+    from ...codegen import block_source
 
     ns = cell_namespace(rec_cls)
     buf, ri, cj, load = _block_buffer(rec_cls, every), "0", "0", ""
-    if n_symbols(rec_cls) and shared:
+    sym = spec_of(rec_cls).symbols
+    if sym and shared:
         ns["SYM0"], ns["SYM1"] = (numba.from_dtype(np.dtype(t)) for t in sym_dtypes)
         buf += f"\nrs = cuda.shared.array({every}, SYM0)\ncs = cuda.shared.array({every}, SYM1)"
         ri, cj, load = "rs[i]", "cs[j]", _BLOCK_SYMBOLS
-    elif n_symbols(rec_cls):
+    elif sym:
         ri, cj = "dat0[gi]", "dat1[gj]"
     src = block_source(_BLOCKS, rec_cls, n_data, ns, device_jit, ri, cj, buf=buf, sym_load=load.rstrip("\n"))
     return k.keep(generated_kernel(src, "run_blocks", ns)).fn

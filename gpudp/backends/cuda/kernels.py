@@ -45,13 +45,13 @@ def _thread_slot():
 def cell_namespace(rec_cls):
     """The names a generated CUDA kernel sees: the recurrence's device ``cell`` and ``boundary``,
     its value type and fill, and the helpers (public: features with kernels of their own build on it)."""
-    from ...codegen import compile_source, numba_value_type
+    from ...codegen import compile_source, spec_of
 
     ns = {
         "red_slot": device_jit(_thread_slot),
         "cuda": cuda,
         "np": np,
-        "VT": numba_value_type(rec_cls),
+        "VT": spec_of(rec_cls).numba_type(),
         "VTD": np.dtype(rec_cls.value_dtype),
         "FILL": rec_cls.fill,
         "FULL": FULL,

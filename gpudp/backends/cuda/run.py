@@ -11,7 +11,7 @@ from numba import cuda
 from numba.core.errors import NumbaPerformanceWarning
 
 from ... import values
-from ...codegen import n_flags, n_outputs, n_reduce
+from ...codegen import spec_of
 from ...errors import CheckError
 from ...store import tiled_last_row
 from ..base import checkpoint_arrays, line_edges
@@ -191,10 +191,11 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
             t = time.perf_counter()
             launcher, blocks = coop_blocks(kernel.fn, a, threads, want, smem)
             launches.fn = launcher
-            if n_reduce(cls) and blocks * threads > len(data[-1 - n_flags(cls)]):
+            sp = spec_of(cls)
+            if sp.reduce_slots and blocks * threads > len(data[-1 - sp.flags]):
                 raise CheckError(
                     f"a grid of {blocks} x {threads} threads needs more reduction slots than the "
-                    f"{len(data[-1 - n_flags(cls)])} of reduction_slots()"
+                    f"{len(data[-1 - sp.flags])} of reduction_slots()"
                 )
             if blocked is not None:  # now that the grid is known: spans that share out evenly
                 pspan.copy_to_device(blocked.spans_for(blocks), stream=compute)
@@ -228,7 +229,7 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
     if bands:
         stats.extra["bytes_to_host"] = enc.bytes_to_host
 
-    for k in range(1, n_outputs(cls) + 1):  # the reduction's slots and the decision-overflow flag
+    for k in range(1, spec_of(cls).outputs + 1):  # the reduction's slots and the decision-overflow flag
         d_data[-k].copy_to_host(data[-k])
     if plan.kind == "tiled":
         last = values.map_buf(values.to_host(bottom), lambda b: tiled_last_row(b, plan.layout))

@@ -9,7 +9,7 @@ import numba
 import numpy as np
 
 from ... import values
-from ...codegen import n_reduce
+from ...codegen import spec_of
 from ...kernel import KernelFactory
 from .driver import is_simulator
 from .kernels import CudaKernel, cell_namespace, device_jit, generated_kernel
@@ -182,24 +182,22 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         compile_source,
         data_args,
         fill,
-        fn_args,
         indent,
         local_reduction,
-        n_symbols,
         row_reduction,
         tile_cell_source,
-        user_args,
     )
 
     rpt = bh // 32
     bits = rec_cls.decision_bits
-    sym = n_symbols(rec_cls)
-    da, du, db = data_args(n_data), user_args(rec_cls, n_data), fn_args(rec_cls, n_data)
+    sp = spec_of(rec_cls)
+    sym = sp.symbols
+    da, du, db = data_args(n_data), sp.user_args(n_data), sp.fn_args(n_data)
     sim = is_simulator()
     ns = cell_namespace(rec_cls)
     ns.update(BH=bh, TW=tw, RPT=rpt, WPT=(tw // 32) * bits * bh, U32=numba.uint32)
     ns.update(U0=np.uint32(0), SYMD=np.dtype(sym_dtype or np.int64), FUNNEL=_funnel_intrinsic())
-    red = bool(n_reduce(rec_cls))  # the lane keeps its best cell in registers, its slot at the end
+    red = bool(sp.reduce_slots)  # the lane keeps its best cell in registers, its slot at the end
     if red:
         names, red_init, _, red_flush_src = local_reduction(rec_cls, n_data, "cuda.grid(1)")
         ns.update(names, I32=numba.int32)
