@@ -580,7 +580,7 @@ def test_huge_sizes_are_refused_at_once_with_figures(n):
     t0 = time.perf_counter()
     with pytest.raises(InputError, match="at most 33 cities") as e:
         sizes.check_size(n, "big")
-    assert time.perf_counter() - t0 < 0.5
+    assert time.perf_counter() - t0 < 5  # no work that grows with n (a hang guard, not a speed goal)
     msg = str(e.value)
     assert f"big ({n} cities)" in msg and "states" in msg and "transitions" in msg and "of decisions" in msg
     assert "inf" not in msg.replace("info", "")
@@ -614,7 +614,7 @@ def test_huge_dimension_is_refused_before_the_data_are_read(tmp_path, monkeypatc
     t0 = time.perf_counter()
     with pytest.raises(InputError, match=r"big \(1000000000 cities\).*at most 33 cities"):
         hk.solve(p, backend="cpu")
-    assert time.perf_counter() - t0 < 0.5
+    assert time.perf_counter() - t0 < 5  # the 300,000 lines are not parsed (read_text fails the test)
 
 
 def test_memory_check_uses_the_process_limits(monkeypatch):
