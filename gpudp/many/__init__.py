@@ -128,7 +128,7 @@ class ManyResult:
 
 def _best(rec_cls, rv: np.ndarray, rc: np.ndarray):
     """Per instance (a row of slots): whether a slot holds a cell, the best value, and the earliest
-    cell in (i, j) order holding it (the engine's rule, :func:`gpudp.engine._reduce_slots`)."""
+    cell in (i, j) order holding it (the engine's rule, :func:`gpudp.grid._reduce_slots`)."""
     ci, cj = rc[:, :, 0], rc[:, :, 1]
     used = ci != NO_CELL
     v = np.where(used, rv, spec_of(rec_cls).reduce_worst)
