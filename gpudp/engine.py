@@ -9,9 +9,8 @@ shape's package declares it.
 
 Each shape is a package: :mod:`gpudp.grid` (the grid and layered shapes, one planned sweep; the
 traceback from checkpoints of :mod:`gpudp.checkpoints`), :mod:`gpudp.interval`, :mod:`gpudp.grid3`.
-This module is their public surface too: it re-exports what users and plug-ins take from the
-engine (:class:`Plan`, :class:`SweepResult`, :data:`AUTO_FULL_STORE_MAX`, :func:`device_memory`,
-:func:`layered_memory`, :func:`progress_bar`), listed in ``__all__``.
+This module is their public surface too: with the driver it re-exports the grid shape's plan and
+result types (:class:`Plan`, :class:`SweepResult`), listed in ``__all__``.
 """
 
 from __future__ import annotations
@@ -19,29 +18,16 @@ from __future__ import annotations
 import time
 
 from .errors import ContractError, InputError
-from .footprint import layered_memory
-from .grid import AUTO_FULL_STORE_MAX, device_memory, sweep_planned
+from .grid import sweep_planned
 from .grid.plan import Plan, make_plan, plan_grid, plan_layered
 from .grid.result import SweepResult
 from .inputs import parse_time_limit
 from .memory import default_budget, one_reading, parse_bytes
-from .progress import Deadline, progress_bar
+from .progress import Deadline
 from .recurrence import Recurrence
 from .shapes import Shape, SweepCall, drive_grid3, drive_interval
 
-__all__ = [
-    "AUTO_FULL_STORE_MAX",
-    "SHAPES",
-    "Plan",
-    "Shape",
-    "SweepResult",
-    "device_memory",
-    "layered_memory",
-    "plan_sweep",
-    "progress_bar",
-    "shape_of",
-    "sweep",
-]
+__all__ = ["SHAPES", "Plan", "Shape", "SweepResult", "plan_sweep", "shape_of", "sweep"]
 
 
 @one_reading()  # the budget, the plan's figures, the memory check and the store: one reading
@@ -81,7 +67,7 @@ def sweep(
                    and column only, and the blocks the path crosses swept again when it is walked
                    (a :class:`gpudp.checkpoints.CheckpointResult`, same surface; tiled grids only);
                    ``"auto"``: checkpoints for a tiled grid whose full store would not stay within
-                   the memory budget or would hold more than :data:`AUTO_FULL_STORE_MAX` bytes of
+                   the memory budget or would hold more than :data:`gpudp.grid.AUTO_FULL_STORE_MAX` bytes of
                    decisions, else full.
     checkpoint_every: K, the checkpoints' spacing and the blocks' side (default: 512, doubled
                    while the checkpoints would take more than a quarter of the memory budget or of

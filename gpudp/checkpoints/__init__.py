@@ -241,7 +241,7 @@ def _round_cap(block: int, blocks: int, room: int) -> int:
 class CheckpointResult:
     """A sweep's outcome with checkpoints instead of a decision store (see the module's text).
 
-    The same surface as :class:`gpudp.engine.SweepResult`: ``last_row``, ``last_col``,
+    The same surface as :class:`gpudp.grid.result.SweepResult`: ``last_row``, ``last_col``,
     ``best_value``, ``best_cell``, ``stats``, :meth:`traceback` and :meth:`decision` (each of these
     two sweeps again the blocks it reads), :meth:`close`. ``stats.extra["traceback"]`` records the
     last traceback's rounds, blocks, cells again and seconds (the backend's kernels among them)."""
@@ -329,7 +329,7 @@ class CheckpointResult:
 
     def traceback(self, start, state=None) -> np.ndarray:
         """Walk ``back`` from ``start`` until leaving the grid, round by round; the rows
-        :meth:`gpudp.engine.SweepResult.traceback` would give. A progress bar (as the sweep's)
+        :meth:`gpudp.grid.result.SweepResult.traceback` would give. A progress bar (as the sweep's)
         counts the anti-diagonals walked back."""
         return self.walk(start, state)[0]
 

@@ -148,7 +148,7 @@ class BandResult:
 
     def traceback(self, start, state=None):
         """Rows ``(i, j, decision[, state])`` from ``start`` back, as
-        :meth:`gpudp.engine.SweepResult.traceback` gives them for the whole grid."""
+        :meth:`gpudp.grid.result.SweepResult.traceback` gives them for the whole grid."""
         import functools
 
         cls = type(self.recurrence)
