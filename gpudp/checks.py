@@ -2,7 +2,7 @@
 Python, the symbols it reads, and whether the work fits the memory there is.
 
 Each shape (:mod:`gpudp.engine`'s grids and layers, :mod:`gpudp.interval`, :mod:`gpudp.grid3`,
-:mod:`gpudp.many`'s batches, :mod:`gpudp.linear`'s checkpoints) supplies what differs: the cell's
+:mod:`gpudp.many`'s batches, :mod:`gpudp.checkpoints`) supplies what differs: the cell's
 index and the reads it is given (:func:`probe_cell`), its own memory figures (a plan's
 ``.memory()``); the logic and the messages are these. The decision-overflow flag that the kernels
 raise after a sweep is read by :func:`gpudp.errors.decision_overflow`.

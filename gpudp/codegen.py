@@ -357,7 +357,7 @@ _RUN_LINE = """def run_line(g0, g1, line, words, wbase, R, C{da}):
 
 def line_sweep_source(rec_cls, n_data: int, schedule: Schedule, guard: str = "pass") -> str:
     """Source of ``run_line(g0, g1, line, words, wbase, R, C, d0..)``, the sweep of a *line* (a grid
-    of one cell a wavefront, :func:`gpudp.engine._line_plan`) over its groups of 32 cells ``g0 <=
+    of one cell a wavefront, :func:`gpudp.grid.plan._line_plan`) over its groups of 32 cells ``g0 <=
     g < g1``, in the schedule's direction, by one thread (``guard``: the lines that let only one
     thread of a launch through). Cell ``c`` of the line (column ``j`` of one row, or row ``i`` of
     one column) reads the line's earlier cells at ``line[c + d]``; a dependency off the line takes
@@ -452,7 +452,7 @@ def block_decision(words, base, a, b, nc, k, planes, bits, groups):
     return v
 
 
-#: The values around one block of a tiled grid that :mod:`gpudp.linear` sweeps again: ``top_at(c,
+#: The values around one block of a tiled grid that :mod:`gpudp.checkpoints` sweeps again: ``top_at(c,
 #: ..)`` the value at row ``r0 - 1``, column ``c >= -1``; ``left_at(r, ..)`` the value at row ``r``,
 #: column ``c0 - 1``. They come from the forward sweep's checkpoints (``ckrow[m]``: row ``(m + 1) K - 1``;
 #: ``ckcol[m]``: column ``(m + 1) K - 1``) or, at the grid's edges, from the boundary's values
@@ -497,7 +497,7 @@ def block_edges(rec_cls, namespace: dict, compile_fn) -> None:
 
 
 def block_source(template: str, rec_cls, n_data: int, namespace: dict, compile_fn, ri: str, cj: str, **more):
-    """A backend's kernel of blocks swept again (:mod:`gpudp.linear`) from its ``template``: the
+    """A backend's kernel of blocks swept again (:mod:`gpudp.checkpoints`) from its ``template``: the
     cell wrapper ``tcell`` (no reduction: the forward sweep made it) and :data:`BLOCK_EDGES`'s
     functions compiled into ``namespace`` by ``compile_fn``, the template filled in by :func:`fill`
     (``{origin}``: :data:`BLOCK_ORIGIN`, a block; ``{da}``, ``{du}``: the data arguments; ``{ri}``,

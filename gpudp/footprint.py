@@ -1,5 +1,5 @@
 """The memory a sweep of a grid or layered recurrence needs, planned before anything is allocated:
-:class:`MemoryNeed`, :func:`memory_need` (what :meth:`gpudp.engine.Plan.memory` asks), and
+:class:`MemoryNeed`, :func:`memory_need` (what :meth:`gpudp.grid.plan.Plan.memory` asks), and
 :func:`layered_memory` (the figures of a layered sweep from its layer sizes alone, for solvers
 before an instance exists). :mod:`gpudp.engine` re-exports the last two for plug-ins.
 """
@@ -19,7 +19,7 @@ __all__ = ["MemoryNeed", "layered_memory", "memory_need"]
 
 @dataclass
 class MemoryNeed:
-    """The bytes a sweep needs, planned before anything is allocated (:meth:`gpudp.engine.Plan.memory`,
+    """The bytes a sweep needs, planned before anything is allocated (:meth:`gpudp.grid.plan.Plan.memory`,
     :func:`layered_memory`), from the arithmetic of the code that allocates: the layouts' words
     (:mod:`gpudp.store`), the store's spill rule (:func:`gpudp.store.spills`), and the backend's
     slabs and staging (:meth:`Backend.slab_words <gpudp.backends.Backend.slab_words>`,

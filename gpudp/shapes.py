@@ -26,7 +26,8 @@ class SweepCall:
     gets. ``rec``: the recurrence specialized (:meth:`~gpudp.recurrence.Recurrence._specialized`),
     ``user_rec`` the caller's; ``memory_budget`` in bytes; ``deadline`` counted from the caller's
     start; ``t_start`` this call's ``time.perf_counter()``; the rest as :func:`gpudp.sweep` takes
-    them (``checkpoint``: its ``_checkpoint``)."""
+    them (``checkpoint``: its ``_checkpoint``). ``sweep`` is :func:`gpudp.sweep` itself, for a driver
+    that sweeps again (the checkpoints' forward sweep) without importing the engine that imports it."""
 
     rec: Recurrence
     user_rec: Recurrence
@@ -44,6 +45,7 @@ class SweepCall:
     checkpoint: int = 0
     codec: str | None = None
     reach: object = None
+    sweep: Callable | None = None
 
 
 class Shape(NamedTuple):

@@ -118,7 +118,7 @@ def test_the_planned_slab_holds_every_chunk(shape, limit):
 
 
 def test_layered_memory_is_exact_at_any_size():
-    from gpudp.engine import layered_memory
+    from gpudp.footprint import layered_memory
 
     huge = [10**40, 3 * 10**40]
     need = layered_memory(huge, 5, 4, 1, "cpu", "plain", 0)

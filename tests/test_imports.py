@@ -257,8 +257,11 @@ def test_no_cycles():
 
 
 def test_the_engine_reaches_backends_through_the_registry():
-    """The engine asks backend objects (``gpudp.backends.get``); it imports no backend's module."""
-    assert {t for t in GRAPH["gpudp.engine"] if t.startswith("gpudp.backends")} == {"gpudp.backends"}
+    """The engine and the grid and layered shapes' package (whose lowerings are the backends
+    themselves) ask backend objects (``gpudp.backends.get``); they import no backend's module."""
+    for name in ("gpudp.engine", "gpudp.grid", "gpudp.grid.plan", "gpudp.grid.result"):
+        assert {t for t in GRAPH[name] if t.startswith("gpudp.backends")} <= {"gpudp.backends"}, name
+    assert "gpudp.backends" in GRAPH["gpudp.grid"]
 
 
 def test_every_package_is_installed():

@@ -1,4 +1,4 @@
-"""Tracebacks from checkpoints (gpudp.linear): the same values and paths as the full store.
+"""Tracebacks from checkpoints (gpudp.checkpoints): the same values and paths as the full store.
 
 Every case sweeps the same recurrence twice, ``store="full"`` and ``store="checkpoints"`` with
 small tiles and blocks so that paths cross many blocks, and compares the last row and column, the
@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpudp import ContractError, GridRecurrence, InputError, sweep
-from gpudp.linear import CheckpointResult, checkpoint_bytes, choose_every
+from gpudp.checkpoints import CheckpointResult, checkpoint_bytes, choose_every
 from gpudp.problems import lcs
 from gpudp.problems.edit_distance import Levenshtein
 from gpudp.problems.lcs import LCSRecurrence
@@ -92,11 +92,11 @@ def test_rounds_of_few_blocks(monkeypatch, reach, most, sides):
     blocks wide on either side of the path's line: the walk leaves each round at a block it did
     not sweep, and the next round starts there; the paths (LCS, Smith-Waterman from its best cell,
     Gotoh with a state) are the full store's, whatever the band."""
-    import gpudp.linear as linear
+    import gpudp.checkpoints as checkpoints
     from gpudp import backends
 
-    monkeypatch.setattr(linear, "ROUND_REACH", reach)
-    monkeypatch.setattr(linear, "ROUND_BLOCKS", most)
+    monkeypatch.setattr(checkpoints, "ROUND_REACH", reach)
+    monkeypatch.setattr(checkpoints, "ROUND_BLOCKS", most)
     monkeypatch.setattr(type(backends.get("cpu")), "round_sides", sides)
     rng = np.random.default_rng(8)
     a, b = rng.integers(0, 4, 150).astype(np.uint8), rng.integers(0, 4, 200).astype(np.uint8)
@@ -161,12 +161,12 @@ def test_lcs_solve_with_checkpoints_and_auto():
 def test_auto_takes_checkpoints_above_the_full_store_cap(monkeypatch):
     """A full store that fits the budget but holds more decisions than the cap: checkpoints (a
     large store costs more to copy and page-lock than the path's blocks cost to sweep again)."""
-    import gpudp.engine as engine
+    import gpudp.grid as grid
 
     rng = np.random.default_rng(5)
     a, b = rng.integers(0, 4, 300).astype(np.uint8), rng.integers(0, 4, 280).astype(np.uint8)
     want = lcs.solve(a, b, backend="cpu", store="full")
-    monkeypatch.setattr(engine, "AUTO_FULL_STORE_MAX", 1024)
+    monkeypatch.setattr(grid, "AUTO_FULL_STORE_MAX", 1024)
     got = lcs.solve(a, b, backend="cpu")
     assert got.stats.extra["store"] == "checkpoints"
     assert got.value == want.value and np.array_equal(got.solution, want.solution)
@@ -260,17 +260,17 @@ def test_cuda_checkpoints_and_blocks_in_the_simulator(monkeypatch):
 def test_round_bands_grow_with_their_sides():
     """A round's band: distinct blocks, nearest first, the walk's block first, inside the grid
     up-left of it; a wider band holds the narrower one's blocks."""
-    from gpudp.linear import _band
+    from gpudp.checkpoints.blocks import band as round_band
 
     for i, j, slope in [(5000, 4000, 1.2), (300, 9000, 0.05), (9000, 30, 40.0), (0, 0, 1.0)]:
-        bands = [_band(i, j, slope, 64, 20, 10_000, sides) for sides in (1, 2, 3)]
+        bands = [round_band(i, j, slope, 64, 20, 10_000, sides) for sides in (1, 2, 3)]
         for band in bands:
             keys = [tuple(x) for x in band]
             assert keys[0] == (i // 64, j // 64) and len(set(keys)) == len(keys)
             assert (band[:, 0] <= i // 64).all() and (band[:, 1] <= j // 64).all() and (band >= 0).all()
         for narrow, wide in zip(bands[:-1], bands[1:], strict=True):
             assert {tuple(x) for x in narrow} <= {tuple(x) for x in wide} and len(wide) >= len(narrow)
-    assert len(_band(5000, 4000, 1.2, 64, 20, 7, 3)) == 7  # the round's limit
+    assert len(round_band(5000, 4000, 1.2, 64, 20, 7, 3)) == 7  # the round's limit
 
 
 @pytest.mark.parametrize("k", [1, 5, 32, 33, 64])
@@ -327,7 +327,7 @@ def test_gpu_checkpoints_equal_the_full_store():
 def test_a_bad_spacing_is_refused_before_any_work(every):
     """Issue 35: 0, negative, a bool, a float or text refused by name before a sweep, whatever the
     store (``store="full"`` ignored it); the command lines name their option (``check_every``)."""
-    from gpudp.linear import check_every
+    from gpudp.checkpoints import check_every
 
     for store in ("checkpoints", "full"):
         with pytest.raises(InputError, match="checkpoint_every: .* positive whole number"):
@@ -356,7 +356,7 @@ def test_a_block_past_the_memory_is_refused_before_the_sweep(monkeypatch):
     """Issue 35: checkpoints and one block's decisions (a round's least) over the memory this process
     may allocate: refused with the figures and which way to move K, the sweep never started ('out of
     memory (the pre-checks missed this)' before)."""
-    import gpudp.linear as linear
+    import gpudp.checkpoints as checkpoints
     from gpudp.engine import plan_sweep
 
     monkeypatch.setattr("gpudp.checks.available_memory", lambda: 100_000)
@@ -369,14 +369,14 @@ def test_a_block_past_the_memory_is_refused_before_the_sweep(monkeypatch):
     with pytest.raises(
         InputError, match=r"a block's decisions.*0\.00 GiB.*of host memory needed.*smaller checkpoint_every"
     ):
-        linear.checkpoint_sweep(rec, plan, no_sweep, every=10**9)
+        checkpoints.checkpoint_sweep(rec, plan, no_sweep, every=10**9)
     assert choose_every(plan, every=64) == 64  # a block of 4 KiB: fits
 
 
 def test_a_gpu_block_counts_its_cells_before_they_are_packed(monkeypatch):
     """A GPU round holds a block's cells (a decision integer each) before packing them into bit
     planes: 8 times the planes for one bit. Counted (here the cpu runner lays blocks out as planes)."""
-    import gpudp.linear as linear
+    import gpudp.checkpoints as checkpoints
     from gpudp import backends
     from gpudp.engine import plan_sweep
 
@@ -384,7 +384,7 @@ def test_a_gpu_block_counts_its_cells_before_they_are_packed(monkeypatch):
     plan = plan_sweep(rec, "cpu", TILE)
     monkeypatch.setattr(type(backends.get("cpu")), "blocks_layout", "planes")
     k = choose_every(plan, every=10**9)
-    planes = linear._block_bytes(backends.get("cpu"), LCSRecurrence, k)
+    planes = checkpoints._block_bytes(backends.get("cpu"), LCSRecurrence, k)
     assert planes < k * k // 4  # 1 bit a cell in planes, a byte a cell before
     monkeypatch.setattr("gpudp.checks.available_memory", lambda: 2 * planes)
 
@@ -392,7 +392,7 @@ def test_a_gpu_block_counts_its_cells_before_they_are_packed(monkeypatch):
         raise AssertionError("the sweep started")
 
     with pytest.raises(InputError, match="a block's decisions"):
-        linear.checkpoint_sweep(rec, plan, no_sweep, every=10**9)
+        checkpoints.checkpoint_sweep(rec, plan, no_sweep, every=10**9)
 
 
 def test_rounds_fit_the_budget_beside_the_checkpoints():

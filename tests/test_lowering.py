@@ -9,6 +9,7 @@ from gpudp import (
     Recurrence,
     engine,
     frontier,
+    grid,
     grid3,
     interval,
     lowering,
@@ -19,7 +20,7 @@ from gpudp.errors import BackendError, ContractError
 
 #: the packages that declare their lowerings when imported: imported above, before any test swaps
 #: the registry's table out (the first test), so that their declarations land in the real one
-PACKAGES = (engine, frontier, grid3, interval, many)
+PACKAGES = (engine, frontier, grid, grid3, interval, many)
 
 
 def test_declared_lowerings_are_found_and_missing_ones_listed(monkeypatch):

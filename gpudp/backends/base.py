@@ -13,7 +13,7 @@ class Backend:
     subclass that sets the attributes and defines the methods that differ; the engine never
     branches on a backend's name.
 
-    Memory planning (:meth:`gpudp.engine.Plan.memory`) asks :meth:`slab_words` and
+    Memory planning (:meth:`gpudp.grid.plan.Plan.memory`) asks :meth:`slab_words` and
     :meth:`sweep_memory`; they state what :meth:`run_plan` allocates, so they live beside it.
     """
 
@@ -110,14 +110,14 @@ class Backend:
             return int(diagonal_groups(every)[-1]) * bits, np.dtype(np.uint32)
         return every * every, decision_dtype(bits)
 
-    #: how wide a traceback round's band of blocks is (:mod:`gpudp.linear`): half blocks on either
+    #: how wide a traceback round's band of blocks is (:mod:`gpudp.checkpoints`): half blocks on either
     #: side of the path's line. A wider band holds the path for more blocks (fewer rounds) at the
     #: cost of more cells swept again: where a round costs a launch and a wait (a GPU) it pays
     round_sides = 1
 
     def run_blocks(self, rec_cls, data, blocks, every, rows, cols, edges, words, context):
         """Sweep blocks of a tiled grid again, each from the values around it, keeping decisions:
-        what :mod:`gpudp.linear`'s traceback does in rounds.
+        what the traceback of :mod:`gpudp.checkpoints` does in rounds.
 
         ``blocks`` (int64, ``(nb, 2)``): block ``(bi, bj)`` holds cells ``bi * every ..`` and
         ``bj * every ..`` of the ``rows x cols`` grid; ``edges``: ``(ckrow, ckcol, brow, bcol)`` as
@@ -136,7 +136,7 @@ def checkpoint_arrays(plan, rec_cls, empty):
 
     With ``plan.checkpoint = K > 0`` the kernels copy the values of rows ``K - 1, 2K - 1, ...``
     (all but the last row) into ``rows[m]`` and of columns ``K - 1, 2K - 1, ...`` into ``cols[m]``
-    (see :mod:`gpudp.linear`); else both are 1 x 1 and unused. ``empty(shape, dtype)`` allocates
+    (see :mod:`gpudp.checkpoints`); else both are 1 x 1 and unused. ``empty(shape, dtype)`` allocates
     (``np.empty``, or a device allocator); a record cell gets a tuple of arrays, one per field
     (:mod:`gpudp.values`)."""
     from ..values import fields

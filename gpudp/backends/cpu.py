@@ -497,7 +497,7 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
         out["last_row"] = values.structured(cls, values.map_buf(bottom, lambda b: tiled_last_row(b, lay)))
         out["last_col"] = values.structured(cls, values.map_buf(right, lambda r: r[:rows].copy()))
         if plan.checkpoint:
-            out["checkpoints"] = ck[:2]  # as the kernels wrote them (gpudp.linear reads them so)
+            out["checkpoints"] = ck[:2]  # as the kernels wrote them (gpudp.checkpoints reads them so)
     elif plan.kind == "line":
         line = np.empty(plan.cells, vt)  # each cell written, in order, before any cell reads it
         fn = compiled(  # compile (or load)
@@ -582,7 +582,7 @@ def _store_bands(store, plan, t0, t1, words, wbase, packed):
     s.band_off[t0:t1] += s.append(packed[:n])
 
 
-# Blocks of a tiled grid swept again for a traceback (gpudp.linear): a block a thread, each swept
+# Blocks of a tiled grid swept again for a traceback (gpudp.checkpoints): a block a thread, each swept
 # row by row from its edges (codegen.BLOCK_EDGES), its decisions one integer a cell, row-major.
 _BLOCKS = """
 def run_blocks(nb, bis, bjs, K, R, C, ckrow, ckcol, brow, bcol, words, WS{da}):
@@ -607,7 +607,7 @@ def run_blocks(nb, bis, bjs, K, R, C, ckrow, ckcol, brow, bcol, words, WS{da}):
 
 
 def blocks_runner(rec_cls, n_data: int):
-    """The CPU sweep of blocks of a tiled grid from their edges (:mod:`gpudp.linear`): a block a
+    """The CPU sweep of blocks of a tiled grid from their edges (:mod:`gpudp.checkpoints`): a block a
     thread, row by row; the cell through the tiled kernel's wrapper (no reduction: the forward
     sweep made it), decisions row-major, one integer a cell."""
     k = _BLOCK_RUNNERS.lookup(rec=rec_cls, n_data=n_data)

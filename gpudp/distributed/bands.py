@@ -20,7 +20,7 @@ def sweep_bands(
 
     The grid (tiled schedule: offsets among ``(-1, 0), (0, -1), (-1, -1)``) is cut into ``bands``
     column bands (default: one a worker) and ``block_rows`` rows, and block ``(r, w)`` runs on band
-    ``w``'s worker as the recurrence of its own that :mod:`gpudp.linear` sweeps blocks with (its top
+    ``w``'s worker as the recurrence of its own that :mod:`gpudp.checkpoints` sweeps blocks with (its top
     row from block ``(r - 1, w)``, which stays on that worker, its left column from block
     ``(r, w - 1)``, the only values that move between workers). Dask runs the blocks as a wavefront:
     block ``(r, w)`` while band ``w + 1`` computes block ``(r - 1, w + 1)``. Each block keeps only its
@@ -96,7 +96,7 @@ def _edges(rec, up, corner, left):
 
 
 def _block(rec, r0, c0, rows, cols, up, corner, left):
-    from ..linear import block_class
+    from ..checkpoints import block_class
 
     top, side = _edges(rec, up, corner, left)
     data = tuple(rec.data())
@@ -148,7 +148,7 @@ class BandResult:
 
     def traceback(self, start, state=None):
         """Rows ``(i, j, decision[, state])`` from ``start`` back, as
-        :meth:`gpudp.engine.SweepResult.traceback` gives them for the whole grid."""
+        :meth:`gpudp.grid.result.SweepResult.traceback` gives them for the whole grid."""
         import functools
 
         cls = type(self.recurrence)

@@ -65,7 +65,7 @@ class ManyItem:
     ``reduce`` declared, the best value over the cells and the earliest cell in (i, j) order that
     holds it (None without cells); ``path``: the traceback, an int64 array of rows ``(i, j,
     decision)`` (``(i, j, decision, state)`` with ``traceback_state``) from the start cell backwards,
-    as :meth:`gpudp.engine.SweepResult.traceback` returns it (empty for a grid without cells; None
+    as :meth:`gpudp.grid.result.SweepResult.traceback` returns it (empty for a grid without cells; None
     with ``traceback=False`` or ``decision_bits = 0``); ``exit``: where ``back`` left the grid,
     ``(i, j)`` or ``(i, j, state)``; ``error``: why this instance has no result, else None.
 
@@ -128,7 +128,7 @@ class ManyResult:
 
 def _best(rec_cls, rv: np.ndarray, rc: np.ndarray):
     """Per instance (a row of slots): whether a slot holds a cell, the best value, and the earliest
-    cell in (i, j) order holding it (the engine's rule, :func:`gpudp.engine._reduce_slots`)."""
+    cell in (i, j) order holding it (the engine's rule, :func:`gpudp.grid._reduce_slots`)."""
     ci, cj = rc[:, :, 0], rc[:, :, 1]
     used = ci != NO_CELL
     v = np.where(used, rv, spec_of(rec_cls).reduce_worst)

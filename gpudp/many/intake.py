@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..checks import cell_symbols
-from ..engine import probe_grid
 from ..errors import ContractError, GpudpError, InputError
+from ..grid import probe_grid
 from ..recurrence import GridRecurrence, Recurrence
 from ..schedule import UNIT_MONOTONE
 

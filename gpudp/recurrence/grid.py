@@ -31,7 +31,7 @@ class GridRecurrence(Recurrence):
     optional: the default gives 0 for every cell outside the grid, and nothing reports its absence,
     so a recurrence whose boundary is not 0 (edit distance: ``D(-1, j) = j + 1``) must define it.
     ``back`` is needed only for a traceback: a missing one is a :class:`ContractError` when
-    :meth:`gpudp.engine.SweepResult.traceback` is called, not before. ``back`` should return one
+    :meth:`gpudp.grid.result.SweepResult.traceback` is called, not before. ``back`` should return one
     of the cell's dependencies; the engine checks only that the cell returned lies on an earlier
     wavefront of the sweep's order (a :class:`ContractError` naming the step otherwise). A cell
     outside the grid ends the walk.

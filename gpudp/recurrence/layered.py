@@ -26,7 +26,7 @@ class LayeredRecurrence(Recurrence):
 
     ``prev_w`` is the array of layer ``t - w``'s values (holding ``fill`` when ``t - w < 0``).
     ``boundary`` is not used (never called): the layers before the first hold ``fill``. The sweep's
-    result keeps the values of the last layer, ``last_layer`` (:class:`gpudp.engine.SweepResult`;
+    result keeps the values of the last layer, ``last_layer`` (:class:`gpudp.grid.result.SweepResult`;
     its ``last_row`` and ``last_col`` are None). ``back`` returns a cell ``(t2, k2)`` of an earlier
     layer, ``t2 < t``, which must lie in layer ``t2``'s cells, ``0 <= k2 < layer_size(t2)``;
     ``t2 = -1`` ends the walk. Any other step is a :class:`ContractError` when the traceback is

@@ -42,9 +42,9 @@ import numpy as np
 from gpudp import lowering
 from gpudp.backends import choose as choose_backend
 from gpudp.backends import device_name
-from gpudp.engine import progress_bar
 from gpudp.errors import CheckError, GpudpError, InputError
 from gpudp.memory import gc_paused
+from gpudp.progress import progress_bar
 from gpudp.solution import BatchResult, Solution, Stats
 
 from .io import INT64_MAX, KnapsackInstance, solution_checker, validate

@@ -42,8 +42,10 @@ import numpy as np
 from gpudp.backends import choose as choose_backend
 from gpudp.backends import predicted_seconds as backend_seconds
 from gpudp.backends import where as backend_words
-from gpudp.engine import device_memory, layered_memory, sweep
+from gpudp.engine import sweep
 from gpudp.errors import CheckError, InputError, TimeLimitReached
+from gpudp.footprint import layered_memory
+from gpudp.grid import device_memory
 from gpudp.inputs import parse_time_limit
 from gpudp.progress import announce
 from gpudp.recurrence import LayeredRecurrence
@@ -175,7 +177,7 @@ HOST_BYTES_PER_ITEM = 256
 
 def estimate_memory(n: int, capacity: int, dtype, backend: str) -> dict:
     """Bytes the solve will need before it starts, as the engine plans a layered sweep of ``n``
-    layers of ``C + 1`` cells with 1-bit decisions kept as bands (:func:`gpudp.engine.layered_memory`):
+    layers of ``C + 1`` cells with 1-bit decisions kept as bands (:func:`gpudp.footprint.layered_memory`):
     on the device two rows of values plus the slabs of decision words (two compute slabs, two
     compacted band buffers), on the host the rows (cpu), the staging or band slabs, the copy of the
     last layer, and per-item arrays. The bands can only be bounded (every computed word,

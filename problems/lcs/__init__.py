@@ -18,10 +18,10 @@ from gpudp import backends, lowering
 from gpudp.backends import choose as choose_backend
 from gpudp.backends import device_name, predicted_seconds
 from gpudp.backends import where as backend_words
+from gpudp.checkpoints import check_every
 from gpudp.engine import sweep
 from gpudp.errors import InputError, TimeLimitReached
 from gpudp.inputs import parse_time_limit
-from gpudp.linear import check_every
 from gpudp.memory import parse_bytes
 from gpudp.progress import announce
 from gpudp.recurrence import GridRecurrence
@@ -124,7 +124,7 @@ def solve(
     row and column (``checkpoint_every``) and sweeps again the blocks the subsequence crosses, so
     that alignments of millions of symbols need a few GiB; ``"auto"`` takes checkpoints when the
     full store would not stay within ``memory_budget``. ``checkpoint_every``: a positive integer,
-    checked first (see :func:`gpudp.linear.check_every`); one at least as long as the longer
+    checked first (see :func:`gpudp.checkpoints.check_every`); one at least as long as the longer
     sequence makes the whole grid one block (no checkpoints; its decisions a byte a cell on the
     cpu), refused before the sweep when that block does not fit the memory there is.
 

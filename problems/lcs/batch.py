@@ -25,9 +25,9 @@ import numpy as np
 from gpudp import backends, lowering
 from gpudp.backends import choose as choose_backend
 from gpudp.backends import device_name, is_device_array
-from gpudp.engine import progress_bar
 from gpudp.errors import CheckError, GpudpError, InputError
 from gpudp.memory import available_memory, describe
+from gpudp.progress import progress_bar
 from gpudp.solution import BatchResult, NoSolutions, Stats, ship
 
 from . import bitparallel, subsequences

@@ -2,7 +2,7 @@
 
 The figures (states, transitions, bytes of decisions and of values, the H100's time) are exact
 Python integers up to :data:`EXACT_FIGURES` cities, from the engine's plan of the layered sweep
-(:func:`gpudp.engine.layered_memory`), and estimates (``("log10", value)`` pairs) beyond, so that a
+(:func:`gpudp.footprint.layered_memory`), and estimates (``("log10", value)`` pairs) beyond, so that a
 refusal of any size is instant. :func:`check_size` refuses what no computer can run (more than
 :data:`MAX_CITIES` cities), :func:`check_memory` what cannot fit in this host's memory, disk or GPU,
 before any kernel runs.
@@ -17,8 +17,9 @@ import tempfile
 
 import numpy as np
 
-from gpudp.engine import device_memory, layered_memory
 from gpudp.errors import InputError
+from gpudp.footprint import layered_memory
+from gpudp.grid import device_memory
 from gpudp.memory import available_memory, default_budget, parse_bytes
 
 from .recurrence import DECISION_BITS
@@ -123,8 +124,8 @@ def _layer_sizes(n: int) -> list[int]:
 
 
 def _plan_memory(n: int, dtype, backend: str, memory_budget=None):
-    """The engine's plan of the sweep's memory (:func:`gpudp.engine.layered_memory`, what
-    :meth:`gpudp.engine.Plan.memory` gives the recurrence's plan), from the layer sizes alone, so
+    """The engine's plan of the sweep's memory (:func:`gpudp.footprint.layered_memory`, what
+    :meth:`gpudp.grid.plan.Plan.memory` gives the recurrence's plan), from the layer sizes alone, so
     that it is exact at sizes no machine could run."""
     return layered_memory(
         _layer_sizes(n), DECISION_BITS, np.dtype(dtype).itemsize, 1, backend, "plain", memory_budget
@@ -138,7 +139,7 @@ def memory_needed(n: int, dtype=np.int32, backend: str = "cuda") -> dict:
     ``decisions``: the host store (5-bit planes, whole words per 32 cells of a layer);
     ``values``: the engine's two layers of values (on the device for cuda, in RAM for cpu);
     ``device``: the values plus the two decision slabs the cuda backend alternates between.
-    The bytes are the engine's plan of the layered sweep (:func:`gpudp.engine.layered_memory`).
+    The bytes are the engine's plan of the layered sweep (:func:`gpudp.footprint.layered_memory`).
     """
     _check_figures_size(n)
     sizes = _layer_sizes(n)

@@ -1,4 +1,4 @@
-"""Blocks of a tiled grid swept again from their edges for a traceback (:mod:`gpudp.linear`), their
+"""Blocks of a tiled grid swept again from their edges for a traceback (:mod:`gpudp.checkpoints`), their
 decisions packed into bit planes (:func:`blocks_kernel`, :func:`pack_kernel`)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ _BLOCK_KERNELS = KernelFactory(
     "cuda.blocks", "rec", "n_data", "every", "shared", "sym_dtypes", kernel=CudaKernel
 )
 
-# Blocks of a tiled grid swept again for a traceback (gpudp.linear): a thread block a block, its
+# Blocks of a tiled grid swept again for a traceback (gpudp.checkpoints): a thread block a block, its
 # anti-diagonals in turn (a barrier between them), thread t the rows imin + t, imin + t + nt, ...;
 # the three live diagonals (indexed by the row) in shared memory where they fit, else in the thread
 # block's row of ``scratch``; the values around the block from codegen.BLOCK_EDGES. Decisions one

@@ -236,7 +236,7 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
         out["last_row"] = values.structured(cls, last)
         out["last_col"] = values.structured(cls, values.map_buf(values.to_host(right), lambda r: r[:rows]))
         if plan.checkpoint:
-            out["checkpoints"] = ck[:2]  # left on the device, where gpudp.linear's blocks read them
+            out["checkpoints"] = ck[:2]  # left on the device, where gpudp.checkpoints' blocks read them
     elif plan.kind == "line":
         out["last_row"], out["last_col"] = line_edges(plan, line.copy_to_host())
     elif plan.schedule is not None:

@@ -1,0 +1,220 @@
+"""Grid and layered recurrences (:class:`gpudp.recurrence.GridRecurrence`,
+:class:`gpudp.recurrence.LayeredRecurrence`): one planned sweep by wavefronts, the decisions kept
+for the traceback.
+
+A grid's cells are swept by the wavefronts its declared offsets allow (:mod:`gpudp.schedule`): by
+tiles along anti-diagonals for unit windows, by one cell a wavefront (a *line*) or by layers of
+wavefronts otherwise. A layered recurrence is swept layer after layer, each layer's active range
+only, its decisions kept whole or as bands (:class:`gpudp.store.BandStore`). Both run the
+backend's generated kernels over groups of wavefronts ("chunks"), so that each finished chunk's
+decisions can be evicted to the :class:`gpudp.store.DecisionStore` (RAM, page-locked on CUDA, or
+a disk memmap past the memory budget) while the next one computes.
+
+- :mod:`gpudp.grid.plan`: the :class:`Plan` (layout, units cut into chunks, memory figures) and
+  the planners of the two shapes, which pick the backend.
+- :mod:`gpudp.grid.result`: the :class:`SweepResult` (the last row and column or the last layer,
+  the decisions, the statistics) and the compiled walkers of its traceback.
+
+The shapes' lowerings are the backends themselves (their ``run_plan``), declared to
+:mod:`gpudp.lowering` below. The driver (:func:`sweep_planned`, reached through
+:func:`gpudp.engine.sweep`) plans the sweep (or hands a tiled grid's traceback to the checkpoints
+of :mod:`gpudp.checkpoints`), checks the memory, probes the first cell in plain Python, sizes the
+decision store, runs the chunks, raises a :class:`ContractError` for a decision wider than
+``decision_bits`` and returns a :class:`SweepResult`.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .. import backends, lowering, values
+from ..checks import cell_symbols, check_memory, probe_cell
+from ..codegen import NO_CELL, spec_of
+from ..errors import decision_overflow
+from ..progress import progress_bar
+from ..recurrence import contiguous, values_only
+from ..shapes import SweepCall
+from ..solution import Stats
+from ..store import BandStore, DecisionStore, LayerLayout
+from .plan import PLANNERS, Plan, make_plan
+from .result import SweepResult
+
+__all__ = [
+    "AUTO_FULL_STORE_MAX",
+    "Plan",
+    "SweepResult",
+    "device_memory",
+    "probe_grid",
+    "sweep_planned",
+]
+
+# The grid and layered shapes' lowerings are the backends themselves (their ``run_plan``), declared
+# so that every shape's code is found alike and lowering.missing() names what a new backend lacks
+lowering.declare("grid", **backends.MODULES)
+lowering.declare("layered", **backends.MODULES)
+
+#: bytes of decisions above which ``store="auto"`` traces a tiled grid back from checkpoints even
+#: where the full store fits the memory budget: copying and page-locking the decisions then costs
+#: more than sweeping the path's blocks again (LCS on the GPU machines: 2^19, 32 GiB, full 1.06 s
+#: against 0.92 s from checkpoints, H100 2026-11-24; 2^20 held in 154 GiB of a 512 GiB host, full
+#: 53-94 s against 2.3 s, 4 x H200 2026-11-26)
+AUTO_FULL_STORE_MAX = 16 << 30
+
+
+def device_memory(backend: str) -> tuple[int, int] | None:
+    """(free, total) bytes of the memory ``backend``'s kernels compute in; None for host memory."""
+    return backends.get(backend).memory()
+
+
+def _plan(rec, call: SweepCall) -> Plan:
+    """The plan of ``rec`` for ``call``, by its shape's planner (as :func:`gpudp.engine.plan_sweep`
+    plans it)."""
+    rec = rec._specialized()
+    return make_plan(rec, PLANNERS[type(rec).family], call.backend, call.tile, call.codec, call.reach)
+
+
+def sweep_planned(call: SweepCall):
+    """The grid and layered shapes: the plan (:func:`_plan`; or the checkpoints of
+    :mod:`gpudp.checkpoints`, their forward sweep run through ``call.sweep``), the memory check,
+    the decision store, and the chunks run by the shape's lowering on the backend, the backend
+    itself (its ``run_plan``)."""
+    rec, memory_budget = call.rec, call.memory_budget
+    plan = None
+    if call.traceback and type(rec).decision_bits and call.store != "full":
+        plan = _plan(rec, call)  # kept unless checkpoints win
+        need = plan.memory(memory_budget) if plan.kind == "tiled" else None
+        if call.store == "checkpoints" or (need and (need.spill or need.decisions > AUTO_FULL_STORE_MAX)):
+            from ..checkpoints import checkpoint_sweep
+
+            return checkpoint_sweep(
+                rec,
+                plan,
+                call.sweep,
+                memory_budget,
+                call.progress,
+                call.tile,
+                call.checkpoint_every,
+                call.time_limit,
+                call.started,
+            )
+    if not call.traceback and type(rec).decision_bits:
+        rec = values_only(rec)
+    plan = plan or _plan(rec, call)
+    plan.checkpoint = call.checkpoint
+    backend = plan.backend
+    need = plan.memory(memory_budget)  # the store is not counted: past the budget it spills to disk
+    gib = need.values / 2**30
+    check_memory(
+        f"{type(rec).__name__}'s sweep",
+        need.host,
+        need.device,
+        device_memory(backend),
+        device_parts=f" ({gib:.2f} GiB of values)",
+    )
+    grid = type(rec).family == "grid"
+    data = tuple(contiguous(x) for x in rec._validate_instance())
+    if grid and type(rec).symbols:
+        data = (*cell_symbols(rec, plan.rows, plan.cols), *data)
+    _probe(rec, plan, data)
+    runner = lowering.get(type(rec).family, backend).BACKEND
+    red = None
+    if type(rec).reduce:  # per-thread slots (codegen.Spec.reduce_slots), before the overflow flag
+        red = _reduction_slots(type(rec), runner.reduction_slots(plan))
+        data = (*data, *red)
+    bits = type(rec).decision_bits
+    if bits:  # the decision-overflow flag, last of the kernels' data (see codegen.Spec.flags)
+        data = (*data, np.zeros(4, np.int64))
+    store = None
+    if bits:
+        allocate = runner.allocate_words
+        if plan.codec == "bands":
+            full = LayerLayout(plan.sizes, bits).n_words
+            store = BandStore(plan.lo, plan.hi, bits, memory_budget, full_words=full)
+        else:
+            store = DecisionStore(plan.layout.n_words, memory_budget, allocate=allocate)
+    stats = Stats(backend=backend, device=runner.device_name(), cells=plan.cells)
+    stats.extra["schedule"] = plan.schedule.kind() if plan.schedule else "layers"
+    stats.extra["plan"] = plan.kind  # tiled, layered, or line (a grid of one cell a wavefront)
+    stats.extra["decision_store_bytes"] = store.nbytes if store else 0
+    stats.extra["decision_codec"] = plan.codec
+    stats.extra["backend_choice"] = plan.choice
+    bar = progress_bar(plan.cells, call.progress, deadline=call.deadline)
+    try:
+        out = runner.run_plan(plan, rec, data, store, stats, bar)
+    except BaseException:
+        if store is not None:
+            store.close()
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    axes = "t, k" if plan.schedule is None and plan.kind == "layered" else "i, j"
+    err = decision_overflow(type(rec).__name__, data[-1], axes, bits) if bits else None
+    if err is not None:
+        store.close()
+        raise err
+    if grid and plan.cells == 0:
+        empty = np.zeros(0, dtype=type(rec).value_dtype)
+        out["last_row"], out["last_col"] = empty, empty.copy()
+    stats.seconds = time.perf_counter() - call.t_start
+    stats.bytes_evicted = store.nbytes if store else 0
+    stats.spilled_to_disk = bool(store and store.on_disk)
+    if plan.codec == "bands":
+        stats.extra["decision_store_bytes"] = store.nbytes
+        stats.extra["uncompressed_bytes"] = store.full_words * 4
+        stats.extra["compression"] = store.nbytes / max(store.full_words * 4, 1)
+    if red is not None:
+        out["best_value"], out["best_cell"] = _reduce_slots(type(rec), *red)
+    if call.checkpoint:
+        out["kernel_data"] = data
+    return SweepResult(call.user_rec, plan, store, stats, **out)
+
+
+def _reduction_slots(cls, n: int):
+    """``values[n]`` at :attr:`~gpudp.codegen.Spec.reduce_worst` and ``cells[n, 2]`` at no cell."""
+    vt = values.key_dtype(cls)
+    return np.full(max(n, 1), spec_of(cls).reduce_worst, vt), np.full((max(n, 1), 2), NO_CELL, np.int64)
+
+
+def _reduce_slots(cls, values, cells):
+    """The threads' slots reduced: the best value and its earliest cell, or (None, None)."""
+    used = np.flatnonzero(cells[:, 0] != NO_CELL)
+    if used.size == 0:
+        return None, None
+    v = values[used]
+    best = v.max() if cls.reduce == "max" else v.min()
+    tied = used[v == best]
+    k = tied[np.lexsort((cells[tied, 1], cells[tied, 0]))[0]]
+    return best.item(), (int(cells[k, 0]), int(cells[k, 1]))
+
+
+def _probe(rec, plan, data) -> None:
+    """:func:`gpudp.checks.probe_cell` on the first cell, ``(0, 0)``, before any kernel compiles: a
+    grid's (:func:`probe_grid`), or the layers' with windows of ``fill`` (at most 65,536 cells: a
+    read past them raises, no probe)."""
+    cls = type(rec)
+    if plan.cells == 0:
+        return
+    if cls.family == "grid":
+        probe_grid(rec, data)
+        return
+    vt = np.dtype(cls.value_dtype).type
+    size = min(max(int(plan.sizes.max()), 1), 1 << 16)
+    probe_cell(cls, (0, 0), [np.full(size, cls.fill, vt) for _ in range(cls.window)], data)
+
+
+def probe_grid(rec, data) -> None:
+    """:func:`gpudp.checks.probe_cell` on a grid's first cell, ``(0, 0)`` (one with cells), as
+    :func:`gpudp.sweep` and :func:`gpudp.sweep_many` check it: its dependencies at ``fill`` (a tuple of
+    them with ``deps_tuple``), its symbols there (the first two items of ``data``, widened:
+    :func:`gpudp.checks.cell_symbols`), then the rest of ``data``."""
+    cls = type(rec)
+    fs = values.fields(cls)
+    fill = np.dtype(cls.value_dtype).type(cls.fill) if fs is None else values.fill_values(cls)
+    deps = [fill] * len(cls.offsets)
+    if cls.deps_tuple:
+        deps = [tuple(deps)]
+    syms = [data[0][0], data[1][0]] if cls.symbols else []
+    probe_cell(cls, (0, 0), (*deps, *syms), data[len(syms) :])

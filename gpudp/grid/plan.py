@@ -1,0 +1,244 @@
+"""The grid and layered shapes' plan: what a sweep runs, before anything is allocated.
+
+:func:`make_plan` checks the class and runs the shape's planner (:func:`plan_grid` by the schedule
+derived from a grid's offsets: tiled, a line, or layered by wavefronts; :func:`plan_layered` by the
+layers' sizes, active ranges and codec), which picks the backend too; the :class:`Plan` holds the
+layout of the decisions, the units (tile diagonals or layers) cut into chunks, and its memory
+figures (:meth:`Plan.memory`, planned by :mod:`gpudp.footprint`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import backends, values
+from ..errors import ContractError, InputError
+from ..footprint import MemoryNeed, layered_memory, memory_need
+from ..memory import default_budget, parse_bytes
+from ..recurrence import Recurrence
+from ..schedule import Schedule, derive
+from ..store import LayerLayout, TileLayout
+
+__all__ = ["PLANNERS", "Plan", "make_plan", "plan_grid", "plan_layered"]
+
+
+@dataclass
+class Plan:
+    """What the backend runs: the layout, and the units (diagonals / layers) grouped in chunks."""
+
+    kind: str  # "tiled" | "layered" | "line" (a grid of one cell a wavefront: _line_plan)
+    rows: int
+    cols: int
+    schedule: Schedule | None
+    layout: TileLayout | LayerLayout
+    sizes: np.ndarray | None  # cells per layer (layered)
+    n_units: int
+    cells: int
+    chunks: list[tuple[int, int]] = field(default_factory=list)
+    #: layered: the computed cells ``lo[t] <= k < hi[t]`` of each layer (the active range)
+    lo: np.ndarray | None = None
+    hi: np.ndarray | None = None
+    #: layered: the groups of 32 cells each kernel writes words for: ``g0[t] <= g < g0[t] + gn[t]``
+    #: (every group of the layer in the plain store, the computed ones for the bands codec)
+    g0: np.ndarray | None = None
+    gn: np.ndarray | None = None
+    #: layered: "plain" (``layout`` is the store's) or "bands" (``layout`` is the device slab's:
+    #: the computed groups of each layer; the store keeps bands, see :class:`gpudp.store.BandStore`)
+    codec: str = "plain"
+    #: the backend that runs the plan, and why (``auto`` decides once the cells are known)
+    backend: str = "cpu"
+    choice: str = ""
+    #: layered, window 1: per layer, how far back a cell reads the previous layer (or None)
+    reach: np.ndarray | None = None
+    #: the cell type's bytes, the decision bits, and the layers of values a layered sweep keeps
+    itemsize: int = 8
+    bits: int = 0
+    window: int = 1
+    #: tiled: K > 0 has the kernels copy every K-th row and column (K - 1, 2K - 1, ...) aside as
+    #: checkpoints (:func:`gpudp.backends.base.checkpoint_arrays`, :mod:`gpudp.checkpoints`)
+    checkpoint: int = 0
+
+    def memory(self, memory_budget=None) -> MemoryNeed:
+        """The bytes this sweep needs under ``memory_budget`` (as :func:`gpudp.sweep` takes it), before
+        anything is allocated (see :class:`MemoryNeed`)."""
+        if self.kind == "tiled":
+            be = backends.get(self.backend)
+            budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
+            lay = self.layout
+            values = lay.nj * (lay.tw + 1) + max(self.rows, 1)  # the bottom and right edges
+            widest = min(lay.ni, lay.nj) * lay.words_per_tile  # the longest tile anti-diagonal
+            result = (self.rows + self.cols) * self.itemsize
+            if self.checkpoint:  # computed beside the edges, copied to the host
+                k = self.checkpoint
+                ck = (self.rows - 1) // k * self.cols + (self.cols - 1) // k * self.rows
+                values, result = values + ck, result + ck * self.itemsize
+            return memory_need(
+                be, budget, values * self.itemsize, lay.n_words, widest, self.bits, "plain", result
+            )
+        if self.kind == "line":  # the line's values, and its copy as the last row or column
+            be = backends.get(self.backend)
+            budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
+            values = (self.cells + 1) * self.itemsize
+            return memory_need(be, budget, values, self.layout.n_words, self.bits, self.bits, "plain", values)
+        grid = self.schedule is not None  # a grid's last row and column are kept besides the ring
+        edges = max(self.rows, 1) + max(self.cols, 1) if grid else 0
+        return layered_memory(
+            self.sizes,
+            self.bits,
+            self.itemsize,
+            self.window,
+            self.backend,
+            self.codec,
+            memory_budget,
+            groups=self.gn,  # the groups each layer's words cover: the store's, or the bands' slab's
+            edges=edges,
+            result=self.rows + self.cols if grid else None,
+        )
+
+    def max_chunk_words(self) -> int:
+        """Decision words of the largest chunk (at least 1): the slab a backend computes a chunk into,
+        once :meth:`make_chunks` has cut them."""
+        spans = (self.layout.words_of(u0, u1) for u0, u1 in self.chunks)
+        return max([1, *(w1 - w0 for w0, w1 in spans)])
+
+    def unit_cells(self, u0: int, u1: int) -> int:
+        if self.kind != "tiled":
+            return int((self.hi[u0:u1] - self.lo[u0:u1]).sum())
+        lay = self.layout
+        return int(lay.diag_off[u1] - lay.diag_off[u0]) * lay.bh * lay.tw
+
+    def make_chunks(self, max_words: int, max_cells: int):
+        """Group consecutive units so that each chunk's decisions fit ``max_words`` words."""
+        lay = self.layout
+        if self.kind != "tiled":
+            self.chunks = _greedy_chunks(lay.woff, _cumulative(self.hi - self.lo), max_words, max_cells)
+            if self.kind == "line" and self.schedule.line_step < 0:  # swept from the line's end
+                self.chunks.reverse()
+            return
+        tiles = lay.diag_off[: self.n_units + 1]  # tiles before each diagonal
+        self.chunks = _greedy_chunks(
+            tiles * lay.words_per_tile, tiles * (lay.bh * lay.tw), max_words, max_cells
+        )
+
+
+def _cumulative(x: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(x) + 1, np.int64)
+    np.cumsum(x, out=out[1:])
+    return out
+
+
+def _greedy_chunks(woff: np.ndarray, cum: np.ndarray, max_words: int, max_cells: int) -> list:
+    """Cut units ``0..len(woff) - 1`` greedily: each chunk as long as its words (``woff``) and cells
+    (``cum``, both cumulative) stay within the limits, and at least one unit long."""
+    n = len(woff) - 1
+    chunks, u0 = [], 0
+    while u0 < n:
+        u1 = min(
+            int(np.searchsorted(woff, woff[u0] + max_words, side="right")) - 1,
+            int(np.searchsorted(cum, cum[u0] + max_cells, side="right")) - 1,
+        )
+        u1 = min(max(u1, u0 + 1), n)
+        chunks.append((u0, u1))
+        u0 = u1
+    return chunks
+
+
+def make_plan(rec: Recurrence, planner, backend: str = "auto", tile=None, codec=None, reach=None) -> Plan:
+    """The plan of a sweep of ``rec`` (specialized) by its shape's ``planner`` (:func:`plan_grid`,
+    :func:`plan_layered`): the class checked, the plan made, its backend and the cell's figures set
+    (what :func:`gpudp.engine.plan_sweep` gives, once it has found the planner)."""
+    cls = type(rec)
+    cls._validate_class()
+    plan, backend, why = planner(rec, backend, tile, codec, reach)
+    if values.is_record(cls) and plan.kind != "tiled":
+        raise ContractError(
+            f"{cls.__name__}.value_dtype is a record: record cells run on grids swept by tiles (offsets "
+            f"among (-1, 0), (0, -1), (-1, -1)); this {plan.kind} plan keeps scalar cells only. Pack the "
+            "fields into one number, or split the recurrence"
+        )
+    plan.backend, plan.choice = backend, why
+    plan.itemsize, plan.bits = np.dtype(cls.value_dtype).itemsize, cls.decision_bits
+    plan.window = plan.schedule.window if plan.schedule else getattr(cls, "window", 1)
+    return plan
+
+
+def plan_grid(rec, backend: str, tile, codec=None, reach=None) -> tuple[Plan, str, str]:
+    """A grid's plan by its schedule: tiled, a line, or layered by wavefronts; and the backend
+    (``codec`` and ``reach`` are a layered sweep's options: a grid has neither)."""
+    cls = type(rec)
+    bits = cls.decision_bits
+    rows, cols = rec._checked_shape()
+    sched = derive(cls.offsets, rows, cols)
+    backend, why = backends.choose(backend, rows * cols)
+    if sched.tiled:
+        be = backends.get(backend)
+        bh, tw = tile or be.fit_tile(be.tile_for(cls), rows, cols)
+        m = be.tile_rows_multiple
+        if tw % 32 or bh < 1 or bh % m:
+            rows_rule = f", rows of {m} on {be.name}" if m > 1 else ""
+            raise InputError("tile", f"tile {tile}: columns must be a multiple of 32{rows_rule}")
+        lay = TileLayout(rows, cols, bh, tw, bits, rpt=-(-bh // 32))
+        plan = Plan("tiled", rows, cols, sched, lay, None, lay.num_diagonals, rows * cols)
+    elif sched.positions == 1 and rows * cols:
+        plan = _line_plan(rows, cols, sched, bits)
+    else:
+        n = sched.num_wavefronts
+        sizes = np.full(n, sched.positions, dtype=np.int64)
+        plan = _layered_plan(
+            rows, cols, sched, sizes, np.zeros(n, np.int64), sizes, bits, "plain", rows * cols
+        )
+    return plan, backend, why
+
+
+def plan_layered(rec, backend: str, tile, codec=None, reach=None) -> tuple[Plan, str, str]:
+    """A layered recurrence's plan, by its layers' sizes and active ranges, with the decision
+    ``codec`` and the ``reach`` of :func:`gpudp.sweep` (None: the class's); and the backend."""
+    cls = type(rec)
+    bits = cls.decision_bits
+    n = int(rec.num_layers())
+    if n < 0:
+        raise InputError("num_layers", f"must be >= 0, got {n}")
+    sizes = np.array([int(rec.layer_size(t)) for t in range(n)], dtype=np.int64)
+    if (sizes < 0).any():
+        raise InputError("layer_size", "layer sizes must be >= 0")
+    lo, hi = rec._checked_active_range(sizes)
+    codec = rec._checked_codec(codec)
+    plan = _layered_plan(0, 0, None, sizes, lo, hi, bits, codec, int((hi - lo).sum()))
+    plan.reach = rec._checked_reach(n, reach)
+    backend, why = backends.choose(backend, plan.cells)
+    return plan, backend, why
+
+
+#: the shapes' planners, by the ``family`` a recurrence's base class names (the rows of
+#: :data:`gpudp.engine.SHAPES` name them too)
+PLANNERS = {"grid": plan_grid, "layered": plan_layered}
+
+
+def _line_plan(rows, cols, sched, bits) -> Plan:
+    """A grid whose wavefronts hold one cell each (one row on a column order, one column on a row
+    order: coin change's ``1 x (amount + 1)``): a *line* of ``n`` cells swept in order, one thread,
+    each reading the earlier cells of the line by their position. The units are the groups of 32
+    cells along the line, so that a group's decision words are written whole (``bits`` words a
+    group, as one layer of ``n`` cells: ``layer_decision(words, 0, c, ...)`` decodes cell ``c``)."""
+    n = rows * cols
+    sizes = np.full(-(-n // 32), 32, np.int64)
+    sizes[-1] = n - 32 * (len(sizes) - 1)
+    plan = _layered_plan(rows, cols, sched, sizes, np.zeros_like(sizes), sizes, bits, "plain", n)
+    plan.kind = "line"
+    return plan
+
+
+def _layered_plan(rows, cols, sched, sizes, lo, hi, bits, codec, cells) -> Plan:
+    """A layered plan: which groups of 32 cells each layer's kernel covers, and the word layout."""
+    # shifts, not divisions (0 <= lo <= hi <= sizes): a line of 10^6 cells has 31,251 layers
+    if codec == "plain" and bits:
+        g0, gn = np.zeros_like(sizes), (sizes + 31) >> 5  # whole layers: zeros outside the range
+        lay = LayerLayout(sizes, bits)
+    else:
+        g0 = lo >> 5
+        gn = np.where(hi > lo, ((hi + 31) >> 5) - g0, 0)
+        lay = LayerLayout(gn * 32, bits)
+    n = len(sizes)
+    return Plan("layered", rows, cols, sched, lay, sizes, n, cells, lo=lo, hi=hi, g0=g0, gn=gn, codec=codec)

@@ -1,0 +1,268 @@
+"""What a grid or layered sweep returns: a :class:`SweepResult`, its decisions read back one cell at a
+time (:meth:`SweepResult.decision`) or walked back along ``back`` by a compiled walker made for the
+plan's layout (tiles, a line, layers, the bands codec), family ``engine.walk``."""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..cache import jit_generated
+from ..codegen import data_args, fill, walk_form
+from ..errors import ContractError
+from ..kernel import KernelFactory
+from ..recurrence import Recurrence, bad_step, start_cell
+from ..solution import Stats
+from ..store import BandStore, DecisionStore, band_decision, layer_decision, tile_decision
+from .plan import Plan
+
+__all__ = ["SweepResult"]
+
+
+@dataclass
+class SweepResult:
+    """The outcome of a sweep: boundary values of the result, the decisions, the statistics.
+
+    ``last_row`` / ``last_col`` hold the values of the grid's last row and column in the order of
+    the schedule: row ``rows - 1`` and column ``cols - 1``, or row / column 0 for a schedule that
+    runs bottom-up / right to left. ``last_layer`` holds a layered recurrence's final layer.
+    """
+
+    recurrence: Recurrence
+    plan: Plan
+    store: DecisionStore | BandStore | None
+    stats: Stats
+    last_row: np.ndarray | None = None
+    last_col: np.ndarray | None = None
+    last_layer: np.ndarray | None = None
+    #: with ``reduce`` declared: the best value over the computed cells, and its cell (the earliest
+    #: in (i, j) / (t, k) order among equals); None without a reduction or without cells
+    best_value: float | int | None = None
+    best_cell: tuple[int, int] | None = None
+    #: swept with checkpoints (:mod:`gpudp.checkpoints`): the values of rows and of columns
+    #: ``K - 1, 2K - 1, ...``, one per row of each array, as the backend's kernels wrote them (on
+    #: the device for cuda; a record's as one array per field); and the kernels' data
+    checkpoints: tuple | None = None
+    kernel_data: tuple | None = None
+
+    def decision(self, *cell) -> int:
+        """The decision recorded for one cell: ``(i, j)`` of a grid or ``(t, k)`` of layers."""
+        self._need_store()
+        a, b = (int(x) for x in cell)
+        return int(_decode_one(self.plan, self.store, a, b))
+
+    def traceback(self, start, state=None) -> np.ndarray:
+        """Walk ``back`` from ``start`` until leaving the grid (or layer 0), compiled.
+
+        Returns an int64 array of rows ``(i, j, decision)`` (``(t, k, decision)`` for layers),
+        from ``start`` backwards. A recurrence with ``traceback_state = True`` starts in ``state``
+        (an integer, default 0) and gets rows ``(i, j, decision, state)``: each cell's state as
+        ``back`` was called with it.
+
+        Raises :class:`ContractError` when the recurrence keeps no decisions, defines no ``back``,
+        or ``back`` does not step to an earlier wavefront; ``IndexError`` for a start outside.
+        """
+        return self.walk(start, state)[0]
+
+    def walk(self, start, state=None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`traceback`'s path, and where ``back`` left the grid: ``(i, j)`` or ``(t, k)``,
+        and the state there with ``traceback_state``: ``(path, exit)``. What a walk that goes on
+        elsewhere needs (a band of a grid swept on another worker, a batch's instance walked in
+        parts: :mod:`gpudp.distributed`, :mod:`gpudp.many`)."""
+        self._need_store()
+        rec = type(self.recurrence)
+        if state is not None and not rec.traceback_state:
+            raise ContractError(
+                f"{rec.__name__}.traceback(start, state=...): the class declares traceback_state = False"
+            )
+        data = tuple(self.recurrence.data())
+        walker = _walker(rec, len(data), self.plan)
+        a, b = start_cell(start)
+        self.decision(a, b)  # raises IndexError for a start outside the grid / layers
+        s0 = (np.int64(0 if state is None else operator.index(state)),) if rec.traceback_state else ()
+        lay = self.plan.layout
+        maxlen = (self.plan.schedule.num_wavefronts if self.plan.schedule else self.plan.n_units) + 1
+        if self.plan.kind == "tiled":
+            maxlen = self.plan.rows + self.plan.cols + 1
+        params = self.store.params() if self.plan.codec == "bands" else lay.params()
+        layered = self.plan.schedule is None and self.plan.kind != "tiled"
+        sizes = (np.asarray(self.plan.sizes, np.int64),) if layered else ()
+        words = self.store.words
+        path, out = walker(a, b, *s0, self.plan.rows, self.plan.cols, maxlen, words, *sizes, *params, *data)
+        if out[-1]:  # the walk stopped on a step back may not take
+            _bad_step(rec, self.plan, path, out)
+        return path, out[:-1]
+
+    def _need_store(self):
+        if self.store is None and type(self.recurrence).decision_bits:
+            raise ContractError(
+                f"{type(self.recurrence).__name__} was swept with traceback=False: no decisions were kept"
+            )
+        if self.store is None:
+            raise ContractError(
+                f"{type(self.recurrence).__name__} declares decision_bits = 0: there is nothing to trace back"
+            )
+
+    def close(self):
+        if self.store is not None:
+            self.store.close()
+
+
+def _decode_one(plan: Plan, store, a: int, b: int) -> int:
+    words = store.words
+    if plan.kind == "tiled":
+        if not (0 <= a < plan.rows and 0 <= b < plan.cols):
+            raise IndexError(f"cell ({a}, {b}) outside the {plan.rows} x {plan.cols} grid")
+        return tile_decision(words, a, b, *plan.layout.params())
+    if plan.kind == "line":
+        if not (0 <= a < plan.rows and 0 <= b < plan.cols):
+            raise IndexError(f"cell ({a}, {b}) outside the {plan.rows} x {plan.cols} grid")
+        return layer_decision(words, 0, b if plan.schedule.by_row_index else a, *plan.layout.params())
+    if plan.schedule is not None:
+        s = plan.schedule
+        if not (0 <= a < plan.rows and 0 <= b < plan.cols):
+            raise IndexError(f"cell ({a}, {b}) outside the {plan.rows} x {plan.cols} grid")
+        t = s.a * a + s.b * b - s.t_min
+        return layer_decision(words, t, a if s.by_row_index else b, *plan.layout.params())
+    if not (0 <= a < plan.n_units and 0 <= b < plan.sizes[a]):
+        raise IndexError(f"cell ({a}, {b}) outside the layers")
+    if plan.codec == "bands":
+        return band_decision(words, a, b, *store.params())
+    return layer_decision(words, a, b, *plan.layout.params())
+
+
+_WALKERS = KernelFactory("engine.walk", "rec", "n_data", "kind", "deps", "codec", "bits")
+
+# ``{s0}``, ``{width}``, ``{rec}`` and ``{step}`` spell the walk with a state or without one
+_GRID_WALK = """
+def walk(i, j{s0}, R, C, maxlen, words{lp}{da}):
+    path = np.empty((maxlen, {width}), np.int64)
+    n = 0
+    while i >= 0 and i < R and j >= 0 and j < C:
+        if n >= maxlen:
+            raise ContractError("{cls}.back() walked in a loop: it must step to one of the dependencies")
+        d = {decode}
+        path[n, 0] = i
+        path[n, 1] = j
+        path[n, 2] = d
+        {rec}
+        n += 1
+        {step}
+        if A * i2 + B * j2 >= A * i + B * j:  # not earlier: the caller names the step (_bad_step)
+            return path[:n], np.array([{exit2}, 1], np.int64)
+        i = i2
+        j = j2
+    return path[:n], np.array([{exit}, 0], np.int64)
+"""
+
+_LAYER_WALK = """
+def walk(t, k{s0}, R, C, maxlen, words, S{lp}{da}):
+    path = np.empty((maxlen, {width}), np.int64)
+    n = 0
+    L = maxlen - 1
+    while t >= 0 and t < L:
+        d = {decode}
+        path[n, 0] = t
+        path[n, 1] = k
+        path[n, 2] = d
+        {rec}
+        n += 1
+        {step}
+        if t2 >= t or (t2 >= 0 and (k2 < 0 or k2 >= S[t2])):  # the caller names it (_bad_step)
+            return path[:n], np.array([{exit2}, 1], np.int64)
+        t = t2
+        k = k2
+    return path[:n], np.array([{exit}, 0], np.int64)
+"""
+
+
+def _bad_step(rec_cls, plan: Plan, path: np.ndarray, out: np.ndarray) -> None:
+    """:func:`gpudp.recurrence.bad_step` for a walk of ``plan`` (layers: their sizes)."""
+    layers = plan.schedule is None and plan.kind != "tiled"
+    bad_step(rec_cls, path, out, plan.sizes if layers else None)
+
+
+def _walker(rec_cls, n_data: int, plan: Plan):
+    import numba
+
+    from ..jit import njit
+
+    s = plan.schedule
+    deps = s and (s.a, s.b)
+    k = _WALKERS.lookup(
+        rec=rec_cls, n_data=n_data, kind=plan.kind, deps=deps, codec=plan.codec, bits=plan.bits
+    )
+    if k.ready:
+        return k.fn
+    if not hasattr(rec_cls, "back"):
+        raise ContractError(
+            f"{rec_cls.__name__} defines no back(...): its decisions cannot be traced back; define "
+            f"{rec_cls._form('back', n_data)} as a @staticmethod"
+        )
+    ns = {
+        "np": np,
+        "numba": numba,
+        "ContractError": ContractError,
+        "back": njit(rec_cls.back),
+        "tile_decision": tile_decision,
+        "layer_decision": layer_decision,
+        "band_decision": band_decision,
+        # the decoders read the decision bits from this constant, not from their ``bits`` argument:
+        # their loop over the bits unrolls (the line's walk of 40,001 cells 1.4 -> 0.35 ms)
+        "BITS": plan.bits,
+    }
+    da = data_args(n_data)
+    form = walk_form(rec_cls, n_data)
+    if s is None and plan.codec == "bands":
+        bands = ", lo, hi, lead_n, band_n, band_off, lead_w, trail_w"
+        src = fill(
+            _LAYER_WALK,
+            cls=rec_cls.__name__,
+            lp=bands + ", bits",
+            da=da,
+            decode=f"band_decision(words, t, k{bands}, BITS)",
+            **form,
+        )
+    elif s is None:
+        src = fill(
+            _LAYER_WALK,
+            cls=rec_cls.__name__,
+            lp=", woff, bits",
+            da=da,
+            decode="layer_decision(words, t, k, woff, BITS)",
+            **form,
+        )
+    elif plan.kind == "line":
+        src = fill(
+            _GRID_WALK,
+            cls=rec_cls.__name__,
+            lp=", woff, bits",
+            da=da,
+            decode=f"layer_decision(words, 0, {'j' if s.by_row_index else 'i'}, woff, BITS)",
+            **form,
+        )
+    elif plan.kind == "tiled":
+        src = fill(
+            _GRID_WALK,
+            cls=rec_cls.__name__,
+            lp=", bh, tw, ni, nj, bits, diag_off, rpt",
+            da=da,
+            decode="tile_decision(words, i, j, bh, tw, ni, nj, BITS, diag_off, rpt)",
+            **form,
+        )
+    else:
+        slot = "i" if s.by_row_index else "j"
+        src = fill(
+            _GRID_WALK,
+            cls=rec_cls.__name__,
+            lp=", woff, bits",
+            da=da,
+            decode="layer_decision(words, A * i + B * j - min(0, A * (R - 1)) - min(0, B * (C - 1)), "
+            f"{slot}, woff, BITS)",
+            **form,
+        )
+    if s is not None:
+        ns.update(A=s.a, B=s.b)
+    return k.keep(jit_generated(src, "walk", ns, njit, "cpu")).fn
