@@ -15,7 +15,7 @@ from test_lcs import lcs_length  # the textbook table, in pure Python
 
 from gpudp import BatchResult, CheckError, InputError, solution
 from gpudp.jit import njit
-from gpudp.problems import lcs
+from gpudp.problems import edit_distance, lcs
 from gpudp.problems.lcs import batch, bitparallel
 from gpudp.solution import NoSolutions, ship
 
@@ -50,6 +50,68 @@ def test_cpu_lengths_match_the_reference(pairs):
     r = lcs.solve_many(pairs, backend="cpu", verify=1)
     assert r.values.tolist() == reference(pairs) and not r.errors
     assert r.stats.cells == sum(len(a) * len(b) for a, b in pairs)
+
+
+@st.composite
+def str_batches(draw, max_len=90, max_pairs=10):
+    """Lists of (str, str): ASCII, or with code points past 255 (and a surrogate) mixed in; tuples and
+    2-lists; lengths that do and do not need the pair turned round."""
+    alphabet = draw(st.sampled_from(["AC", "ACGT", "ab\u00e9\u4e2d", "x\U0001f600\ud800y"]))
+    text = st.text(alphabet=alphabet, max_size=max_len)
+    pairs = draw(st.lists(st.tuples(text, text), max_size=max_pairs))
+    return [list(p) if k % 3 == 2 else p for k, p in enumerate(pairs)]
+
+
+@settings(max_examples=40)
+@given(str_batches())
+def test_lists_of_str_are_read_in_bulk_and_match_the_reference(pairs):
+    """A list of (str, str) is read as two joined texts with offsets (sequences.str_pairs, no array
+    per pair) and packed in one pass (bitparallel.pack_buffers): the lengths are the reference's, by
+    code point, for both sequence solvers."""
+    want = [lcs_length(list(a), list(b)) for a, b in pairs]
+    assert lcs.solve_many(pairs, backend="cpu", verify=1).values.tolist() == want
+    dist = edit_distance.solve_many(pairs, backend="cpu", verify=1).values.tolist()
+    assert dist == [edit_distance.solve(a, b, backend="cpu").value for a, b in pairs]
+
+
+def test_str_pairs_reads_only_pairs_of_two_str():
+    from gpudp.problems.lcs.sequences import str_pairs
+
+    a, a_off, b, b_off = str_pairs([("ab", "c"), ["", "\u00e9d"]])
+    assert a.dtype == np.int32 and a.tolist() == [97, 98] and a_off.tolist() == [0, 2, 2]
+    assert b.tolist() == [99, 0xE9, 100] and b_off.tolist() == [0, 1, 3]
+    assert str_pairs([("ab", "cd")])[0].dtype == np.uint8  # ASCII: bytes, as encode() gives them
+
+    class Text(str):
+        pass
+
+    for other in ([], [("a", b"b")], [("a", "b", "c")], [("a",)], ["ab"], [("a", Text("b"))], (("a", "b"),)):
+        assert str_pairs(other) is None  # read pair by pair: a bad pair is that pair's own error
+    r = lcs.solve_many([("ab", "b"), ("a", None), ("abc", "abc")], backend="cpu")
+    assert r.values.tolist() == [1, -1, 3] and list(r.errors) == [1]
+
+
+@pytest.mark.parametrize("turned", ["none", "all", "some"])
+def test_pack_buffers_equals_the_pair_by_pair_pack(turned):
+    """Pairs as two buffers with offsets pack as the same pairs one array each do, whether no pair,
+    every pair or some pairs have the longer first (turned round: the shorter is the pattern)."""
+    rng = np.random.default_rng(len(turned))
+    la = rng.integers(1, 70, 30)
+    lb = {"none": la + rng.integers(0, 5, 30), "all": la - 1, "some": rng.integers(0, 70, 30)}[turned]
+    xs = [
+        (rng.integers(0, 4, m).astype(np.uint8), rng.integers(0, 4, k).astype(np.uint8))
+        for m, k in zip(la, lb, strict=True)
+    ]
+    sides = []
+    for side in (0, 1):
+        lens = [len(p[side]) for p in xs]
+        sides += [
+            np.concatenate([p[side] for p in xs]),
+            np.concatenate([[0], np.cumsum(lens)]).astype(np.int64),
+        ]
+    got, want = bitparallel.pack_buffers(*sides), bitparallel.pack(xs)
+    for f in ("pat", "pat_off", "txt", "txt_off", "swapped", "table"):
+        assert np.array_equal(getattr(got, f), getattr(want, f)), f
 
 
 @pytest.mark.parametrize("m", [1, 63, 64, 65, 127, 128, 129, 200])

@@ -122,6 +122,43 @@ def pack(pairs: list[tuple[np.ndarray, np.ndarray]], table: bool = True) -> Pack
     return packed
 
 
+@njit(parallel=True, cache=True)
+def _gather(src, start, off):
+    """``src[start[p] : start[p] + off[p + 1] - off[p]]`` for every ``p``, one after another."""
+    out = np.empty(off[-1], src.dtype)
+    for p in prange(len(start)):
+        s = start[p]
+        for k in range(off[p + 1] - off[p]):
+            out[off[p] + k] = src[s + k]
+    return out
+
+
+def pack_buffers(a, a_off, b, b_off, table: bool = True) -> Packed:
+    """Pack pairs given as two arrays of symbols with offsets (pair ``p`` is ``a[a_off[p]:a_off[p +
+    1]]`` and the same of ``b``; both arrays bytes, or both exact integer codes): the shorter of
+    each pair becomes its pattern, gathered in one parallel pass (no array per pair), or none at all
+    where no pair or every pair turns round."""
+    la, lb = np.diff(a_off), np.diff(b_off)
+    swapped = la > lb
+    if not swapped.any() or swapped.all():  # no pair to turn round (all of one length): as given
+        out = [a, a_off, b, b_off] if not swapped.any() else [b, b_off, a, a_off]
+    else:
+        both = np.concatenate([a, b])
+        a0, b0 = a_off[:-1], len(a) + b_off[:-1]  # where each pair's two sides start in ``both``
+        sides = (
+            (np.where(swapped, b0, a0), np.where(swapped, lb, la)),
+            (np.where(swapped, a0, b0), np.where(swapped, la, lb)),
+        )
+        out = []
+        for start, lens in sides:  # the patterns, then the texts
+            off = np.zeros(len(lens) + 1, np.int64)
+            np.cumsum(lens, out=off[1:])
+            out += [_gather(both, start, off), off]
+    packed = _dense(*out, table)
+    packed.swapped = swapped.astype(np.uint8)
+    return packed
+
+
 def row_offsets(n: int, length: int) -> np.ndarray:
     """``0, length, .., n * length``: the offsets of ``n`` rows of ``length`` symbols."""
     return np.arange(n + 1, dtype=np.int64) * length

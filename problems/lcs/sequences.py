@@ -7,12 +7,14 @@ when the given ones are (never through floats, never wrapping).
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 import numpy as np
 
 from gpudp.errors import InputError
 from gpudp.inputs import short_repr
 
-__all__ = ["encode", "exact_codes", "kernel_codes", "kind"]
+__all__ = ["encode", "exact_codes", "kernel_codes", "kind", "str_pairs"]
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
@@ -119,3 +121,35 @@ def exact_codes(ea: np.ndarray, eb: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     _, inverse = np.unique(both, return_inverse=True)
     inverse = inverse.astype(np.int32 if len(both) < 2**31 else np.int64)
     return inverse[: len(ea)].copy(), inverse[len(ea) :].copy()
+
+
+def _offsets(texts: list[str]) -> np.ndarray:
+    """The ``len(texts) + 1`` offsets of each text in their concatenation."""
+    off = np.zeros(len(texts) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, texts), np.int64, len(texts)), out=off[1:])
+    return off
+
+
+def _symbols(text: str, ascii_only: bool) -> np.ndarray:
+    """A joined text's symbols: bytes, or int32 code points unless ``ascii_only``."""
+    if ascii_only:
+        return np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.int32)
+
+
+def str_pairs(pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """A batch whose every pair is a tuple or list of exactly two ``str``, read in bulk: both sides'
+    symbols as one array each with their offsets (Arrow's layout), ``(a, a_off, b, b_off)``, coded
+    as :func:`encode` and :func:`exact_codes` code each pair (ASCII as bytes; otherwise both sides as
+    int32 code points, so that equal characters are equal codes across the batch). None for any
+    other batch (then each pair is read by itself, and a bad one is that pair's error)."""
+    if not isinstance(pairs, list) or not pairs:
+        return None
+    if not set(map(type, pairs)) <= {tuple, list} or set(map(len, pairs)) != {2}:  # C loops, no frames
+        return None
+    a, b = list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs))
+    if set(map(type, a)) != {str} or set(map(type, b)) != {str}:
+        return None
+    ta, tb = "".join(a), "".join(b)
+    ascii_only = ta.isascii() and tb.isascii()
+    return _symbols(ta, ascii_only), _offsets(a), _symbols(tb, ascii_only), _offsets(b)
