@@ -65,7 +65,7 @@ def str_batches(draw, max_len=90, max_pairs=10):
 @settings(max_examples=40)
 @given(str_batches())
 def test_lists_of_str_are_read_in_bulk_and_match_the_reference(pairs):
-    """A list of (str, str) is read as two joined texts with offsets (sequences.str_pairs, no array
+    """A list of (str, str) is read as two joined texts with offsets (sequences.bulk_pairs, no array
     per pair) and packed in one pass (bitparallel.pack_buffers): the lengths are the reference's, by
     code point, for both sequence solvers."""
     want = [lcs_length(list(a), list(b)) for a, b in pairs]
@@ -74,19 +74,31 @@ def test_lists_of_str_are_read_in_bulk_and_match_the_reference(pairs):
     assert dist == [edit_distance.solve(a, b, backend="cpu").value for a, b in pairs]
 
 
-def test_str_pairs_reads_only_pairs_of_two_str():
-    from gpudp.problems.lcs.sequences import str_pairs
+def test_bulk_pairs_reads_only_pairs_of_two_sequences_of_one_form():
+    from gpudp.problems.lcs.sequences import bulk_pairs
 
-    a, a_off, b, b_off = str_pairs([("ab", "c"), ["", "\u00e9d"]])
+    a, a_off, b, b_off = bulk_pairs([("ab", "c"), ["", "\u00e9d"]])
     assert a.dtype == np.int32 and a.tolist() == [97, 98] and a_off.tolist() == [0, 2, 2]
     assert b.tolist() == [99, 0xE9, 100] and b_off.tolist() == [0, 1, 3]
-    assert str_pairs([("ab", "cd")])[0].dtype == np.uint8  # ASCII: bytes, as encode() gives them
+    assert bulk_pairs([("ab", "cd")])[0].dtype == np.uint8  # ASCII: bytes, as encode() gives them
 
     class Text(str):
         pass
 
-    for other in ([], [("a", b"b")], [("a", "b", "c")], [("a",)], ["ab"], [("a", Text("b"))], (("a", "b"),)):
-        assert str_pairs(other) is None  # read pair by pair: a bad pair is that pair's own error
+    x8, x64 = np.arange(3, dtype=np.uint8), np.arange(2, dtype=np.int64)
+    a, a_off, b, b_off = bulk_pairs([(b"ab", b"c"), (b"", b"de")])
+    assert a.dtype == np.uint8 and a.tobytes() == b"ab" and b_off.tolist() == [0, 1, 3]
+    a, a_off, b, b_off = bulk_pairs([(x8, x64), (x8[:1], x64)])  # one dtype a side: promoted as a pair is
+    assert a.dtype == b.dtype == np.int64 and a.tolist() == [0, 1, 2, 0] and b_off.tolist() == [0, 2, 4]
+    others = ([], [("a", b"b")], [("a", "b", "c")], [("a",)], ["ab"], [("a", Text("b"))], (("a", "b"),))
+    others += (
+        [(x8, x8.astype(np.float64))],
+        [(x8, x8.reshape(1, 3))],
+        [(x8, x64), (x64, x8)],
+        [(x8, [1, 2])],
+    )
+    for other in others:
+        assert bulk_pairs(other) is None  # read pair by pair: a bad pair is that pair's own error
     r = lcs.solve_many([("ab", "b"), ("a", None), ("abc", "abc")], backend="cpu")
     assert r.values.tolist() == [1, -1, 3] and list(r.errors) == [1]
 

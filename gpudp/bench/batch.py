@@ -3,7 +3,8 @@
 LCS lengths and Levenshtein distances of ``--pairs`` pairs of random DNA of ``--length`` x
 ``--length`` by :func:`gpudp.problems.lcs.solve_many` and
 :func:`gpudp.problems.edit_distance.solve_many` (bit-parallel) on each backend, from a list of
-pairs and from two 2-D arrays, median of ``--repeat`` after a warm-up; beside them, on the same
+pairs of byte arrays, from a list of ``(str, str)`` (what users hold; both lists are read in bulk)
+and from two 2-D arrays, median of ``--repeat`` after a warm-up; beside them, on the same
 machine, rapidfuzz's ``process.cpdist`` (``LCSseq.similarity``, ``Levenshtein.distance``) on every
 core (where rapidfuzz is installed). Every value is compared with the peer's.
 
@@ -75,13 +76,14 @@ def cli_bench(args) -> dict:
     n, length = args.pairs, args.length
     seqs = [(random_dna(length, rng), random_dna(length, rng)) for _ in range(n)]
     arrays = (np.stack([a for a, _ in seqs]), np.stack([b for _, b in seqs]))
+    texts = [(a.tobytes().decode("ascii"), b.tobytes().decode("ascii")) for a, b in seqs]  # what users hold
     cells = n * length * length
     rows = []
     for problem in args.problems:
         module, scorer, what = PROBLEMS[problem]
         solve_many = importlib.import_module(module).solve_many
         reference = _peer(rows, problem, scorer, seqs, cells, args.repeat)
-        forms = (("list of pairs", seqs), ("two 2-D arrays", arrays))
+        forms = (("list of pairs", seqs), ("list of (str, str)", texts), ("two 2-D arrays", arrays))
         for backend, (form, batch) in [(b, f) for b in backends for f in forms]:
             res, runs = _timed(lambda b=backend, x=batch, f=solve_many: f(x, backend=b), args.repeat)
             if reference is None:

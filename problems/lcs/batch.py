@@ -31,7 +31,7 @@ from gpudp.progress import progress_bar
 from gpudp.solution import BatchResult, NoSolutions, Stats, ship
 
 from . import bitparallel, subsequences
-from .sequences import encode, exact_codes, kind, str_pairs
+from .sequences import bulk_pairs, encode, exact_codes, kind
 from .subsequences import Rows, Subsequences
 
 __all__ = ["PairSolver", "run"]
@@ -283,14 +283,14 @@ def run(
         stats.seconds = time.perf_counter() - t0
         return BatchResult(values, errors, solutions, list(range(len(pairs))), stats)
     coded, index = [], []
-    strs = None if arrays is not None else str_pairs(pairs)
+    bulk = None if arrays is not None else bulk_pairs(pairs)
     if arrays is not None:
         packed = bitparallel.pack_arrays(*arrays, table=False)
         index, sizes = np.arange(len(pairs)), None
-    elif strs is not None:  # every pair two str: read in bulk, no array per pair
-        packed = bitparallel.pack_buffers(*strs, table=False)
+    elif bulk is not None:  # every pair two sequences of one form: read in bulk, no array per pair
+        packed = bitparallel.pack_buffers(*bulk, table=False)
         index = np.arange(len(pairs))
-        sizes = np.diff(strs[1]) * np.diff(strs[3])
+        sizes = np.diff(bulk[1]) * np.diff(bulk[3])
     else:
         for p, pair in enumerate(pairs):
             try:

@@ -7,14 +7,14 @@ when the given ones are (never through floats, never wrapping).
 
 from __future__ import annotations
 
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 
 import numpy as np
 
 from gpudp.errors import InputError
 from gpudp.inputs import short_repr
 
-__all__ = ["encode", "exact_codes", "kernel_codes", "kind", "str_pairs"]
+__all__ = ["encode", "exact_codes", "kernel_codes", "kind", "bulk_pairs"]
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
@@ -123,10 +123,10 @@ def exact_codes(ea: np.ndarray, eb: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return inverse[: len(ea)].copy(), inverse[len(ea) :].copy()
 
 
-def _offsets(texts: list[str]) -> np.ndarray:
-    """The ``len(texts) + 1`` offsets of each text in their concatenation."""
-    off = np.zeros(len(texts) + 1, np.int64)
-    np.cumsum(np.fromiter(map(len, texts), np.int64, len(texts)), out=off[1:])
+def _offsets(seqs: list) -> np.ndarray:
+    """The ``len(seqs) + 1`` offsets of each sequence in their concatenation."""
+    off = np.zeros(len(seqs) + 1, np.int64)
+    np.cumsum(np.fromiter(map(len, seqs), np.int64, len(seqs)), out=off[1:])
     return off
 
 
@@ -137,19 +137,35 @@ def _symbols(text: str, ascii_only: bool) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.int32)
 
 
-def str_pairs(pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """A batch whose every pair is a tuple or list of exactly two ``str``, read in bulk: both sides'
-    symbols as one array each with their offsets (Arrow's layout), ``(a, a_off, b, b_off)``, coded
-    as :func:`encode` and :func:`exact_codes` code each pair (ASCII as bytes; otherwise both sides as
-    int32 code points, so that equal characters are equal codes across the batch). None for any
-    other batch (then each pair is read by itself, and a bad one is that pair's error)."""
+def bulk_pairs(pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """A batch whose every pair is a tuple or list of exactly two sequences of one form, read in
+    bulk: both sides' symbols as one array each with their offsets (Arrow's layout), ``(a, a_off,
+    b, b_off)``, coded as :func:`encode` and :func:`exact_codes` code each pair. The forms: ``str``
+    (ASCII as bytes; otherwise both sides as int32 code points, so that equal characters are equal
+    codes across the batch), ``bytes``, and 1-D integer numpy arrays (one dtype a side). None for any
+    other batch: each pair is then read by itself, and a bad one is that pair's own error."""
     if not isinstance(pairs, list) or not pairs:
         return None
     if not set(map(type, pairs)) <= {tuple, list} or set(map(len, pairs)) != {2}:  # C loops, no frames
         return None
     a, b = list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs))
-    if set(map(type, a)) != {str} or set(map(type, b)) != {str}:
-        return None
-    ta, tb = "".join(a), "".join(b)
-    ascii_only = ta.isascii() and tb.isascii()
-    return _symbols(ta, ascii_only), _offsets(a), _symbols(tb, ascii_only), _offsets(b)
+    types = set(map(type, a)) | set(map(type, b))
+    if types == {str}:
+        ta, tb = "".join(a), "".join(b)
+        ascii_only = ta.isascii() and tb.isascii()
+        return _symbols(ta, ascii_only), _offsets(a), _symbols(tb, ascii_only), _offsets(b)
+    if types == {bytes}:
+        return _bytes(b"".join(a)), _offsets(a), _bytes(b"".join(b)), _offsets(b)
+    if types == {np.ndarray}:
+        dtypes = [set(map(attrgetter("dtype"), side)) for side in (a, b)]
+        if any(len(d) != 1 or next(iter(d)).kind not in "iu" for d in dtypes):
+            return None
+        if set(map(attrgetter("ndim"), a)) | set(map(attrgetter("ndim"), b)) != {1}:
+            return None
+        ca, cb = exact_codes(*(encode(np.concatenate(side), "pairs") for side in (a, b)))
+        return ca, _offsets(a), cb, _offsets(b)
+    return None
+
+
+def _bytes(data: bytes) -> np.ndarray:
+    return np.frombuffer(data, dtype=np.uint8)
