@@ -1,7 +1,7 @@
 """The checks every shape makes before its sweep, written once: the probe of ``cell`` in plain
 Python, the symbols it reads, and whether the work fits the memory there is.
 
-Each shape (:mod:`gpudp.engine`'s grids and layers, :mod:`gpudp.interval`, :mod:`gpudp.grid3`,
+Each shape (:mod:`gpudp.grid`'s grids and layers, :mod:`gpudp.interval`, :mod:`gpudp.grid3`,
 :mod:`gpudp.many`'s batches, :mod:`gpudp.checkpoints`) supplies what differs: the cell's
 index and the reads it is given (:func:`probe_cell`), its own memory figures (a plan's
 ``.memory()``); the logic and the messages are these. The decision-overflow flag that the kernels
@@ -14,6 +14,7 @@ import numpy as np
 
 from . import values
 from .errors import ContractError, InputError
+from .inputs import short_repr
 from .memory import available_memory, describe
 from .recurrence import read_only
 
@@ -62,6 +63,29 @@ def check_return(cls, out, where: str) -> None:
             f"{cls.__name__}.cell returned the tuple {out!r} at {where}, but decision_bits = 0: return "
             "the value alone, or declare decision_bits to keep decisions for a traceback"
         )
+    value, decision = out if bits else (out, 0)
+    if not _is_number(value):
+        raise ContractError(
+            f"{cls.__name__}.cell returned {short_repr(value)} ({type(value).__name__}) as the value at "
+            f"{where}: a cell's value is one number, converted to value_dtype "
+            f"{np.dtype(cls.value_dtype).name} (compute with numbers, e.g. symbols as integer codes "
+            "from data(), not str)"
+        )
+    if not _is_integer(decision):
+        raise ContractError(
+            f"{cls.__name__}.cell returned {short_repr(decision)} ({type(decision).__name__}) as the "
+            f"decision at {where}: a decision is an integer in 0 .. 2**decision_bits - 1 "
+            f"(decision_bits = {bits})"
+        )
+
+
+def _is_number(x) -> bool:
+    """A Python or numpy number (bool included): what a cell's value may be before the cast."""
+    return isinstance(x, bool | int | float | np.number | np.bool_) and not isinstance(x, complex)
+
+
+def _is_integer(x) -> bool:
+    return isinstance(x, bool | int | np.integer | np.bool_)
 
 
 def cell_symbols(rec, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:

@@ -66,3 +66,54 @@ def test_symbols_are_widened_alike():
     assert rows.dtype == np.int32 and cols.dtype == np.int64 and len(cols) == 1
     with pytest.raises(ContractError, match=r"Rec.row_symbols\(\) must be 1-D of length 3"):
         cell_symbols(Rec(), 3, 0)
+
+
+def _grid(ret, bits=0):
+    """A 2 x 3 grid whose cell returns ``ret(i, j)``."""
+    from gpudp import GridRecurrence
+
+    class Wrong(GridRecurrence):
+        decision_bits = bits
+
+        def shape(self):
+            return (2, 3)
+
+        @staticmethod
+        def cell(i, j, up, left, diag):
+            return ret(i, j)
+
+        @staticmethod
+        def back(i, j, d):
+            return i - 1, j - 1
+
+    return Wrong()
+
+
+@pytest.mark.parametrize(
+    "ret, bits, match",
+    [
+        (lambda i, j: "a", 0, r"Wrong\.cell returned 'a' \(str\) as the value at the first cell, \(0, 0\)"),
+        (lambda i, j: None, 0, r"returned None \(NoneType\) as the value.*value_dtype int32"),
+        (lambda i, j: [1], 0, r"returned \[1\] \(list\) as the value"),
+        (lambda i, j: 1 + 2j, 0, r"\(complex\) as the value"),
+        (lambda i, j: ("a", 0), 2, r"returned 'a' \(str\) as the value"),
+        (lambda i, j: (1, 0.5), 2, r"returned 0\.5 \(float\) as the decision.*decision_bits = 2"),
+        (lambda i, j: (1, "x"), 2, r"returned 'x' \(str\) as the decision"),
+    ],
+)
+def test_a_cell_of_the_wrong_type_is_named_before_numba_sees_it(ret, bits, match):
+    """The probe's call of ``cell`` in plain Python checks what it returns: a value that is no number,
+    a decision that is no integer, is a ContractError naming the method, the cell and the fix (not
+    numba's TypingError pointing into generated code)."""
+    from gpudp import sweep
+
+    with pytest.raises(ContractError, match=match):
+        sweep(_grid(ret, bits), backend="cpu")
+
+
+@pytest.mark.parametrize("value", [3, np.int16(3), np.float32(1.5), True, np.bool_(False), 2.5])
+def test_numbers_of_any_kind_are_values(value):
+    from gpudp.checks import check_return
+
+    check_return(type(_grid(None)), value, "the first cell")  # no error: converted to value_dtype
+    check_return(type(_grid(None, 2)), (value, np.uint8(3)), "the first cell")
