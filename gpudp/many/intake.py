@@ -25,6 +25,7 @@ from ..checks import cell_symbols
 from ..errors import ContractError, GpudpError, InputError
 from ..grid import probe_grid
 from ..recurrence import GridRecurrence, Recurrence
+from ..recurrence.constants import read_by
 from ..schedule import UNIT_MONOTONE
 
 
@@ -117,11 +118,15 @@ def intake(objs) -> Intake:
     errors: dict[int, str] = {}
     recs: list = [None] * count
     cls = first = None
+    reads: dict = {}  # each class's module constants, read once for the batch
     for k, r in enumerate(objs):
         if not isinstance(r, Recurrence):
             raise InputError(f"recs[{k}]", f"a {type(r).__name__}, not a recurrence instance")
+        consts = reads.get(type(r))
+        if consts is None:
+            consts = reads[type(r)] = read_by(type(r))
         try:
-            spec = r._specialized()
+            spec = r._specialized(consts)
         except (GpudpError, TypeError, ValueError) as e:  # offsets of this instance
             errors[k] = _refusal(e)
             continue

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import copy
 import inspect
+import weakref
 
 import numpy as np
 
 from ..errors import ContractError, InputError
 from ..kernel import KernelFactory
+from .constants import changed_helpers, read_by
 
 #: the widest decision a cell may record (one bit plane per bit in the store, up to a uint32)
 MAX_DECISION_BITS = 32
@@ -59,6 +61,10 @@ def values_only(rec):
     bits = type(rec).decision_bits
     return specialized(rec, decision_bits=0, _drops_decisions=True, _declared_bits=bits)
 
+
+#: what each recurrence class's compiled methods read of their modules' constants at its first sweep
+#: (:mod:`gpudp.recurrence.constants`)
+_FIRST_READ: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 #: (class, parts) -> the subclass of that class declaring the parts (:func:`specialized`)
 _SWEPT = KernelFactory("recurrence.swept", "cls", "parts")
@@ -213,11 +219,15 @@ class Recurrence:
             return _scalar_or_record(type(self).__name__, own)
         raise NotImplementedError(name)
 
-    def _specialized(self) -> Recurrence:
+    def _specialized(self, constants: tuple | None = None) -> Recurrence:
         """This recurrence as the engine compiles it: itself, or, where the instance declares one of
         :attr:`_INSTANCE_PARTS` other than its class does (a value type chosen from the data,
         offsets given by the data), a shallow copy whose class is the subclass declaring them
-        (:func:`specialized`: one per class and set of parts)."""
+        (:func:`specialized`: one per class and set of parts); and where a module constant that
+        ``cell``, ``boundary`` or ``back`` reads changed since the class's first sweep, the subclass
+        keyed by the constants as they are now (:mod:`gpudp.recurrence.constants`), so the kernels
+        are compiled with them. ``constants``: what :func:`~gpudp.recurrence.constants.read_by`
+        gives for the class, when the caller read it already (a batch, once per class)."""
         cls = type(self)
         parts = {}
         for name in cls._INSTANCE_PARTS:
@@ -227,6 +237,17 @@ class Recurrence:
             own = self._instance_part(name, own)
             if isinstance(declared, property) or own != self._instance_part(name, declared):
                 parts[name] = own
+        direct, helpers = read_by(cls) if constants is None else constants
+        first = _FIRST_READ.setdefault(cls, (direct, helpers))
+        if first[0] != direct:  # the methods' constants changed since the first sweep: a key part
+            parts["_constants"] = direct
+        stale = changed_helpers(first[1], helpers)
+        if stale:
+            raise ContractError(
+                f"{cls.__name__}: a module constant changed since its helpers compiled ({'; '.join(stale)}); "
+                "numba keeps a compiled helper's constants for the process, so the sweep would run the "
+                "old value: pass the value through data() (or read it in cell itself), or restart Python"
+            )
         return specialized(self, **parts) if parts else self
 
     @staticmethod

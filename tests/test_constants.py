@@ -1,0 +1,99 @@
+"""Module constants that a recurrence's compiled methods read, changed in the process (issue 39):
+the next sweep computes with the new values (numba compiles a global's value into the kernel, and
+the engine keeps a class's kernels for the process), on every backend here; back at the first
+values, the first kernels serve again. A constant read by a helper numba compiled once is refused
+by name instead."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba.extending import register_jitable
+
+from gpudp import ContractError, GridRecurrence, LayeredRecurrence, sweep
+from gpudp.recurrence.constants import read_by
+
+GAP = 1
+BONUS = (0, 10)
+TABLE = np.array([3, 4], np.int64)
+
+
+@register_jitable
+def _bonus(i):
+    return BONUS[i % 2]
+
+
+class Path(GridRecurrence):
+    """Path costs over a 3 x 4 grid whose moves cost GAP, plus a helper's bonus (a module tuple)."""
+
+    value_dtype = np.int64
+
+    def shape(self):
+        return (3, 4)
+
+    @staticmethod
+    def cell(i, j, up, left, diag):
+        return min(up, left, diag) + GAP + _bonus(i)
+
+    @staticmethod
+    def boundary(i, j):
+        return 0
+
+
+class Layers(LayeredRecurrence):
+    """Each layer adds the module array TABLE's item to the previous layer's cell."""
+
+    value_dtype = np.int64
+    window = 1
+
+    def num_layers(self):
+        return 3
+
+    def layer_size(self, t):
+        return 2
+
+    @staticmethod
+    def cell(t, k, prev):
+        return (prev[k] if t else 0) + TABLE[k]
+
+
+def _path(gap, bonus) -> list[int]:
+    f = {}
+    for i in range(3):
+        for j in range(4):
+            dep = [
+                f.get((i + a, j + b), 0) if i + a >= 0 and j + b >= 0 else 0
+                for a, b in ((-1, 0), (0, -1), (-1, -1))
+            ]
+            f[i, j] = min(dep) + gap + bonus[i % 2]
+    return [f[2, j] for j in range(4)]
+
+
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.sim)])
+def test_a_changed_constant_reaches_the_next_sweep(backend, monkeypatch):
+    assert sweep(Path(), backend=backend).last_row.tolist() == _path(1, (0, 10))
+    assert type(Path()._specialized()) is Path  # the values of the class's first sweep
+    monkeypatch.setitem(globals(), "GAP", 4)
+    assert sweep(Path(), backend=backend).last_row.tolist() == _path(4, (0, 10))
+    keyed = type(Path()._specialized())
+    assert keyed is not Path and keyed.__name__ == "Path" and type(Path()._specialized()) is keyed
+    monkeypatch.setitem(globals(), "GAP", 1)
+    assert sweep(Path(), backend=backend).last_row.tolist() == _path(1, (0, 10))
+    assert type(Path()._specialized()) is Path  # back at the first values: the first kernels
+
+
+def test_a_constant_changed_under_a_compiled_helper_is_refused(monkeypatch):
+    """numba compiles a helper once per process: its constant cannot be followed, so it is named."""
+    sweep(Path(), backend="cpu")
+    monkeypatch.setitem(globals(), "BONUS", (7, 0))
+    with pytest.raises(ContractError, match=r"Path: .*_bonus read BONUS = \(0, 10\), now \(7, 0\).*data\(\)"):
+        sweep(Path(), backend="cpu")
+
+
+def test_an_array_rebound_counts_and_the_reading_is_cheap(monkeypatch):
+    assert sweep(Layers(), backend="cpu").last_layer.tolist() == [9, 12]
+    monkeypatch.setitem(globals(), "TABLE", np.array([1, 2], np.int64))
+    assert sweep(Layers(), backend="cpu").last_layer.tolist() == [3, 6]
+    direct, helpers = read_by(Path)
+    assert dict(direct) == {(__name__, "GAP"): 1} and dict(helpers) == {("_bonus", "BONUS"): (0, 10)}
+    assert dict(read_by(Layers)[0])[(__name__, "TABLE")] == ("array", id(TABLE), "<i8", (2,))
