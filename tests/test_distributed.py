@@ -560,22 +560,44 @@ def test_bench_scale_with_resident_data(capsys):
     assert "resident" in out["workload"] and "page-locked" in out["workload"]
 
 
-@pytest.mark.sim
-def test_dask_blocks_in_gpu_memory_are_read_there(client):
-    """Dask arrays whose blocks lie in GPU memory on their workers (gpudp bench scale's 'device'
-    data: the simulator's device arrays here) are solved where they lie: each chunk takes the GPU
-    path of arrays in GPU memory (no block copied to the host on the way), with one process's
-    values, nothing moved between workers."""
-    from gpudp.bench.scale import resident
+_DEVICE_BLOCKS = """
+import distributed
+import numpy as np
 
+from gpudp.bench.scale import resident
+from gpudp.problems import lcs
+
+if __name__ == "__main__":
     rng = np.random.default_rng(41)
     a = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, (40, 24))]
     b = np.frombuffer(b"ACGT", np.uint8)[rng.integers(0, 4, (40, 17))]
-    pairs = tuple(resident(client, (a, b), rows=15, device=True))
-    r = lcs.solve_many(pairs, backend="cuda", client=client, verify=1)
-    assert r.values.tolist() == lcs.solve_many((a, b), backend="cpu").values.tolist()
-    assert r.stats.extra["backend_choice"] == "the pairs are in GPU memory"
-    assert r.stats.extra["dask_chunks"] == 3
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        pairs = tuple(resident(client, (a, b), rows=15, device=True))
+        r = lcs.solve_many(pairs, backend="cuda", client=client, verify=1)
+        assert r.values.tolist() == lcs.solve_many((a, b), backend="cpu").values.tolist()
+        assert r.stats.extra["backend_choice"] == "the pairs are in GPU memory"
+        assert r.stats.extra["dask_chunks"] == 3
+    print("solved where they lie")
+"""
+
+
+@pytest.mark.sim
+def test_dask_blocks_in_gpu_memory_are_read_there(tmp_path):
+    """Dask arrays whose blocks lie in GPU memory on their workers (gpudp bench scale's 'device'
+    data: the simulator's device arrays here) are solved where they lie: each chunk takes the GPU
+    path of arrays in GPU memory (no block copied to the host on the way), with one process's
+    values, nothing moved between workers. (A process of its own: run beside the module's client
+    after other clusters of this process had come and gone, the batch's futures once never
+    completed, under load, in a full suite; not understood yet, and a hang there would stop CI.)"""
+    script = tmp_path / "device_blocks.py"
+    script.write_text(_DEVICE_BLOCKS)
+    run = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    assert run.returncode == 0 and "solved where they lie" in run.stdout, run.stderr[-3000:]
 
 
 @pytest.mark.sim
