@@ -243,6 +243,38 @@ def test_a_layered_back_must_stay_in_the_layer_it_returns():
         res.traceback((2, 0))
 
 
+@pytest.mark.parametrize("codec", ["plain", "bands"])
+def test_a_layered_back_must_stay_in_the_cells_its_layer_computed(codec):
+    """A layer computes only its active range; no decision is kept for its other cells, so a step
+    back to one of them (a user's back that forgets the range) is named, not walked on with a
+    made-up decision (issue 39)."""
+
+    class Narrow(LayeredRecurrence):
+        decision_bits = 1
+
+        def num_layers(self):
+            return 4
+
+        def layer_size(self, t):
+            return 10
+
+        def active_range(self):
+            return np.array([2, 2, 3, 3]), np.array([8, 8, 7, 7])
+
+        @staticmethod
+        def cell(t, k, prev):
+            return prev[k] + 1, 1
+
+        @staticmethod
+        def back(t, k, d):
+            return t - 1, k - 1  # from (3, 3): (2, 2), before layer 2's computed cells 3 .. 6
+
+    res = sweep(Narrow(), backend="cpu", progress=False, codec=codec)
+    assert res.traceback((3, 6)).tolist() == [[3, 6, 1], [2, 5, 1], [1, 4, 1], [0, 3, 1]]
+    with pytest.raises(ContractError, match=r"back\(3, 3, 1\) returned \(2, 2\): layer 2 computed only its "):
+        res.traceback((3, 3))
+
+
 def test_contract_errors_are_still_type_and_value_errors():
     """Code written against the older TypeError / ValueError keeps catching them."""
     assert issubclass(ContractError, TypeError) and issubclass(ContractError, ValueError)

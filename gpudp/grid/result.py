@@ -88,9 +88,10 @@ class SweepResult:
             maxlen = self.plan.rows + self.plan.cols + 1
         params = self.store.params() if self.plan.codec == "bands" else lay.params()
         layered = self.plan.schedule is None and self.plan.kind != "tiled"
-        sizes = (np.asarray(self.plan.sizes, np.int64),) if layered else ()
+        # layers: the cells each computed (its active range), the only ones a step back may reach
+        ranges = (np.asarray(self.plan.lo, np.int64), np.asarray(self.plan.hi, np.int64)) if layered else ()
         words = self.store.words
-        path, out = walker(a, b, *s0, self.plan.rows, self.plan.cols, maxlen, words, *sizes, *params, *data)
+        path, out = walker(a, b, *s0, self.plan.rows, self.plan.cols, maxlen, words, *ranges, *params, *data)
         if out[-1]:  # the walk stopped on a step back may not take
             _bad_step(rec, self.plan, path, out)
         return path, out[:-1]
@@ -158,7 +159,7 @@ def walk(i, j{s0}, R, C, maxlen, words{lp}{da}):
 """
 
 _LAYER_WALK = """
-def walk(t, k{s0}, R, C, maxlen, words, S{lp}{da}):
+def walk(t, k{s0}, R, C, maxlen, words, LO, HI{lp}{da}):
     path = np.empty((maxlen, {width}), np.int64)
     n = 0
     L = maxlen - 1
@@ -170,7 +171,7 @@ def walk(t, k{s0}, R, C, maxlen, words, S{lp}{da}):
         {rec}
         n += 1
         {step}
-        if t2 >= t or (t2 >= 0 and (k2 < 0 or k2 >= S[t2])):  # the caller names it (_bad_step)
+        if t2 >= t or (t2 >= 0 and (k2 < LO[t2] or k2 >= HI[t2])):  # the caller names it (_bad_step)
             return path[:n], np.array([{exit2}, 1], np.int64)
         t = t2
         k = k2
@@ -179,9 +180,10 @@ def walk(t, k{s0}, R, C, maxlen, words, S{lp}{da}):
 
 
 def _bad_step(rec_cls, plan: Plan, path: np.ndarray, out: np.ndarray) -> None:
-    """:func:`gpudp.recurrence.bad_step` for a walk of ``plan`` (layers: their sizes)."""
+    """:func:`gpudp.recurrence.bad_step` for a walk of ``plan`` (layers: their sizes and active
+    ranges)."""
     layers = plan.schedule is None and plan.kind != "tiled"
-    bad_step(rec_cls, path, out, plan.sizes if layers else None)
+    bad_step(rec_cls, path, out, (plan.sizes, plan.lo, plan.hi) if layers else None)
 
 
 def _walker(rec_cls, n_data: int, plan: Plan):

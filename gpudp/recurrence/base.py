@@ -255,18 +255,23 @@ class Recurrence:
         raise NotImplementedError
 
 
-def bad_step(rec_cls, path, out, layer_sizes=None) -> None:
+def bad_step(rec_cls, path, out, layers=None) -> None:
     """Raise :class:`ContractError` naming the step on which a compiled walk stopped (they stop on a
     step ``back`` may not take and leave the message to this): ``path``'s last row called ``back``,
-    which returned ``out``; a step to a cell not on an earlier wavefront, or for layers (their
-    sizes given) one not on an earlier layer or outside its layer's cells."""
+    which returned ``out``; a step to a cell not on an earlier wavefront, or for layers (``layers``:
+    their sizes and active ranges, ``(sizes, lo, hi)``) one not on an earlier layer or outside the
+    cells its layer computed."""
     a, b, d = (int(v) for v in path[-1, :3])
     a2, b2 = (int(v) for v in out[:2])
-    if layer_sizes is not None:
+    if layers is not None:
+        size, lo, hi = (int(x[a2]) if a2 < a else 0 for x in layers)
         why = (
             f"layer {a2} is not earlier than layer {a}"
             if a2 >= a
-            else f"layer {a2} has cells 0 .. {int(layer_sizes[a2]) - 1}"
+            else f"layer {a2} has cells 0 .. {size - 1}"
+            if (lo, hi) == (0, size)
+            else f"layer {a2} computed only its active range, cells {lo} .. {hi - 1} (active_range()), "
+            "and no decision is kept for the others"
         )
         raise ContractError(
             f"{rec_cls.__name__}.back({a}, {b}, {d}) returned ({a2}, {b2}): {why}; back must return "
