@@ -423,10 +423,13 @@ def solve_many(
     pairs : iterable of ``(a, b)``, or a tuple ``(A, B)`` of two 2-D integer arrays
         each pair as :func:`solve` takes it (str, bytes, 1-D integer arrays or lists); or pair
         ``p`` as rows ``A[p]`` and ``B[p]``, the fast form for many pairs of equal lengths (no
-        Python work per pair). ``A`` and ``B`` may be dask arrays (data in a Dask cluster: read
-        from files by ``dask.array``, made by an earlier step, or persisted), with ``client``
-        only: see ``client``. They may lie in GPU memory (CuPy arrays, PyTorch CUDA tensors,
-        numba device arrays: anything with ``__cuda_array_interface__``), 2-D C-contiguous
+        Python work per pair). A list whose every pair is two ``str``, two ``bytes`` or two 1-D
+        integer arrays (one dtype a side) is read in bulk, each side joined into one buffer
+        (non-ASCII text by code point); any other list pair by pair. ``A`` and ``B`` may be dask
+        arrays (data in a Dask cluster: read from files by ``dask.array``, made by an earlier step,
+        or persisted), with ``client`` only: see ``client``. They may lie in GPU memory (CuPy
+        arrays, PyTorch CUDA tensors, numba device arrays: anything with
+        ``__cuda_array_interface__``), 2-D C-contiguous
         ``uint8``: the batch then runs on the GPU where they lie, nothing copied to the device
         (with ``backend="cpu"`` or ``traceback=True`` they are copied to the host first).
     backend : "auto", "cpu" or "cuda"
