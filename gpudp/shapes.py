@@ -71,5 +71,11 @@ def drive_grid3(call: SweepCall):
     from . import grid3
 
     return grid3.sweep_grid3(
-        call.rec, call.backend, call.memory_budget, call.progress, call.traceback, call.deadline
+        call.user_rec,
+        call.backend,
+        call.memory_budget,
+        call.progress,
+        call.traceback,
+        call.deadline,
+        specialized=call.rec,
     )

@@ -69,9 +69,8 @@ def device_memory(backend: str) -> tuple[int, int] | None:
 
 
 def _plan(rec, call: SweepCall) -> Plan:
-    """The plan of ``rec`` for ``call``, by its shape's planner (as :func:`gpudp.engine.plan_sweep`
-    plans it)."""
-    rec = rec._specialized()
+    """The plan of ``rec`` (the engine's specialized recurrence, or its values-only proxy) for
+    ``call``, by its shape's planner (as :func:`gpudp.engine.plan_sweep` plans it)."""
     return make_plan(rec, PLANNERS[type(rec).family], call.backend, call.tile, call.codec, call.reach)
 
 

@@ -298,7 +298,13 @@ def _check_memory(name: str, shape, need: dict, device, budget: int) -> None:
 
 
 def sweep_grid3(
-    rec: Grid3Recurrence, backend="auto", memory_budget=None, progress=None, traceback=True, deadline=None
+    rec: Grid3Recurrence,
+    backend="auto",
+    memory_budget=None,
+    progress=None,
+    traceback=True,
+    deadline=None,
+    specialized=None,
 ):
     """Sweep a 3-D grid recurrence by planes (what :func:`gpudp.sweep` does for one).
 
@@ -318,6 +324,9 @@ def sweep_grid3(
         False: values only; the cell's decisions are dropped as it returns them and none are kept.
     deadline : gpudp.progress.Deadline, optional
         Checked between chunks of planes (:class:`gpudp.errors.TimeLimitReached` once passed).
+    specialized : Grid3Recurrence, optional
+        ``rec`` as :meth:`~gpudp.recurrence.Recurrence._specialized` gives it, where the caller
+        (the engine's driver) made it already; the result still holds ``rec``.
 
     Returns
     -------
@@ -351,7 +360,8 @@ def sweep_grid3(
     """
     t_start = time.perf_counter()
     user_rec = rec
-    rec = rec._specialized()  # an instance giving its own offsets: a class declaring them
+    # an instance giving its own offsets or value type: a class declaring them (the engine's, made once)
+    rec = rec._specialized() if specialized is None else specialized
     walk_cls = type(rec)
     walk_cls._validate_class()
     shape = rec._checked_shape()
