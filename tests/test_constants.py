@@ -14,6 +14,7 @@ from gpudp import ContractError, GridRecurrence, LayeredRecurrence, sweep
 from gpudp.recurrence.constants import read_by
 
 GAP = 1
+STEP = 1
 BONUS = (0, 10)
 TABLE = np.array([3, 4], np.int64)
 
@@ -57,6 +58,23 @@ class Layers(LayeredRecurrence):
         return (prev[k] if t else 0) + TABLE[k]
 
 
+class Steps(GridRecurrence):
+    """Values that do not matter; ``back`` steps STEP rows up (a module constant) and one left."""
+
+    decision_bits = 1
+
+    def shape(self):
+        return (6, 3)
+
+    @staticmethod
+    def cell(i, j, up, left, diag):
+        return up + 1, 1
+
+    @staticmethod
+    def back(i, j, d):
+        return i - STEP, j - 1
+
+
 def _path(gap, bonus) -> list[int]:
     f = {}
     for i in range(3):
@@ -97,3 +115,10 @@ def test_an_array_rebound_counts_and_the_reading_is_cheap(monkeypatch):
     direct, helpers = read_by(Path)
     assert dict(direct) == {(__name__, "GAP"): 1} and dict(helpers) == {("_bonus", "BONUS"): (0, 10)}
     assert dict(read_by(Layers)[0])[(__name__, "TABLE")] == ("array", id(TABLE), "<i8", (2,))
+
+
+def test_a_changed_constant_reaches_the_traceback(monkeypatch):
+    """The walk runs the swept class's ``back``, compiled with the constants of its sweep."""
+    assert sweep(Steps(), backend="cpu").traceback((5, 2))[:, :2].tolist() == [[5, 2], [4, 1], [3, 0]]
+    monkeypatch.setitem(globals(), "STEP", 2)
+    assert sweep(Steps(), backend="cpu").traceback((5, 2))[:, :2].tolist() == [[5, 2], [3, 1], [1, 0]]

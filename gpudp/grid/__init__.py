@@ -168,7 +168,7 @@ def sweep_planned(call: SweepCall):
         out["best_value"], out["best_cell"] = _reduce_slots(type(rec), *red)
     if call.checkpoint:
         out["kernel_data"] = data
-    return SweepResult(call.user_rec, plan, store, stats, **out)
+    return SweepResult(call.user_rec, plan, store, stats, swept=type(rec), **out)
 
 
 def _reduction_slots(cls, n: int):

@@ -46,6 +46,10 @@ class SweepResult:
     #: the device for cuda; a record's as one array per field); and the kernels' data
     checkpoints: tuple | None = None
     kernel_data: tuple | None = None
+    #: the class the sweep compiled: the recurrence's own, or the subclass that its instance's parts
+    #: or changed module constants made (:meth:`~gpudp.recurrence.Recurrence._specialized`); its
+    #: ``back`` walks the decisions. None: the recurrence's class
+    swept: type | None = None
 
     def decision(self, *cell) -> int:
         """The decision recorded for one cell: ``(i, j)`` of a grid or ``(t, k)`` of layers."""
@@ -72,7 +76,7 @@ class SweepResult:
         elsewhere needs (a band of a grid swept on another worker, a batch's instance walked in
         parts: :mod:`gpudp.distributed`, :mod:`gpudp.many`)."""
         self._need_store()
-        rec = type(self.recurrence)
+        rec = self.swept or type(self.recurrence)
         if state is not None and not rec.traceback_state:
             raise ContractError(
                 f"{rec.__name__}.traceback(start, state=...): the class declares traceback_state = False"
