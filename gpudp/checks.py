@@ -80,12 +80,12 @@ def check_return(cls, out, where: str) -> None:
 
 
 def _is_number(x) -> bool:
-    """A Python or numpy number (bool included): what a cell's value may be before the cast."""
-    return isinstance(x, bool | int | float | np.number | np.bool_) and not isinstance(x, complex)
+    """A real Python or numpy number (bool included): what a cell's value may be before the cast."""
+    return isinstance(x, int | float | np.integer | np.floating | np.bool_)
 
 
 def _is_integer(x) -> bool:
-    return isinstance(x, bool | int | np.integer | np.bool_)
+    return isinstance(x, int | np.integer | np.bool_)
 
 
 def cell_symbols(rec, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
