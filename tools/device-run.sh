@@ -2,7 +2,7 @@
 # On the lent GPU machine (its own python3 3.12 with numba-cuda; no network): install gpudp with the
 # carried numpy<2.5 wheel, run the GPU tests and benchmarks, write logs under $OUT.
 # Here, first: ../shared/tools/device-wheels.sh rapidfuzz==3.14.6   (fills .whl/, carried)
-# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
+# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|remeasure-36c|remeasure-36d|narrow|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -122,6 +122,31 @@ for stage in "${@:-all}"; do
              --out "$OUT/ab/kp-$rev-$pass.json" 2>&1 | tail -3)
         done
       done ;;
+    narrow)
+      # issue 37: plain cells in 32 bits (gpudp.recurrence.narrow): its tests on the GPU, the A/B of
+      # plain cells in one process (and their kernels' SASS), LCS (its cell is narrowed) 1, 0, 1
+      mkdir -p "$OUT/narrow"
+      python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" tests/test_narrow.py 2>&1 \
+        | tee "$OUT/narrow/tests.log" | tail -5
+      python3 tools/narrow_bench.py "$OUT/narrow/plain.json" --sizes ${NARROW_SIZES:-16384,65536} --sass 2>&1 | tail -24
+      for flag in 1 0 1; do
+        GPUDP_NARROW=$flag python3 -m gpudp.cli bench lcs --backends cuda --sizes 32768,131072 --repeat 3 \
+          --tile 256,256 --out "$OUT/narrow/lcs-$flag-$RANDOM.json" 2>&1 | tail -3
+      done ;;
+    remeasure-36c)
+      # issue 36: the rest of the single-GPU figures: B&B on Shen's class (the 5-seed, 10 s subset
+      # table), --method auto on all 200, then Pisinger's classes 1-6 and the hard classes
+      mkdir -p "$OUT/re"
+      timeout 170 python3 -m gpudp.cli bench knapsack-bb --backends cuda --classes shen --shen-seeds 5 \
+        --time-limit 10 --deadline 160 --out "$OUT/re/bb-shen5.json" 2>&1 | tail -14 ;;
+    remeasure-36d)
+      mkdir -p "$OUT/re"
+      timeout 100 python3 -m gpudp.cli bench knapsack-bb --backends cuda --classes shen --shen-seeds 20 \
+        --method auto --deadline 90 --out "$OUT/re/bb-shen-auto.json" 2>&1 | tail -12
+      timeout 120 python3 -m gpudp.cli bench knapsack-classes --classes 1-6 --sizes 1000,10000 \
+        --ranges 1e6,1e7 --no-peers --out "$OUT/re/kp-classes.json" 2>&1 | tail -8
+      timeout 170 python3 -m gpudp.cli bench knapsack-classes --classes hard --sizes 1000 --ranges 1e6,1e7 \
+        --seeds 3 --time-limit 60 --no-peers --out "$OUT/re/kp-hard.json" 2>&1 | tail -8 ;;
     remeasure-36b)
       # issue 36: the GPU figures of docs/benchmarks.md beyond remeasure-36's headline rows
       mkdir -p "$OUT/re"

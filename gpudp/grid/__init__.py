@@ -35,6 +35,7 @@ from ..codegen import NO_CELL, spec_of
 from ..errors import decision_overflow
 from ..progress import progress_bar
 from ..recurrence import contiguous, values_only
+from ..recurrence.narrow import prepare as narrow_cell
 from ..shapes import SweepCall
 from ..solution import Stats
 from ..store import BandStore, DecisionStore, LayerLayout
@@ -117,6 +118,12 @@ def sweep_planned(call: SweepCall):
     if grid and type(rec).symbols:
         data = (*cell_symbols(rec, plan.rows, plan.cols), *data)
     _probe(rec, plan, data)
+    wide = type(rec)
+    narrow = None
+    if grid and not call.checkpoint:  # the cell in 32 bits where that is proven exact
+        narrow = narrow_cell(rec, data, plan.rows, plan.cols)
+        if narrow is not None:
+            rec = narrow[0]
     runner = lowering.get(type(rec).family, backend).BACKEND
     red = None
     if type(rec).reduce:  # per-thread slots (codegen.Spec.reduce_slots), before the overflow flag
@@ -139,6 +146,7 @@ def sweep_planned(call: SweepCall):
     stats.extra["decision_store_bytes"] = store.nbytes if store else 0
     stats.extra["decision_codec"] = plan.codec
     stats.extra["backend_choice"] = plan.choice
+    stats.extra["arithmetic"] = f"int32 (every value within +-{narrow[1]})" if narrow else "as written"
     bar = progress_bar(plan.cells, call.progress, deadline=call.deadline)
     try:
         out = runner.run_plan(plan, rec, data, store, stats, bar)
@@ -168,7 +176,7 @@ def sweep_planned(call: SweepCall):
         out["best_value"], out["best_cell"] = _reduce_slots(type(rec), *red)
     if call.checkpoint:
         out["kernel_data"] = data
-    return SweepResult(call.user_rec, plan, store, stats, swept=type(rec), **out)
+    return SweepResult(call.user_rec, plan, store, stats, swept=wide, **out)
 
 
 def _reduction_slots(cls, n: int):
