@@ -67,8 +67,9 @@ def sweep(
                    and column only, and the blocks the path crosses swept again when it is walked
                    (a :class:`gpudp.checkpoints.CheckpointResult`, same surface; tiled grids only);
                    ``"auto"``: checkpoints for a tiled grid whose full store would not stay within
-                   the memory budget or would hold more than :data:`gpudp.grid.AUTO_FULL_STORE_MAX` bytes of
-                   decisions, else full.
+                   the memory budget or would hold more bytes of decisions than its backend's
+                   ``full_store_max`` (16 GiB in host memory; 128 MiB on a GPU, where the store
+                   crosses PCIe), else full.
     checkpoint_every: K, the checkpoints' spacing and the blocks' side (default: 512, doubled
                    while the checkpoints would take more than a quarter of the memory budget or of
                    the GPU's free memory; see :func:`gpudp.checkpoints.choose_every`).

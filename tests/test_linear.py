@@ -57,6 +57,31 @@ def test_lcs_paths_equal_the_full_store(a, b, every):
     assert ck.decision(i, j) == full.decision(i, j)
 
 
+def test_decisions_of_one_block_sweep_it_once(monkeypatch):
+    """``decision()`` of every cell, block by block: each block swept again once, every decision the
+    full store's."""
+    rng = np.random.default_rng(9)
+    a, b = rng.integers(0, 4, 70).astype(np.uint8), rng.integers(0, 4, 90).astype(np.uint8)
+    full, ck = _both(LCSRecurrence(a, b), 32)
+    swept = []
+    real = ck._sweep_blocks
+    monkeypatch.setattr(ck, "_sweep_blocks", lambda blocks: swept.append(len(blocks)) or real(blocks))
+    got = [
+        [ck.decision(i, j) for j in range(bj, min(bj + 32, 90))]
+        for bi in range(0, 70, 32)
+        for bj in range(0, 90, 32)
+        for i in range(bi, min(bi + 32, 70))
+    ]
+    want = [
+        [full.decision(i, j) for j in range(bj, min(bj + 32, 90))]
+        for bi in range(0, 70, 32)
+        for bj in range(0, 90, 32)
+        for i in range(bi, min(bi + 32, 70))
+    ]
+    assert got == want
+    assert swept == [1] * 9  # 3 x 3 blocks
+
+
 @settings(max_examples=8)
 @given(a=st.text("ACGT", min_size=1, max_size=120), b=st.text("ACGT", min_size=1, max_size=120))
 def test_edit_distance_boundary_is_the_grids_own(a, b):
@@ -161,12 +186,12 @@ def test_lcs_solve_with_checkpoints_and_auto():
 def test_auto_takes_checkpoints_above_the_full_store_cap(monkeypatch):
     """A full store that fits the budget but holds more decisions than the cap: checkpoints (a
     large store costs more to copy and page-lock than the path's blocks cost to sweep again)."""
-    import gpudp.grid as grid
+    from gpudp import backends
 
     rng = np.random.default_rng(5)
     a, b = rng.integers(0, 4, 300).astype(np.uint8), rng.integers(0, 4, 280).astype(np.uint8)
     want = lcs.solve(a, b, backend="cpu", store="full")
-    monkeypatch.setattr(grid, "AUTO_FULL_STORE_MAX", 1024)
+    monkeypatch.setattr(backends.get("cpu"), "full_store_max", 1024)
     got = lcs.solve(a, b, backend="cpu")
     assert got.stats.extra["store"] == "checkpoints"
     assert got.value == want.value and np.array_equal(got.solution, want.solution)

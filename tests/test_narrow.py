@@ -350,3 +350,52 @@ def test_a_boundary_of_gap_times_position_is_bounded(monkeypatch):
     # the boundary reaches 2 * (10 + 30 + 20 + 30 + 2); each step adds at most 2
     assert nar.proven((*syms, scores), 10, 20, [0], 30) == 2 * (10 + 30 + 20 + 30 + 2) + 30 * 2
     assert _same(lambda: ga("GATTACA", "GCATGCTA", 2, -1, 3), "cpu", monkeypatch).startswith("int32")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_checkpoints_sweep_and_walk_narrow(backend, monkeypatch):
+    """The forward sweep with checkpoints and the blocks its traceback sweeps again both run the
+    narrow cell; the path is the full store's, and the one the cell as written gives."""
+    monkeypatch.setenv("GPUDP_NARROW", "1")
+    rng = np.random.default_rng(5)
+    n = 150 if backend == "cpu" else 9
+    a, b = rng.integers(0, 3, n), rng.integers(0, 3, n + 3)
+    every = {"checkpoint_every": 64, "tile": (64, 64)} if backend == "cpu" else {}
+    lin = sweep(PlainSW(a, b), backend=backend, store="checkpoints", **every)
+    assert lin.stats.extra["arithmetic"].startswith("int32")
+    assert getattr(lin._kernels, "_narrow", None) is not None
+    full = sweep(PlainSW(a, b), backend=backend, store="full")
+    monkeypatch.setenv("GPUDP_NARROW", "0")
+    wide = sweep(PlainSW(a, b), backend=backend, store="full")
+    assert lin.best_cell == full.best_cell == wide.best_cell
+    paths = [r.traceback(r.best_cell).tolist() for r in (lin, full, wide)]
+    assert paths[0] == paths[1] == paths[2]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_batch_runs_narrow_when_every_instance_is_proven(backend, monkeypatch):
+    """sweep_many proves the bound for the whole batch (the data's magnitudes over every instance, the
+    largest grid): values, best cells and paths those of the cell as written."""
+    from gpudp import sweep_many
+
+    rng = np.random.default_rng(8)
+    n = 12 if backend == "cpu" else 5
+    pairs = [
+        (rng.integers(0, 4, rng.integers(1, n)), rng.integers(0, 4, rng.integers(1, n))) for _ in range(6)
+    ]
+    out = []
+    for flag in ("1", "0"):
+        monkeypatch.setenv("GPUDP_NARROW", flag)
+        res = sweep_many([PlainSW(a, b, 2, -1, 1) for a, b in pairs], backend=backend)
+        out.append(
+            (
+                [(it.best_value, it.best_cell, it.last_row.tolist(), it.path.tolist()) for it in res],
+                res.stats.extra["arithmetic"],
+            )
+        )
+    assert out[0][0] == out[1][0]
+    assert out[0][1].startswith("int32") and out[1][1] == "as written"
+    # one instance's scores near int32 leave the whole batch as written
+    monkeypatch.setenv("GPUDP_NARROW", "1")
+    mixed = [PlainSW(a, b, 2, -1, 1) for a, b in pairs] + [PlainSW([1, 1], [1], 1 << 30)]
+    assert sweep_many(mixed, backend=backend).stats.extra["arithmetic"] == "as written"

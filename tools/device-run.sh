@@ -2,7 +2,7 @@
 # On the lent GPU machine (its own python3 3.12 with numba-cuda; no network): install gpudp with the
 # carried numpy<2.5 wheel, run the GPU tests and benchmarks, write logs under $OUT.
 # Here, first: ../shared/tools/device-wheels.sh rapidfuzz==3.14.6   (fills .whl/, carried)
-# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|remeasure-36c|remeasure-36d|narrow|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
+# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|remeasure-36c|remeasure-36d|narrow|store|defaults|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -132,6 +132,22 @@ for stage in "${@:-all}"; do
       for flag in 1 0 1; do
         GPUDP_NARROW=$flag python3 -m gpudp.cli bench lcs --backends cuda --sizes 32768,131072 --repeat 3 \
           --tile 256,256 --out "$OUT/narrow/lcs-$flag-$RANDOM.json" 2>&1 | tail -3
+      done ;;
+    store)
+      # issue 37: the full decision store against checkpoints, to set store="auto"'s rule by measurement
+      mkdir -p "$OUT/store"
+      python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" tests/test_narrow.py tests/test_linear.py 2>&1 \
+        | tee "$OUT/store/tests.log" | tail -3
+      python3 tools/store_bench.py "$OUT/store/store.json" --sizes ${STORE_SIZES:-32768,65536,131072} 2>&1 | tail -12 ;;
+    defaults)
+      # issue 37: what a user gets with no options: the gallery's alignments (store="auto" now takes
+      # checkpoints on the GPU), and batches of plain cells with and without the int32 rewrite
+      mkdir -p "$OUT/defaults"
+      python3 tools/gallery_bench.py "$OUT/defaults/gallery-sw-gotoh.json" --problems sw,gotoh --sizes 65536,131072 \
+        --backends cuda 2>&1 | tail -6
+      for flag in 1 0 1; do
+        GPUDP_NARROW=$flag python3 tools/many_bench.py --count 2000 --n 300 --backend cuda --loop 0 \
+          --json "$OUT/defaults/many-$flag-$RANDOM.json" 2>&1 | tail -3
       done ;;
     remeasure-36c)
       # issue 36: the rest of the single-GPU figures: B&B on Shen's class (the 5-seed, 10 s subset

@@ -31,6 +31,12 @@ class Backend:
     #: whether each worker of a local cluster (``--workers``) takes one device of its own (the
     #: cluster then has at most one worker a device: :func:`gpudp.distributed.cluster`'s ``gpus``)
     one_device_a_worker = False
+    #: bytes of decisions above which ``store="auto"`` traces a tiled grid back from checkpoints even
+    #: where the full store fits the memory budget: keeping every decision then costs more than
+    #: sweeping the path's blocks again. Host memory: 16 GiB (LCS 2^19 on the GPU machines, 32 GiB:
+    #: full 1.06 s against 0.92 s from checkpoints, H100 2026-11-24; 2^20 in 154 GiB of a 512 GiB
+    #: host, full 53-94 s against 2.3 s, 4 x H200 2026-11-26)
+    full_store_max = 16 << 30
 
     def available(self) -> bool:
         """Whether kernels can run here."""

@@ -48,6 +48,7 @@ from ..errors import ContractError, InputError, decision_overflow
 from ..memory import default_budget, parse_bytes
 from ..progress import progress_bar
 from ..recurrence import bad_step, start_cell
+from ..recurrence.narrow import prepare as narrow_cell
 from ..solution import Stats
 from .blocks import band, block_class, block_walker, edge_filler
 
@@ -260,9 +261,15 @@ class CheckpointResult:
             data[-2:] = [np.zeros(1, data[-2].dtype), np.zeros((1, 2), data[-1].dtype)]
         self._data = (*data, np.zeros(4, np.int64))  # and the decision-overflow flag
         self._checkpoints, self._edge_values = fwd.checkpoints, None
+        # the blocks' kernels: the cell in 32 bits where that is proven for this grid, as the forward
+        # sweep's (gpudp.recurrence.narrow; the data's layout is the same)
+        n_in = len(self._user) + (2 if getattr(cls, "symbols", False) else 0)
+        narrow = narrow_cell(rec, tuple(data[:n_in]), plan.rows, plan.cols)
+        self._kernels = type(narrow[0]) if narrow is not None else cls
         self._runner = backends.get(plan.backend)
         self._context: dict = {}
         self._words = None
+        self._last_block = None  # (block, its decisions): decision() of cells in one block
 
     @property
     def _edges(self) -> tuple:
@@ -275,7 +282,7 @@ class CheckpointResult:
     def _boundary(self):
         """The grid's boundary values above and left of it: ``brow[c + 1] = boundary(-1, c)`` for
         ``c = -1 .. cols - 1``, ``bcol[r] = boundary(r, -1)``."""
-        cls = type(self.recurrence)
+        cls = self._kernels
         brow = values.full(cls, self.plan.cols + 1)
         bcol = values.full(cls, max(self.plan.rows, 1))
         edge_filler(cls, len(self._data))(self.plan.rows, self.plan.cols, brow, bcol, *self._data)
@@ -285,7 +292,7 @@ class CheckpointResult:
     def _sweep_blocks(self, blocks: np.ndarray):
         """Sweep ``blocks`` (``(nb, 2)`` block indices) again: their decisions (as the backend lays
         them out, :meth:`gpudp.backends.base.Backend.block_words`) and the kernels' seconds."""
-        cls = type(self.recurrence)
+        cls = self._kernels
         ws, dtype = self._runner.block_words(cls, self.every)
         n = max(max(len(blocks), self._round_cap()) * ws, 1)  # one lease for every round (page-locked)
         if self._words is None or len(self._words) < n:
@@ -312,12 +319,16 @@ class CheckpointResult:
         return self._cap
 
     def decision(self, *cell) -> int:
-        """The decision of one cell (its block swept again)."""
+        """The decision of one cell (its block swept again, unless the last call's cell was in it)."""
         a, b = (int(x) for x in cell)
         if not (0 <= a < self.plan.rows and 0 <= b < self.plan.cols):
             raise IndexError(f"cell ({a}, {b}) outside the {self.plan.rows} x {self.plan.cols} grid")
         k = self.every
-        words, _ = self._sweep_blocks(np.array([[a // k, b // k]], np.int64))
+        block = (a // k, b // k)
+        if self._last_block is None or self._last_block[0] != block:  # cells of one block: swept once
+            words, _ = self._sweep_blocks(np.array([block], np.int64))
+            self._last_block = (block, words[: self._runner.block_words(self._kernels, k)[0]].copy())
+        words = self._last_block[1]
         nc = min(k, self.plan.cols - b // k * k)
         return int(block_decision(words, 0, a % k, b % k, nc, k, *self._layout()))
 
@@ -394,3 +405,4 @@ class CheckpointResult:
     def close(self):
         """Let go of the checkpoints (on the GPU for cuda) and of the rounds' buffers."""
         self._checkpoints, self._edge_values, self._context, self._words = None, None, {}, None
+        self._last_block = None

@@ -43,7 +43,6 @@ from .plan import PLANNERS, Plan, make_plan
 from .result import SweepResult
 
 __all__ = [
-    "AUTO_FULL_STORE_MAX",
     "Plan",
     "SweepResult",
     "device_memory",
@@ -55,13 +54,6 @@ __all__ = [
 # so that every shape's code is found alike and lowering.missing() names what a new backend lacks
 lowering.declare("grid", **backends.MODULES)
 lowering.declare("layered", **backends.MODULES)
-
-#: bytes of decisions above which ``store="auto"`` traces a tiled grid back from checkpoints even
-#: where the full store fits the memory budget: copying and page-locking the decisions then costs
-#: more than sweeping the path's blocks again (LCS on the GPU machines: 2^19, 32 GiB, full 1.06 s
-#: against 0.92 s from checkpoints, H100 2026-11-24; 2^20 held in 154 GiB of a 512 GiB host, full
-#: 53-94 s against 2.3 s, 4 x H200 2026-11-26)
-AUTO_FULL_STORE_MAX = 16 << 30
 
 
 def device_memory(backend: str) -> tuple[int, int] | None:
@@ -85,7 +77,8 @@ def sweep_planned(call: SweepCall):
     if call.traceback and type(rec).decision_bits and call.store != "full":
         plan = _plan(rec, call)  # kept unless checkpoints win
         need = plan.memory(memory_budget) if plan.kind == "tiled" else None
-        if call.store == "checkpoints" or (need and (need.spill or need.decisions > AUTO_FULL_STORE_MAX)):
+        big = need and (need.spill or need.decisions > backends.get(plan.backend).full_store_max)
+        if call.store == "checkpoints" or big:
             from ..checkpoints import checkpoint_sweep
 
             return checkpoint_sweep(
@@ -118,12 +111,9 @@ def sweep_planned(call: SweepCall):
     if grid and type(rec).symbols:
         data = (*cell_symbols(rec, plan.rows, plan.cols), *data)
     _probe(rec, plan, data)
-    wide = type(rec)
-    narrow = None
-    if grid and not call.checkpoint:  # the cell in 32 bits where that is proven exact
-        narrow = narrow_cell(rec, data, plan.rows, plan.cols)
-        if narrow is not None:
-            rec = narrow[0]
+    narrow = narrow_cell(rec, data, plan.rows, plan.cols) if grid else None
+    if narrow is not None:  # the cell in 32 bits, proven exact for this sweep
+        rec = narrow[0]
     runner = lowering.get(type(rec).family, backend).BACKEND
     red = None
     if type(rec).reduce:  # per-thread slots (codegen.Spec.reduce_slots), before the overflow flag
@@ -176,7 +166,7 @@ def sweep_planned(call: SweepCall):
         out["best_value"], out["best_cell"] = _reduce_slots(type(rec), *red)
     if call.checkpoint:
         out["kernel_data"] = data
-    return SweepResult(call.user_rec, plan, store, stats, swept=wide, **out)
+    return SweepResult(call.user_rec, plan, store, stats, swept=type(rec), **out)
 
 
 def _reduction_slots(cls, n: int):

@@ -47,8 +47,10 @@ class SweepResult:
     checkpoints: tuple | None = None
     kernel_data: tuple | None = None
     #: the class the sweep compiled: the recurrence's own, or the subclass that its instance's parts
-    #: or changed module constants made (:meth:`~gpudp.recurrence.Recurrence._specialized`); its
-    #: ``back`` walks the decisions. None: the recurrence's class
+    #: or changed module constants made (:meth:`~gpudp.recurrence.Recurrence._specialized`), or the
+    #: one with its cell in 32 bits (:mod:`gpudp.recurrence.narrow`); its ``back`` walks the
+    #: decisions (as the class before the int32 rewrite: the walkers are shared). None: the
+    #: recurrence's class
     swept: type | None = None
 
     def decision(self, *cell) -> int:
@@ -77,6 +79,7 @@ class SweepResult:
         parts: :mod:`gpudp.distributed`, :mod:`gpudp.many`)."""
         self._need_store()
         rec = self.swept or type(self.recurrence)
+        rec = getattr(rec, "_wide", None) or rec  # back() is the same; the walker too
         if state is not None and not rec.traceback_state:
             raise ContractError(
                 f"{rec.__name__}.traceback(start, state=...): the class declares traceback_state = False"

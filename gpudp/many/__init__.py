@@ -35,6 +35,7 @@ from ..errors import ContractError, InputError, decision_overflow
 from ..memory import default_budget, gc_paused, parse_bytes
 from ..progress import progress_bar
 from ..recurrence import values_only
+from ..recurrence.narrow import prepare as narrow_cell
 from ..schedule import derive
 from ..solution import Stats
 from .chunks import Chunk, cut
@@ -100,7 +101,9 @@ class ManyResult:
     ``gcups``; ``extra``: ``instances``, ``failed``, ``batched`` (swept by the batch kernels),
     ``alone`` (handed to :func:`gpudp.sweep`), ``empty``, ``chunks``, ``launches``,
     ``compile_seconds``, ``walk_seconds``, ``decision_bytes`` (the largest chunk's), ``layout``,
-    ``backend_choice``, and on the GPU ``cuda`` (threads a block, shared memory)."""
+    ``backend_choice``, ``arithmetic`` (the batch's cell in 32 bits where that is proven for every
+    instance: :mod:`gpudp.recurrence.narrow`), and on the GPU ``cuda`` (threads a block, shared
+    memory)."""
 
     items: list
     stats: Stats
@@ -138,6 +141,24 @@ def _best(rec_cls, rv: np.ndarray, rc: np.ndarray):
     k = key.argmin(axis=1)
     r = np.arange(len(rv))
     return used.any(axis=1), best, ci[r, k], cj[r, k]
+
+
+def _narrowed(rec, take, shapes):
+    """:func:`gpudp.recurrence.narrow.prepare` for the whole batch: each packed item stands for every
+    instance's (an array: all their values; a number: the largest magnitude among them), the grid
+    for the largest instance's; so what it proves holds for each instance."""
+    data = []
+    for m, kind in enumerate(take.kinds):
+        p = take.packed[3 * m]
+        if kind != "s":
+            data.append(p)
+        elif p.dtype.kind in "iu":
+            big = max(abs(int(p.max())), abs(int(p.min()))) if p.size else 0
+            data.append(p.dtype.type(big) if big <= np.iinfo(p.dtype).max else np.int64(big))
+        else:
+            data.append(p[:1].copy()[0])
+    rows, cols = (int(x) for x in shapes.max(axis=0))
+    return narrow_cell(rec, tuple(data), rows, cols)
 
 
 def _start_states(start_state, count: int, cls) -> Callable:
@@ -418,7 +439,8 @@ def sweep_many(
             f"{cls.__name__} defines no back(...): its decisions cannot be traced back; define "
             f"{cls._form('back', len(take.kinds) - take.n_sym)} as a @staticmethod, or pass traceback=False"
         )
-    kcls = type(values_only(take.recs[valid[0]])) if bits and not traceback else cls
+    krec = values_only(take.recs[valid[0]]) if bits and not traceback else take.recs[valid[0]]
+    kcls = type(krec)
     state_of = _start_states(start_state, count, cls)
     budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
     vcells = cells[valid]
@@ -440,8 +462,12 @@ def sweep_many(
             path=np.zeros((0, path_width(cls)), np.int64) if walking else None,
         )
     chunks, runner, largest = [], None, 0
+    narrow = _narrowed(krec, take, shapes[batched]) if len(batched) else None
+    stats.extra["arithmetic"] = f"int32 (every value within +-{narrow[1]})" if narrow else "as written"
     try:
         if len(batched):
+            if narrow is not None:  # the cell in 32 bits, proven for every instance of the batch
+                kcls = type(narrow[0])
             runner = lowering.get("many", used).Runner(kcls, take.kinds, take.n_sym, take.packed, shapes)
             per_cell = decision_dtype(bits).itemsize if walking else 0
             limit = runner.chunk_bytes(budget)
@@ -452,7 +478,7 @@ def sweep_many(
             if walking:
                 from .cpu import walker as make_walker
 
-                walker = make_walker(kcls, take.kinds[take.n_sym :])
+                walker = make_walker(getattr(kcls, "_wide", None) or kcls, take.kinds[take.n_sym :])
             pending = None
             for ch in chunks:  # one chunk in flight while the previous one is walked
                 handle = runner.start(ch)

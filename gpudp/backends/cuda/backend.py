@@ -30,6 +30,11 @@ class _CUDA(Backend):
     name = "cuda"
     default_tile = (256, 256)
     tile_rows_multiple = 32  # a warp's lanes hold 32-row strips
+    # the decisions cross PCIe into page-locked memory while the kernels run; from checkpoints the
+    # whole call was faster at every size measured, from 0.13 GiB of decisions up (LCS, 2^15:
+    # 0.021 s against 0.029; Smith-Waterman 2^17, 4 GiB: 0.084 against 0.127; Gotoh 2^17, 8 GiB:
+    # 0.182 against 0.239; H100, tools/store_bench.py, 2026-11-28)
+    full_store_max = 128 << 20
 
     def tile_for(self, rec_cls):
         """Half-height tiles for cells wider than 8 bytes (records): a lane keeps its rows' values
