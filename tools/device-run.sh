@@ -46,10 +46,10 @@ for stage in "${@:-all}"; do
       # issue 18: one worker a GPU; batch scores (pairs sent from the client, and pairs resident on
       # the workers)
       export NCCL_NVLS_ENABLE=0
-      timeout 200 python3 -m gpudp.cli bench scale --backends cuda --workers ${SCALE_WORKERS:-1,2} \
+      timeout ${SCALE_TIMEOUT:-200} python3 -m gpudp.cli bench scale --backends cuda --workers ${SCALE_WORKERS:-1,2} \
         --pairs ${SCALE_PAIRS:-100000} --length 1000 --repeat 3 --data client \
         --out "$OUT/scale-cuda-client.json" 2>&1 | tail -6
-      timeout 300 python3 -m gpudp.cli bench scale --backends cuda --workers ${SCALE_WORKERS:-1,2} \
+      timeout ${RESIDENT_TIMEOUT:-300} python3 -m gpudp.cli bench scale --backends cuda --workers ${SCALE_WORKERS:-1,2} \
         --pairs ${RESIDENT_PAIRS:-1000000} --length 1000 --repeat 3 --data resident \
         --out "$OUT/scale-cuda-resident.json" 2>&1 | tail -6
       ;;
