@@ -263,6 +263,8 @@ def test_narrow_sweeps_equal_the_cell_as_written(monkeypatch, a, b, match, misma
     _check_sw("cpu", monkeypatch, a, b, match, mismatch, gap)
 
 
+# the simulator runs the cell as written on numpy int32 scalars, whose sums past int32 warn
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 @pytest.mark.sim
 @pytest.mark.parametrize(
     "a, b, scores",
@@ -272,6 +274,7 @@ def test_narrow_sweeps_equal_the_cell_as_written_cuda(monkeypatch, a, b, scores)
     _check_sw("cuda", monkeypatch, a, b, *scores)
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_values_that_could_pass_int32_run_as_written(backend, monkeypatch):
     monkeypatch.setenv("GPUDP_NARROW", "1")
@@ -399,3 +402,38 @@ def test_a_batch_runs_narrow_when_every_instance_is_proven(backend, monkeypatch)
     monkeypatch.setenv("GPUDP_NARROW", "1")
     mixed = [PlainSW(a, b, 2, -1, 1) for a, b in pairs] + [PlainSW([1, 1], [1], 1 << 30)]
     assert sweep_many(mixed, backend=backend).stats.extra["arithmetic"] == "as written"
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    items=st.lists(st.tuples(st.integers(1, 30), st.integers(0, 1 << 20)), min_size=1, max_size=12),
+    share=st.floats(0.1, 0.9),
+)
+def test_a_layered_cell_runs_narrow(monkeypatch, items, share):
+    """A layered recurrence (the knapsack DP's, int32 values): its previous layers are arrays of
+    values; every value is within fill plus the layers times the largest step."""
+    from gpudp.problems.knapsack.dp import KnapsackDP
+
+    w, p = (np.array(x, np.int64) for x in zip(*items, strict=True))
+    c = max(1, int(w.sum() * share))
+    out = []
+    for flag in ("1", "0"):
+        monkeypatch.setenv("GPUDP_NARROW", flag)
+        r = sweep(KnapsackDP(w, p, c, np.int32), backend="cpu")
+        path = r.traceback((len(w) - 1, c)).tolist()
+        out.append((r.last_layer.tolist(), path, r.stats.extra["arithmetic"]))
+    assert out[0][:2] == out[1][:2]
+    assert out[0][2].startswith("int32") and out[1][2] == "as written"
+
+
+@pytest.mark.sim
+def test_a_layered_cell_runs_narrow_cuda(monkeypatch):
+    from gpudp.problems.knapsack.dp import KnapsackDP
+
+    w, p = np.array([3, 4, 2]), np.array([5, 7, 1])
+    got = []
+    for flag in ("1", "0"):
+        monkeypatch.setenv("GPUDP_NARROW", flag)
+        r = sweep(KnapsackDP(w, p, 6, np.int32), backend="cuda")
+        got.append((r.last_layer.tolist(), r.traceback((2, 6)).tolist(), r.stats.extra["arithmetic"]))
+    assert got[0][:2] == got[1][:2] and got[0][2].startswith("int32")

@@ -2,7 +2,7 @@
 # On the lent GPU machine (its own python3 3.12 with numba-cuda; no network): install gpudp with the
 # carried numpy<2.5 wheel, run the GPU tests and benchmarks, write logs under $OUT.
 # Here, first: ../shared/tools/device-wheels.sh rapidfuzz==3.14.6   (fills .whl/, carried)
-# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|remeasure-36c|remeasure-36d|narrow|store|defaults|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
+# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|remeasure-36c|remeasure-36d|narrow|narrow-layered|store|defaults|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -139,6 +139,19 @@ for stage in "${@:-all}"; do
       python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" tests/test_narrow.py tests/test_linear.py 2>&1 \
         | tee "$OUT/store/tests.log" | tail -3
       python3 tools/store_bench.py "$OUT/store/store.json" --sizes ${STORE_SIZES:-32768,65536,131072} 2>&1 | tail -12 ;;
+    narrow-layered)
+      # issue 37: the int32 rewrite on layered recurrences: the knapsack DP (int32 when the profits'
+      # sum fits) and Held-Karp, with the rewrite, without, and with it again
+      mkdir -p "$OUT/narrowl"
+      python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" tests/test_narrow.py 2>&1 | tail -2
+      for flag in 1 0 1; do
+        GPUDP_NARROW=$flag python3 -m gpudp.cli bench knapsack --backends cuda --no-peers --sizes 10000 \
+          --out "$OUT/narrowl/kp-$flag-$RANDOM.json" 2>&1 | tail -2
+      done
+      for flag in 1 0 1; do
+        GPUDP_NARROW=$flag python3 -m gpudp.cli bench tsp --backends cuda --no-peers --sizes 24 --repeat 3 \
+          --out "$OUT/narrowl/tsp-$flag-$RANDOM.json" 2>&1 | tail -2
+      done ;;
     defaults)
       # issue 37: what a user gets with no options: the gallery's alignments (store="auto" now takes
       # checkpoints on the GPU), and batches of plain cells with and without the int32 rewrite

@@ -111,7 +111,8 @@ def sweep_planned(call: SweepCall):
     if grid and type(rec).symbols:
         data = (*cell_symbols(rec, plan.rows, plan.cols), *data)
     _probe(rec, plan, data)
-    narrow = narrow_cell(rec, data, plan.rows, plan.cols) if grid else None
+    size = (plan.rows, plan.cols) if grid else (len(plan.sizes), int(plan.sizes.max(initial=0)))
+    narrow = narrow_cell(rec, data, *size)
     if narrow is not None:  # the cell in 32 bits, proven exact for this sweep
         rec = narrow[0]
     runner = lowering.get(type(rec).family, backend).BACKEND

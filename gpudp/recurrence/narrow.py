@@ -1,5 +1,5 @@
-"""Narrow arithmetic: a grid's int32 cell computed in 32 bits where that is proven exact, so that
-the GPU's ``max``/``min`` chains lower to Hopper's DPX instructions.
+"""Narrow arithmetic: an int32 cell (a grid's or a layered recurrence's) computed in 32 bits where
+that is proven exact, so that the GPU's ``max``/``min`` chains lower to Hopper's DPX instructions.
 
 numba types ``int32 + int32`` as int64, so a cell written as plain Python, ``max(diag + s, up -
 gap, 0)``, computes in 64 bits even where every value is an int32; 64-bit integer code takes twice
@@ -12,9 +12,10 @@ A cast that wraps would change the answer, so the rewrite is used only where the
 before the sweep, that none does. The analysis (:func:`narrow_source`, over the source of ``cell``
 and ``boundary``, path by path) bounds the magnitude of every rewritten expression and of every
 value ``cell`` and ``boundary`` return by linear forms in the magnitudes of their *leaves*: a
-dependency (``B``, the same for every cell), a data item (``Dk``: the largest ``|x|`` of item
-``k``, an integer array or number of at most 32 bits, or a symbol array, measured on the host
-before the sweep), a coordinate (``I``, ``J``: at most the grid's size) and constants. Where each
+dependency (``B``, the same for every cell; a layered cell's previous layers are arrays of them),
+a data item (``Dk``: the largest ``|x|`` of item ``k``, an integer array or number of at most 32
+bits, or a symbol array, measured on the host before the sweep),
+a coordinate (``I``, ``J``: at most the grid's size) and constants. Where each
 value ``cell`` returns is at most one dependency plus a constant (``max(up - gap, diag + s)``; or
 no dependency at all), no value of the grid exceeds ``V``: the largest of ``|fill|`` and the
 boundary's values, plus the longest chain of dependencies times the largest such constant
@@ -379,7 +380,7 @@ class _Analysis:
         base = self.ev(node.value, env)
         self.ev(node.slice, env)
         if isinstance(base, _Arr):
-            return _leaf(f"D{base.k}")
+            return _leaf("B" if base.k == "B" else f"D{base.k}")
         if isinstance(base, _Tup) and not isinstance(node.slice, ast.Slice):
             k = self._index(node.slice, env)
             if k is None:
@@ -695,7 +696,7 @@ def _kind(x) -> str:
 
 def _data_params(cls, kinds) -> list:
     """The values of the user's data items as ``cell`` and ``boundary`` get them."""
-    first = 2 if cls.symbols else 0
+    first = 2 if getattr(cls, "symbols", False) else 0
     return [
         _Arr(k) if kind == "A" else _leaf(f"D{k}") if kind == "S" else None
         for k, kind in enumerate(kinds)
@@ -705,9 +706,12 @@ def _data_params(cls, kinds) -> list:
 
 def _cell_params(cls, kinds) -> list:
     """The values of the cell's arguments: the coordinates (``I``, ``J``), the dependencies (``B``;
-    a record's: a tuple of them), the symbols (one item of each symbol array) and the data."""
+    a record's: a tuple of them; a layered cell's: the previous layers, arrays of them), the symbols
+    (one item of each symbol array) and the data."""
     from ..values import fields
 
+    if cls.family == "layered":  # the window's previous layers: arrays of values
+        return [_leaf("I"), _leaf("J"), *[_Arr("B")] * cls.window, *_data_params(cls, kinds)]
     fs = fields(cls)
     dep = _leaf("B") if fs is None else _Tup(_leaf("B") for _ in fs)
     deps = [dep] * len(cls.offsets)
@@ -718,10 +722,10 @@ def _cell_params(cls, kinds) -> list:
 
 
 def eligible(cls) -> bool:
-    """A grid whose values are int32 (or a record of int32 fields)."""
+    """A grid or layered recurrence whose values are int32 (or a record of int32 fields)."""
     from ..values import fields
 
-    if cls.family != "grid":
+    if cls.family not in ("grid", "layered"):
         return False
     fs = fields(cls)
     types_ = [np.dtype(cls.value_dtype)] if fs is None else list(fs)
@@ -739,10 +743,12 @@ def narrow_source(cls, kinds: tuple) -> Narrow | None:
         values = _value_bounds(returns, has_decision)
         if not marks or values is None:
             return None
-        edge = _analyse(_plain(cls.boundary), [_leaf("I"), _leaf("J"), *_data_params(cls, kinds)], False)
-        edges = _value_bounds(edge[2], False)
-        if edges is None:
-            return None
+        edges = []  # a layered recurrence has no boundary: the layers before the first hold fill
+        if cls.family == "grid":
+            edge = _analyse(_plain(cls.boundary), [_leaf("I"), _leaf("J"), *_data_params(cls, kinds)], False)
+            edges = _value_bounds(edge[2], False)
+            if edges is None:
+                return None
         cell, src = _compile(node, marks, ns, cls.cell.__name__)
     except (_Unsupported, SyntaxError):
         return None
@@ -759,10 +765,11 @@ def enabled() -> bool:
 
 
 def prepare(rec, data: tuple, rows: int, cols: int) -> tuple | None:
-    """``(narrow rec, V)`` for a sweep of the grid ``rec`` (``rows x cols``) over ``data`` (the
-    kernels' data: symbol arrays first, then the user's): ``rec`` as the subclass whose ``cell`` is
-    the narrow one, ``V`` the proven bound of every value. None where the cell runs as written: not
-    an int32 grid, nothing to rewrite, nothing proven, or ``GPUDP_NARROW=0``."""
+    """``(narrow rec, V)`` for a sweep of ``rec`` over ``data`` (the kernels' data: symbol arrays
+    first, then the user's): a grid of ``rows x cols``, or ``rows`` layers of at most ``cols``
+    cells; ``rec`` as the subclass whose ``cell`` is the narrow one, ``V`` the proven bound of every
+    value. None where the cell runs as written: not int32 values, nothing to rewrite, nothing
+    proven, or ``GPUDP_NARROW=0``."""
     cls = type(rec)
     if not enabled() or not eligible(cls):
         return None
@@ -772,10 +779,11 @@ def prepare(rec, data: tuple, rows: int, cols: int) -> tuple | None:
     from ..values import fields, fill_values
 
     fill = [cls.fill] if fields(cls) is None else list(fill_values(cls))
-    # each dependency lies on an earlier anti-diagonal when no offset points down or right; else
-    # any earlier cell
-    forward = all(di <= 0 and dj <= 0 for di, dj in cls.offsets)
-    chain = rows + cols if forward else rows * cols
+    if cls.family == "layered":  # a cell reads only earlier layers
+        chain = rows
+    else:  # an earlier anti-diagonal when no offset points down or right; else any earlier cell
+        forward = all(di <= 0 and dj <= 0 for di, dj in cls.offsets)
+        chain = rows + cols if forward else rows * cols
     bound = nar.proven(data, rows, cols, fill, chain)
     if bound is None:
         return None
