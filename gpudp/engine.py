@@ -55,7 +55,8 @@ def sweep(
     progress:      a progress bar on stderr for sweeps longer than about a second; None = only
                    when stderr is a terminal.
     tile:          ``(rows, cols)`` of the tiles of a tiled grid sweep (tuning; see docs).
-    codec, reach:  a layered sweep's decision codec, ``"plain"`` or ``"bands"``, and per layer how far
+    codec, reach:  a layered sweep's decision codec, ``"plain"``, ``"bands"`` or ``"auto"`` (bands
+                   where the active ranges leave at most half of the cells), and per layer how far
                    below itself a cell reads (temporal blocking on CUDA; a wrong promise gives wrong
                    values): see :class:`gpudp.LayeredRecurrence`. None: the class's ``decision_codec``
                    and ``reach()``, the defaults; the options are preferred. Other shapes ignore them.

@@ -301,3 +301,19 @@ def test_bands_grow_and_spill_to_disk():
     store = assert_roundtrip(words, lo, hi, 1, budget=4096)
     assert store.on_disk and store.size >= 29 * 498
     store.close()
+
+
+def test_auto_codec_follows_the_active_ranges():
+    """With no codec given, narrow active ranges (at most half of the cells) store bands, wide ones the
+    plain words; each reads back the reference's decisions."""
+    rng = np.random.default_rng(21)
+    h = rng.integers(0, P, size=(9, 400)).astype(np.int64)
+    lo = np.arange(9) * 20
+    narrow = sweep(Ranged(h, lo, lo + 40), backend="cpu", progress=False)
+    assert narrow.stats.extra["decision_codec"] == "bands" and isinstance(narrow.store, BandStore)
+    check_sweep(narrow, h, lo, lo + 40)
+    wide = sweep(Ranged(h, lo, np.full(9, 400)), backend="cpu", progress=False)
+    assert wide.stats.extra["decision_codec"] == "plain" and not isinstance(wide.store, BandStore)
+    check_sweep(wide, h, lo, np.full(9, 400))
+    forced = sweep(Ranged(h, lo, lo + 40), backend="cpu", progress=False, codec="plain")
+    assert forced.stats.extra["decision_codec"] == "plain"

@@ -18,6 +18,7 @@ from ..errors import ContractError, InputError
 from ..footprint import MemoryNeed, layered_memory, memory_need
 from ..memory import default_budget, parse_bytes
 from ..recurrence import Recurrence
+from ..recurrence.layered import auto_codec
 from ..schedule import Schedule, derive
 from ..store import LayerLayout, TileLayout
 
@@ -205,6 +206,8 @@ def plan_layered(rec, backend: str, tile, codec=None, reach=None) -> tuple[Plan,
         raise InputError("layer_size", "layer sizes must be >= 0")
     lo, hi = rec._checked_active_range(sizes)
     codec = rec._checked_codec(codec)
+    if codec == "auto":
+        codec = auto_codec(sizes, lo, hi)
     plan = _layered_plan(0, 0, None, sizes, lo, hi, bits, codec, int((hi - lo).sum()))
     plan.reach = rec._checked_reach(n, reach)
     backend, why = backends.choose(backend, plan.cells)
