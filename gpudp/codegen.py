@@ -263,6 +263,15 @@ def cell_function(head: str, body: str) -> str:
     return fill(_CELL_FUNCTION, head=head, body=body)
 
 
+def source_code(src: str, name: str, kind: str = "generated"):
+    """``src`` compiled under a fake file name of its own, ``<gpudp-{kind}-{name}-N>``, whose lines
+    ``linecache`` holds, so that tracebacks, ``inspect`` and numba's messages can show them."""
+    _COUNTER[0] += 1
+    filename = f"<gpudp-{kind}-{name}-{_COUNTER[0]}>"
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    return compile(src, filename, "exec")
+
+
 def compile_source(src: str, name: str, namespace: dict):
     """exec the generated source under a fake file name (so tracebacks and numba can show it).
 
@@ -270,10 +279,7 @@ def compile_source(src: str, name: str, namespace: dict):
     source and the namespace (:func:`gpudp.cache.fingerprint`): numba's on-disk cache rebuilds a
     compiled function's environment by importing its module by name, so a kernel that inlines this
     function can be loaded in a later process as soon as the same source is generated again."""
-    _COUNTER[0] += 1
-    filename = f"<gpudp-generated-{name}-{_COUNTER[0]}>"
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    code = compile(src, filename, "exec")
+    code = source_code(src, name)
     digest = hashlib.sha256(src.encode() + fingerprint(namespace).encode()).hexdigest()[:20]
     modname = f"gpudp_generated_{name}_{digest}"
     mod = sys.modules.get(modname)

@@ -35,6 +35,7 @@ from ..errors import ContractError, InputError, decision_overflow
 from ..memory import default_budget, gc_paused, parse_bytes
 from ..progress import progress_bar
 from ..recurrence import values_only
+from ..recurrence.narrow import magnitude
 from ..recurrence.narrow import prepare as narrow_cell
 from ..schedule import derive
 from ..solution import Stats
@@ -153,7 +154,7 @@ def _narrowed(rec, take, shapes):
         if kind != "s":
             data.append(p)
         elif p.dtype.kind in "iu":
-            big = max(abs(int(p.max())), abs(int(p.min()))) if p.size else 0
+            big = magnitude(p)
             data.append(p.dtype.type(big) if big <= np.iinfo(p.dtype).max else np.int64(big))
         else:
             data.append(p[:1].copy()[0])

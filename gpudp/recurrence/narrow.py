@@ -34,16 +34,16 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
-import linecache
 import math
 import os
 import textwrap
 
 import numpy as np
 
+from ..codegen import source_code
 from ..kernel import factory as kernel_factory
 
-__all__ = ["LIMIT", "Narrow", "narrow_source", "prepare"]
+__all__ = ["LIMIT", "Narrow", "magnitude", "narrow_source", "prepare"]
 
 #: the largest magnitude a rewritten (int32) expression may reach
 LIMIT = (1 << 31) - 1
@@ -241,7 +241,7 @@ class _Analysis:
         product or negation, or ``max``/``min``/``abs``/conditional with an integer constant among
         its operands (numba types those in 64 bits), that the user's own ``np.int32(...)`` does
         not already hold. A cell written that way already computes in 32 bits: it is swept as
-        written, with no check added."""
+        written."""
         for k in self.marks:
             node = self.nodes[k]
             if k in self.cast:
@@ -285,8 +285,6 @@ class _Analysis:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             k = self._index(node.operand, env)
             return None if k is None else -k
-        if isinstance(node, ast.Name) and node.id in env:
-            return None
         if isinstance(node, ast.Name | ast.Attribute):
             obj = self._resolve(node, env)
             if isinstance(obj, int | np.integer) and not isinstance(obj, bool | np.bool_):
@@ -530,9 +528,6 @@ class _Wrap(ast.NodeTransformer):
             return ast.copy_location(call, node)
         return node
 
-    def visit_FunctionDef(self, node):
-        raise _Unsupported("a nested function")
-
 
 def _function_ast(fn) -> ast.FunctionDef:
     try:
@@ -561,9 +556,6 @@ def _namespace(fn) -> dict:
                 raise _Unsupported(f"closure variable {name} not bound") from None
     ns[_CAST] = np.int32
     return ns
-
-
-_COUNT = [0]
 
 
 def _analyse(fn, params: list, narrow: bool) -> tuple:
@@ -599,10 +591,7 @@ def _compile(node, marks: dict, ns: dict, name: str):
     node.name = f"{name}_narrow"
     mod = ast.fix_missing_locations(ast.Module(body=[node], type_ignores=[]))
     src = ast.unparse(mod) + "\n"
-    _COUNT[0] += 1
-    filename = f"<gpudp-narrow-{name}-{_COUNT[0]}>"
-    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    exec(compile(src, filename, "exec"), ns)
+    exec(source_code(src, name, "narrow"), ns)  # in the user's globals (a copy): as numba reads them
     return ns[node.name], src
 
 
@@ -641,7 +630,7 @@ class Narrow:
         stays within :data:`LIMIT` when the dependencies are within ``V``. None otherwise."""
         leaves = {k for b in (*self.marks, *self.values, *self.edges) for f in b for k, _ in f}
         factors = {x for k in leaves for x in k.split("*")}
-        mags = {k: _magnitude(data[int(k[1:])]) for k in factors if k[0] == "D"}
+        mags = {k: magnitude(data[int(k[1:])]) for k in factors if k[0] == "D"}
         mags.update({"1": 1, "I": rows + chain, "J": cols + chain})
 
         def parts(form):  # (coefficient of B, the rest at these magnitudes)
@@ -673,9 +662,10 @@ class Narrow:
         return v
 
 
-def _magnitude(x) -> int:
+def magnitude(x) -> int:
+    """The largest ``|x|`` of an integer array, tuple or number (0 for an empty array)."""
     if isinstance(x, tuple):
-        return max((_magnitude(v) for v in x), default=0)
+        return max((magnitude(v) for v in x), default=0)
     if isinstance(x, np.ndarray):
         return max(abs(int(x.max())), abs(int(x.min()))) if x.size else 0
     return abs(int(x))
