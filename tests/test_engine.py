@@ -167,6 +167,31 @@ def test_gpu_matches_cpu_large(offsets):
     assert np.array_equal(a.traceback((699, 1299)), b.traceback((699, 1299)))
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("slab_words", [None, 1 << 11], ids=["one-launch", "many-launches"])
+def test_gpu_tile_rows_pipelined(monkeypatch, slab_words):
+    """The tiled kernel runs its tile rows at once, each behind the row above (progress flags, no
+    grid sync): small tiles make 90 rows run together and race if a flag is wrong; small slabs cut
+    the sweep into launches whose rows start part-way along; repeated, since a race need not show
+    every time. Values, the path and the checkpoints equal the cpu's."""
+    from gpudp import backends
+
+    if slab_words:
+        monkeypatch.setattr(type(backends.get("cuda")), "slab_words_max", slab_words)
+    h = np.random.default_rng(11).integers(0, P, size=(2890, 1500)).astype(np.int64)
+    cls = make_class(OFFSET_SETS[0])
+    a = sweep(cls(h), backend="cpu", progress=False)
+    want = a.traceback((2889, 1499))
+    for _ in range(3):
+        b = sweep(cls(h), backend="cuda", progress=False, tile=(32, 32))
+        assert np.array_equal(a.last_row, b.last_row) and np.array_equal(a.last_col, b.last_col)
+        assert np.array_equal(want, b.traceback((2889, 1499)))
+        assert slab_words is None or b.stats.extra["launches"] > 10
+    opts = {"tile": (32, 64), "store": "checkpoints", "checkpoint_every": 128}
+    ck = sweep(cls(h), backend="cuda", progress=False, **opts)
+    assert np.array_equal(a.last_row, ck.last_row) and np.array_equal(want, ck.traceback((2889, 1499)))
+
+
 class Paths(LayeredRecurrence):
     """Layer t has t + 1 cells; cell k reads cells k - 1 and k of layer t - 1 (Pascal-like paths,
     maximum weight), and remembers which."""

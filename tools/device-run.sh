@@ -2,7 +2,7 @@
 # On the lent GPU machine (its own python3 3.12 with numba-cuda; no network): install gpudp with the
 # carried numpy<2.5 wheel, run the GPU tests and benchmarks, write logs under $OUT.
 # Here, first: ../shared/tools/device-wheels.sh rapidfuzz==3.14.6   (fills .whl/, carried)
-# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|remeasure-36c|remeasure-36d|narrow|narrow-layered|store|defaults|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
+# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|remeasure-36c|remeasure-36d|rows|narrow|narrow-layered|store|defaults|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -122,6 +122,25 @@ for stage in "${@:-all}"; do
              --out "$OUT/ab/kp-$rev-$pass.json" 2>&1 | tail -3)
         done
       done ;;
+    rows)
+      # issue 37: tile rows pipelined by progress flags instead of a grid sync a tile anti-diagonal:
+      # its GPU tests, the gallery's SW and Gotoh over tile heights, this tree against .ab/base
+      # (`git archive REV | tar -x -C .ab/base`, carried)
+      mkdir -p "$OUT/rows"; here=$PWD
+      timeout 300 python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" tests/test_engine.py tests/test_linear.py \
+        tests/test_records.py tests/test_reduce.py tests/test_interval_split.py tests/test_interval.py 2>&1 \
+        | tee "$OUT/rows/tests.log" | tail -5
+      timeout 240 python3 tools/interval_gpu.py "$OUT/rows/interval.json" 2>&1 | grep -v "^{" | tail -4
+      python3 -m pip install -q --no-deps --no-build-isolation --target /tmp/ab/base .ab/base >>"$OUT/install.log" 2>&1
+      for ex in local_alignment affine_alignment; do
+        timeout 200 python3 tools/tile_sweep.py "$OUT/rows/$ex-head.jsonl" --example $ex --sizes 131072 \
+          --tiles ${ROW_TILES:-32x256,64x256,128x256,256x256} 2>&1 | tail -4
+        [ -n "${BASE_TILES-128x256,256x256}" ] && (cd /tmp && PYTHONPATH=/tmp/ab/base:/tmp/site timeout 120 \
+          python3 "$here/.ab/base/tools/tile_sweep.py" "$OUT/rows/$ex-base.jsonl" --example $ex --sizes 131072 \
+          --tiles ${BASE_TILES-128x256,256x256}) 2>&1 | tail -2
+      done
+      timeout 120 python3 -m gpudp.cli bench lcs --backends cuda --sizes 32768,131072 --repeat 3 --tile 256,256 \
+        --out "$OUT/rows/lcs-head.json" 2>&1 | tail -3 ;;
     narrow)
       # issue 37: plain cells in 32 bits (gpudp.recurrence.narrow): its tests on the GPU, the A/B of
       # plain cells in one process (and their kernels' SASS), LCS (its cell is narrowed) 1, 0, 1

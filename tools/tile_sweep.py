@@ -65,6 +65,8 @@ def main(argv=None):
                     "kernel_seconds": stats.kernel_seconds,
                     "gcups_kernels": n * n / stats.kernel_seconds / 1e9,
                     "registers_per_thread": stats.extra.get("registers_per_thread"),
+                    "store": stats.extra.get("store"),
+                    "traceback": stats.extra.get("traceback"),  # checkpoints: rounds, seconds
                     "device": stats.device,
                 }
                 print(json.dumps(row), flush=True)

@@ -93,7 +93,7 @@ class _CUDA(Backend):
             return 1024
         most = cuda.get_current_device().MULTIPROCESSOR_COUNT * 4096
         if plan is not None and plan.kind == "tiled":
-            return min(most, 32 * max(int(np.diff(plan.layout.diag_off).max(initial=1)), 1))
+            return min(most, 32 * max(plan.layout.ni, 1))
         return most
 
     def host_pool(self):

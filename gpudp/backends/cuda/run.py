@@ -84,10 +84,14 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
             (values.full(cls, lay.nj * (lay.tw + 1)), values.full(cls, max(rows, 1)), lay.diag_off), compute
         )
         ck = checkpoint_arrays(plan, cls, lambda shape, dt: cuda.device_array(shape, dt, stream=compute))
-        want = max(int(np.diff(lay.diag_off).max(initial=1)), 1)  # the most tiles on a diagonal
+        # per tile row, the columns of its bottom edge written; per launch, the rows taken
+        row_done, tickets = upload(
+            (np.zeros(max(lay.ni, 1), np.int64), np.zeros(len(plan.chunks), np.int64)), compute
+        )
+        want = max(lay.ni, 1)  # a warp a tile row
         threads = 32
 
-        def args(u0, u1, slab):
+        def args(u0, u1, slab, c):
             return (
                 u0,
                 u1,
@@ -101,6 +105,9 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
                 int(lay.diag_off[u0]),
                 diag_off,
                 *ck,
+                row_done,
+                tickets,
+                c,
                 *d_data,
             )
     elif plan.kind == "line":
@@ -109,7 +116,7 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
         line[:] = cls.fill
         threads, want = 1, 1
 
-        def args(u0, u1, slab):
+        def args(u0, u1, slab, c):
             return (u0, u1, line, slab, int(plan.layout.woff[u0]), rows, cols, *d_data)
     elif blocked is not None:
         kernel = blocked_kernel(cls, len(data))
@@ -126,7 +133,7 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
         threads, smem, want = blocked.threads, blocked.smem, blocked.spans
         stats.extra.update(blocked.stats())
 
-        def args(u0, u1, slab):
+        def args(u0, u1, slab, c):
             q0, q1 = blocked.chunk_passes[u0]
             return (q0, q1, *d_pass, pspan, ring, *ranges, woff, slab, int(plan.layout.woff[u0]), *d_data)
     else:
@@ -143,7 +150,7 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
         threads = LAYER_THREADS
         want = max(1, -(-int(plan.gn.max(initial=1)) * 32 // threads))
 
-        def args(u0, u1, slab):
+        def args(u0, u1, slab, c):
             return (
                 u0,
                 u1,
@@ -186,7 +193,7 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
     for c, (u0, u1) in enumerate(plan.chunks):
         slot = c % len(slabs)
         finish(slot)
-        a = args(u0, u1, slabs[slot])
+        a = args(u0, u1, slabs[slot], c)
         if launcher is None:
             t = time.perf_counter()
             launcher, blocks = coop_blocks(kernel.fn, a, threads, want, smem)

@@ -1,5 +1,5 @@
-"""The tiled grid kernel: one warp a tile, tiles of one tile anti-diagonal in parallel, a grid sync
-between tile anti-diagonals (:func:`tiled_kernel`)."""
+"""The tiled grid kernel: one warp a tile row, the rows pipelined, each a few columns behind the row
+above it (:func:`tiled_kernel`)."""
 
 from __future__ import annotations
 
@@ -18,18 +18,27 @@ from .kernels import CudaKernel, cell_namespace, device_jit, generated_kernel
 _KERNELS = KernelFactory("cuda.tiled", "rec", "n_data", "bh", "tw", "sym_dtype", "unroll", kernel=CudaKernel)
 
 _TILED = """
-def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off, ckrow, ckcol, CK{da}):
+def run_tiles(
+    d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off, ckrow, ckcol, CK, done, tickets, launch{da}
+):
     k = cuda.threadIdx.x
-    grid = cuda.cg.this_grid()
+    ticket = cuda.shared.array(1, I64)
     {prologue}
-    for d in range(d0, d1):
-        imin = max(0, d - (NJ - 1))
-        ntl = min(d, NI - 1) - imin + 1
-        q = cuda.blockIdx.x
-        while q < ntl:
-            I = imin + q
-            J = d - I
-            twb = (diag_off[d] + q - wtile0) * WPT + k * RPT
+    ilo = max(0, d0 - (NJ - 1))
+    ihi = min(d1 - 1, NI - 1)
+    while True:  # a tile row a ticket, taken in order: the row above is always taken already
+        cuda.syncthreads()
+        if k == 0:
+            ticket[0] = cuda.atomic.add(tickets, launch, 1)
+        cuda.syncthreads()
+        I = ilo + ticket[0]
+        if I > ihi:
+            break
+        seen = 0  # lane 0: the columns the row above is known to have finished
+        for J in range(max(0, d0 - I), min(NJ, d1 - I)):
+            d = I + J
+            imin = max(0, d - (NJ - 1))
+            twb = (diag_off[d] + I - imin - wtile0) * WPT + k * RPT
             r0 = I * BH
             c0 = J * TW
             eb = J * (TW + 1)
@@ -37,6 +46,13 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off, ckro
             lastrow = min(r0 + BH, R) - 1
             i0 = r0 + k * RPT
             full = i0 + RPT <= R
+            ckr = CK > 0 and (lastrow + 1) % CK == 0 and lastrow + 1 < R
+            if I > 0 and k == 0:  # the row above: its first 64 columns of this tile (and its corner)
+                need = c0 + min(64, ncol)
+                while seen < need:
+                    seen = cuda.atomic.max(done, I - 1, 0)
+                cuda.threadfence()
+            cuda.syncthreads()  # (and the lanes' right edges of the tile before, read below)
             {load_left}
             {rows_red_init}
             if k == 0:
@@ -69,6 +85,13 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off, ckro
             for blk in range((nsteps + 31) >> 5):
                 s0 = blk << 5
                 if blk > 0:
+                    if I > 0 and s0 + 32 < ncol:  # the row above, 64 columns ahead of lane 0
+                        if k == 0:
+                            need = c0 + min(s0 + 64, ncol)
+                            while seen < need:
+                                seen = cuda.atomic.max(done, I - 1, 0)
+                            cuda.threadfence()
+                        cuda.syncthreads()
                     tcur = tnext
                     tnext = top(I, eb, c0, s0 + 32 + k, ncol, bottom{db})
                 {col_advance}
@@ -77,7 +100,6 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off, ckro
                     {steady_steps}
                     cuda.syncthreads()  # lane 31's bottom row of these 32 steps, one column a lane
                     ST(bottom, eb - 30 + s0 + k, LD(bsh, k))
-                    cuda.syncthreads()
                 else:
                     for st in range(32):
                         {exchange}
@@ -93,19 +115,23 @@ def run_tiles(d0, d1, NI, NJ, R, C, bottom, right, words, wtile0, diag_off, ckro
                                 ST(bottom, eb + 1 + jj, bv)
                         {planes_acc}
                 {planes_flush}
-            {rows_red_merge}
-            cuda.syncthreads()
-            {store_right}
-            if CK > 0:  # checkpoints: rows and columns CK - 1, 2 CK - 1, ... (gpudp.linear)
-                if (lastrow + 1) % CK == 0 and lastrow + 1 < R:
-                    for jj in range(k, ncol, 32):
+                # columns up to s0 of the tile's bottom row are written (a column a lane of the last
+                # 32): a checkpoint row copies them before the row below may overwrite them, then
+                # the row below is told
+                cuda.syncthreads()
+                if ckr:
+                    jj = s0 - 31 + k
+                    if jj >= 0 and jj < ncol:
                         ST(ckrow, ((lastrow + 1) // CK - 1, c0 + jj), LD(bottom, eb + 1 + jj))
-                if (c0 + ncol) % CK == 0 and c0 + ncol < C:
-                    m = (c0 + ncol) // CK - 1
-                    {store_ck}
-            q += cuda.gridDim.x
-        if d + 1 < d1:
-            grid.sync()
+                    cuda.syncthreads()
+                if k == 0:
+                    cuda.threadfence()
+                    cuda.atomic.max(done, I, c0 + min(s0 + 1, ncol))
+            {rows_red_merge}
+            {store_right}
+            if CK > 0 and (c0 + ncol) % CK == 0 and c0 + ncol < C:  # checkpoint column (gpudp.checkpoints)
+                m = (c0 + ncol) // CK - 1
+                {store_ck}
     {red_flush}
 """
 
@@ -172,8 +198,18 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     block and the warp writes them together. A block in which every lane is on a column of a
     whole-height tile runs unrolled with no edge or range tests (the steady state, nearly all of a
     large grid); the blocks at a tile's start and end, and tiles cut by the grid's last row, run a
-    checked loop. Tiles of one tile anti-diagonal run as separate blocks; a grid sync separates the
-    tile anti-diagonals of one launch."""
+    checked loop.
+
+    A block (one warp) takes a row of tiles at a time, by ticket (``tickets[launch]``), and sweeps
+    the row's tiles of the launch's tile anti-diagonals ``d0 <= d < d1`` left to right. Rows run at
+    once, each behind the row above: after each block of 32 steps a row publishes how many columns
+    of its bottom edge are written (``done[I]``, a global column), and before reading the next 32
+    columns of its top edge a row waits until the row above has passed them. So a launch costs the
+    columns of a row plus a lag of about 64 columns a row, where a grid sync between tile
+    anti-diagonals cost a whole tile's columns a diagonal (H100 figures in docs/benchmarks.md). The
+    rows are taken in order, so the row a block waits for is always held by a running block: no
+    deadlock, however many blocks are resident. One edge array serves all rows: a row reads a
+    column of the row above before it writes its own there, and writes only after the row above."""
     unroll = steady_unroll()
     k = _KERNELS.lookup(rec=rec_cls, n_data=n_data, bh=bh, tw=tw, sym_dtype=sym_dtype, unroll=unroll)
     if k.ready:
@@ -195,7 +231,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     da, du, db = data_args(n_data), sp.user_args(n_data), sp.fn_args(n_data)
     sim = is_simulator()
     ns = cell_namespace(rec_cls)
-    ns.update(BH=bh, TW=tw, RPT=rpt, WPT=(tw // 32) * bits * bh, U32=numba.uint32)
+    ns.update(BH=bh, TW=tw, RPT=rpt, WPT=(tw // 32) * bits * bh, U32=numba.uint32, I64=numba.int64)
     ns.update(U0=np.uint32(0), SYMD=np.dtype(sym_dtype or np.int64), FUNNEL=_funnel_intrinsic())
     red = bool(sp.reduce_slots)  # the lane keeps its best cell in registers, its slot at the end
     if red:
