@@ -36,12 +36,11 @@ import builtins
 import inspect
 import math
 import os
-import textwrap
 
 import numpy as np
 
-from ..codegen import source_code
 from ..kernel import factory as kernel_factory
+from .source import Unsupported, compile_function, function_ast, function_namespace
 
 __all__ = ["LIMIT", "Narrow", "magnitude", "narrow_source", "prepare"]
 
@@ -53,10 +52,6 @@ _NARROW_DTYPES = frozenset(np.dtype(t) for t in (np.int8, np.int16, np.int32, np
 
 #: the cast the rewrite inserts (a name in the rewritten function's namespace)
 _CAST = "_gpudp_i32"
-
-
-class _Unsupported(Exception):
-    """A construct the analysis does not read: the cell is swept as written."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -234,7 +229,7 @@ class _Analysis:
                 return self.marks
             except _Grow as g:
                 self.pinned |= g.names
-        raise _Unsupported("bounds that do not settle")
+        raise Unsupported("bounds that do not settle")
 
     def changes_types(self) -> bool:
         """Whether the rewrite changes what numba computes in 64 bits: some marked sum, difference,
@@ -297,9 +292,9 @@ class _Analysis:
         if m is not None:
             return m(node, env)
         if isinstance(node, ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
-            raise _Unsupported(type(node).__name__)
+            raise Unsupported(type(node).__name__)
         if isinstance(node, ast.NamedExpr):
-            raise _Unsupported("an assignment expression")
+            raise Unsupported("an assignment expression")
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr):
                 self.ev(child, env)
@@ -441,7 +436,7 @@ class _Analysis:
             (loop.breaks if isinstance(s, ast.Break) else loop.continues).append(dict(env))
             return None
         elif not isinstance(s, ast.Pass):
-            raise _Unsupported(type(s).__name__)
+            raise Unsupported(type(s).__name__)
         return env
 
     def loop(self, s, env):
@@ -529,46 +524,18 @@ class _Wrap(ast.NodeTransformer):
         return node
 
 
-def _function_ast(fn) -> ast.FunctionDef:
-    try:
-        src = textwrap.dedent(inspect.getsource(fn))
-    except (OSError, TypeError) as e:
-        raise _Unsupported(f"no source ({e})") from None
-    tree = ast.parse(src)
-    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef):
-        raise _Unsupported("not a def")
-    node = tree.body[0]
-    node.decorator_list = []
-    a = node.args
-    if a.posonlyargs or a.kwonlyargs or a.kwarg or a.defaults or a.kw_defaults:
-        raise _Unsupported("arguments other than plain positional ones")
-    return node
-
-
-def _namespace(fn) -> dict:
-    """The function's globals, with its closure's values as globals (read as constants)."""
-    ns = dict(fn.__globals__)
-    if fn.__closure__:
-        for name, c in zip(fn.__code__.co_freevars, fn.__closure__, strict=True):
-            try:
-                ns[name] = c.cell_contents
-            except ValueError:
-                raise _Unsupported(f"closure variable {name} not bound") from None
-    ns[_CAST] = np.int32
-    return ns
-
-
 def _analyse(fn, params: list, narrow: bool) -> tuple:
     """``fn`` (cell or boundary) read: ``(tree, marks, returns, namespace)``, its arguments' values
     ``params`` (``*data`` spelt out as the arguments after the named ones, the tuple rebuilt on
     entry); ``marks`` the nodes to cast (none unless ``narrow`` and the cast changes a type)."""
-    node = _function_ast(fn)
-    ns = _namespace(fn)
+    node = function_ast(fn)
+    ns = function_namespace(fn)
+    ns[_CAST] = np.int32
     a = node.args
     names = [p.arg for p in a.args]
     n_named = len(names)
     if n_named > len(params) or (a.vararg is None and n_named != len(params)):
-        raise _Unsupported("argument count")
+        raise Unsupported("argument count")
     env = dict(zip(names, params, strict=False))
     if a.vararg is not None:
         spelt = [f"_gpudp_d{k}" for k in range(len(params) - n_named)]
@@ -589,10 +556,7 @@ def _compile(node, marks: dict, ns: dict, name: str):
     """The function of ``node`` with the marked nodes cast to int32, and its source."""
     node.body = [_Wrap(marks).visit(s) for s in node.body]
     node.name = f"{name}_narrow"
-    mod = ast.fix_missing_locations(ast.Module(body=[node], type_ignores=[]))
-    src = ast.unparse(mod) + "\n"
-    exec(source_code(src, name, "narrow"), ns)  # in the user's globals (a copy): as numba reads them
-    return ns[node.name], src
+    return compile_function(node, ns, "narrow")
 
 
 def _value_bounds(returns, has_decision: bool) -> list | None:
@@ -740,7 +704,7 @@ def narrow_source(cls, kinds: tuple) -> Narrow | None:
             if edges is None:
                 return None
         cell, src = _compile(node, marks, ns, cls.cell.__name__)
-    except (_Unsupported, SyntaxError):
+    except (Unsupported, SyntaxError):
         return None
     return Narrow(cls, cell, src, list(marks.values()), values, edges)
 
