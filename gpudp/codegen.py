@@ -180,7 +180,7 @@ def row_reduction(rec_cls) -> tuple[Callable[[str, str, str], str], Callable[[st
 
 
 def cell_call(
-    rec_cls, coords: str, deps: list[str], n_data: int, v: str, d: str, syms=(), reduce_here=True
+    rec_cls, coords: str, deps: list[str], n_data: int, v: str, d: str, syms=(), reduce_here=True, warp=None
 ) -> str:
     """Lines calling the recurrence's cell, leaving its value in v and decision in d.
 
@@ -190,11 +190,14 @@ def cell_call(
     With a reduction (``reduce``) the call also updates this thread's slot, unless ``reduce_here``
     is False (a kernel that keeps the thread's best in registers itself). A decision outside
     ``0 .. 2**decision_bits - 1`` is recorded in the flag (``coords`` are the cell's two
-    coordinates) and stored as 0."""
+    coordinates) and stored as 0. With ``warp`` (its leading arguments, the lane first) the call is to
+    the interval sweep's warp cell, ``wcell(lane, ..., i, j, ...)``, which every lane of a warp runs
+    for the same cell; lane 0 alone records an overflow."""
     sp = spec_of(rec_cls)
     if sp.deps_tuple:  # cell(i, j, deps, ...): one tuple in offsets order
         deps = [f"({', '.join(deps)},)"]
     args = ", ".join([coords, *deps, *(syms if sp.symbols else ())]) + sp.fn_args(n_data)
+    call = f"cell({args})" if warp is None else f"wcell({warp}, {args})"
     bits = rec_cls.decision_bits
     a, b = (x.strip() for x in coords.split(","))
     red = ""
@@ -208,15 +211,18 @@ def cell_call(
         )
     if bits:
         flag = f"dat{n_data - 1}"
+        wide = f"{d} < 0 or {d} > {(1 << bits) - 1}"
+        if warp is not None:
+            wide = f"{warp.split(',')[0]} == 0 and ({wide})"
         return (
-            f"{v}, {d} = cell({args})\n{v} = VT({v}){red}\n"
-            f"if {d} < 0 or {d} > {(1 << bits) - 1}:\n"
+            f"{v}, {d} = {call}\n{v} = VT({v}){red}\n"
+            f"if {wide}:\n"
             f"    {flag}[0] += 1\n    {flag}[1] = {d}\n    {flag}[2] = {a}\n    {flag}[3] = {b}\n"
             f"    {d} = 0"
         )
     if sp.drops_decisions:  # swept with traceback=False
-        return f"{v}, {d} = cell({args})\n{v} = VT({v}){red}\n{d} = 0"
-    return f"{v} = VT(cell({args})){red}\n{d} = 0"
+        return f"{v}, {d} = {call}\n{v} = VT({v}){red}\n{d} = 0"
+    return f"{v} = VT({call}){red}\n{d} = 0"
 
 
 def indent(code: str, n: int) -> str:

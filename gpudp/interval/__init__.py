@@ -15,11 +15,13 @@ window suffices (a cell reads its whole row and column of the triangle), so the 
   ``T[i + m + 1, j]`` of consecutive threads, which coalesce. The cell still indexes ``T[a, b]``:
   it receives a strided view (:func:`make_diagonal_view`: ``T[a, b]`` at ``S`` + ``(b - a) * n +
   a`` items, a linear map, so strides ``(1 - n, n)``). Chunks of diagonals run as cooperative
-  launches, a grid sync between diagonals; at the end the table and decisions come back a slice of
-  diagonals at a time and are scattered into the host's row-major arrays.
+  launches, a grid sync between diagonals; the long diagonals a warp a cell where the cell's
+  split-point loop allows it (:mod:`gpudp.interval.split`), reading a row-major and a column-major
+  copy of the table. The row-major copy and the decisions (row-major) come back at the end.
 
-Each is the shape's *lowering* on its backend, a module with ``run(...)``, declared to
-:mod:`gpudp.lowering` below and looked up by the driver with the backend's name.
+Each is the shape's *lowering* on its backend, a module with ``run(...)`` and ``device_bytes(...)``
+(what it keeps on the device), declared to :mod:`gpudp.lowering` below and looked up by the driver
+with the backend's name.
 
 The driver (:func:`sweep_intervals`, reached through :func:`gpudp.engine.sweep`) checks the class
 and instance (arities before compiling; in plain Python, the cell's return form and its reads of
@@ -52,7 +54,6 @@ from .table import (
     ProbeView,
     interval_memory,
     make_diagonal_view,
-    scatter_diagonals,
     work_of,
 )
 from .table import chunks as diagonal_chunks
@@ -62,7 +63,6 @@ __all__ = [
     "sweep_intervals",
     "interval_memory",
     "make_diagonal_view",
-    "scatter_diagonals",
     "SERIAL_WORK",
 ]
 
@@ -273,7 +273,8 @@ def sweep_intervals(
         f"{cls.__name__}'s interval sweep of size {n} keeps the whole table, {n} x {n} values "
         f"({table_bytes / 2**30:.2f} GiB) and decisions ({dec_bytes / 2**30:.2f} GiB)"
     )
-    check_memory(what, total, total, runner.memory())
+    low = lowering.get("interval", backend)
+    check_memory(what, total, low.device_bytes(table_bytes, dec_bytes), runner.memory())
     data = tuple(contiguous(x) for x in rec._validate_instance())
     _probe(rec, n, data)
     if bits:  # the decision-overflow flag, last of the kernels' data (see codegen.n_flags)
@@ -292,8 +293,7 @@ def sweep_intervals(
     )
     bar = progress_bar(cells, progress, deadline=deadline)
     try:
-        run = lowering.get("interval", backend).run
-        run(cls, n, data, table, decisions, diagonal_chunks(n), bar, stats)
+        low.run(cls, n, data, table, decisions, diagonal_chunks(n), bar, stats)
     finally:
         if bar is not None:
             bar.close()

@@ -36,10 +36,15 @@ def runner(rec_cls, n_data: int):
         rec_cls,
         n_data,
         _RUN,
-        "i, j",
+        ("S[i, j]", "D[i, j]"),
         lambda: {**cell_namespace(rec_cls), "SERIAL_WORK": SERIAL_WORK},
         lambda src, ns: jit_generated(src, "run_diagonals", ns, njit, "cpu", parallel=True),
     )
+
+
+def device_bytes(table_bytes: int, decision_bytes: int) -> int:
+    """Device memory the sweep needs besides the host's table and decisions: none."""
+    return 0
 
 
 def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:

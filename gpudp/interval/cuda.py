@@ -1,17 +1,21 @@
 """The CUDA sweep of an interval recurrence (imported only when the cuda backend runs).
 
-The table and the decisions live in device memory *by diagonals*: ``S[d, i]`` is interval ``(i, i +
-d)``. A diagonal's cells are consecutive there, and so are the reads of consecutive threads: cell
-``(i, j)`` of diagonal ``d`` reading ``T[i, i + m]`` and ``T[i + m + 1, j]`` at its split point
-``m`` reads ``S[m, i]`` and ``S[d - m - 1, i + m + 1]``, one coalesced load a warp each. The cell
-indexes ``T[a, b]`` as everywhere: it gets a strided view of ``S``
-(:func:`gpudp.interval.table.make_diagonal_view`; :class:`gpudp.interval.table.SimDiagonalView` in the
-simulator, which checks every read).
+The table lives in device memory *by diagonals*: ``S[d, i]`` is interval ``(i, i + d)``. A
+diagonal's cells are consecutive there, and so are the reads of consecutive threads: cell ``(i, j)``
+of diagonal ``d`` reading ``T[i, i + m]`` and ``T[i + m + 1, j]`` at its split point ``m`` reads
+``S[m, i]`` and ``S[d - m - 1, i + m + 1]``, one coalesced load a warp each. The cell indexes ``T[a,
+b]`` as everywhere: it gets a strided view of ``S`` (:func:`gpudp.interval.table.make_diagonal_view`;
+:class:`gpudp.interval.table.SimDiagonalView` in the simulator, which checks every read).
 
-One cooperative kernel per chunk of diagonals (:func:`gpudp.interval.table.chunks`): every thread takes
-cells of the diagonal grid-stride, one thread a cell, and a grid sync separates the diagonals. After
-the last chunk the table and the decisions come back to the host a slice of diagonals at a time
-(contiguous rows of ``S``) and are scattered into the row-major result.
+One cooperative kernel per chunk of diagonals (:func:`gpudp.interval.table.chunks`), a grid sync
+between diagonals. A short diagonal runs a thread a cell, grid-stride. From diagonal
+:data:`WARP_FROM` on, where the cell's split-point loop allows it (:mod:`gpudp.interval.split`), a
+warp shares each cell: its lanes take turns through the loop and merge their bests by shuffles, the
+rest of the cell runs on every lane, and lane 0 stores. Its lanes read one row ``T[i, k]`` or one
+column ``T[k, j]`` of the table, so the kernel keeps a row-major copy ``R`` and a column-major copy
+``C`` beside ``S`` and the rewritten loop reads those (consecutive lanes, consecutive items). The
+decisions are stored row-major, and so is ``R``: at the end both are copied straight into the host's
+arrays.
 """
 
 from __future__ import annotations
@@ -22,26 +26,34 @@ import warnings
 import numpy as np
 from numba.core.errors import NumbaPerformanceWarning
 
-from ..backends.cuda import cell_namespace, coop_blocks, cuda, generated_kernel, sim_geometry
+from ..backends.cuda import cell_namespace, coop_blocks, cuda, device_jit, generated_kernel, sim_geometry
 from ..codegen import spec_of
-from .table import SimDiagonalView, cells_of, compiled_sweep, make_diagonal_view, scatter_diagonals
+from ..kernel import KernelFactory
+from . import split
+from .table import SimDiagonalView, cells_of, compiled_sweep, make_diagonal_view
 
 #: threads per block (the simulator's: a few, so that a thread takes several cells of a diagonal)
 THREADS = 256
-#: bytes of one slice of diagonals copied back to the host at the end
-COPY_BYTES = 1 << 26
-
 _RUN = """
-def run_diagonals(d0, d1, n, S, D{da}):
+def run_diagonals(d0, d1, n, S, R, C, D, warp_from{da}):
     grid = cuda.cg.this_grid()
     T = view(S, n)
     first = cuda.grid(1)
     step = cuda.gridsize(1)
+    lane = cuda.laneid
     for d in range(d0, d1):
-        for i in range(first, n - d, step):
-            {body}
+        if d < warp_from:  # a thread a cell
+            for i in range(first, n - d, step):
+                {body}
+        else:  # a warp a cell (the cell's split-point loop shared by the lanes: gpudp.interval.split)
+            for i in range(first >> 5, n - d, step >> 5):
+                {wbody}
         grid.sync()
 """
+
+#: the first diagonal (interval length - 1) whose cells a warp shares, where the cell allows it: a
+#: shorter loop leaves most lanes idle
+WARP_FROM = 32
 
 _VIEW: list = []
 
@@ -61,17 +73,71 @@ def _view():
     return _VIEW[0]
 
 
-def kernel(rec_cls, n_data: int):
-    """The cooperative ``run_diagonals(d0, d1, n, S, D, *data)`` of a recurrence class."""
+def _xor(x, m):
+    return cuda.shfl_xor_sync(0xFFFFFFFF, x, m)
+
+
+_OBJECT = np.dtype(object)
+
+
+def _sim_xor(x, m):
+    """The simulator's warp exchange (it has no shuffles): through shared memory, the block being
+    one warp there."""
+    buf = cuda.shared.array(32, _OBJECT)
+    lane = cuda.threadIdx.x
+    buf[lane] = x
+    cuda.syncthreads()
+    y = buf[lane ^ m]
+    cuda.syncthreads()
+    return y
+
+
+_WARP_CELLS = KernelFactory("interval.warp_cell", "rec")
+
+
+def warp_cell(rec_cls):
+    """The rewritten cell a warp runs (:func:`gpudp.interval.split.warp_cell`), as a device function,
+    or the reason there is none (a str); once per class and process."""
+    k = _WARP_CELLS.lookup(rec=rec_cls)
+    if not k.ready:
+        xor = device_jit(_xor if sim_geometry(True, False) else _sim_xor)
+        try:
+            fn = device_jit(split.warp_cell(rec_cls.cell, xor)[0])
+        except (split.Unsupported, SyntaxError) as e:
+            fn = str(e) or type(e).__name__
+        k = k.keep(fn)
+    return k.fn
+
+
+def kernel(rec_cls, n_data: int, warp: bool):
+    """The cooperative ``run_diagonals(d0, d1, n, S, R, C, D, warp_from, *data)`` of a recurrence
+    class: the table by diagonals ``S`` (the cells' view ``T``), row-major ``R``, column-major ``C``
+    (with ``warp`` only: the warp cell's loops read rows of ``R`` and columns of ``C``), the decisions
+    row-major ``D``; with ``warp``, a warp a cell from diagonal ``warp_from`` on (``wcell``, the
+    rewritten cell), without it a thread a cell throughout (``warp_from`` must then be ``n``)."""
+
+    def namespace():
+        ns = {**cell_namespace(rec_cls), "view": _view()}
+        if warp:
+            ns["wcell"] = warp_cell(rec_cls)
+        return ns
+
     return compiled_sweep(
-        "cuda",
+        "cuda-warp" if warp else "cuda",
         rec_cls,
         n_data,
         _RUN,
-        "d, i",
-        lambda: {**cell_namespace(rec_cls), "view": _view()},
+        ("S[d, i]", "R[i, j]", "C[j, i]", "D[i, j]") if warp else ("S[d, i]", "R[i, j]", "D[i, j]"),
+        namespace,
         lambda src, ns: generated_kernel(src, "run_diagonals", ns),
+        warp="lane, R, C" if warp else None,
     )
+
+
+def device_bytes(table_bytes: int, decision_bytes: int) -> int:
+    """Device memory the sweep needs: the decisions and three copies of the table (by diagonals,
+    row-major, column-major)."""
+    return 3 * table_bytes + decision_bytes
 
 
 def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
@@ -81,16 +147,23 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
     compute = cuda.stream()
     d_data = tuple(cuda.to_device(x, stream=compute) if isinstance(x, np.ndarray) else x for x in data)
     rows = max(n, 1)
+    wcell = warp_cell(rec_cls) if n > WARP_FROM else "no diagonal as long as a warp"
+    warp = not isinstance(wcell, str)
     S = cuda.device_array((rows, rows), vt, stream=compute)
+    R, C = (cuda.device_array((rows, rows) if w else (1, 1), vt, stream=compute) for w in (True, warp))
+    R[:] = rec_cls.fill  # below the diagonal, as the host's table
     D = cuda.device_array((rows, rows) if bits else (1, 1), decisions.dtype, stream=compute)
-    threads = sim_geometry(THREADS, 4)
-    want = max(1, -(-n // threads))
+    D[:] = 0
+    stats.extra["split_loop"] = "a warp a cell" if warp else f"a thread a cell: {wcell}"
+    # a warp a cell: the simulator's block is one warp (its exchange goes through shared memory)
+    threads = sim_geometry(THREADS, 32 if warp else 4)
+    want = max(1, -(-n * (32 if warp else 1) // threads))
     warnings.filterwarnings("ignore", category=NumbaPerformanceWarning)  # small grids are expected
-    fn = kernel(rec_cls, len(data))
+    fn = kernel(rec_cls, len(data), warp)
     launcher, blocks, events = None, 1, []
     t_wall = time.perf_counter()
     for d0, d1 in chunks:
-        args = (d0, d1, n, S, D, *d_data)
+        args = (d0, d1, n, S, R, C, D, WARP_FROM if warp else n, *d_data)
         if launcher is None:
             t = time.perf_counter()
             launcher, blocks = coop_blocks(fn, args, threads, want)
@@ -109,19 +182,8 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
     stats.extra["layout"] = "diagonals"
     for k in range(1, spec_of(rec_cls).outputs + 1):  # the decision-overflow flag
         d_data[-k].copy_to_host(data[-k])
-    _copy_back(S, table, n)
-    if bits:
-        _copy_back(D, decisions, n)
-
-
-def _copy_back(dev, out: np.ndarray, n: int) -> None:
-    """The device's table by diagonals into the host's row-major ``out``, a slice of diagonals at a
-    time (a bounded staging buffer; only the ``n * (n + 1) / 2`` cells are scattered)."""
-    if n == 0:
-        return
-    step = max(1, COPY_BYTES // (n * out.itemsize))
-    staging = np.empty((min(step, n), n), out.dtype)
-    for d0 in range(0, n, step):
-        d1 = min(d0 + step, n)
-        dev[d0:d1].copy_to_host(staging[: d1 - d0])
-        scatter_diagonals(staging[: d1 - d0], d0, n, out)
+    if n:
+        R.copy_to_host(table, stream=compute)
+        if bits:
+            D.copy_to_host(decisions, stream=compute)
+        compute.synchronize()

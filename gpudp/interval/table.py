@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..codegen import cell_call, data_args, decision_dtype, fill
-from ..jit import njit
+from ..codegen import cell_call, data_args, decision_dtype, fill, indent
 from ..kernel import KernelFactory
 
 #: a diagonal whose work (cells x length, the split points its cells read) is below this runs on
@@ -22,7 +21,7 @@ CHUNK_WORK = 1 << 26
 
 def interval_memory(n: int, value_dtype, bits: int) -> tuple[int, int]:
     """``(table bytes, decision bytes)`` of an interval sweep over ``0 .. n - 1``: what the host
-    keeps, and on CUDA what the device keeps too (the same two arrays, by diagonals)."""
+    keeps (the CUDA sweep keeps the decisions and three copies of the table: :mod:`gpudp.interval.cuda`)."""
     cells = int(n) * int(n)
     dec = cells * np.dtype(decision_dtype(bits)).itemsize if bits else 0
     return cells * np.dtype(value_dtype).itemsize, dec
@@ -50,16 +49,6 @@ def chunks(n: int, max_work: int = CHUNK_WORK) -> list[tuple[int, int]]:
 def cells_of(n: int, d0: int, d1: int) -> int:
     """Cells on diagonals ``d0 .. d1 - 1``."""
     return sum(n - d for d in range(d0, d1))
-
-
-@njit(cache=True)
-def scatter_diagonals(rows, d0, n, out):
-    """``out[i, i + d] = rows[d - d0, i]`` for the diagonals ``d0 .. d0 + len(rows) - 1``: a slice
-    of a table stored by diagonals, into the row-major table."""
-    for r in range(rows.shape[0]):
-        d = d0 + r
-        for i in range(n - d):
-            out[i, i + d] = rows[r, i]
 
 
 def make_diagonal_view(intrinsic, make_array, types):
@@ -150,14 +139,21 @@ class OutsideRead(Exception):
 _SWEEPS = KernelFactory("interval.sweep", "backend", "rec", "n_data")
 
 
-def compiled_sweep(kind: str, rec_cls, n_data: int, template: str, at: str, namespace, build):
-    """A backend's compiled diagonal sweep of a recurrence class, made once per process: ``template``
-    (``{da}``: the data arguments; ``{body}``: computing cell ``(i, i + d)`` from the view ``T``
-    and storing its value in ``S[at]`` and its decision in ``D[at]``; a block, :func:`fill`)
-    compiled by ``build(source, namespace())``."""
+def compiled_sweep(kind: str, rec_cls, n_data: int, template: str, at, namespace, build, warp=None):
+    """A backend's compiled diagonal sweep of a recurrence class, made once per process (``kind``
+    names the variant): ``template`` (``{da}``: the data arguments; ``{body}``: computing cell
+    ``(i, i + d)`` from the view ``T`` and storing its value at each of ``at[:-1]`` (array items,
+    such as ``"S[d, i]"``) and its decision at ``at[-1]``; a block, :func:`fill`; with ``warp``,
+    the warp cell's leading arguments (the lane first), ``{wbody}``: the same by every lane of a
+    warp through ``wcell(warp..., i, j, T, ...)``, lane 0 storing) compiled by ``build(source,
+    namespace())``."""
     k = _SWEEPS.lookup(backend=kind, rec=rec_cls, n_data=n_data)
     if not k.ready:
-        body = cell_call(rec_cls, "i, j", ["T"], n_data, "v", "dd")
-        body = f"j = i + d\n{body}\nS[{at}] = v\n" + (f"D[{at}] = dd\n" if rec_cls.decision_bits else "")
-        k = k.keep(build(fill(template, da=data_args(n_data), body=body), namespace()))
+        store = "".join(f"{x} = v\n" for x in at[:-1]) + (f"{at[-1]} = dd\n" if rec_cls.decision_bits else "")
+        body = f"j = i + d\n{cell_call(rec_cls, 'i, j', ['T'], n_data, 'v', 'dd')}\n{store}"
+        wbody = "pass"
+        if warp is not None:
+            call = cell_call(rec_cls, "i, j", ["T"], n_data, "v", "dd", warp=warp)
+            wbody = f"j = i + d\n{call}\nif {warp.split(',')[0]} == 0:\n" + indent(store, 4)
+        k = k.keep(build(fill(template, da=data_args(n_data), body=body, wbody=wbody), namespace()))
     return k.fn

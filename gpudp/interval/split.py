@@ -1,0 +1,363 @@
+"""An interval cell's split-point loop shared by the 32 lanes of a warp (the CUDA sweep's long
+diagonals).
+
+A cell of an interval recurrence typically keeps the best of its split points::
+
+    best, split = T[i, i] + T[i + 1, j] + w(i, i, j), i
+    for k in range(i + 1, j):
+        cost = T[i, k] + T[k + 1, j] + w(i, k, j)
+        if cost < best:
+            best, split = cost, k
+    return best, split
+
+One thread a cell runs that loop serially, and on the long diagonals (few cells, long loops) the GPU
+waits on one thread's chain of reads: an interval sweep on the GPU ran no faster than on the CPU's
+cores. :func:`warp_cell` rewrites each such loop of the cell so that lane ``l`` of a warp takes the
+iterations ``l, l + 32, l + 64, ...`` from the values the loop starts with, and the lanes then merge
+their bests by five rounds of shuffles; every lane ends with the loop's result and runs the rest of
+the cell as written. The user writes the plain loop; nothing is declared.
+
+What the rewrite keeps exactly. A loop qualifies when it is a ``for`` over ``range(...)`` with a
+constant step, not inside another loop, and its body (no ``return``, ``break``, ``continue``, nested
+loop, or write to an array) does two things only:
+
+- computes *temporaries*: names assigned before they are read in the same iteration, on every path,
+  and read nowhere after the loop (nor is the loop's own variable);
+- updates *the best* in one ``if X < best:`` (or ``<=``, ``>``, ``>=``, either side) whose body only
+  assigns ``best = X`` (the same expression) and other *payload* names (the split point, a choice),
+  none of which (``best`` aside, in that one comparison) the loop reads.
+
+The serial loop's result is then the best of the starting value and the candidates, ties going to
+the earliest (strict comparison) or the latest (``<=``, ``>=``) iteration, the starting value first
+of all; a lane's loop gives that over its iterations, and the merge compares two lanes' results by
+value, then by iteration. Since every lane starts from the loop's starting value, a candidate that
+compares false with everything (a float NaN) is skipped as the serial loop skips it. The decisions
+are therefore those of the serial cell, tie for tie (the tests compare them on tied instances).
+
+A cell with no qualifying loop runs a thread a cell (:func:`warp_cell` says why); a loop that does
+not qualify runs on every lane alike.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..recurrence.source import Unsupported, compile_function, function_ast, function_namespace
+
+__all__ = ["WARP", "warp_cell", "Unsupported"]
+
+#: lanes that share a cell
+WARP = 32
+#: the prefix of every name the rewrite adds
+_P = "_gpudp_"
+_LANE = _P + "lane"
+_XOR = _P + "xor"
+#: the table's row-major and column-major copies the warp cell reads in its loops
+ROWS = _P + "rows"
+COLS = _P + "cols"
+
+_REFUSED = (
+    ast.Return,
+    ast.Break,
+    ast.Continue,
+    ast.For,
+    ast.While,
+    ast.AsyncFor,
+    ast.Global,
+    ast.Nonlocal,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Lambda,
+    ast.Try,
+    ast.With,
+    ast.Delete,
+    ast.NamedExpr,
+    ast.Yield,
+    ast.YieldFrom,
+    ast.Await,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+#: ``X op best`` as ``X op' best`` with the candidate on the left
+_FLIP = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
+
+
+def warp_cell(cell, xor):
+    """``(function, source)``: ``cell`` (an interval recurrence's) with each qualifying split-point
+    loop shared by a warp, taking the lane and the table's row-major and column-major copies first,
+    ``f(lane, rows, cols, i, j, T, *data)`` (``rows[a, b] == cols[b, a] == T[a, b]``; the loops read
+    a row or a column of the table from them, :class:`_Reads`); ``xor(x, m)`` is the lanes'
+    exchange (a warp shuffle on the GPU), a name in the new function's globals.
+
+    Raises :class:`Unsupported` (its message says why) where no loop qualifies."""
+    node = function_ast(cell)
+    ns = function_namespace(cell)
+    loops, why = [], []
+    for loop in _loops(node.body):
+        try:
+            loops.append((loop, _reduction(loop)))
+        except Unsupported as e:
+            why.append(f"line {loop.lineno}: {e}")
+    while True:  # drop a loop whose temporaries are read after it (which may leave another's read)
+        keep = [(loop, red) for loop, red in loops if _left_behind(node, loop, red, loops) is None]
+        if len(keep) == len(loops):
+            break
+        gone = [(lp, r) for lp, r in loops if (lp, r) not in keep]
+        why += [f"line {lp.lineno}: {_left_behind(node, lp, r, loops)}" for lp, r in gone]
+        loops = keep
+    if not loops:
+        raise Unsupported("; ".join(why) or "no for loop over range(...) outside other loops")
+    table = node.args.args[2].arg if len(node.args.args) > 2 else None
+    for n, (loop, red) in enumerate(loops):
+        if table is not None:
+            loop.body = [_Reads(table, red.local).visit(s) for s in loop.body]
+        _replace(node, loop, _rewritten(loop, red, n))
+    node.args.args[:0] = [ast.arg(_LANE), ast.arg(ROWS), ast.arg(COLS)]
+    node.name = f"{node.name}_warp"
+    ns[_XOR] = xor
+    return compile_function(node, ns, "split")
+
+
+class _Reads(ast.NodeTransformer):
+    """``T[a, b]`` in a loop whose iterations vary ``b`` only, read from the row-major copy
+    (``ROWS[a, b]``), or ``a`` only, from the column-major copy (``COLS[b, a]``): the lanes' reads
+    of one row or one column are then consecutive in memory. ``local``: the names an iteration
+    binds (an index naming one varies)."""
+
+    def __init__(self, table: str, local: set):
+        self.table, self.local = table, local
+
+    def varies(self, e) -> bool:
+        return any(isinstance(n, ast.Name) and n.id in self.local for n in ast.walk(e))
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        ix = node.slice
+        if not (isinstance(node.value, ast.Name) and node.value.id == self.table):
+            return node
+        if not (isinstance(ix, ast.Tuple) and len(ix.elts) == 2 and isinstance(node.ctx, ast.Load)):
+            return node
+        a, b = ix.elts
+        if self.varies(b) and not self.varies(a):
+            return ast.Subscript(ast.Name(ROWS, ast.Load()), ast.Tuple([a, b], ast.Load()), ast.Load())
+        if self.varies(a) and not self.varies(b):
+            return ast.Subscript(ast.Name(COLS, ast.Load()), ast.Tuple([b, a], ast.Load()), ast.Load())
+        return node
+
+
+def _loops(stmts):
+    """The ``for`` statements of ``stmts`` not inside another loop."""
+    for s in stmts:
+        if isinstance(s, ast.For):
+            yield s
+        elif isinstance(s, ast.If):
+            yield from _loops(s.body)
+            yield from _loops(s.orelse)
+
+
+class _Reduction:
+    """A qualifying loop: its range, its update (``if X op key: ...``), and the names its iterations
+    bind for themselves (``local``: the temporaries and the loop variable)."""
+
+    def __init__(self, start, stop, step, update, key, op, payloads, local):
+        self.start, self.stop, self.step = start, stop, step
+        self.update, self.key, self.op, self.payloads, self.local = update, key, op, payloads, local
+
+
+def _const_int(node) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _const_int(node.operand)
+        return None if v is None else -v
+    return None
+
+
+def _same(a, b) -> bool:
+    return ast.dump(a, include_attributes=False) == ast.dump(b, include_attributes=False)
+
+
+def _names(target) -> list[str]:
+    """The names a plain assignment target binds; :class:`Unsupported` for anything else."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for t in target.elts for n in _names(t)]
+    raise Unsupported("an assignment to something other than names (an array, an attribute)")
+
+
+def _stores(stmts) -> list[tuple[str, ast.stmt]]:
+    out = []
+    for s in stmts:
+        for n in ast.walk(s):
+            if isinstance(n, ast.Assign):
+                out += [(x, n) for t in n.targets for x in _names(t)]
+            elif isinstance(n, (ast.AugAssign, ast.AnnAssign)):
+                out += [(x, n) for x in _names(n.target)]
+    return out
+
+
+def _update(s: ast.If):
+    """``(key, op, payloads)`` where ``s`` is ``if X op key: key = X; ...`` (the candidate on the
+    left of ``op``), else None."""
+    t = s.test
+    if s.orelse or not isinstance(t, ast.Compare) or len(t.ops) != 1 or type(t.ops[0]) not in _FLIP:
+        return None
+    if not all(isinstance(b, ast.Assign) and len(b.targets) == 1 for b in s.body):
+        return None
+    assigned = {}
+    for b in s.body:
+        tgt, val = b.targets[0], b.value
+        if isinstance(tgt, ast.Name):
+            pairs = [(tgt, val)]
+        elif isinstance(tgt, ast.Tuple) and isinstance(val, ast.Tuple) and len(tgt.elts) == len(val.elts):
+            pairs = list(zip(tgt.elts, val.elts, strict=True))
+        else:
+            return None
+        for x, v in pairs:
+            if not isinstance(x, ast.Name) or x.id in assigned:
+                return None
+            assigned[x.id] = v
+    left, right, op = t.left, t.comparators[0], type(t.ops[0])
+    for key, cand, o in ((right, left, op), (left, right, _FLIP[op])):
+        if isinstance(key, ast.Name) and key.id in assigned and _same(assigned[key.id], cand):
+            return key, o, [x for x in assigned if x != key.id]
+    return None
+
+
+def _defined(stmts, defined: set, temps: set) -> set:
+    """The temporaries assigned on every path through ``stmts``, starting from ``defined``;
+    :class:`Unsupported` where one is read before it is assigned (its value would come from an
+    earlier iteration, or from before the loop)."""
+
+    def reads(node):
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in temps - defined:
+                raise Unsupported(f"{n.id} is read before it is assigned in the iteration")
+
+    defined = set(defined)
+    for s in stmts:
+        if isinstance(s, ast.If):
+            reads(s.test)
+            defined |= _defined(s.body, defined, temps) & _defined(s.orelse, defined, temps)
+        elif isinstance(s, (ast.Assign, ast.AnnAssign)):
+            if s.value is not None:
+                reads(s.value)
+            targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+            defined |= {x for t in targets for x in _names(t)}
+        elif isinstance(s, ast.AugAssign):
+            reads(s.value)
+            reads(ast.Name(s.target.id, ast.Load()))
+        else:
+            reads(s)
+    return defined
+
+
+def _reduction(loop: ast.For) -> _Reduction:
+    if loop.orelse:
+        raise Unsupported("a for ... else")
+    if not isinstance(loop.target, ast.Name):
+        raise Unsupported("a loop variable that is not one name")
+    it = loop.iter
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"):
+        raise Unsupported("a loop not over range(...)")
+    if it.keywords or not 1 <= len(it.args) <= 3:
+        raise Unsupported("range with keywords or more than three arguments")
+    args = list(it.args)
+    step = _const_int(args[2]) if len(args) == 3 else 1
+    if not step:
+        raise Unsupported("a range step that is not a nonzero integer constant")
+    start, stop = (ast.Constant(0), args[0]) if len(args) == 1 else (args[0], args[1])
+    for s in loop.body:
+        for n in ast.walk(s):
+            if isinstance(n, _REFUSED):
+                raise Unsupported(f"{type(n).__name__.lower()} in the loop")
+            if isinstance(n, ast.Name) and n.id.startswith(_P):
+                raise Unsupported(f"a name starting {_P}")
+    stores = _stores(loop.body)
+    stored = {x for x, _ in stores}
+    ups = []
+    for s in loop.body:
+        for n in ast.walk(s):
+            if isinstance(n, ast.If):
+                u = _update(n)
+                if u is not None:
+                    ups.append((n, *u))
+    if len(ups) != 1:
+        raise Unsupported("two updates of a best" if ups else "no 'if X < best: best = X, ...' in the loop")
+    update, key, op, payloads = ups[0]
+    accs = {key.id, *payloads}
+    var = loop.target.id
+    if var in accs or var in stored:
+        raise Unsupported(f"the loop assigns its variable {var}")
+    for x, s in stores:  # the best and its payloads change in the update only
+        if x in accs and not any(s is b for b in update.body):
+            raise Unsupported(f"{x} is assigned outside its update")
+    for s in loop.body:
+        for n in ast.walk(s):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in accs and n is not key:
+                raise Unsupported(f"the loop reads {n.id}")
+    temps = stored - accs
+    _defined(loop.body, set(), temps)
+    return _Reduction(start, stop, step, update, key.id, op, payloads, temps | {var})
+
+
+def _left_behind(fn: ast.FunctionDef, loop: ast.For, red: _Reduction, loops: list) -> str | None:
+    """Why the values the lanes leave in ``loop``'s temporaries (or its variable) would be seen: a
+    read of one outside the loop, unless inside another rewritten loop that assigns it first."""
+    inside = {id(n) for s in loop.body for n in ast.walk(s)}
+    safe = set()  # reads inside another rewritten loop of a name it binds before reading
+    for other, r in loops:
+        if other is not loop:
+            names = (n for s in other.body for n in ast.walk(s))
+            safe |= {id(n) for n in names if isinstance(n, ast.Name) and n.id in r.local}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in red.local:
+            if id(n) not in inside and id(n) not in safe:
+                return f"{n.id} is read after the loop"
+    return None
+
+
+def _rewritten(loop: ast.For, red: _Reduction, n: int) -> list[ast.stmt]:
+    """The loop as the lanes run it, then the merge."""
+    lo, hi, c, o, t = (f"{_P}{x}{n}" for x in ("lo", "hi", "c", "o", "t"))
+    st = red.step
+    a, b, s = (hi, lo, st) if st > 0 else (lo, hi, -st)
+    count = f"max(0, ({a} - {b} + {s - 1}) // {s})"
+    head = ast.parse(f"{lo} = 0\n{hi} = 0\n{c} = {count}\n{o} = -1").body
+    head[0].value, head[1].value = red.start, red.stop
+    red.update.body.append(ast.parse(f"{o} = {t}").body[0])
+    body = ast.parse(f"{loop.target.id} = {lo} + {t} * {st}").body + loop.body
+    lanes = ast.For(
+        target=ast.Name(t, ast.Store()),
+        iter=ast.parse(f"range({_LANE}, {c}, {WARP})", mode="eval").body,
+        body=body,
+        orelse=[],
+    )
+    better = "<" if red.op in (ast.Lt, ast.LtE) else ">"
+    later = red.op in (ast.LtE, ast.GtE)  # ties to the later iteration
+    names = [red.key, o, *red.payloads]
+    merge = []
+    m = WARP // 2
+    while m:
+        got = [f"{_P}x{n}_{q}" for q in range(len(names))]
+        merge += [f"{g} = {_XOR}({x}, {m})" for g, x in zip(got, names, strict=True)]
+        tie = f"{got[1]} {'>' if later else '<'} {o}"
+        merge.append(f"if {got[0]} {better} {red.key} or ({got[0]} == {red.key} and {tie}):")
+        merge += [f"    {x} = {g}" for g, x in zip(got, names, strict=True)]
+        m //= 2
+    return [*head, lanes, *ast.parse("\n".join(merge)).body]
+
+
+def _replace(fn: ast.FunctionDef, loop: ast.For, new: list[ast.stmt]) -> None:
+    for holder in ast.walk(fn):
+        for field in ("body", "orelse"):
+            stmts = getattr(holder, field, None)
+            if isinstance(stmts, list) and any(s is loop for s in stmts):
+                k = next(q for q, s in enumerate(stmts) if s is loop)
+                stmts[k : k + 1] = new
+                return
+    raise AssertionError("loop not found")

@@ -1,0 +1,285 @@
+"""The interval cell's split-point loop shared by a warp (gpudp.interval.split, issue 37): which loops
+the rewrite takes and which it leaves (with the reason), and, in the CUDA simulator (or on the GPU),
+that the warp's cells give the serial cell's values and decisions, ties and NaNs included."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from examples_loader import load_example
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpudp import IntervalRecurrence, sweep
+from gpudp.interval import split
+
+mc = load_example("matrix_chain")
+rna = load_example("rna_folding")
+SIM = pytest.mark.sim
+
+
+def _same_xor(x, m):
+    return x
+
+
+def rewritten(cell) -> str:
+    return split.warp_cell(cell, _same_xor)[1]
+
+
+def refused(cell) -> str:
+    with pytest.raises(split.Unsupported) as e:
+        split.warp_cell(cell, _same_xor)
+    return str(e.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# which loops qualify
+# ---------------------------------------------------------------------------------------------
+
+
+def test_the_examples_loops_are_shared():
+    for cls in (mc.MatrixChain, rna.Nussinov):
+        src = rewritten(cls.cell)
+        assert "range(_gpudp_lane, _gpudp_c0, 32)" in src and "_gpudp_xor(" in src
+
+
+def last_min(i, j, T, w):
+    best, at = T[i, i] + w[i], i
+    for k in range(j, i, -1):  # backwards, ties to the last iteration (the smallest k)
+        c = T[i, k - 1] + w[k]
+        if best >= c:
+            best, at = c, k
+    return best, at - i
+
+
+def two_loops(i, j, T, w):
+    lo, a = w[i], 0
+    for k in range(i + 1, j + 1):
+        c = T[k, j] + w[k]
+        if c < lo:
+            lo, a = c, k - i
+    hi = lo
+    for k in range(i, j):  # the same names again: each loop binds them before reading
+        c = T[i, k] - w[k]
+        if c > hi:
+            hi = c
+    return hi, a
+
+
+def test_other_forms_qualify():
+    src = rewritten(last_min)
+    assert "_gpudp_x0_1 > _gpudp_o0" in src  # ties to the later iteration
+    assert "max(0, (_gpudp_lo0 - _gpudp_hi0 + 0) // 1)" in src  # a step of -1
+    src = rewritten(two_loops)
+    assert "_gpudp_c0" in src and "_gpudp_c1" in src
+
+
+def reads_best(i, j, T):
+    best = 0
+    for k in range(i, j):
+        c = T[i, k] + best
+        if c > best:
+            best = c
+    return best, 0
+
+
+def breaks(i, j, T):
+    best = 0
+    for k in range(i, j):
+        if T[i, k] > best:
+            best = T[i, k]
+        if best > 10:
+            break
+    return best, 0
+
+
+def carried(i, j, T):
+    best, c = 0, 0
+    for k in range(i, j):
+        if T[i, k] + c > best:  # c from the previous iteration
+            best = T[i, k] + c
+        c = T[k, j]
+    return best, 0
+
+
+def read_after(i, j, T):
+    best = 0
+    for k in range(i, j):
+        c = T[i, k]
+        if c > best:
+            best = c
+    return best + c, 0
+
+
+def other_value(i, j, T):
+    best = 0
+    for k in range(i, j):
+        if T[i, k] > best:
+            best = T[i, k] + 1
+    return best, 0
+
+
+def counts(i, j, T):
+    best, n = 0, 0
+    for k in range(i, j):
+        if T[i, k] > best:
+            best, n = T[i, k], n + 1
+    return best, n
+
+
+def writes(i, j, T, scratch):
+    best = 0
+    for k in range(i, j):
+        scratch[k] = T[i, k]
+        if T[i, k] > best:
+            best = T[i, k]
+    return best, 0
+
+
+def nested(i, j, T):
+    best = 0
+    for k in range(i, j):
+        for m in range(k, j):
+            if T[k, m] > best:
+                best = T[k, m]
+    return best, 0
+
+
+@pytest.mark.parametrize(
+    "cell, why",
+    [
+        (reads_best, "reads best"),
+        (breaks, "break"),
+        (carried, "c is read before it is assigned"),
+        (read_after, "c is read after the loop"),
+        (other_value, "no 'if X < best"),
+        (counts, "reads n"),
+        (writes, "array"),
+        (nested, "for in the loop"),
+    ],
+)
+def test_loops_that_would_change_the_answer_are_left_as_written(cell, why):
+    assert why in refused(cell)
+
+
+# ---------------------------------------------------------------------------------------------
+# the warp's cells against the serial cell (the simulator runs a block of one warp)
+# ---------------------------------------------------------------------------------------------
+
+
+class TiedChain(IntervalRecurrence):
+    """Matrix chain written with ``<=``: ties go to the last split point, the serial loop's answer."""
+
+    value_dtype = np.int64
+    fill = 0
+    decision_bits = 8
+
+    def __init__(self, p):
+        self.p = np.asarray(p, np.int64)
+
+    def size(self):
+        return len(self.p) - 1
+
+    def data(self):
+        return (self.p,)
+
+    @staticmethod
+    def cell(i, j, T, p):
+        if i == j:
+            return 0, 0
+        best, split = T[i + 1, j] + p[i] * p[i + 1] * p[j + 1], 0
+        for k in range(i + 1, j):
+            cost = T[i, k] + T[k + 1, j] + p[i] * p[k + 1] * p[j + 1]
+            if cost <= best:
+                best, split = cost, k - i
+        return best, split
+
+    @staticmethod
+    def back(i, j, s, p):
+        return -1, -1, -1, -1
+
+
+class NaNWeights(IntervalRecurrence):
+    """Float costs, some NaN: the serial loop never takes a NaN candidate (``nan < best`` is false)."""
+
+    value_dtype = np.float64
+    fill = 0.0
+    decision_bits = 8
+
+    def __init__(self, w):
+        self.w = np.asarray(w, np.float64)
+
+    def size(self):
+        return len(self.w)
+
+    def data(self):
+        return (self.w,)
+
+    @staticmethod
+    def cell(i, j, T, w):
+        best, at = w[i], 0
+        for k in range(i + 1, j + 1):
+            c = T[k, j] + w[k] * 0.5
+            if c < best:
+                best, at = c, k - i
+        return best, at
+
+    @staticmethod
+    def back(i, j, s, w):
+        return -1, -1, -1, -1
+
+
+def _both(rec):
+    import gpudp.interval.cuda as icuda
+
+    a = sweep(rec, backend="cpu", progress=False)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(icuda, "WARP_FROM", 1)  # every diagonal but the first by warps
+        b = sweep(rec, backend="cuda", progress=False)
+    assert b.stats.extra["split_loop"] == "a warp a cell"
+    assert np.array_equal(a.table, b.table, equal_nan=True)
+    assert np.array_equal(a.decisions, b.decisions)
+
+
+small = st.lists(st.integers(1, 3), min_size=3, max_size=9)  # small dimensions: many ties
+
+
+@SIM
+@settings(max_examples=4)
+@given(p=small)
+def test_warp_cells_equal_the_serial_cell(p):
+    _both(mc.MatrixChain(p))
+    _both(TiedChain(p))
+
+
+@SIM
+@settings(max_examples=3)
+@given(w=st.lists(st.sampled_from([0.0, 1.0, -1.0, 2.5, math.nan, -0.0]), min_size=2, max_size=8))
+def test_warp_cells_skip_nan_as_the_serial_cell_does(w):
+    _both(NaNWeights(w))
+
+
+@SIM
+def test_nussinov_by_warps():
+    _both(rna.Nussinov("GGGAAAUCCCAGCUAGCAUG", 3))
+
+
+@SIM
+def test_a_cell_without_a_shared_loop_runs_a_thread_a_cell(monkeypatch):
+    import gpudp.interval.cuda as icuda
+
+    class Counting(TiedChain):
+        @staticmethod
+        def cell(i, j, T, p):
+            best, n = 0, 0
+            for k in range(i, j):
+                if T[i, k] > best:
+                    best, n = T[i, k], n + 1
+            return best, n
+
+    monkeypatch.setattr(icuda, "WARP_FROM", 1)
+    r = sweep(Counting([2, 3, 4, 5]), backend="cuda", progress=False)
+    how = r.stats.extra["split_loop"]
+    assert how.startswith("a thread a cell: ") and "reads n" in how
