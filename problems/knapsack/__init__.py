@@ -56,7 +56,7 @@ from gpudp.solution import warn_unproven
 
 from . import batch
 from . import bb as knapsack_bb
-from .io import KnapsackInstance, read_knapsack, solution_checker, validate
+from .io import FORMATS, KnapsackInstance, read_knapsack, solution_checker, validate
 
 if TYPE_CHECKING:
     from .dp import Prepared
@@ -168,8 +168,17 @@ def rule(inst: KnapsackInstance, backend: str = "auto") -> str:
 def cli_arguments(parser):
     parser.add_argument(
         "file",
-        help="instance: Pisinger text (n C / p w lines), CSV or JSON; or a batch: a directory of such "
-        "files or a .jsonl file (one JSON instance a line), one output line an instance",
+        help="instance: Pisinger text (n C / p w lines), Jooken text (n / id p w lines / C), CSV or "
+        "JSON; or a batch: a directory of such files or a .jsonl file (one JSON instance a line), one "
+        "output line an instance",
+    )
+    parser.add_argument(
+        "--format",
+        default="auto",
+        choices=list(FORMATS),
+        help="the file's format (every file of a directory batch): auto detects it from the content "
+        "(JSON: '{'; CSV: a comma on the first line; Jooken: a line of three values after a lone n; "
+        "else Pisinger)",
     )
     parser.add_argument(
         "--method",
@@ -202,7 +211,7 @@ def cli_solve(args):
     if many.is_batch(args.file):  # prints one line an instance; the exit status
         return many.cli_batch(args, solve_many)
     sol = solve_instance(
-        read_knapsack(args.file),
+        read_knapsack(args.file, args.format),
         method=args.method,
         backend=args.backend,
         memory_budget=memory_budget,

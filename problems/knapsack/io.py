@@ -1,6 +1,6 @@
 """Readers of 0/1 knapsack instances, shared by the knapsack solvers (branch and bound, DP).
 
-Formats, chosen by the file's content (not its name):
+Formats, chosen by the file's content (not its name; *Detection* below), or named by ``format=``:
 
 - Pisinger-style text: ``n C`` on the first line, or ``n`` then ``C`` on two lines; then ``n`` lines
   ``p w`` (profit, weight); optionally one more line holding the ``n`` 0/1 values of a known optimal
@@ -11,6 +11,21 @@ Formats, chosen by the file's content (not its name):
   ``capacity`` column (its first non-empty cell).
 - JSON: ``{"capacity": C, "profits": [...], "weights": [...], "solution": [...]?}``
   (``values`` is accepted for ``profits``; numbers may also be given as strings).
+- Jooken text (the dataset of Jooken, Leyman & De Causmaecker, EJOR 301(3), 2022, files ``test.in``
+  of github.com/JorikJooken/knapsackProblemInstances): ``n`` alone on the first line, then ``n``
+  lines ``id profit weight``, then the capacity alone on the last line. The ids run consecutively
+  from 0 (as the dataset's generator writes them) or from 1 (the repository's README example): a gap,
+  a repeat or a different start is refused, since it means a lost, doubled or reordered line. Item
+  ``i`` of the instance (and of the answer's 0/1 vector) is the ``i``-th item line, whatever the
+  base. Nothing may follow the capacity.
+
+Detection (:func:`parse_knapsack`, by the first line that is neither blank nor a ``#`` comment):
+``{`` or ``[`` opens JSON; a comma makes a CSV header; otherwise the file is text, and the second
+such line tells the two text formats apart: after a first line of one value, a line of three values
+is a Jooken item (``id profit weight``), a line of one value Pisinger's capacity (Pisinger text has
+no line of three values after ``n``: its item lines hold two). The one text both formats read is
+``0`` then ``C`` (no items), and it means the same instance in both. ``format=`` (``--format``)
+forces a format instead: ``pisinger``, ``csv``, ``json`` or ``jooken`` (``auto``: detected).
 
 A UTF-8 byte-order mark is accepted; binary files, files over the input size limit and undecodable
 bytes are refused (:func:`gpudp.inputs.read_text`).
@@ -79,6 +94,7 @@ __all__ = [
     "rounding_allowance",
     "REL_TOL",
     "INT64_MAX",
+    "FORMATS",
 ]
 
 #: the relative feasibility and value tolerance of real-valued data (see the module doc)
@@ -88,6 +104,8 @@ INT64_MAX = 2**63 - 1
 FLOAT_EXACT = 2**53
 #: integers with more decimal digits than this are refused before they are built (no huge numbers)
 _MAX_DIGITS = 400
+#: the formats :func:`parse_knapsack` reads (``auto``: detected from the content; the module doc)
+FORMATS = ("auto", "pisinger", "csv", "json", "jooken")
 
 
 @dataclass
@@ -448,28 +466,37 @@ def _first_content_line(text: str) -> str:
     return ""
 
 
-def _parse_text(text: str, name: str) -> KnapsackInstance:
+def _parse_text(text: str, name: str, detect: bool = True) -> KnapsackInstance:
+    """Pisinger text, or (``detect``) Jooken text where the line after a lone ``n`` holds three
+    values (the module doc, *Detection*)."""
     lines = _content_lines(text)
     if not lines:
-        raise InputError("n", "empty: no instance (expected Pisinger text, CSV or JSON)")
+        raise InputError("n", "empty: no instance (expected Pisinger text, Jooken text, CSV or JSON)")
     head = lines[0]
     tried = (
-        f"not Pisinger text ('n C'), CSV (a header with commas) or JSON (an object): the first line is "
-        f"{' '.join(head)[:80]!r}"
-    )
+        "not Pisinger text ('n C'), Jooken text ('n', then 'id profit weight' lines), CSV (a header "
+        "with commas) or JSON (an object)"
+        if detect
+        else "not Pisinger text ('n C', or 'n' then 'C')"
+    ) + f": the first line is {' '.join(head)[:80]!r}"
     if not all(_NUM.fullmatch(t) or t.lower().lstrip("+-") in ("nan", "inf", "infinity") for t in head):
         raise InputError("n", tried)
     if len(head) == 2:
         n_tok, c_tok, rest = head[0], head[1], lines[1:]
     elif len(head) == 1:
+        if detect and len(lines) > 1 and len(lines[1]) == 3:
+            return _parse_jooken_lines(lines, name)
         if len(lines) < 2 or len(lines[1]) != 1:
-            raise InputError("capacity", "expected the capacity on the line after n")
+            hint = ""
+            if len(lines) > 1 and len(lines[1]) == 3:
+                hint = (
+                    " (a line of three values follows n: Jooken text's 'id profit weight'? --format jooken)"
+                )
+            raise InputError("capacity", f"expected the capacity on the line after n{hint}")
         n_tok, c_tok, rest = head[0], lines[1][0], lines[2:]
     else:
         raise InputError("n", tried)
-    n = _number(n_tok, "n")
-    if type(n) is not int or n < 0:
-        raise InputError("n", f"must be a non-negative integer, got {_show(n_tok)}")
+    n = _item_count(n_tok)
     cap = _number(c_tok, "capacity")
     if len(rest) < n:
         raise InputError("items", f"n = {_show(n)[1:-1]} but only {len(rest)} item lines follow")
@@ -492,6 +519,84 @@ def _parse_text(text: str, name: str) -> KnapsackInstance:
             )
         x = _tokens(tail, "solution")
     return validate(p, w, cap, x, name)
+
+
+def _item_count(tok: str) -> int:
+    n = _number(tok, "n")
+    if type(n) is not int or n < 0:
+        raise InputError("n", f"must be a non-negative integer, got {_show(tok)}")
+    return n
+
+
+def _parse_jooken_lines(lines: list[list[str]], name: str) -> KnapsackInstance:
+    """Jooken text from its content lines (the module doc): ``n``; ``n`` lines ``id profit weight``,
+    the ids consecutive from 0 or 1; the capacity, last."""
+    if not lines:
+        raise InputError("n", "empty: no instance (expected Jooken text: n, then 'id profit weight' lines)")
+    if len(lines[0]) != 1:
+        raise InputError(
+            "n", f"Jooken text starts with n alone on its first line, got {' '.join(lines[0])[:80]!r}"
+        )
+    n = _item_count(lines[0][0])
+    body = lines[1:]
+    if len(body) < n:  # refused before anything of size n is built
+        k = next((i for i, ln in enumerate(body) if len(ln) != 3), len(body))
+        raise InputError("items", f"n = {n} but only {k} item lines follow")
+    items, rest = body[:n], body[n:]
+    for i, ln in enumerate(items):
+        if len(ln) != 3:
+            got = " ".join(ln)[:80]
+            if len(ln) == 1 and i == len(body) - 1:
+                raise InputError(
+                    "items", f"n = {n} but only {i} item lines precede the capacity line {got!r}"
+                )
+            raise InputError("items", f"item line {i + 1} must hold 'id profit weight', got {got!r}")
+    if not rest:
+        raise InputError("capacity", f"missing: expected the capacity alone on the line after the {n} items")
+    if len(rest[0]) != 1:
+        more = " (more item lines than n?)" if len(rest[0]) == 3 else ""
+        raise InputError(
+            "capacity",
+            f"expected the capacity alone on the line after the {n} items, got {' '.join(rest[0])[:80]!r}"
+            f"{more}",
+        )
+    if len(rest) > 1:
+        raise InputError(
+            "capacity",
+            f"the capacity ends Jooken text, but {len(rest) - 1} more lines follow it "
+            f"(the first: {' '.join(rest[1])[:80]!r})",
+        )
+    ids = _tokens([ln[0] for ln in items], "ids")
+    if any(type(v) is not int for v in ids):  # a real among them: each as itself, for the message
+        ids = [_number(ln[0], "ids") for ln in items]
+    _check_ids(ids)
+    p = _tokens([ln[1] for ln in items], "profits")
+    w = _tokens([ln[2] for ln in items], "weights")
+    return validate(p, w, _number(rest[0][0], "capacity"), None, name)
+
+
+def _check_ids(ids: list) -> None:
+    """Jooken ids run 0, 1, ... or 1, 2, ..., one a line in order (the module doc)."""
+    base = ids[0] if ids else 0
+    if type(base) is not int or base not in (0, 1):
+        raise InputError(
+            "ids",
+            f"the first item's id is {_show(base)[1:-1]}: Jooken text numbers its items from 0 (as the "
+            "dataset's generator writes them) or from 1, one a line in order",
+        )
+    for i, v in enumerate(ids):
+        if type(v) is int and v == base + i:
+            continue
+        shown = _show(v)[1:-1]
+        if type(v) is int and v in ids[:i]:
+            raise InputError(
+                "ids", f"item line {i + 1} has id {shown}, the same as item line {ids.index(v) + 1}"
+            )
+        raise InputError(
+            "ids",
+            f"item line {i + 1} has id {shown} where {base + i} was expected: the ids run consecutively "
+            f"from {base}, one a line (a line lost, added or out of order?)",
+        )
 
 
 def _json_int(s: str):
@@ -588,12 +693,14 @@ def _parse_csv(text: str, name: str) -> KnapsackInstance:
     return validate(p, w, cap, x, name)
 
 
-def parse_knapsack(text: str | bytes, name: str = "") -> KnapsackInstance:
-    """Parse an instance from text in any of the formats above, chosen by the first line that is
-    neither blank nor a ``#`` comment: ``{`` or ``[`` opens JSON, a comma makes a CSV header, and
-    anything else is read as Pisinger text (whose errors say which formats were tried). ``bytes``
+def parse_knapsack(text: str | bytes, name: str = "", format: str = "auto") -> KnapsackInstance:
+    """Parse an instance from text in any of the formats above, detected from its content (the module
+    doc, *Detection*: JSON, CSV, else text, Pisinger or Jooken; the errors of text that is none of
+    them say which formats were tried), or forced by ``format`` (one of :data:`FORMATS`). ``bytes``
     are read as UTF-8 text, as a file's are; bytes that are not UTF-8, or anything but text, are an
     :class:`~gpudp.InputError` naming ``text``."""
+    if format not in FORMATS:
+        raise InputError("format", f"must be one of {', '.join(FORMATS)}, not {format!r}")
     if isinstance(text, bytes | bytearray | memoryview):
         raw = bytes(text)
         try:
@@ -605,17 +712,29 @@ def parse_knapsack(text: str | bytes, name: str = "") -> KnapsackInstance:
         raise InputError("text", f"must be str or bytes, got {type(text).__name__}")
     if text.startswith("\ufeff"):
         text = text[1:]
-    if text.lstrip().startswith(("{", "[")):
+    if format == "auto":
+        if text.lstrip().startswith(("{", "[")):
+            format = "json"
+        elif "," in _first_content_line(text):
+            format = "csv"
+        else:
+            return _parse_text(text, name)
+    if format == "json":
         return _parse_json(text, name)
-    if "," in _first_content_line(text):
+    if format == "csv":
         return _parse_csv(text, name)
-    return _parse_text(text, name)
+    if format == "jooken":
+        return _parse_jooken_lines(_content_lines(text), name)
+    return _parse_text(text, name, detect=False)
 
 
-def read_knapsack(path) -> KnapsackInstance:
-    """Read an instance file (Pisinger text, CSV or JSON; see the module doc). ``.gz`` files are
-    decompressed; every failure is an :class:`~gpudp.InputError`."""
+def read_knapsack(path, format: str = "auto") -> KnapsackInstance:
+    """Read an instance file (Pisinger text, Jooken text, CSV or JSON, detected or forced by
+    ``format``; see the module doc). ``.gz`` files are decompressed; every failure is an
+    :class:`~gpudp.InputError`."""
     from gpudp.inputs import read_text
 
+    if format not in FORMATS:  # before the file is read
+        raise InputError("format", f"must be one of {', '.join(FORMATS)}, not {format!r}")
     text = read_text(path, "knapsack file")
-    return parse_knapsack(text, os.path.basename(str(path)))
+    return parse_knapsack(text, os.path.basename(str(path)), format)

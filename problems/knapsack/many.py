@@ -4,8 +4,9 @@
 Inputs (:func:`sources`):
 
 - a **directory**: every regular file in it whose name does not start with ``.``, in name order,
-  one instance a file, in any format :func:`~.io.read_knapsack` reads (Pisinger text, CSV, JSON;
-  ``.gz``); subdirectories are skipped; an instance's name is its file's name;
+  one instance a file, in any format :func:`~.io.read_knapsack` reads (Pisinger text, Jooken text,
+  CSV, JSON; ``.gz``; detected a file, or the one ``--format`` names); subdirectories are skipped;
+  an instance's name is its file's name;
 - a **JSON-lines file** (a name ending in ``.jsonl`` or ``.ndjson``, optionally ``.gz``): one
   instance a line, ``{"name": ..., "profits": [...], "weights": [...], "capacity": ...}`` (the JSON
   format of :mod:`.io`: ``values`` for ``profits``, numbers as strings, an optional ``solution``;
@@ -34,7 +35,7 @@ from gpudp.errors import GpudpError, InputError
 from gpudp.inputs import read_text
 from gpudp.progress import progress_bar
 
-from .io import parse_knapsack, read_knapsack
+from .io import FORMATS, parse_knapsack, read_knapsack
 
 __all__ = ["JSONL_SUFFIXES", "CHUNK", "is_batch", "sources", "cli_batch"]
 
@@ -55,22 +56,27 @@ def _one_line(text) -> str:
     return " ".join(str(text).split())
 
 
-def sources(path) -> list[tuple[str, object]]:
+def sources(path, format: str = "auto") -> list[tuple[str, object]]:
     """The batch's instances as ``(name, load)`` in input order; ``load()`` returns a
-    :class:`~.io.KnapsackInstance` or raises the instance's own :class:`gpudp.InputError`."""
+    :class:`~.io.KnapsackInstance` or raises the instance's own :class:`gpudp.InputError`.
+    ``format`` (:data:`~.io.FORMATS`) is every file's of a directory; a JSON-lines file is JSON."""
     p = os.fspath(path)
+    if format not in FORMATS:
+        raise InputError("--format", f"must be one of {', '.join(FORMATS)}, not {format!r}")
     if os.path.isdir(p):
         try:
             entries = sorted(os.scandir(p), key=lambda e: e.name)
         except OSError as e:
             raise InputError("file", f"cannot list the directory {p}: {e.strerror or e}") from None
         out = [
-            (e.name, lambda path=e.path: read_knapsack(path))
+            (e.name, lambda path=e.path: read_knapsack(path, format))
             for e in entries
             if not e.name.startswith(".") and e.is_file()
         ]
         what = f"the directory {p} holds no instance file"
     else:
+        if format not in ("auto", "json"):
+            raise InputError("--format", f"a JSON-lines file holds JSON instances, not {format}")
         base = os.path.basename(p)
         out = []
         for k, line in enumerate(read_text(p, "knapsack file").split("\n"), 1):
@@ -180,7 +186,7 @@ def cli_batch(args, solve_many) -> int:
                 "cannot keep exact go to the single solve with --method auto)",
             )
     t0 = time.perf_counter()
-    todo = sources(args.file)
+    todo = sources(args.file, getattr(args, "format", "auto"))
     out = sys.stdout
     if not args.json:
         out.write("\t".join(HEADER) + "\n")
