@@ -59,6 +59,10 @@ BAD = [
     "knapsack-classes --seeds 0",
     "knapsack-classes --time-limit inf",
     "knapsack-classes --peer-limit -1",
+    "knapsack-classes --jooken g=1",
+    "knapsack-classes --jooken h=1",
+    "knapsack-classes --jooken f=2",
+    "knapsack-classes --jooken eps=x",
     "knapsack-bb --classes foo",
     "knapsack-bb --lalami-sizes 0",
     "knapsack-bb --shen-sizes 10,-1",
@@ -138,6 +142,7 @@ BAD_TOGETHER = [
     ("scale --backends cpu --data device", "--data", ["random_dna", "made_rows"]),
     ("scale --made-on workers --data client", "--data", ["random_dna", "made_rows"]),
     ("subset-sum --n-min 50 --n-max 40", "--n-min", ["solve"]),
+    ("knapsack-classes --classes 1,jooken --ranges 1e6,1e16", "--ranges", ["_warm", "class_instance"]),
 ]
 
 
@@ -184,6 +189,9 @@ def test_good_values_are_parsed_into_what_the_bench_reads():
     argv = ["bench", "knapsack-classes", "--classes", "hard", "--sizes", "40,50", "--ranges", "1e3"]
     args = build_parser(argv).parse_args(argv)
     assert (args.classes, args.sizes, args.ranges) == ([11, 12, 13, 14, 15, 16], [40, 50], [1000])
+    argv = ["bench", "knapsack-classes", "--classes", "jooken,3", "--jooken", "g=14,eps=1e-5"]
+    args = build_parser(argv).parse_args(argv)
+    assert args.classes == ["jooken", 3] and args.jooken == {"g": 14, "f": 0.1, "eps": 1e-5, "s": 100}
     argv = ["bench", "lcs", "--tile", "64,128", "--checkpoint-every", "7", "--repeat", "0"]
     args = build_parser(argv).parse_args(argv)
     assert (args.tile, args.checkpoint_every, args.repeat) == ([64, 128], 7, 0)

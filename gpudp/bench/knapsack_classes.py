@@ -3,7 +3,10 @@
 Issue 16's benchmark: classes 1-6 (uncorrelated, weakly, strongly, inverse strongly, almost strongly
 correlated, subset sum; :mod:`gpudp.problems.knapsack.classes`) at n in {1,000, 10,000} and
 R in {10^6, 10^7}, ``C`` half the total weight; ``--classes hard`` (or ``all``) adds spanner,
-multiple strongly correlated, profit ceiling and circle instances. Each instance is solved by
+multiple strongly correlated, profit ceiling and circle instances; ``--classes jooken`` (named: not
+in ``all``) Jooken et al.'s class (issue 41; :func:`~gpudp.problems.knapsack.classes.jooken_instance`),
+whose capacity is ``c = R`` for each of ``--ranges`` and whose other parameters ``--jooken`` sets
+(``g=10,f=0.1,eps=1e-4,s=100`` by default; c at most 2^51). Each instance is solved by
 ``knapsack.solve_instance(method="auto")`` on each backend: the method auto ran, the seconds end to
 end (the 0/1 vector and its check included, after compilation), whether the value is proven, the
 DP's predicted time that chose the method, and the sparse DP's work (states, largest list, core,
@@ -23,8 +26,18 @@ import os
 import time
 
 from gpudp.backends import device_name
+from gpudp.errors import InputError
 from gpudp.problems.knapsack import solve_instance, validate
-from gpudp.problems.knapsack.classes import CLASSES, R_MAX, parse_classes, pisinger_instance
+from gpudp.problems.knapsack.classes import (
+    JOOKEN,
+    JOOKEN_C_MAX,
+    R_MAX,
+    class_instance,
+    class_name,
+    parse_classes,
+    parse_jooken,
+    pisinger_instance,
+)
 
 from . import options
 
@@ -36,13 +49,23 @@ def bench_arguments(parser):
         "--classes",
         type=options.checked(parse_classes, "class"),
         default="1-6",
-        help="1-6, hard (11-16), all, or a comma list",
+        help="1-6, hard (11-16), all (1-16), jooken (Jooken et al. 2022, c = R), or a comma list",
+    )
+    parser.add_argument(
+        "--jooken",
+        type=options.checked(parse_jooken, "parameter"),
+        default="",
+        help="the jooken class's parameters, NAME=VALUE comma list of g (groups), f (fraction of small "
+        "items), eps, s (perturbation); default g=10,f=0.1,eps=1e-4,s=100",
     )
     parser.add_argument(
         "--sizes", type=options.int_list(1), default="1000,10000", help="n values (comma list)"
     )
     parser.add_argument(
-        "--ranges", type=options.whole_list(10, R_MAX), default="1e6,1e7", help="R values (comma list)"
+        "--ranges",
+        type=options.whole_list(10, R_MAX),
+        default="1e6,1e7",
+        help="R values (comma list); the capacity c of the jooken class",
     )
     parser.add_argument(
         "--seeds", type=options.positive_int, default=1, help="instances per (class, n, R): seeds 0.."
@@ -124,6 +147,9 @@ def cli_bench(args) -> dict:
     backends = options.backend_list(args.backends)
     classes, sizes, ranges = args.classes, args.sizes, args.ranges
     peer_limit = args.time_limit if args.peer_limit is None else args.peer_limit
+    jooken = getattr(args, "jooken", None) or parse_jooken("")
+    if JOOKEN in classes and max(ranges) > JOOKEN_C_MAX:
+        raise InputError("--ranges", f"{max(ranges)}: the jooken class's capacity c = R is at most 2^51")
     _warm(backends)
     out = {
         "date": time.strftime("%Y-%m-%d"),
@@ -135,18 +161,22 @@ def cli_bench(args) -> dict:
             "ranges": ranges,
             "seeds": args.seeds,
             "time_limit": args.time_limit,
-            "capacity": "half the total weight",
+            "capacity": "half the total weight" + ("; jooken: c = R" if JOOKEN in classes else ""),
         },
         "runs": [],
     }
+    if JOOKEN in classes:
+        out["settings"]["jooken"] = jooken
     peers = not args.no_peers
     for R in ranges:
         for n in sizes:
             for k in classes:
                 for seed in range(args.seeds):
-                    p, w, c = pisinger_instance(k, n, R, seed=seed)
+                    p, w, c = class_instance(k, n, R, seed=seed, jooken=jooken)
                     inst = validate(p, w, c)
-                    row = {"class": k, "name": CLASSES[k], "n": n, "R": R, "seed": seed, "capacity": c}
+                    row = {"class": k, "name": class_name(k), "n": n, "R": R, "seed": seed, "capacity": c}
+                    if k == JOOKEN:
+                        row["jooken"] = jooken
                     for be in backends:
                         row[be] = run_auto(inst, be, args.time_limit)
                     if peers:

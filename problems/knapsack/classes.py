@@ -39,6 +39,30 @@ class  name                   items (``w`` weight, ``p`` profit)
 **Capacity.** Instance ``h`` of a series of ``H = 100`` has ``C = ⌊h·Σw / (H + 1)⌋`` (the paper's
 series), at least the largest weight; the default ``h=None`` gives ``C = ⌊Σw / 2⌋``, half the total
 weight (issue 16's setting; ``h = 50`` gives 0.495·Σw).
+
+Jooken's class (``jooken``, :func:`jooken_instance`)
+---------------------------------------------------
+J. Jooken, P. Leyman, P. De Causmaecker, *A new class of hard problem instances for the 0-1
+knapsack problem*, EJOR 301(3) (2022) 841–854; its generator is ``generator.cpp`` of
+github.com/JorikJooken/knapsackProblemInstances, whose rule this follows (written anew, NumPy's
+generator in place of its ``mt19937``: the same distribution, not the same numbers). Parameters:
+``n`` items, capacity ``c``, ``g ≥ 2`` groups, ``f`` (about the fraction of small items, the last
+group), ``ε`` (how far above ``c/2^j`` a group sits, as a fraction of ``c``) and ``s`` (the spread
+of the perturbations). With ``m = ⌊n·f⌋`` and ``k = ⌊(n − m)/(g − 1)⌋``:
+
+- groups ``j = 1 .. g − 1``, ``k`` items each, in that order: profit and weight each
+  ``⌊(2^−j + ε)·c + u⌋`` with its own ``u`` in ``U[1, s]``; just above ``c/2``, ``c/4``, ...: two
+  items of group 1 never fit together, and profit and weight are nearly equal everywhere;
+- the ``n − (g − 1)·k`` items left (at least ``m``): profit and weight each in ``U[1, s]``.
+
+The large values are computed as the generator computes them, in float64 (``(1/2^j + ε)``, times
+``c``, plus ``u``, truncated), so a file of the published set has the values this rule gives for
+its ``u``; ``c`` and ``s`` are at most 2^51 so that every such value is an integer float64 holds
+exactly. The published set (3,240 instances) takes ``n`` in {400, 600, ..., 1,200}, ``c`` in
+{10^6, 10^8, 10^10}, ``g`` in {2, 6, 10, 14}, ``f`` in {0.1, 0.2, 0.3}, ``ε`` in {0, 10^−5, 10^−4,
+10^−3, 10^−2, 0.1} and ``s`` in {100, 200, 300}; the defaults ``g = 10, f = 0.1, ε = 10^−4,
+s = 100`` are among its hard settings for combo (its recorded times by parameter:
+docs/knapsack_sparse.md).
 """
 
 from __future__ import annotations
@@ -47,7 +71,21 @@ import math
 
 import numpy as np
 
-__all__ = ["pisinger_instance", "class_number", "parse_classes", "CLASSES", "CLASSIC", "HARD"]
+__all__ = [
+    "pisinger_instance",
+    "jooken_instance",
+    "class_instance",
+    "class_name",
+    "class_number",
+    "parse_classes",
+    "parse_jooken",
+    "CLASSES",
+    "CLASSIC",
+    "HARD",
+    "JOOKEN",
+    "JOOKEN_DEFAULTS",
+    "JOOKEN_C_MAX",
+]
 
 #: class number -> name (Pisinger's numbering)
 CLASSES = {
@@ -72,6 +110,12 @@ _SPAN_V, _SPAN_M = 2, 10
 H = 100
 #: the largest R accepted: every coefficient stays below 2^61 (sums are the solvers' business)
 R_MAX = 2**60
+#: Jooken's class, by name (outside Pisinger's numbering; ``parse_classes`` gives it as this name)
+JOOKEN = "jooken"
+#: :func:`jooken_instance`'s parameters and their defaults (the module doc)
+JOOKEN_DEFAULTS = {"g": 10, "f": 0.1, "eps": 1e-4, "s": 100}
+#: the largest capacity (and spread ``s``) of Jooken's class: every value is exact in float64
+JOOKEN_C_MAX = 2**51
 
 
 def class_number(cls) -> int:
@@ -88,11 +132,14 @@ def class_number(cls) -> int:
     return int(cls)
 
 
-def parse_classes(text: str) -> list[int]:
-    """``"1-6"``, ``"1,3,16"``, ``"hard"``, ``"all"`` or names (``"strongly,circle"``) -> class numbers."""
+def parse_classes(text: str) -> list[int | str]:
+    """``"1-6"``, ``"1,3,16"``, ``"hard"``, ``"all"`` or names (``"strongly,circle"``) -> class numbers;
+    ``"jooken"`` -> the name :data:`JOOKEN` (``all`` is Pisinger's classes: name it to have it)."""
     out = []
     for part in (s.strip() for s in text.split(",") if s.strip()):
-        if part in ("all", "classic", "hard"):
+        if part.lower() == JOOKEN:
+            out.append(JOOKEN)
+        elif part in ("all", "classic", "hard"):
             out += list(CLASSES) if part == "all" else list(CLASSIC if part == "classic" else HARD)
         elif "-" in part and all(s.strip().isdigit() for s in part.split("-", 1)):
             a, b = (int(s) for s in part.split("-", 1))
@@ -165,3 +212,87 @@ def pisinger_instance(cls, n: int, R: int, seed: int = 0, h: int | None = None):
     if n:
         cap = max(cap, int(w.max()))
     return p, w, cap
+
+
+def class_name(cls) -> str:
+    """The name of a class that :func:`parse_classes` gives (a number of Pisinger's, or ``jooken``)."""
+    return JOOKEN if cls == JOOKEN else CLASSES[class_number(cls)]
+
+
+def class_instance(cls, n: int, R: int, seed: int = 0, jooken: dict | None = None):
+    """``(profits, weights, capacity)`` of any class :func:`parse_classes` gives: Pisinger's with
+    coefficient range ``R`` (:func:`pisinger_instance`, capacity half the total weight), or Jooken's
+    with capacity ``c = R`` and the parameters ``jooken`` (:func:`jooken_instance`; defaults
+    :data:`JOOKEN_DEFAULTS`)."""
+    if cls == JOOKEN:
+        return jooken_instance(n, R, seed=seed, **(jooken or {}))
+    return pisinger_instance(cls, n, R, seed=seed)
+
+
+def _real(v, name: str, lo: float, hi: float) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float | np.integer | np.floating):
+        raise ValueError(f"{name} must be a number in [{lo:g}, {hi:g}], got {v!r}")
+    f = float(v)
+    if not lo <= f <= hi:  # (NaN fails too)
+        raise ValueError(f"{name} must be a number in [{lo:g}, {hi:g}], got {v!r}")
+    return f
+
+
+def _whole(v, name: str, lo: int, hi: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, int | np.integer) or not lo <= v <= hi:
+        raise ValueError(f"{name} must be an integer in {lo}..{hi}, got {v!r}")
+    return int(v)
+
+
+def jooken_instance(
+    n: int,
+    c: int,
+    g: int = JOOKEN_DEFAULTS["g"],
+    f: float = JOOKEN_DEFAULTS["f"],
+    eps: float = JOOKEN_DEFAULTS["eps"],
+    s: int = JOOKEN_DEFAULTS["s"],
+    seed: int = 0,
+):
+    """``(profits, weights, c)`` of Jooken's class (the module doc): ``n`` items, capacity ``c``
+    (1 to 2^51), ``g`` groups (at least 2), the fraction ``f`` of small items and ``eps`` (each in
+    [0, 1]), the spread ``s`` of the perturbations (1 to 2^51); reproducible from ``seed``. Profits
+    and weights are int64 arrays, the capacity the Python int ``c``.
+
+    >>> p, w, c = jooken_instance(10, 1000, g=2, f=0.2, eps=0.01, s=5, seed=1)
+    >>> bool(((w[:8] >= 511) & (w[:8] <= 515)).all() and (w[8:] <= 5).all()), c
+    (True, 1000)
+    """
+    n = _whole(n, "n", 0, 2**62)
+    c = _whole(c, "c", 1, JOOKEN_C_MAX)
+    g = _whole(g, "g", 2, 2**20)
+    s = _whole(s, "s", 1, JOOKEN_C_MAX)
+    f = _real(f, "f", 0.0, 1.0)
+    eps = _real(eps, "eps", 0.0, 1.0)
+    bits = [int(np.float64(v).view(np.uint64)) for v in (f, eps)]
+    rng = np.random.default_rng([0x4A4F4F4B, n, c, g, s, *bits, int(seed)])  # "JOOK"
+    u = rng.integers(1, s, (n, 2), endpoint=True, dtype=np.int64)  # each item's (profit, weight) draws
+    small = int(n * f)  # the generator's (long long)(n * f), from float64
+    k = (n - small) // (g - 1)
+    large = k * (g - 1)
+    base = np.repeat([(1.0 / 2.0**j + eps) * float(c) for j in range(1, g)], k)  # float64, as it does
+    p, w = u[:, 0].copy(), u[:, 1].copy()
+    p[:large] = (base + u[:large, 0]).astype(np.int64)  # truncated, as its cast (all positive)
+    w[:large] = (base + u[:large, 1]).astype(np.int64)
+    return p, w, c
+
+
+def parse_jooken(text: str) -> dict:
+    """``"g=14,eps=1e-5"`` -> :func:`jooken_instance`'s parameters, the defaults for those not given
+    (:data:`JOOKEN_DEFAULTS`); a ValueError saying what is wrong."""
+    out = dict(JOOKEN_DEFAULTS)
+    for part in (t.strip() for t in text.split(",") if t.strip()):
+        key, eq, val = (t.strip() for t in part.partition("="))
+        if not eq or key not in JOOKEN_DEFAULTS:
+            raise ValueError(f"{part!r}: expected NAME=VALUE with NAME one of {', '.join(JOOKEN_DEFAULTS)}")
+        try:
+            out[key] = int(val) if key in ("g", "s") else float(val)
+        except ValueError:
+            kind = "an integer" if key in ("g", "s") else "a number"
+            raise ValueError(f"{part!r}: {key} must be {kind}") from None
+    jooken_instance(1, 1, **out)  # the ranges, checked by the generator itself
+    return out

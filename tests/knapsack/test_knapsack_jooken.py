@@ -1,5 +1,6 @@
-"""Jooken, Leyman & De Causmaecker's instances (EJOR 301(3), 2022; issue 41): their format read
-exactly (detected next to Pisinger text, or forced by ``--format jooken``).
+"""Jooken, Leyman & De Causmaecker's class (EJOR 301(3), 2022; issue 41): their instance format read
+exactly (detected next to Pisinger text, or forced by ``--format jooken``), and their generator's
+rule (``classes.jooken_instance``) against a reference DP.
 
 The dataset's ``test.in`` files (github.com/JorikJooken/knapsackProblemInstances) carry no licence,
 so none is copied here: the format is written out in the tests, and the whole dataset is read where
@@ -7,6 +8,7 @@ the project's shared folder holds it (``shared/data/jooken/<instance>/test.in``)
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -19,6 +21,7 @@ from hypothesis import strategies as st
 from gpudp import InputError
 from gpudp.cli import main
 from gpudp.problems import knapsack
+from gpudp.problems.knapsack import classes
 from gpudp.problems.knapsack.io import FORMATS, parse_knapsack, read_knapsack
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "jooken"
@@ -40,6 +43,25 @@ DATASET_LIKE = (
 def jooken_text(p, w, c, base=0, eol="\n") -> str:
     lines = [str(len(p))] + [f"{base + i} {a} {b}" for i, (a, b) in enumerate(zip(p, w, strict=True))]
     return eol.join([*lines, str(c)]) + eol
+
+
+def ref_dp(p, w, c) -> int:
+    """The optimum by the textbook DP over the reachable weights (Python integers: exact)."""
+    best = {0: 0}
+    for a, b in zip(p, w, strict=True):
+        for x, v in list(best.items()):
+            y = x + b
+            if y <= c and best.get(y, -1) < v + a:
+                best[y] = v + a
+    return max(best.values())
+
+
+def brute(p, w, c) -> int:
+    best = 0
+    for pick in itertools.product((0, 1), repeat=len(p)):
+        if sum(b for b, t in zip(w, pick, strict=True) if t) <= c:
+            best = max(best, sum(a for a, t in zip(p, pick, strict=True) if t))
+    return best
 
 
 # --------------------------------------------------------------------------------------------
@@ -229,3 +251,118 @@ def test_every_dataset_file_reads_and_has_the_rules_structure():
         base = np.concatenate([base, np.zeros(n - len(base), np.int64)])
         for a in (inst.profits, inst.weights):
             assert (a - base).min() >= 0 and (a - base).max() <= s, d.name
+
+
+# --------------------------------------------------------------------------------------------
+# The generator
+
+
+def test_generator_is_deterministic_by_seed():
+    a = classes.jooken_instance(200, 10**8, seed=3)
+    b = classes.jooken_instance(200, 10**8, seed=3)
+    assert all(np.array_equal(x, y) for x, y in zip(a[:2], b[:2], strict=True)) and a[2] == b[2] == 10**8
+    assert not np.array_equal(a[0], classes.jooken_instance(200, 10**8, seed=4)[0])
+    assert not np.array_equal(a[0], classes.jooken_instance(200, 10**8, eps=1e-3, seed=3)[0])
+    assert classes.class_instance("jooken", 200, 10**8, seed=3)[2] == 10**8
+    same = classes.class_instance("jooken", 200, 10**8, seed=3, jooken={"g": 10})
+    assert np.array_equal(same[1], a[1])  # the defaults: g = 10, f = 0.1, eps = 1e-4, s = 100
+
+
+@pytest.mark.parametrize(
+    "n, c, g, f, eps, s",
+    [
+        (400, 10**10, 10, 0.1, 1e-4, 100),
+        (1000, 10**6, 14, 0.3, 0.0, 300),
+        (600, 10**8, 2, 0.2, 1e-5, 200),
+        (37, 1000, 6, 0.25, 0.1, 7),
+        (5, 100, 14, 0.0, 0.01, 3),  # fewer items than groups: all small
+        (10, 10**6, 3, 1.0, 0.5, 1),  # f = 1: all small, s = 1: every small item (1, 1)
+    ],
+)
+def test_generator_structure(n, c, g, f, eps, s):
+    """Groups of k = (n - floor(n f)) // (g - 1) items just above c/2, c/4, ..., c/2^(g-1) (profit
+    and weight each (2^-j + eps) c plus 1..s, truncated), then the small items, in 1..s."""
+    p, w, cap = classes.jooken_instance(n, c, g=g, f=f, eps=eps, s=s, seed=1)
+    assert cap == c and len(p) == len(w) == n and p.dtype == w.dtype == np.int64
+    k = (n - int(n * f)) // (g - 1)
+    for j in range(1, g):
+        x = (2.0**-j + eps) * c
+        for a in (p, w):
+            grp = a[(j - 1) * k : j * k]
+            assert len(grp) == k and ((grp >= int(x + 1)) & (grp <= int(x + s))).all()
+            assert (grp > c / 2**j).all()
+    rest = slice((g - 1) * k, n)
+    assert n - (g - 1) * k >= int(n * f)
+    for a in (p, w):
+        assert ((a[rest] >= 1) & (a[rest] <= s)).all()
+    if k >= 2 and s >= 50:  # the draws spread over 1..s, profit and weight apart
+        assert len(set((p[:k] - int((0.5 + eps) * c)).tolist())) > 1 and not np.array_equal(p, w)
+
+
+def test_generator_parameters_and_names():
+    for bad in (
+        dict(n=-1, c=10),
+        dict(n=5, c=0),
+        dict(n=5, c=2**51 + 1),
+        dict(n=5, c=10, g=1),
+        dict(n=5, c=10, f=1.5),
+        dict(n=5, c=10, eps=-0.1),
+        dict(n=5, c=10, eps=float("nan")),
+        dict(n=5, c=10, s=0),
+        dict(n=5.0, c=10),
+        dict(n=5, c=10, g=True),
+    ):
+        with pytest.raises(ValueError):
+            classes.jooken_instance(**bad)
+    assert classes.jooken_instance(0, 10)[0].size == 0
+    assert classes.parse_classes("1,jooken,hard")[:2] == [1, "jooken"]
+    assert "jooken" not in classes.parse_classes("all")
+    assert classes.class_name("jooken") == "jooken" and classes.class_name(16) == "circle"
+    assert classes.parse_jooken("") == classes.JOOKEN_DEFAULTS
+    assert classes.parse_jooken(" g=14, eps=1e-5 ") == {**classes.JOOKEN_DEFAULTS, "g": 14, "eps": 1e-5}
+    for bad in ("h=1", "g", "g=2.5", "f=x", "f=2", "s=0", "eps=nan"):
+        with pytest.raises(ValueError):
+            classes.parse_jooken(bad)
+
+
+@settings(max_examples=40)
+@given(
+    n=st.integers(0, 22),
+    c=st.integers(10, 10**5),
+    g=st.integers(2, 6),
+    f=st.sampled_from([0.0, 0.1, 0.2, 0.3, 0.5]),
+    eps=st.sampled_from([0.0, 1e-5, 1e-3, 0.01, 0.1]),
+    s=st.integers(1, 300),
+    seed=st.integers(0, 2**32),
+)
+def test_generated_instances_vs_a_reference_dp(n, c, g, f, eps, s, seed):
+    """Tiny instances of the class (n <= 22) solved by the knapsack front on the cpu backend: the
+    reference DP's optimum, and a checked 0/1 vector."""
+    p, w, cap = classes.jooken_instance(n, c, g=g, f=f, eps=eps, s=s, seed=seed)
+    sol = knapsack.solve(p, w, cap, backend="cpu")
+    assert sol.optimal and sol.checked and sol.value == ref_dp(p.tolist(), w.tolist(), cap)
+
+
+def test_a_generated_instance_vs_brute_force():
+    p, w, c = classes.jooken_instance(14, 10**4, g=4, f=0.3, eps=1e-3, s=50, seed=5)
+    want = brute(p.tolist(), w.tolist(), c)
+    assert want == ref_dp(p.tolist(), w.tolist(), c)
+    for method in ("dp", "sparse", "auto"):
+        assert knapsack.solve(p, w, c, method=method, backend="cpu").value == want
+
+
+def test_bench_knapsack_classes_jooken(tmp_path, capsys):
+    out = tmp_path / "kc.json"
+    argv = ["bench", "knapsack-classes", "--backends", "cpu", "--classes", "jooken", "--sizes", "20"]
+    argv += ["--ranges", "1000,1e5", "--jooken", "g=4,f=0.2", "--no-peers", "--time-limit", "5"]
+    assert main([*argv, "--out", str(out)]) == 0
+    res = json.loads(out.read_text())
+    params = {**classes.JOOKEN_DEFAULTS, "g": 4, "f": 0.2}
+    assert res["settings"]["jooken"] == params and res["settings"]["classes"] == ["jooken"]
+    assert len(res["runs"]) == 2 and res["summary"]["cpu"]["proven"] == 2
+    for row in res["runs"]:
+        assert row["name"] == "jooken" and row["capacity"] == row["R"] and row["jooken"] == params
+        p, w, c = classes.jooken_instance(row["n"], row["R"], seed=row["seed"], **params)
+        assert row["cpu"]["value"] == ref_dp(p.tolist(), w.tolist(), c)
+    assert main(["bench", "knapsack-classes", "--classes", "jooken", "--ranges", "1e16"]) == 2
+    assert "the jooken class's capacity c = R is at most 2^51" in capsys.readouterr().err
