@@ -180,7 +180,16 @@ def row_reduction(rec_cls) -> tuple[Callable[[str, str, str], str], Callable[[st
 
 
 def cell_call(
-    rec_cls, coords: str, deps: list[str], n_data: int, v: str, d: str, syms=(), reduce_here=True, warp=None
+    rec_cls,
+    coords: str,
+    deps: list[str],
+    n_data: int,
+    v: str,
+    d: str,
+    syms=(),
+    reduce_here=True,
+    head="cell(",
+    only=None,
 ) -> str:
     """Lines calling the recurrence's cell, leaving its value in v and decision in d.
 
@@ -190,14 +199,15 @@ def cell_call(
     With a reduction (``reduce``) the call also updates this thread's slot, unless ``reduce_here``
     is False (a kernel that keeps the thread's best in registers itself). A decision outside
     ``0 .. 2**decision_bits - 1`` is recorded in the flag (``coords`` are the cell's two
-    coordinates) and stored as 0. With ``warp`` (its leading arguments, the lane first) the call is to
-    the interval sweep's warp cell, ``wcell(lane, ..., i, j, ...)``, which every lane of a warp runs
-    for the same cell; lane 0 alone records an overflow."""
+    coordinates) and stored as 0. ``head`` begins the call: a variant of the cell taking arguments
+    of its own first (the interval sweeps' ``"wcell(lane, R, C, "``, ``"ccell(C, "``); ``only``, a
+    condition under which alone an overflow is recorded (``"lane == 0"``: a warp's lanes all run the
+    same cell)."""
     sp = spec_of(rec_cls)
     if sp.deps_tuple:  # cell(i, j, deps, ...): one tuple in offsets order
         deps = [f"({', '.join(deps)},)"]
     args = ", ".join([coords, *deps, *(syms if sp.symbols else ())]) + sp.fn_args(n_data)
-    call = f"cell({args})" if warp is None else f"wcell({warp}, {args})"
+    call = f"{head}{args})"
     bits = rec_cls.decision_bits
     a, b = (x.strip() for x in coords.split(","))
     red = ""
@@ -212,8 +222,8 @@ def cell_call(
     if bits:
         flag = f"dat{n_data - 1}"
         wide = f"{d} < 0 or {d} > {(1 << bits) - 1}"
-        if warp is not None:
-            wide = f"{warp.split(',')[0]} == 0 and ({wide})"
+        if only is not None:
+            wide = f"{only} and ({wide})"
         return (
             f"{v}, {d} = {call}\n{v} = VT({v}){red}\n"
             f"if {wide}:\n"

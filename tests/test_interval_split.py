@@ -11,6 +11,7 @@ import pytest
 from examples_loader import load_example
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_interval import chain_cost
 
 from gpudp import IntervalRecurrence, sweep
 from gpudp.interval import split
@@ -162,6 +163,16 @@ def nested(i, j, T):
 )
 def test_loops_that_would_change_the_answer_are_left_as_written(cell, why):
     assert why in refused(cell)
+
+
+def test_the_cpu_reads_columns_from_a_column_major_copy():
+    src = split.column_cell(mc.MatrixChain.cell)[1]
+    assert "_gpudp_cols[j, k + 1]" in src and "T[i, k]" in src  # rows stay where they are
+    with pytest.raises(split.Unsupported, match="no loop reads down a column"):
+        split.column_cell(last_min)  # T[i, k - 1]: a row
+    r = sweep(mc.MatrixChain([3, 5, 2, 7, 4]), backend="cpu", progress=False)
+    assert r.stats.extra["column_reads"] == "a column-major copy"
+    assert r.value(0, 3) == chain_cost([3, 5, 2, 7, 4])
 
 
 # ---------------------------------------------------------------------------------------------

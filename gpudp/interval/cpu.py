@@ -3,21 +3,29 @@
 One generated function runs a chunk of diagonals: for each, the cells ``(i, i + d)`` with
 ``prange`` when the diagonal's work (cells x length) reaches :data:`gpudp.interval.table.SERIAL_WORK`,
 else serially on one thread; the cell reads the row-major table ``T`` that it and its diagonal
-write (``T[i, j]``, decisions ``D[i, j]``). One compile per recurrence class, on disk for later
-processes (:func:`gpudp.cache.jit_generated`).
+write (``T[i, j]``, decisions ``D[i, j]``). Where the cell's loops read down a column of ``T``
+(matrix chain's ``T[k + 1, j]``: a whole row apart from one split point to the next), those reads
+go to a column-major copy ``C`` written beside it (:func:`gpudp.interval.split.column_cell`): one
+item apart instead. One compile per recurrence class, on disk for later processes
+(:func:`gpudp.cache.jit_generated`).
 """
 
 from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from ..backends.cpu import PARALLEL_LOCK, cell_namespace
 from ..cache import jit_generated
 from ..jit import njit
+from ..kernel import KernelFactory
+from ..memory import available_memory
+from . import split
 from .table import SERIAL_WORK, cells_of, compiled_sweep
 
 _RUN = """
-def run_diagonals(d0, d1, n, S, D{da}):
+def run_diagonals(d0, d1, n, S, C, D{da}):
     T = S  # row-major: the cells read the table they write
     for d in range(d0, d1):
         if (n - d) * (d + 1) < SERIAL_WORK:  # a short diagonal: cheaper than a parallel region
@@ -28,17 +36,43 @@ def run_diagonals(d0, d1, n, S, D{da}):
                 {body}
 """
 
+_COLUMN_CELLS = KernelFactory("interval.column_cell", "rec")
 
-def runner(rec_cls, n_data: int):
-    """The compiled ``run_diagonals(d0, d1, n, S, D, *data)`` of a recurrence class."""
+
+def column_cell(rec_cls):
+    """The cell reading its loops' columns from the column-major copy
+    (:func:`gpudp.interval.split.column_cell`), compiled, or the reason there is none (a str); once
+    per class and process."""
+    k = _COLUMN_CELLS.lookup(rec=rec_cls)
+    if not k.ready:
+        try:
+            fn = njit(split.column_cell(rec_cls.cell)[0])
+        except (split.Unsupported, SyntaxError) as e:
+            fn = str(e) or type(e).__name__
+        k = k.keep(fn)
+    return k.fn
+
+
+def runner(rec_cls, n_data: int, columns: bool):
+    """The compiled ``run_diagonals(d0, d1, n, S, C, D, *data)`` of a recurrence class: the table
+    ``S`` row-major, with ``columns`` its column-major copy ``C`` too (``C[j, i]``), which the cell's
+    loops read columns from (:func:`column_cell`)."""
+
+    def namespace():
+        ns = {**cell_namespace(rec_cls), "SERIAL_WORK": SERIAL_WORK}
+        if columns:
+            ns["ccell"] = column_cell(rec_cls)
+        return ns
+
     return compiled_sweep(
-        "cpu",
+        "cpu-columns" if columns else "cpu",
         rec_cls,
         n_data,
         _RUN,
-        ("S[i, j]", "D[i, j]"),
-        lambda: {**cell_namespace(rec_cls), "SERIAL_WORK": SERIAL_WORK},
+        ("S[i, j]", "C[j, i]", "D[i, j]") if columns else ("S[i, j]", "D[i, j]"),
+        namespace,
         lambda src, ns: jit_generated(src, "run_diagonals", ns, njit, "cpu", parallel=True),
+        head="ccell(C, " if columns else "cell(",
     )
 
 
@@ -48,15 +82,23 @@ def device_bytes(table_bytes: int, decision_bytes: int) -> int:
 
 
 def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
-    """Sweep the diagonals, chunk after chunk, into ``table`` and ``decisions`` (row-major)."""
-    fn = runner(rec_cls, len(data))
+    """Sweep the diagonals, chunk after chunk, into ``table`` and ``decisions`` (row-major); with a
+    column-major copy of the table where the cell's loops read columns and the memory allows it
+    (twice the table's room: the copy is let go at the end)."""
+    ccell = column_cell(rec_cls) if n > 1 else "one interval"
+    if not isinstance(ccell, str) and table.nbytes > available_memory() // 2:
+        ccell = f"no room for a copy of the table ({table.nbytes / 2**30:.2f} GiB)"
+    columns = not isinstance(ccell, str)
+    stats.extra["column_reads"] = "a column-major copy" if columns else f"the table: {ccell}"
+    C = np.full(table.shape if columns else (1, 1), table.dtype.type(rec_cls.fill), table.dtype)
+    fn = runner(rec_cls, len(data), columns)
     with PARALLEL_LOCK:  # numba's parallel regions: one at a time per process (gpudp.backends.cpu)
         t0 = time.perf_counter()
-        fn(0, 0, n, table, decisions, *data)  # compile (or load)
+        fn(0, 0, n, table, C, decisions, *data)  # compile (or load)
         stats.extra["compile_seconds"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         for d0, d1 in chunks:
-            fn(d0, d1, n, table, decisions, *data)
+            fn(d0, d1, n, table, C, decisions, *data)
             if bar is not None:
                 bar.update(cells_of(n, d0, d1))
         stats.kernel_seconds = time.perf_counter() - t0

@@ -130,7 +130,7 @@ def kernel(rec_cls, n_data: int, warp: bool):
         ("S[d, i]", "R[i, j]", "C[j, i]", "D[i, j]") if warp else ("S[d, i]", "R[i, j]", "D[i, j]"),
         namespace,
         lambda src, ns: generated_kernel(src, "run_diagonals", ns),
-        warp="lane, R, C" if warp else None,
+        warp="wcell(lane, R, C, " if warp else None,
     )
 
 

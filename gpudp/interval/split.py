@@ -44,7 +44,7 @@ import ast
 
 from ..recurrence.source import Unsupported, compile_function, function_ast, function_namespace
 
-__all__ = ["WARP", "warp_cell", "Unsupported"]
+__all__ = ["WARP", "Unsupported", "column_cell", "warp_cell"]
 
 #: lanes that share a cell
 WARP = 32
@@ -127,8 +127,8 @@ class _Reads(ast.NodeTransformer):
     of one row or one column are then consecutive in memory. ``local``: the names an iteration
     binds (an index naming one varies)."""
 
-    def __init__(self, table: str, local: set):
-        self.table, self.local = table, local
+    def __init__(self, table: str, local: set, rows: bool = True):
+        self.table, self.local, self.rows, self.changed = table, local, rows, False
 
     def varies(self, e) -> bool:
         return any(isinstance(n, ast.Name) and n.id in self.local for n in ast.walk(e))
@@ -141,11 +141,38 @@ class _Reads(ast.NodeTransformer):
         if not (isinstance(ix, ast.Tuple) and len(ix.elts) == 2 and isinstance(node.ctx, ast.Load)):
             return node
         a, b = ix.elts
-        if self.varies(b) and not self.varies(a):
+        if self.rows and self.varies(b) and not self.varies(a):
+            self.changed = True
             return ast.Subscript(ast.Name(ROWS, ast.Load()), ast.Tuple([a, b], ast.Load()), ast.Load())
         if self.varies(a) and not self.varies(b):
+            self.changed = True
             return ast.Subscript(ast.Name(COLS, ast.Load()), ast.Tuple([b, a], ast.Load()), ast.Load())
         return node
+
+
+def column_cell(cell):
+    """``(function, source)``: ``cell`` (an interval recurrence's) with its loops' reads down a
+    column of the table, ``T[a, b]`` with only ``a`` varying from one iteration to the next, taken
+    from a column-major copy instead, ``COLS[b, a]``; the new function takes that copy first,
+    ``f(cols, i, j, T, *data)``. The CPU sweep's table is row-major, where such a read strides a
+    whole row from one iteration to the next (matrix chain's ``T[k + 1, j]``): read from the copy it
+    is the next item. Any loop qualifies (only which copy a read goes to changes, and both hold the
+    same values); :class:`Unsupported` where no loop reads a column."""
+    node = function_ast(cell)
+    ns = function_namespace(cell)
+    if len(node.args.args) < 3:
+        raise Unsupported("no table argument")
+    table, changed = node.args.args[2].arg, False
+    for loop in _loops(node.body):
+        bound = {n.id for n in ast.walk(loop) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        reads = _Reads(table, bound, rows=False)
+        loop.body = [reads.visit(s) for s in loop.body]
+        changed |= reads.changed
+    if not changed:
+        raise Unsupported("no loop reads down a column of the table")
+    node.args.args.insert(0, ast.arg(COLS))
+    node.name = f"{node.name}_cols"
+    return compile_function(node, ns, "split")
 
 
 def _loops(stmts):

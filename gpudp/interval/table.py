@@ -139,21 +139,23 @@ class OutsideRead(Exception):
 _SWEEPS = KernelFactory("interval.sweep", "backend", "rec", "n_data")
 
 
-def compiled_sweep(kind: str, rec_cls, n_data: int, template: str, at, namespace, build, warp=None):
+def compiled_sweep(
+    kind: str, rec_cls, n_data: int, template: str, at, namespace, build, head="cell(", warp=None
+):
     """A backend's compiled diagonal sweep of a recurrence class, made once per process (``kind``
     names the variant): ``template`` (``{da}``: the data arguments; ``{body}``: computing cell
-    ``(i, i + d)`` from the view ``T`` and storing its value at each of ``at[:-1]`` (array items,
-    such as ``"S[d, i]"``) and its decision at ``at[-1]``; a block, :func:`fill`; with ``warp``,
-    the warp cell's leading arguments (the lane first), ``{wbody}``: the same by every lane of a
-    warp through ``wcell(warp..., i, j, T, ...)``, lane 0 storing) compiled by ``build(source,
-    namespace())``."""
+    ``(i, i + d)`` from the view ``T`` by the call beginning ``head`` (:func:`gpudp.codegen.cell_call`)
+    and storing its value at each of ``at[:-1]`` (array items, such as ``"S[d, i]"``) and its
+    decision at ``at[-1]``; a block, :func:`fill`; with ``warp``, the warp cell's call head
+    (``"wcell(lane, R, C, "``), ``{wbody}``: the same by every lane of a warp, lane 0 storing)
+    compiled by ``build(source, namespace())``."""
     k = _SWEEPS.lookup(backend=kind, rec=rec_cls, n_data=n_data)
     if not k.ready:
         store = "".join(f"{x} = v\n" for x in at[:-1]) + (f"{at[-1]} = dd\n" if rec_cls.decision_bits else "")
-        body = f"j = i + d\n{cell_call(rec_cls, 'i, j', ['T'], n_data, 'v', 'dd')}\n{store}"
+        body = f"j = i + d\n{cell_call(rec_cls, 'i, j', ['T'], n_data, 'v', 'dd', head=head)}\n{store}"
         wbody = "pass"
         if warp is not None:
-            call = cell_call(rec_cls, "i, j", ["T"], n_data, "v", "dd", warp=warp)
-            wbody = f"j = i + d\n{call}\nif {warp.split(',')[0]} == 0:\n" + indent(store, 4)
+            call = cell_call(rec_cls, "i, j", ["T"], n_data, "v", "dd", head=warp, only="lane == 0")
+            wbody = f"j = i + d\n{call}\nif lane == 0:\n" + indent(store, 4)
         k = k.keep(build(fill(template, da=data_args(n_data), body=body, wbody=wbody), namespace()))
     return k.fn
