@@ -151,7 +151,8 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
     warp = not isinstance(wcell, str)
     S = cuda.device_array((rows, rows), vt, stream=compute)
     R, C = (cuda.device_array((rows, rows) if w else (1, 1), vt, stream=compute) for w in (True, warp))
-    R[:] = rec_cls.fill  # below the diagonal, as the host's table
+    R[:] = rec_cls.fill  # below the diagonal, as the host's table (and C above it)
+    C[:] = rec_cls.fill
     D = cuda.device_array((rows, rows) if bits else (1, 1), decisions.dtype, stream=compute)
     D[:] = 0
     stats.extra["split_loop"] = "a warp a cell" if warp else f"a thread a cell: {wcell}"
