@@ -468,7 +468,8 @@ def test_contract_mistakes_are_named_before_compiling():
 
     with pytest.raises(
         ContractError,
-        match=r"Bare.cell returned (np.int32\()?0\)? at the first cell, \(0, 0, 0\).*\(value, decision\)",
+        match=r"Bare.cell returned (np.int32\()?0\)? \(int32\) at the first cell, \(0, 0, 0\).*"
+        r"\(value, decision\)",
     ):
         sweep(Bare(), backend="cpu")
 

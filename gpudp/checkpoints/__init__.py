@@ -42,7 +42,7 @@ import time
 import numpy as np
 
 from .. import backends, values
-from ..checks import check_memory
+from ..checks import check_memory, probe_back
 from ..codegen import block_decision, decision_dtype, diagonal_groups, spec_of
 from ..errors import ContractError, InputError, decision_overflow
 from ..memory import default_budget, parse_bytes
@@ -365,6 +365,7 @@ class CheckpointResult:
         t0 = time.perf_counter()
         n, rounds, blocks, cells, kernel_s, walk_s = 0, 0, 0, 0, 0.0, 0.0
         slope = (i + 1) / (j + 1)
+        probe_back(cls, (i, j), 0, self._user, s)  # back's form, in plain Python, before compiling
         bar = progress_bar(i + j + 1, self._progress, "diagonal")
         try:
             while 0 <= i < rows and 0 <= j < cols:

@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 from .. import backends, lowering, values
-from ..checks import cell_symbols, check_memory, probe_cell
+from ..checks import cell_symbols, check_memory, probe_boundary, probe_cell
 from ..codegen import NO_CELL, spec_of
 from ..errors import decision_overflow
 from ..progress import progress_bar
@@ -190,24 +190,26 @@ def _reduce_slots(cls, values, cells):
 
 def _probe(rec, plan, data) -> None:
     """:func:`gpudp.checks.probe_cell` on the first cell, ``(0, 0)``, before any kernel compiles: a
-    grid's (:func:`probe_grid`), or the layers' with windows of ``fill`` (at most 65,536 cells: a
-    read past them raises, no probe)."""
+    grid's (:func:`probe_grid`, its boundary too), or the layers' with windows of ``fill`` (at
+    most 65,536 cells: a read past them raises, no probe)."""
     cls = type(rec)
     if plan.cells == 0:
         return
     if cls.family == "grid":
-        probe_grid(rec, data)
+        probe_grid(rec, data, (plan.rows, plan.cols))
         return
     vt = np.dtype(cls.value_dtype).type
     size = min(max(int(plan.sizes.max()), 1), 1 << 16)
     probe_cell(cls, (0, 0), [np.full(size, cls.fill, vt) for _ in range(cls.window)], data)
 
 
-def probe_grid(rec, data) -> None:
+def probe_grid(rec, data, shape: tuple[int, int]) -> None:
     """:func:`gpudp.checks.probe_cell` on a grid's first cell, ``(0, 0)`` (one with cells), as
     :func:`gpudp.sweep` and :func:`gpudp.sweep_many` check it: its dependencies at ``fill`` (a tuple of
     them with ``deps_tuple``), its symbols there (the first two items of ``data``, widened:
-    :func:`gpudp.checks.cell_symbols`), then the rest of ``data``."""
+    :func:`gpudp.checks.cell_symbols`), then the rest of ``data``; and
+    :func:`gpudp.checks.probe_boundary` on the first cell it reads outside the ``rows x cols`` grid
+    (``shape``), if one."""
     cls = type(rec)
     fs = values.fields(cls)
     fill = np.dtype(cls.value_dtype).type(cls.fill) if fs is None else values.fill_values(cls)
@@ -216,3 +218,7 @@ def probe_grid(rec, data) -> None:
         deps = [tuple(deps)]
     syms = [data[0][0], data[1][0]] if cls.symbols else []
     probe_cell(cls, (0, 0), (*deps, *syms), data[len(syms) :])
+    rows, cols = shape
+    outside = [(int(a), int(b)) for a, b in cls.offsets if not (0 <= a < rows and 0 <= b < cols)]
+    if outside:
+        probe_boundary(cls, outside[0], data[len(syms) :])

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cache import jit_generated
+from ..checks import probe_back
 from ..codegen import data_args, fill, walk_form
 from ..errors import ContractError
 from ..kernel import KernelFactory
@@ -87,8 +88,9 @@ class SweepResult:
         data = tuple(self.recurrence.data())
         walker = _walker(rec, len(data), self.plan)
         a, b = start_cell(start)
-        self.decision(a, b)  # raises IndexError for a start outside the grid / layers
+        d = self.decision(a, b)  # raises IndexError for a start outside the grid / layers
         s0 = (np.int64(0 if state is None else operator.index(state)),) if rec.traceback_state else ()
+        probe_back(rec, (a, b), d, data, *s0)  # back's return, in plain Python, before the walk compiles
         lay = self.plan.layout
         maxlen = (self.plan.schedule.num_wavefronts if self.plan.schedule else self.plan.n_units) + 1
         if self.plan.kind == "tiled":

@@ -39,7 +39,7 @@ import numpy as np
 
 from .. import backends, lowering
 from ..cache import jit_generated
-from ..checks import check_memory, probe_cell
+from ..checks import check_memory, probe_back, probe_boundary, probe_cell
 from ..codegen import decision_dtype
 from ..errors import ContractError, decision_overflow
 from ..jit import njit
@@ -209,15 +209,7 @@ class Grid3Result:
                 f"{cls._form('back', len(data))} as a @staticmethod"
             )
         d0 = int(dec[position(i0, j0, k0, n2, n3, self._starts)])
-        try:  # the return's form, in plain Python, before compiling (a back that cannot run so: skipped)
-            got = cls.back(i0, j0, k0, d0, *data)
-        except Exception:
-            got = (0, 0, 0)
-        if not (isinstance(got, tuple) and len(got) == 3):
-            raise ContractError(
-                f"{cls.__name__}.back({i0}, {j0}, {k0}, {d0}) returned {got!r}: "
-                f"{cls._form('back', len(data))}"
-            )
+        probe_back(cls, (i0, j0, k0), d0, data)  # the return's form, in plain Python, before compiling
         path, err, *cells = _walker(cls, len(data))(i0, j0, k0, n2, n3, self._starts, dec, *data)
         if err:
             i, j, k, d, i2, j2, k2 = (int(x) for x in cells)
@@ -381,6 +373,7 @@ def sweep_grid3(
     if cells:  # the form of cell's return, in plain Python, on (0, 0, 0) with its reads at fill
         fill = np.dtype(cls.value_dtype).type(cls.fill)
         probe_cell(cls, (0, 0, 0), (fill,) * len(cls.offsets), data)
+        probe_boundary(cls, cls.offsets[0], data)  # outside: every offset has a -1
     starts = plane_starts(n1, n2, n3)
     store = None
     ddt = decision_dtype(bits)

@@ -40,7 +40,7 @@ import numpy as np
 
 from .. import backends, lowering
 from ..cache import jit_generated
-from ..checks import check_memory, probe_cell
+from ..checks import check_memory, probe_back, probe_cell
 from ..codegen import data_args, decision_dtype
 from ..errors import ContractError, decision_overflow
 from ..jit import njit
@@ -121,15 +121,7 @@ class IntervalResult:
                 f"{cls.__name__} defines no back(...): its decisions cannot be traced back; define "
                 f"{cls._form('back', len(data))} as a @staticmethod"
             )
-        d = int(self.decisions[i0, j0])
-        try:  # the return's form, in plain Python, before compiling (a back that cannot run so: skipped)
-            got = cls.back(i0, j0, d, *data)
-        except Exception:
-            got = (0, 0, 0, 0)
-        if not (isinstance(got, tuple) and len(got) == 4):
-            raise ContractError(
-                f"{cls.__name__}.back({i0}, {j0}, {d}) returned {got!r}: {cls._form('back', len(data))}"
-            )
+        probe_back(cls, (i0, j0), int(self.decisions[i0, j0]), data)  # in plain Python, before compiling
         length = j0 - i0 + 1
         cap = length * (length + 1) // 2  # the intervals inside the root
         path, err, i, j, a, b = _walker(cls, len(data))(i0, j0, cap, self.decisions, *data)

@@ -29,6 +29,7 @@ import numpy as np
 from .. import lowering
 from ..backends import choose as choose_backend
 from ..backends import device_name
+from ..checks import probe_back
 from ..codegen import NO_CELL, decision_dtype, spec_of
 from ..engine import sweep
 from ..errors import ContractError, InputError, decision_overflow
@@ -440,6 +441,11 @@ def sweep_many(
             f"{cls.__name__} defines no back(...): its decisions cannot be traced back; define "
             f"{cls._form('back', len(take.kinds) - take.n_sym)} as a @staticmethod, or pass traceback=False"
         )
+    if walking:  # back's return, in plain Python, before the walk compiles: an instance's last cell
+        k0 = next((k for k in valid if cells[k] > 0), None)
+        if k0 is not None:
+            last = tuple(int(x) - 1 for x in shapes[k0])
+            probe_back(cls, last, 0, tuple(take.recs[k0].data()), 0 if cls.traceback_state else None)
     krec = values_only(take.recs[valid[0]]) if bits and not traceback else take.recs[valid[0]]
     kcls = type(krec)
     state_of = _start_states(start_state, count, cls)

@@ -190,7 +190,7 @@ def intake(objs) -> Intake:
         return Intake(cls, recs, shapes, errors)
     probe = next((k for k in range(count) if items[k] is not None and shapes[k].prod() > 0), None)
     if probe is not None:  # the form of cell's return, in plain Python, as sweep checks it
-        probe_grid(recs[probe], tuple(items[probe]))
+        probe_grid(recs[probe], tuple(items[probe]), tuple(int(x) for x in shapes[probe]))
     kinds, packed = [], []
     for m, sig in enumerate(ref):
         dt = np.dtype(sig[1])

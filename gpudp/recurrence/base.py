@@ -207,6 +207,13 @@ class Recurrence:
             return f"back({idx}, decision{data})"
         return f"{meth}({idx}{data})"
 
+    @classmethod
+    def _back_returns(cls) -> tuple[str, ...]:
+        """The names of what ``back`` returns, in order: the predecessor's coordinates (``i2, j2``),
+        and its state third with ``traceback_state``."""
+        names = tuple(f"{a}2" for a in cls._INDEX)
+        return (*names, "state2") if cls.traceback_state else names
+
     #: the class attributes an instance may declare for itself (``self.value_dtype = np.int64`` in
     #: ``__init__``, or a property): the engine sweeps such an instance as the subclass declaring
     #: them (:meth:`_specialized`), so its kernels are keyed by them

@@ -90,6 +90,10 @@ class IntervalRecurrence(Recurrence):
             return f"back(i, j, decision{data}) -> (i1, j1, i2, j2), (-1, -1) for an absent child"
         return super()._form(meth, n_data)
 
+    @classmethod
+    def _back_returns(cls) -> tuple[str, ...]:
+        return ("i1", "j1", "i2", "j2")
+
     def _checked_size(self) -> int:
         n = self.size()
         if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
