@@ -10,6 +10,10 @@ raise after a sweep is read by :func:`gpudp.errors.decision_overflow`.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
+
 import numpy as np
 
 from . import values
@@ -24,6 +28,7 @@ __all__ = [
     "probe_back",
     "check_return",
     "check_value",
+    "typing_errors",
     "cell_symbols",
     "check_memory",
 ]
@@ -34,8 +39,9 @@ def probe_cell(cls, index: tuple, reads: tuple, data: tuple) -> bool:
     that writes its data is skipped, not obeyed) and check its return's form
     (:func:`check_return`) before any kernel compiles. ``index`` is the cell's coordinates,
     ``reads`` what the shape hands it before the data (its dependencies' values, a table, the
-    symbols at the cell). A cell that cannot run so (whatever it raises) is left to the compiler:
-    this is a courtesy check, not a gate; False then, True when it ran."""
+    symbols at the cell). A cell that cannot run so (whatever it raises) is left to the compiler
+    (and a typing error there to :func:`typing_errors`): this is a courtesy check, not a gate;
+    False then, True when it ran."""
     try:
         with np.errstate(all="ignore"):
             out = cls.cell(*index, *reads, *(read_only(x) for x in data))
@@ -191,6 +197,149 @@ def _is_number(x) -> bool:
 
 def _is_integer(x) -> bool:
     return isinstance(x, int | np.integer | np.bool_)
+
+
+#: the methods of a recurrence that numba compiles, as :func:`typing_errors` names them
+METHODS = ("cell", "boundary", "back")
+
+#: numba on a call of a plain Python function: "Untyped global name 'f' ... <class 'function'>"
+_UNTYPED = re.compile(r"Untyped global name '([^']+)'.*?<class 'function'>", re.S)
+#: a call of one of the methods on a line of generated source (the checkpoints' ``user_cell`` too)
+_CALL = re.compile(r"\b(?:user_)?(cell|boundary|back)\s*\(")
+#: a source excerpt in numba's message: the file, the line, and the line marked by a caret
+_EXCERPT = re.compile(r'File "([^"]+)", line (\d+):\n(?:.*\n)*?(.*)\n\s*\^', re.M)
+
+
+@contextlib.contextmanager
+def typing_errors(cls):
+    """Where numba compiles ``cls``'s methods (a sweep, a batch, a traceback's walk): its typing
+    error (``TypingError``, CPU or CUDA) becomes a :class:`ContractError` that names the class, the
+    method (the one numba's message points to: ``cell``, ``boundary`` or ``back``), numba's first
+    relevant line, the line of the method it points to, what the method must return and the fix;
+    numba's error is chained (``__cause__``). The probes (:func:`probe_cell`, :func:`probe_boundary`,
+    :func:`probe_back`) catch what one plain-Python call shows before anything compiles; this is
+    for the rest: a wrong return on another path, a method that cannot run in plain Python, a call
+    of a plain Python helper. Other errors pass unchanged."""
+    try:
+        yield
+    except Exception as e:
+        if not any(k.__name__ == "TypingError" and k.__module__.startswith("numba") for k in type(e).__mro__):
+            raise
+        raise ContractError(typing_message(cls, str(e))) from e
+
+
+def typing_message(cls, text: str) -> str:
+    """The message of :func:`typing_errors` for numba's message ``text``."""
+    meth, at = _culprit(cls, text)
+    who = f"{cls.__name__}.{meth}" if meth else f"{cls.__name__}'s cell, boundary or back"
+    return f"{who} does not compile: numba says {_gist(text)!r}{at}; {_fix(cls, meth, text)}"
+
+
+def _culprit(cls, text: str) -> tuple[str | None, str]:
+    """The method numba's message points to first (the innermost frame comes first: the method's
+    own function, or a line of generated source calling it), and where in that method's source,
+    ``" (file, line n: code)"`` or ``""``."""
+    found = []  # (position, method)
+    for meth in METHODS:
+        fn = getattr(cls, meth, None)
+        name = getattr(fn, "__qualname__", None)
+        if name is None:
+            continue
+        for mark in (repr(fn), f"<function {name} at 0x"):
+            p = text.find(mark)
+            if p >= 0:
+                found.append((p, meth))
+    excerpts = list(_EXCERPT.finditer(text))
+    for m in excerpts:
+        call = _CALL.search(m.group(3))
+        if call:
+            found.append((m.start(), call.group(1)))
+    if not found:
+        return None, ""
+    meth = min(found)[1]
+    code = getattr(getattr(cls, meth), "__code__", None)
+    lines = {}  # the excerpts of the method's own source: its line -> the code (and the type numba gave it)
+    for m in excerpts:
+        if code is None or os.path.basename(m.group(1)) != os.path.basename(code.co_filename):
+            continue
+        line = int(m.group(2))
+        if line < code.co_firstlineno or f"def {code.co_name}(" not in m.group(0):
+            continue
+        typed = re.search(r"type '([^']+)', location: \n?$", text[max(0, m.start() - 200) : m.start()])
+        said = m.group(3).split("  #")[0].strip()
+        said = (said if len(said) <= 60 else said[:57] + "...") + (f" ({typed.group(1)})" if typed else "")
+        lines.setdefault(line, said)
+    if not lines:
+        return meth, ""
+    where = "; ".join(f"line {n}: {said}" for n, said in sorted(lines.items())[:3])
+    return meth, f" ({os.path.basename(code.co_filename)}, {where})"
+
+
+def _gist(text: str) -> str:
+    """numba's first relevant line: the specific error an overload raised, when one did (``Casting
+    unicode_type to int32 directly is unsupported.``), else the first line past the pipeline's."""
+    m = re.search(r"raised a specific error:\s*\n\s*\w+: (.+)", text)
+    lines = [m.group(1)] if m else text.splitlines()
+    for line in lines:
+        line = line.strip()
+        if line and not line.startswith(("Failed in ", "During: ")):
+            if line.startswith("('"):  # a tuple of strings: ('wrong tuple length ...: ', 'expected 2, got 3')
+                line = "".join(re.findall(r"'([^']*)'", line))
+            return line.split(", defined at ")[0]  # "Cannot unify .. for '$phi4', defined at <path>"
+    return text.strip()[:200]
+
+
+def _fix(cls, meth: str | None, text: str) -> str:
+    """What to do, from what numba's message says went wrong in ``meth``."""
+    m = _UNTYPED.search(text)
+    if m:
+        return (
+            f"{m.group(1)} is a plain Python function; cell, boundary and back may call only compiled "
+            "ones: decorate it with @numba.extending.register_jitable (docs/tutorial.md, section 2), "
+            "which compiles it for the CPU and the GPU alike"
+        )
+    if meth is None:
+        return (
+            "cell, boundary and back are compiled by numba: plain Python over numbers and numpy arrays "
+            "(docs/tutorial.md, section 2)"
+        )
+    want = expected(cls, meth)
+    if "Can't unify return type" in text:
+        return (
+            f"every return of {meth} must give the same kind of thing, {want}: one of its paths returns "
+            "something else"
+        )
+    if "OptionalType" in text or re.search(r"\bnone\b|NoneType", text):
+        return f"a path of {meth} returns None (or ends without a return): every path must return {want}"
+    if "unicode_type" in text or "Literal[str]" in text:
+        return (
+            f"{meth} returns a str; it must return {want} (compute with numbers, e.g. symbols as integer "
+            "codes from data())"
+        )
+    if "wrong tuple length" in text or "failed to unpack" in text or "cannot unpack" in text:
+        return f"{meth} returns a tuple of another length, or no tuple; it must return {want}"
+    return (
+        f"{meth} must return {want}, computed with numbers and numpy arrays only (docs/tutorial.md, "
+        "section 2)"
+    )
+
+
+def expected(cls, meth: str) -> str:
+    """What ``meth`` (``cell``, ``boundary``, ``back``) of ``cls`` returns, in words."""
+    if meth == "back":
+        names = cls._back_returns()
+        return f"({', '.join(names)}), {len(names)} integers"
+    fs = values.fields(cls)
+    dt = np.dtype(cls.value_dtype)
+    value = (
+        f"one number (value_dtype {dt.name})"
+        if fs is None
+        else f"a tuple of {len(fs)} numbers (the fields {', '.join(dt.names)} of value_dtype)"
+    )
+    bits = getattr(cls, "_declared_bits", cls.decision_bits)
+    if meth == "cell" and bits:
+        return f"(value, decision), value {value} and decision an integer in 0 .. {(1 << bits) - 1}"
+    return value
 
 
 def cell_symbols(rec, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 
+from .checks import typing_errors
 from .errors import ContractError, InputError
 from .grid import sweep_planned
 from .grid.plan import Plan, make_plan, plan_grid, plan_layered
@@ -105,7 +106,8 @@ def sweep(
         reach=reach,
         sweep=sweep,
     )
-    return shape_of(type(call.rec)).sweep(call)
+    with typing_errors(type(call.rec)):  # numba's typing error in cell, boundary or back: a ContractError
+        return shape_of(type(call.rec)).sweep(call)
 
 
 def plan_sweep(rec: Recurrence, backend: str = "auto", tile=None, codec=None, reach=None) -> Plan:

@@ -2,14 +2,17 @@
 ContractError naming the class, the method, the cell and the fix, on every shape, never numba's raw
 TypingError into generated code nor a value converted silently.
 
-The probes call each method once in plain Python before anything compiles (``cell`` on the first
-cell, ``boundary`` on a cell the first one reads outside the grid, ``back`` where a traceback
-starts)."""
+Two places catch it. The probes call each method once in plain Python before anything compiles
+(``cell`` on the first cell, ``boundary`` on a cell the first one reads outside the grid, ``back``
+where a traceback starts): these errors have no ``__cause__``. What they cannot see (a wrong return
+on another path, a method that cannot run in plain Python) numba's typing finds as the kernels
+compile, and the engine words its error the same way, numba's chained."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba.core.errors import TypingError
 
 from gpudp import (
     ContractError,
@@ -72,14 +75,19 @@ def _grid3(cell, bits=0, boundary=None, back=None):
     return type("C", (Grid3Recurrence,), ns)()
 
 
-def _refused(run, *pieces) -> ContractError:
-    """``run()`` raises a ContractError holding every piece, found by a probe (no cause: not numba's)."""
+def _refused(run, *pieces, compiled=False) -> ContractError:
+    """``run()`` raises a ContractError holding every piece; ``compiled``: numba's TypingError is its
+    cause (found as the kernels compiled), else it has none (found by a probe, before compiling)."""
     with pytest.raises(ContractError) as e:
         run()
     msg = str(e.value)
     for p in pieces:
         assert p in msg, (p, msg)
-    assert e.value.__cause__ is None, msg
+    if compiled:
+        assert isinstance(e.value.__cause__, TypingError), e.value.__cause__
+        assert "numba says" in msg
+    else:
+        assert e.value.__cause__ is None, msg
     return e.value
 
 
@@ -225,6 +233,94 @@ def test_back_is_probed_on_every_shape():
     _refused(lambda: res.traceback((1, 2), state=5), "G.back(1, 2, 1, 5) returned (0, 1)", "(i2, j2, state2)")
     kept = sweep(rec, backend="cpu", store="checkpoints", checkpoint_every=32)
     _refused(lambda: kept.traceback((1, 2)), "G.back(1, 2, 0) returned (0, 1, 0), a tuple of 3")
+
+
+# --- numba's typing: what the probes cannot see, worded as the kernels compile -------------------
+
+
+def _str_later(i, j, up, left, diag):
+    if i > 0:
+        return "a"  # the probe's first cell never gets here
+    return up + 1
+
+
+def test_a_str_on_another_path_is_named_as_the_kernel_compiles():
+    err = _refused(
+        _cpu(_grid(_str_later)),
+        "G.cell does not compile: numba says \"Can't unify return type",
+        "test_cell_types.py, line",
+        'return "a"',
+        "every return of cell must give the same kind of thing, one number (value_dtype int32)",
+        compiled=True,
+    )
+    assert "gpudp-generated" not in str(err)  # numba's own text, with its generated source, is the cause
+
+
+def _none_later(i, j, up, left, diag):
+    if i > 0:
+        return None
+    return up + 1
+
+
+def _unreadable(i, j, up, left, diag, a):
+    a[i + 5]  # past the end: an IndexError in plain Python, so the probe steps aside
+    return "s"
+
+
+@pytest.mark.parametrize(
+    "rec, pieces",
+    [
+        (_grid(_none_later), ["G.cell does not compile", "a path of cell returns None"]),
+        (
+            _grid(_unreadable, data=(np.zeros(2, np.int64),)),
+            ["G.cell does not compile", "cell returns a str"],
+        ),
+        (
+            _grid(lambda i, j, u, w, d: u + 1, boundary=lambda i, j: "x" if j > 0 else 0),
+            ["G.boundary does not compile", "Cannot unify Literal[str](x)", "boundary returns a str"],
+        ),
+    ],
+    ids=["none-later", "probe-cannot-run", "boundary-later"],
+)
+def test_what_the_probe_cannot_see_is_named_as_the_kernel_compiles(rec, pieces):
+    _refused(_cpu(rec), *pieces, compiled=True)
+
+
+def _back_later(i, j, d):
+    if d == 0:
+        return i - 1, j - 1, 0  # never the probe's decision (every cell decides 1)
+    return i - 1, j - 1
+
+
+def test_back_on_another_path_is_named_as_the_walk_compiles():
+    res = sweep(_grid(_pair, bits=1, back=_back_later), backend="cpu")
+    _refused(lambda: res.traceback((1, 2)), "G.back does not compile", "(i2, j2), 2 integers", compiled=True)
+
+
+def _str_later_layer(t, k, prev):
+    return "a" if t > 0 else prev[k] + 1
+
+
+def _str_later_interval(i, j, T):
+    return "a" if j > i else 1
+
+
+def _str_later_cube(i, j, k, up, left):
+    return "a" if i > 0 else up + 1
+
+
+@pytest.mark.parametrize(
+    "run, name",
+    [
+        (_cpu(_layers(_str_later_layer)), "L"),
+        (_cpu(_intervals(_str_later_interval)), "I"),
+        (_cpu(_grid3(_str_later_cube)), "C"),
+        (lambda: sweep_many([_grid(_str_later)] * 2, backend="cpu"), "G"),
+    ],
+    ids=["layered", "interval", "grid3", "batch"],
+)
+def test_every_shape_words_numbas_typing_error(run, name):
+    _refused(run, f"{name}.cell does not compile", "nify", "Literal[str](a)", compiled=True)
 
 
 # --- valid returns run as they did ---------------------------------------------------------------

@@ -6,7 +6,6 @@ import contextlib
 import functools
 import os
 import platform
-import re
 import threading
 
 import numba
@@ -237,7 +236,8 @@ def threads_at_most(n: int):
 def compiled(make, *args):
     """``make(nrt)``'s kernel, compiled (or loaded) by calling it once with ``args`` (a call that
     sweeps nothing): first without numba's reference counting (:func:`cell_namespace`), and with it
-    when the recurrence's functions need it (they allocate)."""
+    when the recurrence's functions need it (they allocate). A typing error of the second is the
+    caller's to word (:func:`gpudp.checks.typing_errors`)."""
     from numba.core.errors import NumbaError
 
     fn = make(False)
@@ -245,27 +245,8 @@ def compiled(make, *args):
         fn(*args)
     except NumbaError:
         fn = make(True)
-        try:
-            fn(*args)
-        except NumbaError as e:
-            untyped_note(e)
-            raise
+        fn(*args)
     return fn
-
-
-_UNTYPED = re.compile(r"Untyped global name '([^']+)'.*?<class 'function'>", re.S)
-
-
-def untyped_note(e: Exception) -> None:
-    """Add to numba's typing error a note saying what to do when the recurrence's code calls a
-    plain Python function (numba: "Untyped global name 'f' ... <class 'function'>")."""
-    m = _UNTYPED.search(str(e))
-    if m:
-        e.add_note(
-            f"gpudp: {m.group(1)} is a plain Python function; cell, boundary and back may call only "
-            f"compiled ones: decorate it with @numba.extending.register_jitable (docs/tutorial.md, "
-            f"section 2), which compiles it for the CPU and the GPU alike"
-        )
 
 
 @functools.cache

@@ -42,7 +42,7 @@ import time
 import numpy as np
 
 from .. import backends, values
-from ..checks import check_memory, probe_back
+from ..checks import check_memory, probe_back, typing_errors
 from ..codegen import block_decision, decision_dtype, diagonal_groups, spec_of
 from ..errors import ContractError, InputError, decision_overflow
 from ..memory import default_budget, parse_bytes
@@ -367,32 +367,33 @@ class CheckpointResult:
         slope = (i + 1) / (j + 1)
         probe_back(cls, (i, j), 0, self._user, s)  # back's form, in plain Python, before compiling
         bar = progress_bar(i + j + 1, self._progress, "diagonal")
-        try:
-            while 0 <= i < rows and 0 <= j < cols:
-                todo = self._round_blocks(i, j, slope)
-                words, seconds = self._sweep_blocks(todo)
-                rounds, blocks, kernel_s = rounds + 1, blocks + len(todo), kernel_s + seconds
-                nr, nc = np.minimum(k, rows - todo[:, 0] * k), np.minimum(k, cols - todo[:, 1] * k)
-                cells += int(np.dot(nr, nc))
-                slots[todo[:, 0], todo[:, 1]] = np.arange(len(todo), dtype=np.int32)
-                s0 = (np.int64(s),) if s is not None else ()
-                tw = time.perf_counter()
-                n, out = walker(i, j, *s0, rows, cols, k, path, n, words, slots, ws, groups, *self._user)
-                walk_s += time.perf_counter() - tw
-                slots[todo[:, 0], todo[:, 1]] = -1
-                if out[-1] == 1:  # a step back may not take
-                    bad_step(cls, path[:n], out)
-                i2, j2 = int(out[0]), int(out[1])
-                if s is not None:
-                    s = int(out[2])
-                if i - i2 >= k // 2 and j - j2 >= k // 2:  # the direction the path has taken
-                    slope = min(max((i - i2) / (j - j2), 1 / 256), 256.0)
+        with typing_errors(cls):  # cell's, boundary's and back's compiles: a ContractError
+            try:
+                while 0 <= i < rows and 0 <= j < cols:
+                    todo = self._round_blocks(i, j, slope)
+                    words, seconds = self._sweep_blocks(todo)
+                    rounds, blocks, kernel_s = rounds + 1, blocks + len(todo), kernel_s + seconds
+                    nr, nc = np.minimum(k, rows - todo[:, 0] * k), np.minimum(k, cols - todo[:, 1] * k)
+                    cells += int(np.dot(nr, nc))
+                    slots[todo[:, 0], todo[:, 1]] = np.arange(len(todo), dtype=np.int32)
+                    s0 = (np.int64(s),) if s is not None else ()
+                    tw = time.perf_counter()
+                    n, out = walker(i, j, *s0, rows, cols, k, path, n, words, slots, ws, groups, *self._user)
+                    walk_s += time.perf_counter() - tw
+                    slots[todo[:, 0], todo[:, 1]] = -1
+                    if out[-1] == 1:  # a step back may not take
+                        bad_step(cls, path[:n], out)
+                    i2, j2 = int(out[0]), int(out[1])
+                    if s is not None:
+                        s = int(out[2])
+                    if i - i2 >= k // 2 and j - j2 >= k // 2:  # the direction the path has taken
+                        slope = min(max((i - i2) / (j - j2), 1 / 256), 256.0)
+                    if bar is not None:
+                        bar.update(max(i + j - max(i2 + j2, -1), 0))
+                    i, j = i2, j2
+            finally:
                 if bar is not None:
-                    bar.update(max(i + j - max(i2 + j2, -1), 0))
-                i, j = i2, j2
-        finally:
-            if bar is not None:
-                bar.close()
+                    bar.close()
         self.stats.extra["traceback"] = {
             "rounds": rounds,
             "blocks": blocks,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..cache import jit_generated
-from ..checks import probe_back
+from ..checks import probe_back, typing_errors
 from ..codegen import data_args, fill, walk_form
 from ..errors import ContractError
 from ..kernel import KernelFactory
@@ -100,7 +100,9 @@ class SweepResult:
         # layers: the cells each computed (its active range), the only ones a step back may reach
         ranges = (np.asarray(self.plan.lo, np.int64), np.asarray(self.plan.hi, np.int64)) if layered else ()
         words = self.store.words
-        path, out = walker(a, b, *s0, self.plan.rows, self.plan.cols, maxlen, words, *ranges, *params, *data)
+        args = (self.plan.rows, self.plan.cols, maxlen, words, *ranges, *params, *data)
+        with typing_errors(rec):
+            path, out = walker(a, b, *s0, *args)
         if out[-1]:  # the walk stopped on a step back may not take
             _bad_step(rec, self.plan, path, out)
         return path, out[:-1]

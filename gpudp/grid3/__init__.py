@@ -39,7 +39,7 @@ import numpy as np
 
 from .. import backends, lowering
 from ..cache import jit_generated
-from ..checks import check_memory, probe_back, probe_boundary, probe_cell
+from ..checks import check_memory, probe_back, probe_boundary, probe_cell, typing_errors
 from ..codegen import decision_dtype
 from ..errors import ContractError, decision_overflow
 from ..jit import njit
@@ -210,7 +210,8 @@ class Grid3Result:
             )
         d0 = int(dec[position(i0, j0, k0, n2, n3, self._starts)])
         probe_back(cls, (i0, j0, k0), d0, data)  # the return's form, in plain Python, before compiling
-        path, err, *cells = _walker(cls, len(data))(i0, j0, k0, n2, n3, self._starts, dec, *data)
+        with typing_errors(cls):
+            path, err, *cells = _walker(cls, len(data))(i0, j0, k0, n2, n3, self._starts, dec, *data)
         if err:
             i, j, k, d, i2, j2, k2 = (int(x) for x in cells)
             raise ContractError(

@@ -40,7 +40,7 @@ import numpy as np
 
 from .. import backends, lowering
 from ..cache import jit_generated
-from ..checks import check_memory, probe_back, probe_cell
+from ..checks import check_memory, probe_back, probe_cell, typing_errors
 from ..codegen import data_args, decision_dtype
 from ..errors import ContractError, decision_overflow
 from ..jit import njit
@@ -124,7 +124,8 @@ class IntervalResult:
         probe_back(cls, (i0, j0), int(self.decisions[i0, j0]), data)  # in plain Python, before compiling
         length = j0 - i0 + 1
         cap = length * (length + 1) // 2  # the intervals inside the root
-        path, err, i, j, a, b = _walker(cls, len(data))(i0, j0, cap, self.decisions, *data)
+        with typing_errors(cls):
+            path, err, i, j, a, b = _walker(cls, len(data))(i0, j0, cap, self.decisions, *data)
         if err == 1:
             raise ContractError(
                 f"{cls.__name__}.back({i}, {j}, {self.decisions[i, j]}) returned the child ({a}, {b}): a "

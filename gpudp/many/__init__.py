@@ -29,7 +29,7 @@ import numpy as np
 from .. import lowering
 from ..backends import choose as choose_backend
 from ..backends import device_name
-from ..checks import probe_back
+from ..checks import probe_back, typing_errors
 from ..codegen import NO_CELL, decision_dtype, spec_of
 from ..engine import sweep
 from ..errors import ContractError, InputError, decision_overflow
@@ -471,35 +471,36 @@ def sweep_many(
     chunks, runner, largest = [], None, 0
     narrow = _narrowed(krec, take, shapes[batched]) if len(batched) else None
     stats.extra["arithmetic"] = f"int32 (every value within +-{narrow[1]})" if narrow else "as written"
-    try:
-        if len(batched):
-            if narrow is not None:  # the cell in 32 bits, proven for every instance of the batch
-                kcls = type(narrow[0])
-            runner = lowering.get("many", used).Runner(kcls, take.kinds, take.n_sym, take.packed, shapes)
-            per_cell = decision_dtype(bits).itemsize if walking else 0
-            limit = runner.chunk_bytes(budget)
-            max_cells = max(1, min(CHUNK_CELLS, limit // per_cell if per_cell else CHUNK_CELLS))
-            order = batched[np.argsort(-cells[batched], kind="stable")]
-            chunks = [Chunk.of(ids, shapes, walking) for ids in cut(order, cells, max_cells)]
-            walker = None
-            if walking:
-                from .cpu import walker as make_walker
+    with typing_errors(cls):  # numba's typing error in cell, boundary or back: a ContractError
+        try:
+            if len(batched):
+                if narrow is not None:  # the cell in 32 bits, proven for every instance of the batch
+                    kcls = type(narrow[0])
+                runner = lowering.get("many", used).Runner(kcls, take.kinds, take.n_sym, take.packed, shapes)
+                per_cell = decision_dtype(bits).itemsize if walking else 0
+                limit = runner.chunk_bytes(budget)
+                max_cells = max(1, min(CHUNK_CELLS, limit // per_cell if per_cell else CHUNK_CELLS))
+                order = batched[np.argsort(-cells[batched], kind="stable")]
+                chunks = [Chunk.of(ids, shapes, walking) for ids in cut(order, cells, max_cells)]
+                walker = None
+                if walking:
+                    from .cpu import walker as make_walker
 
-                walker = make_walker(getattr(kcls, "_wide", None) or kcls, take.kinds[take.n_sym :])
-            pending = None
-            for ch in chunks:  # one chunk in flight while the previous one is walked
-                handle = runner.start(ch)
-                largest = max(largest, ch.n_words * per_cell)
+                    walker = make_walker(getattr(kcls, "_wide", None) or kcls, take.kinds[take.n_sym :])
+                pending = None
+                for ch in chunks:  # one chunk in flight while the previous one is walked
+                    handle = runner.start(ch)
+                    largest = max(largest, ch.n_words * per_cell)
+                    if pending is not None:
+                        run.finish(*pending, runner, walker)
+                    pending = (ch, handle)
                 if pending is not None:
                     run.finish(*pending, runner, walker)
-                pending = (ch, handle)
-            if pending is not None:
-                run.finish(*pending, runner, walker)
-        for k in alone:
-            run.alone(k, memory_budget)
-    finally:
-        if bar is not None:
-            bar.close()
+            for k in alone:
+                run.alone(k, memory_budget)
+        finally:
+            if bar is not None:
+                bar.close()
     for k, msg in take.errors.items():
         run.items[k] = ManyItem(k, error=msg)
     stats.cells = run.cells
