@@ -294,3 +294,26 @@ def test_a_cell_without_a_shared_loop_runs_a_thread_a_cell(monkeypatch):
     r = sweep(Counting([2, 3, 4, 5]), backend="cuda", progress=False)
     how = r.stats.extra["split_loop"]
     assert how.startswith("a thread a cell: ") and "reads n" in how
+
+
+@SIM
+def test_a_warp_cell_that_does_not_compile_runs_a_thread_a_cell(monkeypatch):
+    """The rewrite's own failure (a payload no warp shuffle takes, say) is not the user's: the sweep
+    compiles the cell as written instead, and says why."""
+    from numba.core.errors import TypingError
+
+    import gpudp.interval.cuda as icuda
+
+    real = icuda.coop_blocks
+
+    def refuse_warps(fn, args, threads, want):
+        if args[7] < args[2]:  # warp_from below n: the warp kernel
+            raise TypingError("no shuffle for this payload")
+        return real(fn, args, threads, want)
+
+    monkeypatch.setattr(icuda, "coop_blocks", refuse_warps)
+    monkeypatch.setattr(icuda, "WARP_FROM", 1)
+    p = [3, 1, 4, 1, 5, 9, 2]
+    r = sweep(mc.MatrixChain(p), backend="cuda", progress=False)
+    assert r.stats.extra["split_loop"].startswith("a thread a cell: the warp cell did not compile")
+    assert r.value(0, len(p) - 2) == chain_cost(p)

@@ -24,7 +24,7 @@ import time
 import warnings
 
 import numpy as np
-from numba.core.errors import NumbaPerformanceWarning
+from numba.core.errors import NumbaError, NumbaPerformanceWarning
 
 from ..backends.cuda import cell_namespace, coop_blocks, cuda, device_jit, generated_kernel, sim_geometry
 from ..codegen import spec_of
@@ -155,20 +155,30 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
     C[:] = rec_cls.fill
     D = cuda.device_array((rows, rows) if bits else (1, 1), decisions.dtype, stream=compute)
     D[:] = 0
-    stats.extra["split_loop"] = "a warp a cell" if warp else f"a thread a cell: {wcell}"
-    # a warp a cell: the simulator's block is one warp (its exchange goes through shared memory)
-    threads = sim_geometry(THREADS, 32 if warp else 4)
-    want = max(1, -(-n * (32 if warp else 1) // threads))
     warnings.filterwarnings("ignore", category=NumbaPerformanceWarning)  # small grids are expected
-    fn = kernel(rec_cls, len(data), warp)
-    launcher, blocks, events = None, 1, []
+
+    def compiled(warp: bool):
+        """The kernel's launcher, grid and block, compiled for these arguments."""
+        # a warp a cell: the simulator's block is one warp (its exchange goes through shared memory)
+        threads = sim_geometry(THREADS, 32 if warp else 4)
+        want = max(1, -(-n * (32 if warp else 1) // threads))
+        args = (0, 0, n, S, R, C, D, WARP_FROM if warp else n, *d_data)
+        return (*coop_blocks(kernel(rec_cls, len(data), warp), args, threads, want), threads)
+
+    t = time.perf_counter()
+    try:
+        launcher, blocks, threads = compiled(warp)
+    except NumbaError as e:  # the rewrite's fault, not the cell's (a payload no shuffle takes)
+        if not warp:
+            raise
+        warp, wcell = False, f"the warp cell did not compile ({str(e).strip().splitlines()[0][:200]})"
+        launcher, blocks, threads = compiled(False)
+    stats.extra["compile_seconds"] = time.perf_counter() - t
+    stats.extra["split_loop"] = "a warp a cell" if warp else f"a thread a cell: {wcell}"
+    events = []
     t_wall = time.perf_counter()
     for d0, d1 in chunks:
         args = (d0, d1, n, S, R, C, D, WARP_FROM if warp else n, *d_data)
-        if launcher is None:
-            t = time.perf_counter()
-            launcher, blocks = coop_blocks(fn, args, threads, want)
-            stats.extra["compile_seconds"] = time.perf_counter() - t
         start, end = cuda.event(), cuda.event()
         start.record(stream=compute)
         launcher[blocks, threads, compute, 0](*args)
