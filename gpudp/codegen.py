@@ -337,12 +337,10 @@ def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None, rows: boo
             lines += [f"    if num % {s.b} != 0:", "        return VT(FILL), 0"]
         lines += [f"    j = num // {s.b}", "    if j < 0 or j >= C:", "        return VT(FILL), 0"]
     else:
-        lines += [
-            "    j = p",
-            f"    i = {tt} * {s.a}",
-            "    if i < 0 or i >= R:",
-            "        return VT(FILL), 0",
-        ]
+        lines += ["    j = p", f"    num = {tt} - {s.b} * j"]
+        if abs(s.a) != 1:
+            lines += [f"    if num % {s.a} != 0:", "        return VT(FILL), 0"]
+        lines += [f"    i = num // {s.a}", "    if i < 0 or i >= R:", "        return VT(FILL), 0"]
     deps = []
     for k, (di, dj) in enumerate(s.offsets):
         lag = -(s.a * di + s.b * dj)

@@ -57,8 +57,19 @@ class Schedule:
 
     @property
     def by_row_index(self) -> bool:
-        """Cells of a wavefront are told apart by their row ``i`` (else by their column)."""
-        return self.b != 0
+        """Cells of a wavefront are told apart by their row ``i`` (else by their column): by the row
+        where the order runs along rows alone (``a == 0``), by the column where it runs down columns
+        (``b == 0``), and otherwise by the shorter side, since a wavefront buffer holds a slot for
+        each (a band of 129 columns by 20,000 rows, ``2i + j``: 129 slots a wavefront, not 20,000)."""
+        if self.a == 0 or self.b == 0:
+            return self.b != 0
+        return self.rows <= self.cols
+
+    @property
+    def key(self) -> tuple:
+        """What a kernel compiled for this order depends on: the offsets, ``a``, ``b`` and how a
+        wavefront's cells are told apart (not the grid's size otherwise)."""
+        return self.offsets, self.a, self.b, self.by_row_index
 
     def wavefront(self, i: int, j: int) -> int:
         """The wavefront number of cell (i, j), counted from 0."""

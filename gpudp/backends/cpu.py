@@ -58,7 +58,7 @@ def device_name() -> str:
 #: the generated sweeps' families (gpudp.kernel): each kernel built once per key in the process
 _TILED_RUNNERS = KernelFactory("cpu.tiled", "rec", "n_data", "nrt")
 _LAYERED_RUNNERS = KernelFactory("cpu.layered", "rec", "n_data", "schedule", "nrt")
-_LINE_RUNNERS = KernelFactory("cpu.line", "rec", "n_data", "offsets", "a", "b", "nrt")
+_LINE_RUNNERS = KernelFactory("cpu.line", "rec", "n_data", "schedule", "nrt")
 _BLOCK_RUNNERS = KernelFactory("cpu.blocks", "rec", "n_data")
 
 _TILED = """
@@ -393,7 +393,7 @@ def layered_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
     cells of each layer's active range computed; each group's decision words are written (zeros for
     groups outside the range). ``q0 <= q < q1`` limits the groups (a large layer runs in pieces, so
     that Ctrl-C and signals are seen between them). ``nrt``: see :func:`cell_namespace`."""
-    deps = schedule and (schedule.offsets, schedule.a, schedule.b)
+    deps = schedule and schedule.key
     k = _LAYERED_RUNNERS.lookup(rec=rec_cls, n_data=n_data, schedule=deps, nrt=nrt)
     if k.ready:
         return k.fn
@@ -428,7 +428,7 @@ def line_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
     """The CPU sweep of a line (a grid of one cell a wavefront): one thread walks the line's cells
     in order (:func:`gpudp.codegen.line_sweep_source`), no parallel region and no ring."""
     s = schedule
-    k = _LINE_RUNNERS.lookup(rec=rec_cls, n_data=n_data, offsets=s.offsets, a=s.a, b=s.b, nrt=nrt)
+    k = _LINE_RUNNERS.lookup(rec=rec_cls, n_data=n_data, schedule=s.key, nrt=nrt)
     if k.ready:
         return k.fn
     from ..cache import jit_generated

@@ -203,7 +203,7 @@ def _walker(rec_cls, n_data: int, plan: Plan):
     from ..jit import njit
 
     s = plan.schedule
-    deps = s and (s.a, s.b)
+    deps = s and s.key
     k = _WALKERS.lookup(
         rec=rec_cls, n_data=n_data, kind=plan.kind, deps=deps, codec=plan.codec, bits=plan.bits
     )

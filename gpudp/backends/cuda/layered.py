@@ -233,7 +233,7 @@ def layered_kernel(rec_cls, n_data: int, schedule):
     gathered by warp ballots (zero words for groups outside the range); one grid sync between
     layers. Each thread takes ``UNROLL`` cells a step, ``blockDim`` apart, and computes all of them
     before it stores any: their loads are then independent of the stores, so they overlap."""
-    deps = schedule and (schedule.offsets, schedule.a, schedule.b)
+    deps = schedule and schedule.key
     k = _LAYERED_KERNELS.lookup(rec=rec_cls, n_data=n_data, schedule=deps)
     if k.ready:
         return k

@@ -6,7 +6,7 @@ from ...kernel import KernelFactory
 from .kernels import CudaKernel, cell_namespace, generated_kernel
 
 #: the kernels of this family built in this process (gpudp.kernel)
-_KERNELS = KernelFactory("cuda.line", "rec", "n_data", "offsets", "a", "b", kernel=CudaKernel)
+_KERNELS = KernelFactory("cuda.line", "rec", "n_data", "schedule", kernel=CudaKernel)
 
 
 def line_kernel(rec_cls, n_data: int, schedule):
@@ -14,7 +14,7 @@ def line_kernel(rec_cls, n_data: int, schedule):
     thread walks the line's cells in order (:func:`gpudp.codegen.line_sweep_source`). A line has no
     parallelism to give; one thread beats the layered kernel's grid sync per cell."""
     s = schedule
-    k = _KERNELS.lookup(rec=rec_cls, n_data=n_data, offsets=s.offsets, a=s.a, b=s.b)
+    k = _KERNELS.lookup(rec=rec_cls, n_data=n_data, schedule=s.key)
     if k.ready:
         return k
     from ...codegen import line_sweep_source
