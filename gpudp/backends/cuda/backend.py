@@ -86,8 +86,8 @@ class _CUDA(Backend):
 
     def reduction_slots(self, plan=None):
         """Every launch is capped at the co-resident grid (``coop_blocks``): at most 4 blocks of at
-        most 1,024 threads an SM when the driver gives no figure; a tiled plan's at its widest
-        tile diagonal, a warp a tile (the slots go to the device and back with every sweep: 13 MB
+        most 1,024 threads an SM when the driver gives no figure; a tiled plan's at its rows of tiles,
+        a warp a row (the slots go to the device and back with every sweep: 13 MB
         for an H100's co-resident grid)."""
         if is_simulator():
             return 1024
