@@ -19,7 +19,6 @@ import numpy as np
 from ..backends.cpu import PARALLEL_LOCK, cell_namespace
 from ..cache import jit_generated
 from ..jit import njit
-from ..kernel import KernelFactory
 from ..memory import available_memory
 from . import split
 from .table import SERIAL_WORK, cells_of, compiled_sweep
@@ -36,21 +35,11 @@ def run_diagonals(d0, d1, n, S, C, D{da}):
                 {body}
 """
 
-_COLUMN_CELLS = KernelFactory("interval.column_cell", "rec")
-
 
 def column_cell(rec_cls):
     """The cell reading its loops' columns from the column-major copy
-    (:func:`gpudp.interval.split.column_cell`), compiled, or the reason there is none (a str); once
-    per class and process."""
-    k = _COLUMN_CELLS.lookup(rec=rec_cls)
-    if not k.ready:
-        try:
-            fn = njit(split.column_cell(rec_cls.cell)[0])
-        except (split.Unsupported, SyntaxError) as e:
-            fn = str(e) or type(e).__name__
-        k = k.keep(fn)
-    return k.fn
+    (:func:`gpudp.interval.split.column_cell`), compiled, or the reason there is none (a str)."""
+    return split.rewritten("columns", rec_cls, lambda: njit(split.column_cell(rec_cls.cell)[0]))
 
 
 def runner(rec_cls, n_data: int, columns: bool):

@@ -28,7 +28,6 @@ from numba.core.errors import NumbaError, NumbaPerformanceWarning
 
 from ..backends.cuda import cell_namespace, coop_blocks, cuda, device_jit, generated_kernel, sim_geometry
 from ..codegen import spec_of
-from ..kernel import KernelFactory
 from . import split
 from .table import SimDiagonalView, cells_of, compiled_sweep, make_diagonal_view
 
@@ -92,21 +91,15 @@ def _sim_xor(x, m):
     return y
 
 
-_WARP_CELLS = KernelFactory("interval.warp_cell", "rec")
-
-
 def warp_cell(rec_cls):
     """The rewritten cell a warp runs (:func:`gpudp.interval.split.warp_cell`), as a device function,
-    or the reason there is none (a str); once per class and process."""
-    k = _WARP_CELLS.lookup(rec=rec_cls)
-    if not k.ready:
+    or the reason there is none (a str)."""
+
+    def build():
         xor = device_jit(_xor if sim_geometry(True, False) else _sim_xor)
-        try:
-            fn = device_jit(split.warp_cell(rec_cls.cell, xor)[0])
-        except (split.Unsupported, SyntaxError) as e:
-            fn = str(e) or type(e).__name__
-        k = k.keep(fn)
-    return k.fn
+        return device_jit(split.warp_cell(rec_cls.cell, xor)[0])
+
+    return split.rewritten("warp", rec_cls, build)
 
 
 def kernel(rec_cls, n_data: int, warp: bool):

@@ -42,9 +42,10 @@ from __future__ import annotations
 
 import ast
 
+from ..kernel import KernelFactory
 from ..recurrence.source import Unsupported, compile_function, function_ast, function_namespace
 
-__all__ = ["WARP", "Unsupported", "column_cell", "warp_cell"]
+__all__ = ["WARP", "Unsupported", "column_cell", "rewritten", "warp_cell"]
 
 #: lanes that share a cell
 WARP = 32
@@ -83,6 +84,23 @@ _REFUSED = (
 )
 #: ``X op best`` as ``X op' best`` with the candidate on the left
 _FLIP = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
+
+
+_REWRITTEN = KernelFactory("interval.rewritten", "kind", "rec")
+
+
+def rewritten(kind: str, rec_cls, build):
+    """A backend's rewrite of ``rec_cls``'s cell, once per class and process: ``build()`` (the
+    rewritten function, compiled for the backend), or the reason there is none (a str) where it
+    raises :class:`Unsupported` (or the source does not parse). ``kind`` names the rewrite."""
+    k = _REWRITTEN.lookup(kind=kind, rec=rec_cls)
+    if not k.ready:
+        try:
+            fn = build()
+        except (Unsupported, SyntaxError) as e:
+            fn = str(e) or type(e).__name__
+        k = k.keep(fn)
+    return k.fn
 
 
 def warp_cell(cell, xor):
