@@ -48,10 +48,7 @@ def run_tiles(
             full = i0 + RPT <= R
             ckr = CK > 0 and (lastrow + 1) % CK == 0 and lastrow + 1 < R
             if I > 0 and k == 0:  # the row above: its first 64 columns of this tile (and its corner)
-                need = c0 + min(64, ncol)
-                while seen < need:
-                    seen = cuda.atomic.max(done, I - 1, 0)
-                cuda.threadfence()
+                seen = wait_above(done, I, c0 + min(64, ncol), seen)
             cuda.syncthreads()  # (and the lanes' right edges of the tile before, read below)
             {load_left}
             {rows_red_init}
@@ -87,10 +84,7 @@ def run_tiles(
                 if blk > 0:
                     if I > 0 and s0 + 32 < ncol:  # the row above, 64 columns ahead of lane 0
                         if k == 0:
-                            need = c0 + min(s0 + 64, ncol)
-                            while seen < need:
-                                seen = cuda.atomic.max(done, I - 1, 0)
-                            cuda.threadfence()
+                            seen = wait_above(done, I, c0 + min(s0 + 64, ncol), seen)
                         cuda.syncthreads()
                     tcur = tnext
                     tnext = top(I, eb, c0, s0 + 32 + k, ncol, bottom{db})
@@ -133,6 +127,16 @@ def run_tiles(
                 m = (c0 + ncol) // CK - 1
                 {store_ck}
     {red_flush}
+"""
+
+_WAIT = """
+def wait_above(done, I, need, seen):
+    # lane 0 of tile row I: until the row above has published column ``need`` of its bottom edge
+    # (``seen``: the most it was last seen to have), then a fence before the warp reads it
+    while seen < need:
+        seen = cuda.atomic.max(done, I - 1, 0)
+    cuda.threadfence()
+    return seen
 """
 
 _TOP = """
@@ -241,6 +245,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets, not red), "tcell", dict(ns))
     )
     ns["top"] = device_jit(compile_source(values.expand(_TOP.format(db=db), rec_cls), "top", dict(ns)))
+    ns["wait_above"] = device_jit(compile_source(_WAIT, "wait_above", dict(ns)))
     j = "\n".join
     load_left, corner, bottom_pick, fast, slow, store_right, store_ck = [], [], [], [], [], [], []
     red_rows, red_merge = [], []
