@@ -240,6 +240,21 @@ def _probe(rec, n: int, data: tuple) -> None:
             return
 
 
+def _host_arrays(runner, n: int, vt: np.dtype, dt: np.dtype, bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """The result's table (``n x n``) and decisions (``n x n``, or ``1 x 1`` without decision bits),
+    their contents undefined (each lowering fills them), views of one block of the backend's host
+    pool (page-locked on CUDA, so that the copy back is a DMA at full speed; a block the pool kept
+    from an earlier sweep of the same size costs nothing). The block goes back when both are
+    dropped."""
+    shape = (n, n) if bits else (1, 1)
+    tb = -(-n * n * vt.itemsize // 64) * 64
+    block = runner.host_pool().lease(tb + shape[0] * shape[1] * dt.itemsize, np.uint8)
+    # plain arrays for the caller, each a view of a view of the lease (which numpy keeps as their base;
+    # np.asarray of the lease itself would skip it to the pool's block, and give the block back early)
+    table = np.asarray(block[: n * n * vt.itemsize].view(vt).reshape(n, n))
+    return table, np.asarray(block[tb:].view(dt).reshape(shape))
+
+
 def sweep_intervals(
     rec: IntervalRecurrence, user_rec=None, backend="auto", memory_budget=None, progress=None, deadline=None
 ):
@@ -272,9 +287,7 @@ def sweep_intervals(
     _probe(rec, n, data)
     if bits:  # the decision-overflow flag, last of the kernels' data (see codegen.n_flags)
         data = (*data, np.zeros(4, np.int64))
-    vt = np.dtype(cls.value_dtype)
-    table = np.full((n, n), cls.fill, vt)
-    decisions = np.zeros((n, n) if bits else (1, 1), decision_dtype(bits))
+    table, decisions = _host_arrays(runner, n, np.dtype(cls.value_dtype), decision_dtype(bits), bits)
     cells = n * (n + 1) // 2
     stats = Stats(backend=backend, device=runner.device_name(), cells=cells)
     stats.extra.update(

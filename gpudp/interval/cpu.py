@@ -74,6 +74,8 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
     """Sweep the diagonals, chunk after chunk, into ``table`` and ``decisions`` (row-major); with a
     column-major copy of the table where the cell's loops read columns and the memory allows it
     (twice the table's room: the copy is let go at the end)."""
+    table.fill(rec_cls.fill)  # below the diagonal, as the cells see it
+    decisions.fill(0)
     ccell = column_cell(rec_cls) if n > 1 else "one interval"
     if not isinstance(ccell, str) and table.nbytes > available_memory() // 2:
         ccell = f"no room for a copy of the table ({table.nbytes / 2**30:.2f} GiB)"

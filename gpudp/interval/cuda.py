@@ -134,7 +134,8 @@ def device_bytes(table_bytes: int, decision_bytes: int) -> int:
 
 
 def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
-    """Sweep on the device; the table and decisions (row-major) filled on the host at the end."""
+    """Sweep on the device; the table and decisions (row-major) copied whole into ``table`` and
+    ``decisions`` at the end (the fill below the diagonal made on the device)."""
     bits = rec_cls.decision_bits
     vt = table.dtype
     compute = cuda.stream()
