@@ -2,7 +2,7 @@
 # On the lent GPU machine (its own python3 3.12 with numba-cuda; no network): install gpudp with the
 # carried numpy<2.5 wheel, run the GPU tests and benchmarks, write logs under $OUT.
 # Here, first: ../shared/tools/device-wheels.sh rapidfuzz==3.14.6   (fills .whl/, carried)
-# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|remeasure-36c|remeasure-36d|rows|narrow|narrow-layered|store|defaults|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
+# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|remeasure-36c|remeasure-36d|rows|check|narrow|narrow-layered|store|defaults|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -141,6 +141,17 @@ for stage in "${@:-all}"; do
       done
       timeout 120 python3 -m gpudp.cli bench lcs --backends cuda --sizes 32768,131072 --repeat 3 --tile 256,256 \
         --out "$OUT/rows/lcs-head.json" 2>&1 | tail -3 ;;
+    check)
+      # a session's changes in figures: interval sweeps against the cpu (and a first sweep's host block),
+      # the gallery's SW and Gotoh whole calls at 2^17, LCS
+      mkdir -p "$OUT/check"
+      timeout 240 python3 tools/interval_gpu.py "$OUT/check/interval.json" 2>&1 | grep -v "^{" | tail -4
+      for ex in local_alignment affine_alignment; do
+        timeout 200 python3 tools/tile_sweep.py "$OUT/check/$ex.jsonl" --example $ex --sizes 131072 \
+          --tiles ${ROW_TILES:-128x256} 2>&1 | tail -3
+      done
+      timeout 120 python3 -m gpudp.cli bench lcs --backends cuda --sizes 32768,131072 --repeat 3 --tile 256,256 \
+        --out "$OUT/check/lcs.json" 2>&1 | tail -3 ;;
     narrow)
       # issue 37: plain cells in 32 bits (gpudp.recurrence.narrow): its tests on the GPU, the A/B of
       # plain cells in one process (and their kernels' SASS), LCS (its cell is narrowed) 1, 0, 1
