@@ -2,7 +2,7 @@
 # On the lent GPU machine (its own python3 3.12 with numba-cuda; no network): install gpudp with the
 # carried numpy<2.5 wheel, run the GPU tests and benchmarks, write logs under $OUT.
 # Here, first: ../shared/tools/device-wheels.sh rapidfuzz==3.14.6   (fills .whl/, carried)
-# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|remeasure-36c|remeasure-36d|rows|check|narrow|narrow-layered|store|defaults|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
+# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|remeasure-36c|remeasure-36d|rows|check|profile|narrow|narrow-layered|store|defaults|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -152,6 +152,24 @@ for stage in "${@:-all}"; do
       done
       timeout 120 python3 -m gpudp.cli bench lcs --backends cuda --sizes 32768,131072 --repeat 3 --tile 256,256 \
         --out "$OUT/check/lcs.json" 2>&1 | tail -3 ;;
+    profile)
+      # where a whole call's time goes beyond its kernels (tools/profile_call.py), and the same call on
+      # the base tree (.ab/base, carried) and this one, alternating
+      mkdir -p "$OUT/profile"; here=$PWD
+      timeout 150 python3 tools/profile_call.py --example ${PROFILE_EXAMPLE:-affine_alignment} --n 131072 \
+        > "$OUT/profile/example.txt" 2>&1; head -80 "$OUT/profile/example.txt"
+      timeout 100 python3 tools/profile_call.py --interval ${PROFILE_INTERVAL:-triangulation} --n 1500 \
+        > "$OUT/profile/interval.txt" 2>&1; head -60 "$OUT/profile/interval.txt"
+      python3 -m pip install -q --no-deps --no-build-isolation --target /tmp/ab/base .ab/base >>"$OUT/install.log" 2>&1
+      for tree in base head base head; do
+        if [ $tree = base ]; then
+          (cd /tmp && PYTHONPATH=/tmp/ab/base:/tmp/site timeout 120 python3 "$here/.ab/base/tools/tile_sweep.py" \
+            "$OUT/profile/ab-$tree.jsonl" --example ${PROFILE_EXAMPLE:-affine_alignment} --sizes 131072 --tiles 128x256)
+        else
+          timeout 120 python3 tools/tile_sweep.py "$OUT/profile/ab-$tree.jsonl" --example \
+            ${PROFILE_EXAMPLE:-affine_alignment} --sizes 131072 --tiles 128x256
+        fi 2>&1 | grep "^{" | cut -c1-200 | sed "s/^/$tree /"
+      done ;;
     narrow)
       # issue 37: plain cells in 32 bits (gpudp.recurrence.narrow): its tests on the GPU, the A/B of
       # plain cells in one process (and their kernels' SASS), LCS (its cell is narrowed) 1, 0, 1

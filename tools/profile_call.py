@@ -1,0 +1,71 @@
+"""Where a whole call's time goes: one warm call of an example's solver (or of an interval sweep of
+tools/interval_gpu.py) under cProfile, after a warm-up at full size, the functions by cumulative and
+by own time, and the call's statistics (``stats.extra``).
+
+    python tools/profile_call.py --example affine_alignment --n 131072 [--backend cuda] [--top 30]
+    python tools/profile_call.py --interval triangulation --n 1500 [--backend cuda]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import importlib.util
+import pstats
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+
+
+def _module(path: Path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--example", help="examples/NAME.py with align(a, b, **sweep_options)")
+    ap.add_argument("--interval", help="chain, nussinov or triangulation (tools/interval_gpu.py)")
+    ap.add_argument("--n", type=int, default=131072)
+    ap.add_argument("--backend", default="cuda")
+    ap.add_argument("--top", type=int, default=30)
+    args = ap.parse_args(argv)
+    rng = np.random.default_rng(0)
+    if args.interval:
+        from gpudp import sweep
+
+        rec = _module(HERE / "interval_gpu.py").instance(args.interval, args.n, rng)
+
+        def call():
+            return sweep(rec, backend=args.backend, progress=False).stats
+
+    else:
+        ex = _module(HERE.parent / "examples" / f"{args.example}.py")
+        a = "".join(rng.choice(list("ACGT"), args.n))
+        b = "".join(rng.choice(list("ACGT"), args.n))
+
+        def call():
+            return ex.align(a, b, backend=args.backend, progress=False)[-1]
+
+    call()  # compile, and every kernel a call of this size needs
+    t = time.perf_counter()
+    stats = call()
+    print(f"warm call {time.perf_counter() - t:.4f} s, kernels {stats.kernel_seconds:.4f} s")
+    print({k: v for k, v in stats.extra.items() if not isinstance(v, list | dict) or k == "traceback"})
+    prof = cProfile.Profile()
+    prof.enable()
+    call()
+    prof.disable()
+    for key in ("cumulative", "tottime"):
+        pstats.Stats(prof).sort_stats(key).print_stats(args.top)
+
+
+if __name__ == "__main__":
+    main()
