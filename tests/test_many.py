@@ -284,6 +284,45 @@ def test_cuda_buffers_shared_and_in_device_memory():
     assert info["device_buffers"] >= sim_geometry(0, 1)
 
 
+def check_values(group, max_rows=None):
+    """``sweep_many(group, traceback=False)`` on the cuda backend (with the warp kernel's rows
+    limited to ``max_rows``) against sweep on the cpu; how many instances took a warp."""
+    with pytest.MonkeyPatch.context() as mp:
+        if max_rows is not None:
+            mp.setattr(gpudp.many.cuda, "MAX_ROWS", max_rows)
+        res = sweep_many(group, backend="cuda", traceback=False)
+    assert not res.errors
+    for rec, item in zip(group, res, strict=True):
+        ref = sweep(rec, backend="cpu", traceback=False)
+        assert np.array_equal(item.last_row, ref.last_row) and np.array_equal(item.last_col, ref.last_col)
+        assert (item.best_value, item.best_cell) == (ref.best_value, ref.best_cell)
+    return res.stats.extra.get("cuda", {}).get("warp_instances", 0)
+
+
+@pytest.mark.sim
+@settings(max_examples=2, deadline=None)
+@given(batch=pairs(3, 6), hs=grids(3, 5), reward=st.integers(1, 3))
+def test_cuda_values_a_warp_an_instance(batch, hs, reward):
+    """Values only, a warp an instance (gpudp.many.cuda.warp_kernel): symbols, a reduction, and a
+    generic cell with data of its own, against sweep on the cpu."""
+    for group in (
+        [SW.SmithWaterman(a, b, reward + 1, -reward, reward) for a, b in batch],
+        [ED.EditDistance(a, b) for a, b in batch],
+        [Mix(h) for h in hs],
+    ):
+        assert check_values(group) == sum(r.shape()[0] * r.shape()[1] > 0 for r in group)
+
+
+@pytest.mark.sim
+def test_cuda_values_lanes_of_two_rows_and_the_block_kernel_beside():
+    """33 and 34 rows take lanes of two rows (the last lane's partly outside the grid); 35 rows,
+    past MAX_ROWS (lowered here), run in the block kernel of the same chunk."""
+    rng = np.random.default_rng(3)
+    word = lambda n: "".join(rng.choice(list("ACGT"), n))  # noqa: E731
+    group = [SW.SmithWaterman(word(r), word(2)) for r in (33, 34, 35)] + [SW.SmithWaterman(word(3), word(4))]
+    assert check_values(group, max_rows=34) == 3
+
+
 def test_diagonal_layout():
     """The cuda chunks' layout numbers a grid's cells diagonal by diagonal, each diagonal by row."""
     for R, C in [(1, 1), (1, 5), (5, 1), (3, 4), (4, 3), (6, 6)]:

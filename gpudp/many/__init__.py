@@ -49,7 +49,8 @@ __all__ = ["MAX_BATCH_CELLS", "ManyItem", "ManyResult", "sweep_many"]
 #: instances of more cells than this are handed to :func:`gpudp.sweep` one by one (its tiled
 #: kernels spread one grid over every core or the whole GPU)
 MAX_BATCH_CELLS = 1 << 22
-#: cells of one chunk at most on the CPU (the progress bar moves, and Ctrl-C is seen, between chunks)
+#: cells of one chunk at most (the progress bar moves, and Ctrl-C is seen, between chunks), where the
+#: backend's runner sets no ``chunk_cells`` of its own
 CHUNK_CELLS = 1 << 27
 
 #: the batch kernels on each backend, a module with ``Runner`` (the walks run on the host for both:
@@ -479,7 +480,8 @@ def sweep_many(
                 runner = lowering.get("many", used).Runner(kcls, take.kinds, take.n_sym, take.packed, shapes)
                 per_cell = decision_dtype(bits).itemsize if walking else 0
                 limit = runner.chunk_bytes(budget)
-                max_cells = max(1, min(CHUNK_CELLS, limit // per_cell if per_cell else CHUNK_CELLS))
+                most = getattr(runner, "chunk_cells", None) or CHUNK_CELLS
+                max_cells = max(1, min(most, limit // per_cell if per_cell else most))
                 order = batched[np.argsort(-cells[batched], kind="stable")]
                 chunks = [Chunk.of(ids, shapes, walking) for ids in cut(order, cells, max_cells)]
                 walker = None

@@ -17,14 +17,28 @@ launches and its copies to page-locked host memory are queued on one stream; the
 previous chunk meanwhile (:func:`gpudp.many.sweep_many`). Under the CUDA simulator a block has at
 most :data:`SIM_THREADS` threads and shared memory holds :data:`SIM_SMEM` bytes, so that tiny test
 instances take both buffers and several cells a thread.
+
+Values only (``traceback=False``), an instance of at most :data:`MAX_ROWS` rows runs instead one
+warp an instance, its rows in the lanes' registers (:func:`warp_kernel`). Lane ``k`` owns the
+``RPT`` consecutive rows from ``k * RPT`` (``RPT``: the instance's rows over 32, rounded up to a
+power of two; a launch per ``RPT``) and sweeps the columns one step behind lane ``k - 1``: at step
+``s`` it computes column ``s - k`` of its rows, taking the value above its first row, and the
+column's symbol, from lane ``k - 1`` by a shuffle (lane 0 from the boundary and the column
+symbols). Nothing of the grid touches memory but the last row and column, stored as they are
+computed; a reduction is kept by rows in registers and merged into the lane's slot at the end. So a
+cell costs its own arithmetic and a share of the shuffles, where the block kernel reads and writes
+its diagonals in memory and synchronizes the block between them. Under the simulator a block is one
+warp and the shuffles go through shared memory.
 """
 
 from __future__ import annotations
 
 import time
 
+import numba
 import numpy as np
 
+from .. import values
 from ..backends.cuda import (
     CudaKernel,
     cell_namespace,
@@ -39,7 +53,16 @@ from ..backends.cuda import (
     sim_geometry,
     stream,
 )
-from ..codegen import compile_source, diag_start, fill, spec_of, tile_cell_source
+from ..codegen import (
+    compile_source,
+    diag_start,
+    fill,
+    indent,
+    local_reduction,
+    row_reduction,
+    spec_of,
+    tile_cell_source,
+)
 from ..kernel import KernelFactory
 from . import source
 from .chunks import ChunkOut
@@ -172,6 +195,150 @@ def kernel(rec_cls, kinds, n_sym: int, shared: bool):
     return k.keep(generated_kernel(src, "run_many", ns)).fn
 
 
+# ---------------------------------------------------------------------------------------------
+# Values only: a warp an instance
+# ---------------------------------------------------------------------------------------------
+
+#: rows of an instance at most (32 lanes of at most 32 rows each)
+MAX_ROWS = 1024
+#: warps a block
+WARPS = 4
+
+_WARP_KERNELS = KernelFactory("many.cuda.warps", "rec", "kinds", "rpt", kernel=CudaKernel)
+
+_RUN = """def run_warps(qs, nb, ids, shapes, lr, lroff, lc, lcoff, RV, RC, FL{pk}):
+    k = cuda.threadIdx.x & 31
+    w = (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x) >> 5
+    nw = (cuda.gridDim.x * cuda.blockDim.x) >> 5
+    {prologue}
+    while w < nb:
+        q = qs[w]
+        b = ids[q]
+        R = shapes[b, 0]
+        C = shapes[b, 1]
+        {views}
+        i0 = k * RPT
+        full = i0 + RPT <= R
+        own = (R - 1) // RPT == k
+        rl = (R - 1) % RPT
+        {start}
+        if k == 0:
+            uprev = VT(boundary(-1, -1{db}))
+        elif i0 < R:
+            uprev = VT(boundary(i0 - 1, -1{db}))
+        else:
+            uprev = VT(FILL)
+        mine = VT(FILL)
+        for s in range(C + 31):
+            j = s - k
+            {exchange}
+            if j >= 0 and j < C:
+                {rows}
+                uprev = upin
+                {shift}
+                if own:
+                    {bottom}
+                if j == C - 1:
+                    {right}
+        {finish}
+        w += nw
+"""
+
+
+def warp_kernel(rec_cls, kinds, n_sym: int, rpt: int):
+    """The values-only batch kernel of ``rec_cls`` (decision_bits 0) for packed items of ``kinds``,
+    lanes of ``rpt`` rows: ``run_warps(qs, nb, ids, shapes, lr, lroff, lc, lcoff, RV, RC, FL,
+    *packed)`` sweeps instances ``ids[qs[w]]`` for ``w < nb``, a warp each."""
+    k = _WARP_KERNELS.lookup(rec=rec_cls, kinds=tuple(kinds), rpt=rpt)
+    if k.ready:
+        return k.fn
+    sp = spec_of(rec_cls)
+    n_data = len(kinds) + sp.outputs
+    db, du = sp.fn_args(n_data), sp.user_args(n_data)
+    sim = not sim_geometry(True, False)
+    red = bool(sp.reduce_slots)
+    ns = cell_namespace(rec_cls)
+    ns.update(RPT=rpt)
+    ns["tcell"] = device_jit(
+        compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets, not red), "tcell", dict(ns))
+    )
+    start, fast, slow, shift, bottom, right, red_rows, red_merge = [], [], [], [], [], [], [], []
+    if red:
+        names, _, _, red_flush = local_reduction(rec_cls, n_data, "k")
+        row_best, row_merge = row_reduction(rec_cls)
+        ns.update(names, I32=numba.int32)
+    for r in range(rpt):
+        start += [f"l{r} = VT(FILL)", f"if i0 + {r} < R:", f"    l{r} = VT(boundary(i0 + {r}, -1{db}))"]
+        if n_sym:
+            start.append(f"y{r} = dat0[min(i0 + {r}, R - 1)]")
+        up = "upin" if r == 0 else f"v{r - 1}"
+        dg = "uprev" if r == 0 else f"l{r - 1}"
+        call = f"v{r}, e{r} = tcell(i0 + {r}, j, {up}, l{r}, {dg}, {f'y{r}' if n_sym else '0'}, cj{du})"
+        if red:
+            call += f"\nkv = {values.key(rec_cls, f'v{r}')}\n" + row_best(f"rb{r}", f"rj{r}", "I32(j)")
+            red_rows += [f"rb{r} = KT(RED_WORST)", f"rj{r} = I32(-1)"]
+            merge = row_merge(f"rb{r}", f"rj{r}", f"i0 + {r}", "I32(0)")
+            red_merge += [f"if i0 + {r} < R:", indent(merge, 4)]
+        fast.append(call)
+        slow += [f"v{r} = VT(FILL)", f"if i0 + {r} < R:", indent(call, 4)]
+        shift.append(f"l{r} = v{r}")
+        bottom.append(f"{'if' if r == 0 else 'elif'} rl == {r}:\n    ST(lr, lroff[q] + j, v{r})")
+        right += [f"if i0 + {r} < R:", f"    ST(lc, lcoff[q] + i0 + {r}, v{r})"]
+    shift.append(f"mine = v{rpt - 1}")
+    if n_sym:
+        start.append("cj = dat1[0]")
+    else:
+        start.append("cj = 0")
+    if sim:  # no shuffles in the simulator: the same through shared memory (a block is one warp)
+        fs = values.fields(rec_cls)
+        if fs is None:
+            prologue = ["xch = cuda.shared.array(32, VTD)"]
+        else:
+            prologue = [f"xch{f} = cuda.shared.array(32, F{f}D)" for f in range(len(fs))]
+            prologue.append("xch = (" + ", ".join(f"xch{f}" for f in range(len(fs))) + ",)")
+        exchange = [
+            "ST(xch, k, mine)",
+            "cuda.syncthreads()",
+            "upin = LD(xch, k - 1) if k > 0 else mine",
+            "cuda.syncthreads()",
+        ]
+        if n_sym:
+            prologue.append("sxch = cuda.shared.array(32, SYMD)")
+            exchange += ["sxch[k] = cj", "cuda.syncthreads()", "cin = sxch[k - 1] if k > 0 else cj"]
+            exchange.append("cuda.syncthreads()")
+    else:
+        prologue = ["pass"]
+        exchange = ["upin = SHUP(mine)"]
+        if n_sym:
+            exchange.append("cin = cuda.shfl_up_sync(FULL, cj, 1)")
+    lane0 = ["if k == 0:", "    if s < C:", f"        upin = VT(boundary(-1, s{db}))"]
+    if n_sym:
+        lane0 += ["        cj = dat1[s]", "else:", "    cj = cin"]
+    exchange += lane0
+    ns["SYMD"] = np.int64  # the simulator's exchange of column symbols
+    finish = red_merge + [red_flush] if red else ["pass"]
+    src = fill(
+        _RUN,
+        pk=source.packed_args(len(kinds)),
+        db=db,
+        prologue=prologue,
+        views=[*source.views(kinds), *source.output_views(sp.reduce_slots, sp.flags, len(kinds))],
+        start=start + (["bv_ = KT(RED_WORST)", "bk_ = NO_CELL", *red_rows] if red else []),
+        exchange=exchange,
+        rows=["if full:", indent("\n".join(fast), 4), "else:", indent("\n".join(slow), 4)],
+        shift=shift,
+        bottom=bottom,
+        right=right,
+        finish=finish,
+    )
+    return k.keep(generated_kernel(values.expand(src, rec_cls), "run_warps", ns)).fn
+
+
+def rows_per_lane(rows: int) -> int:
+    """``RPT`` of an instance of ``rows`` rows: rows over 32, rounded up to a power of two."""
+    return 1 << max(-(-rows // 32) - 1, 0).bit_length()
+
+
 def _pow2(x: int) -> int:
     return 1 << max(int(x) - 1, 0).bit_length()
 
@@ -201,6 +368,9 @@ class Runner:
 
     name = "cuda"
     layout = LAYOUT
+    #: cells of one chunk at most: enough instances to fill the GPU (8,192 of 1,000 x 1,000 cells; a
+    #: chunk is a few tens of milliseconds), where the cpu's chunks (gpudp.many.CHUNK_CELLS) took 134
+    chunk_cells = 1 << 33
 
     def __init__(self, rec_cls, kinds, n_sym, packed, shapes):
         self.cls, self.kinds, self.n_sym = rec_cls, tuple(kinds), n_sym
@@ -219,11 +389,30 @@ class Runner:
         page-locked memory) and :data:`DEVICE_SHARE` of the free device memory."""
         return max(1, min(CHUNK_BYTES, budget // 2, int(memory_info()[0] * DEVICE_SHARE)))
 
+    def _warps(self, qs, rpt: int, outs: tuple, s):
+        """Launch the values-only warp kernel (:func:`warp_kernel`) on the chunk's
+        instances ``qs``, of ``rpt`` rows a lane, writing ``outs`` (the chunk's device ids, last
+        rows and their offsets, last columns and theirs, reduction values and cells, flags);
+        returns the device array to keep until the chunk ends."""
+        d_qs = cuda.to_device(qs, stream=s)
+        d_ids, *rest = outs
+        args = (d_qs, len(qs), d_ids, self.d_shapes, *rest, *self.d_packed)
+        t = time.perf_counter()
+        fn = warp_kernel(self.cls, self.kinds, self.n_sym, rpt)
+        warps = sim_geometry(WARPS, 1)
+        launcher, _ = coop_blocks(fn, args, 32 * warps, 1 << 30, 0)  # compiles
+        self.compile_seconds += time.perf_counter() - t
+        launcher[-(-len(qs) // warps), 32 * warps, s, 0](*args)
+        self.launches += 1
+        self.info["threads"].add(32 * warps)
+        self.info["warp_instances"] = self.info.get("warp_instances", 0) + len(qs)
+        return d_qs
+
     def start(self, chunk) -> _Handle:
         s, cls = self.stream, self.cls
         t0 = time.perf_counter()
         pool = pinned_pool()
-        out = ChunkOut.allocate(cls, chunk, self.slots, pool.lease)
+        out = ChunkOut.allocate(cls, chunk, max(self.slots, 32), pool.lease)  # a warp's lanes: 32 slots
         vt = np.dtype(cls.value_dtype)
         d_words = cuda.device_array(len(out.words), out.words.dtype, stream=s)
         d_lr = cuda.device_array(len(out.lr), vt, stream=s)
@@ -237,7 +426,15 @@ class Runner:
         keep = [d_words, d_lr, d_lc, d_rv, d_rc, d_fl, d_ids, d_doff, d_lroff, d_lcoff]
         k_of = np.minimum(chunk.rows, chunk.cols)
         kc = np.array([_pow2(k) for k in k_of.tolist()], np.int64)
-        for K in np.unique(kc).tolist():
+        if not cls.decision_bits:  # values only: a warp an instance where its rows fit the lanes
+            warp = chunk.rows <= MAX_ROWS
+            kc[warp] = 0
+            rpt = np.array([rows_per_lane(r) for r in chunk.rows.tolist()], np.int64)
+            for R in np.unique(rpt[warp]).tolist():
+                qs = np.flatnonzero(warp & (rpt == R)).astype(np.int64)
+                outs = (d_ids, d_lr, d_lroff, d_lc, d_lcoff, d_rv, d_rc, d_fl)
+                keep.append(self._warps(qs, int(R), outs, s))
+        for K in np.unique(kc[kc > 0]).tolist():
             qs = np.flatnonzero(kc == K).astype(np.int64)
             nb = len(qs)
             threads = int(min(self.slots, max(self.min_threads, K)))

@@ -1,0 +1,129 @@
+"""``gpudp.sweep_many`` with the gallery's Needleman-Wunsch and Smith-Waterman cells (scores only)
+beside StringZilla's ``NeedlemanWunschScores`` / ``SmithWatermanScores`` on the same card, on the
+same cells (issue 37's batch goal).
+
+StringZilla scores the cross product of two lists; so the batch here is the cross product of
+``--side`` random DNA strings of ``--length`` bytes with ``--side`` others (316 x 316 = 99,856 pairs
+of 1,000 by default), given to ``sweep_many`` as one instance a pair (the form a user's own
+recurrence takes). Scores: Needleman-Wunsch match 1, mismatch -1, gap 1 (StringZilla open = extend
+= -1: a linear gap); Smith-Waterman match 3, mismatch -3, gap 2. Every pair's score from both is
+compared; medians of ``--repeat`` warm runs (each after one warm-up), with the batch's intake (the
+instances read and packed), kernel and whole seconds.
+
+    python tools/many_peers.py OUT.json [--side 316] [--length 1000] [--repeat 3]
+        [--problems nw,sw] [--backend cuda]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from gpudp import sweep_many
+from gpudp.backends import device_name
+from gpudp.info import info
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _example(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _stringzilla(local: bool, a: list, b: list, repeat: int):
+    """StringZilla's cross-product scores on GPU 0 (seconds, scores), or (None, the reason)."""
+    try:
+        import stringzilla as sz
+        import stringzillas as szs
+    except ImportError as e:
+        return None, f"not importable: {e}"
+    gpu = szs.DeviceScope(gpu_device=0)
+    classes = (np.arange(256) % 32).astype(np.uint8)  # A C G T: distinct classes
+    match, mismatch, gap = (3, -3, -2) if local else (1, -1, -1)
+    costs = np.full((32, 32), mismatch, np.int8)
+    np.fill_diagonal(costs, match)
+    kind = szs.SmithWatermanScores if local else szs.NeedlemanWunschScores
+    engine = kind(classes, costs, open=gap, extend=gap, capabilities=gpu)
+    qa, qb = sz.Strs(a), sz.Strs(b)
+    engine(qa, qb, device=gpu)  # warm-up
+    times, out = [], None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = engine(qa, qb, device=gpu)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), np.asarray(out)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out")
+    ap.add_argument("--side", type=int, default=316)
+    ap.add_argument("--length", type=int, default=1000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--problems", default="nw,sw")
+    ap.add_argument("--backend", default="cuda")
+    args = ap.parse_args(argv)
+    rng = np.random.default_rng(0)
+    letters = np.frombuffer(b"ACGT", np.uint8)
+    a = [letters[rng.integers(0, 4, args.length)].tobytes().decode() for _ in range(args.side)]
+    b = [letters[rng.integers(0, 4, args.length)].tobytes().decode() for _ in range(args.side)]
+    cells = args.side * args.side * args.length * args.length
+    rows = []
+    for problem in args.problems.split(","):
+        local = problem == "sw"
+        if local:
+            make = _example("local_alignment").SmithWaterman
+        else:
+            make = _example("many_alignments").GlobalAlignment
+        t = time.perf_counter()
+        recs = [make(x, y) for x in a for y in b]
+        build = time.perf_counter() - t
+        sweep_many(recs[:4], backend=args.backend, traceback=False, progress=False)  # compile
+        times, res = [], None
+        for _ in range(args.repeat):
+            t = time.perf_counter()
+            res = sweep_many(recs, backend=args.backend, traceback=False, progress=False)
+            times.append(time.perf_counter() - t)
+        assert not res.errors, list(res.errors.items())[:3]
+        ours = np.array([res[k].best_value if local else res[k].value for k in range(len(recs))], np.int64)
+        row = {
+            "problem": problem,
+            "pairs": len(recs),
+            "length": args.length,
+            "cells": cells,
+            "backend": args.backend,
+            "device": device_name(args.backend),
+            "versions": info(),
+            "instances_seconds": build,
+            "seconds": statistics.median(times),
+            "gcups": cells / statistics.median(times) / 1e9,
+            "kernel_seconds": res.stats.kernel_seconds,
+            "kernel_gcups": cells / max(res.stats.kernel_seconds, 1e-12) / 1e9,
+            "stats": {k: v for k, v in res.stats.extra.items() if not isinstance(v, list | dict)},
+        }
+        peer_s, peer = _stringzilla(local, a, b, args.repeat)
+        if peer_s is None:
+            row["stringzilla"] = peer
+        else:
+            row["stringzilla_seconds"] = peer_s
+            row["stringzilla_gcups"] = cells / peer_s / 1e9
+            row["equal"] = bool(np.array_equal(peer.reshape(-1).astype(np.int64), ours))
+            row["ours_over_stringzilla"] = peer_s / row["seconds"]
+        rows.append(row)
+        print(json.dumps({k: v for k, v in row.items() if k not in ("versions", "stats")}), flush=True)
+    Path(args.out).write_text(json.dumps(rows, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()
