@@ -20,13 +20,13 @@ from gpudp.backends import where as backend_words
 from gpudp.engine import sweep
 from gpudp.errors import CheckError, InputError, TimeLimitReached
 from gpudp.inputs import parse_time_limit
-from gpudp.problems.lcs import batch, count_bound, greedy_common
+from gpudp.problems.lcs import batch, count_bound, cross, greedy_common
 from gpudp.problems.lcs.sequences import encode, kernel_codes, kind
 from gpudp.progress import announce
 from gpudp.recurrence import GridRecurrence
 from gpudp.solution import Solution, Stats
 
-__all__ = ["Levenshtein", "solve", "solve_many"]
+__all__ = ["Levenshtein", "cdist", "solve", "solve_many"]
 
 KEEP, DELETE, INSERT = 0, 1, 2
 
@@ -225,6 +225,46 @@ def solve_many(
     [3, 3]
     """
     return batch.run(_SOLVER, pairs, backend, traceback, verify, progress, client)
+
+
+def cdist(queries, choices, *, backend: str = "auto", dtype=None, score_cutoff=None, verify: int = 2):
+    """The Levenshtein distance of every query against every choice: a 2-D array, as rapidfuzz's
+    ``process.cdist(queries, choices, scorer=Levenshtein.distance)`` gives it, without making the
+    pairs.
+
+    Myers' bit-vector algorithm in Hyyrö's block form (64 cells a word operation), each sequence of
+    one side a pattern whose masks are built once and reused for every sequence of the other side
+    (the queries, unless the choices make less work as patterns: the distance is symmetric). On
+    the cpu a parallel loop over the patterns; on the GPU a thread a cell of the result. Exact
+    integers throughout; non-ASCII text is compared by code point. Parameters, inputs and errors
+    as :func:`gpudp.problems.lcs.cdist`, except:
+
+    Parameters
+    ----------
+    dtype : integer dtype or None
+        None: int32, or int64 where a distance could exceed it. A dtype that cannot hold the
+        largest possible distance (the longest query or choice; with ``score_cutoff``, at most
+        ``score_cutoff + 1``) is refused.
+    score_cutoff : int or None
+        rapidfuzz's semantics for a distance: a distance above ``score_cutoff`` is reported as
+        ``score_cutoff + 1`` (None: every distance as it is). Every distance at or below it is
+        exact.
+
+    Returns
+    -------
+    numpy.ndarray
+        shape ``(len(queries), len(choices))``: ``out[i, j]`` is the edit distance of
+        ``queries[i]`` and ``choices[j]`` (after ``score_cutoff``), checked on ``verify`` cells by
+        :func:`solve` (an edit script applied).
+
+    Examples
+    --------
+    >>> cdist(["kitten", "flaw"], ["sitting", "lawn", ""], backend="cpu").tolist()
+    [[3, 5, 6], [7, 2, 4]]
+    >>> cdist(["kitten", "flaw"], ["sitting", "lawn"], backend="cpu", score_cutoff=2).tolist()
+    [[3, 3], [3, 2]]
+    """
+    return cross.run(_SOLVER, queries, choices, backend, dtype, score_cutoff, verify, distance=True)[0]
 
 
 #: the batch's distances, a module a backend (:class:`gpudp.problems.lcs.batch.PairSolver`)

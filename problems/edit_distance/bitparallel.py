@@ -18,9 +18,9 @@ from numba import prange
 from numba.extending import register_jitable
 
 from gpudp.jit import njit
-from gpudp.problems.lcs.bitparallel import Packed, run_cpu
+from gpudp.problems.lcs.bitparallel import Packed, masks, run_cpu
 
-__all__ = ["block_step", "distances_cpu"]
+__all__ = ["block_step", "distances_cpu", "levenshtein_text"]
 
 
 @register_jitable
@@ -44,31 +44,41 @@ def block_step(pv, mv, eq, hin, high):
     return mh | ~(xv | ph), ph & xv, hout
 
 
+@njit(cache=True)
+def levenshtein_text(pm, w, m, txt, b0, b1, table, mapped, v):
+    """The Levenshtein distance of a pattern of ``m`` symbols, its masks ``pm``
+    (:func:`gpudp.problems.lcs.bitparallel.masks`, ``w`` words a code), and the text ``txt[b0:b1]``
+    (codes through ``table`` when ``mapped``); ``v``: at least ``2 * w`` words of scratch for the
+    vertical differences."""
+    if m == 0 or b1 == b0:
+        return m + (b1 - b0)
+    top = np.uint64(1) << np.uint64(63)
+    last = np.uint64(1) << np.uint64((m - 1) & 63)
+    for q in range(w):
+        v[q] = ~np.uint64(0)  # Pv: column 0 is all +1
+        v[w + q] = np.uint64(0)  # Mv
+    score = m
+    for k in range(b0, b1):
+        x = txt[k]
+        if mapped:
+            x = table[x]
+        row = x * w
+        h = 1
+        for q in range(w):
+            v[q], v[w + q], h = block_step(v[q], v[w + q], pm[row + q], h, last if q == w - 1 else top)
+        score += h
+    return score
+
+
 @njit(parallel=True, cache=True)
 def _distances(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
-    top = np.uint64(1) << np.uint64(63)
     for p in prange(len(out)):
         a0, m = pat_off[p], pat_off[p + 1] - pat_off[p]
-        b0, b1 = txt_off[p], txt_off[p + 1]
-        if m == 0 or b1 == b0:
-            out[p] = m + (b1 - b0)
-            continue
-        w = (m + 63) // 64
-        last = np.uint64(1) << np.uint64((m - 1) & 63)
-        peq = np.zeros((sigma, w), np.uint64)
-        for i in range(m):
-            x = pat[a0 + i]
-            peq[table[x] if mapped else x, i >> 6] |= np.uint64(1) << np.uint64(i & 63)
-        pv = np.full(w, ~np.uint64(0), np.uint64)
-        mv = np.zeros(w, np.uint64)
-        score = m
-        for k in range(b0, b1):
-            c = table[txt[k]] if mapped else txt[k]
-            h = 1
-            for q in range(w):
-                pv[q], mv[q], h = block_step(pv[q], mv[q], peq[c, q], h, last if q == w - 1 else top)
-            score += h
-        out[p] = score
+        w = max((m + 63) // 64, 1)
+        peq = np.empty(sigma * w, np.uint64)
+        masks(pat, a0, m, w, sigma, table, mapped, peq)
+        v = np.empty(2 * w, np.uint64)
+        out[p] = levenshtein_text(peq, w, m, txt, txt_off[p], txt_off[p + 1], table, mapped, v)
 
 
 def distances_cpu(packed: Packed) -> np.ndarray:

@@ -5,11 +5,12 @@ cuda backend runs."""
 from __future__ import annotations
 
 from gpudp.problems.lcs import cuda as lcs_cuda
+from gpudp.problems.lcs.cross import cuda as cross_cuda
 from gpudp.problems.lcs.cuda import Launch, PairKernel
 
 from .bitparallel import block_step
 
-__all__ = ["LEVENSHTEIN", "launch"]
+__all__ = ["LEVENSHTEIN", "cross", "launch"]
 
 
 LEVENSHTEIN = PairKernel(
@@ -35,7 +36,7 @@ LEVENSHTEIN = PairKernel(
             "score += h",
         ]
     ),
-    finish="out[p] = score",
+    value="score",
     functions=(("block_step", block_step),),
 )
 
@@ -43,3 +44,9 @@ LEVENSHTEIN = PairKernel(
 def launch(packed) -> Launch:
     """The edit distance of every pair of ``packed``, queued on the GPU (:func:`.lcs.cuda.launch`)."""
     return lcs_cuda.launch(packed, LEVENSHTEIN)
+
+
+def cross(packed, lo: int, hi: int, out, turned: bool) -> cross_cuda.CrossLaunch:
+    """The edit distance of every pattern of ``packed`` against every text, into ``out``: a cross
+    product started on the GPU (:func:`gpudp.problems.lcs.cross.cuda.launch`)."""
+    return cross_cuda.launch(LEVENSHTEIN, packed, lo, hi, out, turned)

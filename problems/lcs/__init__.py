@@ -25,15 +25,16 @@ from gpudp.inputs import parse_time_limit
 from gpudp.memory import parse_bytes
 from gpudp.progress import announce
 from gpudp.recurrence import GridRecurrence
-from gpudp.solution import Solution, Stats, warn_unproven
+from gpudp.solution import BatchResult, NoSolutions, Solution, Stats, warn_unproven
 
-from . import batch
+from . import batch, cross
 from .fasta import read_fasta, read_fasta_records
 from .greedy import count_bound, greedy_common
 from .sequences import encode, kernel_codes, kind
 
 __all__ = [
     "LCSRecurrence",
+    "cdist",
     "count_bound",
     "encode",
     "greedy_common",
@@ -326,8 +327,9 @@ def cli_arguments(p):
         choices=["zip", "all"],
         default=None,
         help="a batch over every record: zip pairs record k of a with record k of b, all every record "
-        "of a with every record of b; one line a pair (TSV, or JSON lines with --json), lengths only "
-        "unless --traceback",
+        "of a with every record of b (a cross product, lcs.cdist: no pair made, unless --traceback "
+        "or a Dask cluster); one line a pair (TSV, or JSON lines with --json), lengths only unless "
+        "--traceback",
     )
     p.add_argument(
         "--traceback",
@@ -518,6 +520,70 @@ def solve_many(
     return batch.run(_SOLVER, pairs, backend, traceback, verify, progress, client)
 
 
+def cdist(queries, choices, *, backend: str = "auto", dtype=None, score_cutoff=None, verify: int = 2):
+    """The LCS length of every query against every choice: a 2-D array, as rapidfuzz's
+    ``process.cdist(queries, choices, scorer=LCSseq.similarity)`` gives it, without making the
+    pairs.
+
+    Each sequence of one side is a pattern of Hyyrö's bit-parallel recurrence (64 cells a word
+    operation), its bit masks built once and reused for every sequence of the other side: the
+    queries, unless the choices make less work as patterns (the lengths are symmetric). On the cpu
+    a parallel loop over the patterns (or patterns and runs of texts, when they are few); on the
+    GPU a thread a cell of the result, every pattern's masks built once on the device. Exact
+    integers throughout; non-ASCII text is compared by code point.
+
+    Parameters
+    ----------
+    queries, choices : list or tuple of sequences, or a 2-D integer array
+        each sequence as :func:`solve` takes it (str, bytes, 1-D integer arrays or lists of
+        integers), or the rows of a 2-D integer array (many sequences of one length: no Python
+        work per sequence). Lists whose every sequence is a ``str``, or every one ``bytes``, or
+        every one a 1-D integer array of one dtype, are read in bulk (each side joined into one
+        buffer). A str compares only with a str: a str on one side and anything else on either
+        side is refused.
+    backend : "auto", "cpu" or "cuda"
+    dtype : integer dtype or None
+        the result's dtype. None: int32, or int64 where a length could exceed it. A dtype that
+        cannot hold the longest possible LCS (the shorter of the longest query and the longest
+        choice) is refused.
+    score_cutoff : int or None
+        rapidfuzz's semantics for a similarity: a length below ``score_cutoff`` is reported as 0
+        (None or 0: every length as it is). The lengths are exact either way.
+    verify : int, bool or None
+        how many cells (chosen at random among the shorter queries and choices) are re-solved with
+        their subsequence by :func:`solve` on the cpu, while the kernels run, and compared; a
+        disagreement raises :class:`gpudp.CheckError`. None or True: 2; False: 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        shape ``(len(queries), len(choices))``: ``out[i, j]`` is the LCS length of ``queries[i]``
+        and ``choices[j]`` (after ``score_cutoff``).
+
+    Raises
+    ------
+    gpudp.InputError
+        before any kernel runs: a sequence that cannot be read (None, a number, a float array),
+        naming it (``queries[i]`` / ``choices[j]``) - the whole call is refused, as the result is
+        a matrix with no place for an error; a str beside a non-str; a side that is one sequence
+        (a str, a 1-D array) rather than a list of them; ``dtype``, ``score_cutoff`` or
+        ``verify`` as above; and a result that would not fit the host's memory (``field``
+        "memory", with its size). A cross product that does not fit the GPU's memory at once is
+        run in chunks of rows, not refused.
+    gpudp.CheckError
+        when a re-solved cell disagrees with the result.
+
+    Examples
+    --------
+    >>> from gpudp.problems.lcs import cdist
+    >>> cdist(["GATTACA", "ACGT"], ["TACCA", "ACGT", ""], backend="cpu").tolist()
+    [[4, 2, 0], [2, 4, 0]]
+    >>> cdist(["GATTACA", "ACGT"], ["TACCA", "ACGT"], backend="cpu", score_cutoff=3).tolist()
+    [[4, 0], [0, 4]]
+    """
+    return cross.run(_SOLVER, queries, choices, backend, dtype, score_cutoff, verify, distance=False)[0]
+
+
 #: the batch's lengths, a module a backend (:class:`.batch.PairSolver`)
 LENGTHS = "lcs.lengths"
 lowering.declare(LENGTHS, cpu=f"{__name__}.cpu", cuda=f"{__name__}.cuda")
@@ -555,32 +621,26 @@ def _cli_batch(args, budget: int | None) -> int:
         n, symbols = len(ra), la + lb
     else:  # every record of a with every record of b
         n, symbols = len(ra) * len(rb), la * len(rb) + lb * len(ra)
-    batch.check_memory(
-        batch.host_bytes(_SOLVER, n, symbols, args.traceback) + n * CLI_PAIR_BYTES,
-        f"--pairs {args.pairs} of {len(ra):,} x {len(rb):,} records ({n:,} pairs)",
-        "give fewer records (split the files)" + (", or --pairs zip" if args.pairs == "all" else ""),
-        budget,
-        "--memory-budget",
-    )
+    # every record of a against every record of b, lengths only, here: a cross product (no pair made)
+    product = args.pairs == "all" and not args.traceback and not (args.scheduler or args.workers)
+    what = f"--pairs {args.pairs} of {len(ra):,} x {len(rb):,} records ({n:,} pairs)"
+    change = "give fewer records (split the files)" + (", or --pairs zip" if args.pairs == "all" else "")
+    if product:  # the result, int32; the lines are written one by one
+        need = cross.host_bytes(len(ra), len(rb), la + lb, 4)
+    else:
+        need = batch.host_bytes(_SOLVER, n, symbols, args.traceback) + n * CLI_PAIR_BYTES
+    batch.check_memory(need, what, change, budget, "--memory-budget")
 
     def records(p: int) -> tuple[int, int]:
         return (p, p) if args.pairs == "zip" else divmod(p, len(rb))
 
-    pairs = [(ra[i][1], rb[j][1]) for i, j in map(records, range(n))]
-    pinned = args.backend != "auto" and backends.get(args.backend).one_device_a_worker
-    workers, gpus = args.workers, pinned and (args.workers or 0) > 1
-    if workers is not None:
-        from gpudp.distributed import fit_workers
-
-        workers = fit_workers(workers, len(pairs), gpus)  # 0: no pairs, no cluster
-        gpus = gpus and workers > 1
-    if args.scheduler or workers:
-        from gpudp import distributed
-
-        with distributed.cluster(args.scheduler, workers or None, gpus=gpus) as client:
-            res = solve_many(pairs, backend=args.backend, traceback=args.traceback, client=client)
+    if product:
+        seqs_a, seqs_b = [x for _, x in ra], [x for _, x in rb]
+        matrix, stats = cross.run(_SOLVER, seqs_a, seqs_b, args.backend, None, None, None, False)
+        checked = [i * len(rb) + j for i, j in stats.extra.get("rechecked", [])]
+        res = BatchResult(matrix.reshape(-1), {}, NoSolutions(n), checked, stats)
     else:
-        res = solve_many(pairs, backend=args.backend, traceback=args.traceback)
+        res = _pairs_batch(args, [(ra[i][1], rb[j][1]) for i, j in map(records, range(n))])
     out = sys.stdout
     if not args.json:
         out.write(
@@ -614,3 +674,21 @@ def _cli_batch(args, budget: int | None) -> int:
         file=sys.stderr,
     )
     return 1 if res.errors else 0
+
+
+def _pairs_batch(args, pairs: list) -> BatchResult:
+    """``--pairs``' batch by :func:`solve_many`: here, or on a Dask cluster (``--scheduler``,
+    ``--workers``)."""
+    pinned = args.backend != "auto" and backends.get(args.backend).one_device_a_worker
+    workers, gpus = args.workers, pinned and (args.workers or 0) > 1
+    if workers is not None:
+        from gpudp.distributed import fit_workers
+
+        workers = fit_workers(workers, len(pairs), gpus)  # 0: no pairs, no cluster
+        gpus = gpus and workers > 1
+    if args.scheduler or workers:
+        from gpudp import distributed
+
+        with distributed.cluster(args.scheduler, workers or None, gpus=gpus) as client:
+            return solve_many(pairs, backend=args.backend, traceback=args.traceback, client=client)
+    return solve_many(pairs, backend=args.backend, traceback=args.traceback)

@@ -57,7 +57,10 @@ __all__ = [
     "ensure_table",
     "table_of",
     "lengths_cpu",
+    "dense",
     "lcs_of",
+    "lcs_text",
+    "clamp",
     "span",
     "popcount64",
     "word_step",
@@ -117,7 +120,7 @@ def pack(pairs: list[tuple[np.ndarray, np.ndarray]], table: bool = True) -> Pack
     else:
         allp = np.concatenate([np.asarray(x, np.int64) for x in pats]) if pats else np.zeros(0, np.int64)
         allt = np.concatenate([np.asarray(x, np.int64) for x in txts]) if txts else np.zeros(0, np.int64)
-    packed = _dense(allp, pat_off, allt, txt_off, table)
+    packed = dense(allp, pat_off, allt, txt_off, table)
     packed.swapped = swapped
     return packed
 
@@ -154,7 +157,7 @@ def pack_buffers(a, a_off, b, b_off, table: bool = True) -> Packed:
             off = np.zeros(len(lens) + 1, np.int64)
             np.cumsum(lens, out=off[1:])
             out += [_gather(both, start, off), off]
-    packed = _dense(*out, table)
+    packed = dense(*out, table)
     packed.swapped = swapped.astype(np.uint8)
     return packed
 
@@ -175,7 +178,7 @@ def pack_arrays(a: np.ndarray, b: np.ndarray, table: bool = True, offsets=row_of
         a, b = b, a
     n = a.shape[0]
     pat_off, txt_off = offsets(n, a.shape[1]), offsets(n, b.shape[1])
-    packed = _dense(a.reshape(-1), pat_off, b.reshape(-1), txt_off, table)
+    packed = dense(a.reshape(-1), pat_off, b.reshape(-1), txt_off, table)
     packed.swapped = np.full(n, swapped, np.uint8)
     packed.cells, packed.max_words = n * a.shape[1] * b.shape[1], max(1, -(-a.shape[1] // 64))
     return packed
@@ -212,7 +215,10 @@ def ensure_table(packed: Packed) -> Packed:
     return packed
 
 
-def _dense(allp, pat_off, allt, txt_off, table: bool = True) -> Packed:
+def dense(allp, pat_off, allt, txt_off, table: bool = True) -> Packed:
+    """Patterns ``allp`` and texts ``allt`` with their offsets (both exact integer codes of one
+    dtype) as a :class:`Packed` batch: bytes as given, read through their table (found now unless
+    ``table=False``), other symbols renumbered to dense codes over both."""
     if allp.dtype == np.uint8 and allt.dtype == np.uint8:
         packed = Packed(allp, pat_off, allt, txt_off, 0, np.zeros(256, np.uint8), True)
         return ensure_table(packed) if table else packed
@@ -265,26 +271,47 @@ def lcs_of(s, w, m):
     return m - ones - popcount64(last)
 
 
+@njit(cache=True)
+def lcs_text(pm, w, m, txt, b0, b1, table, mapped, s):
+    """The LCS length of a pattern of ``m`` symbols, its masks ``pm`` (:func:`masks`, ``w`` words a
+    code), and the text ``txt[b0:b1]`` (codes through ``table`` when ``mapped``); ``s``: at least
+    ``w`` words of scratch for the vector."""
+    if m == 0 or b1 == b0:
+        return 0
+    for q in range(w):
+        s[q] = ~np.uint64(0)
+    for k in range(b0, b1):
+        x = txt[k]
+        if mapped:
+            x = table[x]
+        row = x * w
+        carry = np.uint64(0)
+        for q in range(w):
+            s[q], carry = word_step(s[q], pm[row + q], carry)
+    return np.int64(lcs_of(s, w, m))
+
+
+@register_jitable
+def clamp(v, lo, hi):
+    """``v`` as a score cutoff reports it: 0 below ``lo`` (a similarity under its cutoff), ``hi +
+    1`` above ``hi`` (a distance over its cutoff), else ``v`` itself (the same source compiles for
+    the CPU and the GPU)."""
+    if v < lo:
+        return 0
+    if v > hi:
+        return hi + 1
+    return v
+
+
 @njit(parallel=True, cache=True)
 def _lengths(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
     for p in prange(len(out)):
         a0, m = pat_off[p], pat_off[p + 1] - pat_off[p]
-        b0, b1 = txt_off[p], txt_off[p + 1]
-        if m == 0 or b1 == b0:
-            out[p] = 0
-            continue
-        w = (m + 63) // 64
-        pm = np.zeros((sigma, w), np.uint64)
-        for i in range(m):
-            x = pat[a0 + i]
-            pm[table[x] if mapped else x, i >> 6] |= np.uint64(1) << np.uint64(i & 63)
-        s = np.full(w, ~np.uint64(0), np.uint64)
-        for k in range(b0, b1):
-            c = table[txt[k]] if mapped else txt[k]
-            carry = np.uint64(0)
-            for q in range(w):
-                s[q], carry = word_step(s[q], pm[c, q], carry)
-        out[p] = lcs_of(s, w, m)
+        w = max((m + 63) // 64, 1)
+        pm = np.empty(sigma * w, np.uint64)
+        masks(pat, a0, m, w, sigma, table, mapped, pm)
+        s = np.empty(w, np.uint64)
+        out[p] = lcs_text(pm, w, m, txt, txt_off[p], txt_off[p + 1], table, mapped, s)
 
 
 def run_cpu(kernel, packed: Packed) -> np.ndarray:

@@ -4,14 +4,16 @@ the ``lcs.lengths`` and ``lcs.subsequences`` families (:mod:`gpudp.lowering`) th
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 
 import numpy as np
 
 from . import bitparallel
+from .cross import cpu as cross_cpu
 
-__all__ = ["Computed", "computed", "launch", "refusal", "subsequences"]
+__all__ = ["Computed", "computed", "cross", "launch", "refusal", "subsequences"]
 
 
 class Computed:
@@ -36,6 +38,14 @@ def computed(kernel: Callable, packed) -> Computed:
 def launch(packed) -> Computed:
     """The LCS length of every pair of ``packed`` (:func:`.bitparallel.lengths_cpu`)."""
     return computed(bitparallel.lengths_cpu, packed)
+
+
+def cross(packed, lo: int, hi: int, out: np.ndarray, turned: bool) -> Computed:
+    """The LCS length of every pattern of ``packed`` against every text, into ``out`` (a cross
+    product: :func:`.cross.cpu.run`), computed now."""
+    return computed(
+        functools.partial(cross_cpu.run, bitparallel.lcs_text, lo=lo, hi=hi, out=out, turned=turned), packed
+    )
 
 
 def refusal(packed, pl) -> str | None:

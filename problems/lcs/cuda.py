@@ -42,6 +42,7 @@ from .bitparallel import (
     walk_back,
     word_step,
 )
+from .cross import cuda as cross_cuda
 
 THREADS = 128
 #: bytes of symbols from which a batch is staged in page-locked memory and pipelined slice by slice
@@ -71,7 +72,7 @@ MARK_BLOCK = 16 << 10
 # keep their local memory in L1: :func:`gpudp.backends.cuda.cached_grid`). The pattern's bit masks
 # ``pm`` (a row of ``w`` words per symbol code) and the kernel's own bit vectors live in the
 # thread's local memory; a text symbol's code comes through ``table`` when the batch holds raw
-# bytes. ``{empty}``, ``{init}``, ``{step}`` and ``{finish}`` are the algorithm's (:class:`PairKernel`).
+# bytes. ``{empty}``, ``{init}``, ``{step}`` and ``{value}`` are the algorithm's (:class:`PairKernel`).
 _PAIRS = """
 def pairs(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
     pm = cuda.local.array(PMSIZE, numba.uint64)
@@ -92,21 +93,23 @@ def pairs(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
                 x = table[x]
             row = x * w
             {step}
-        {finish}
+        out[p] = {value}
 """
 
 
 @dataclass(frozen=True)
 class PairKernel:
-    """A bit-parallel algorithm over one pair, as lines of the kernel :data:`_PAIRS`: the value of
-    a pair with an empty side, the vectors' set-up, one text symbol's step (``row``: its masks'
-    offset in ``pm``), the result, and the device functions they call."""
+    """A bit-parallel algorithm over one pair, as lines of the kernel :data:`_PAIRS` (and of the
+    cross product's, :mod:`.cross.cuda`): the value of a pair with an empty side (an expression of
+    ``m``, ``b0``, ``b1``), the vectors' set-up, one text symbol's step (``row``: its masks' offset
+    in ``pm``), the value after the whole text (an expression), and the device functions they
+    call."""
 
     name: str
     empty: str
     init: str
     step: str
-    finish: str
+    value: str
     functions: tuple = ()
 
 
@@ -115,7 +118,7 @@ LCS = PairKernel(
     empty="0",
     init="s = cuda.local.array(WORDS, numba.uint64)\nfor q in range(w):\n    s[q] = ~numba.uint64(0)",
     step="carry = numba.uint64(0)\nfor q in range(w):\n    s[q], carry = word_step(s[q], pm[row + q], carry)",
-    finish="out[p] = lcs_of(s, w, m)",
+    value="lcs_of(s, w, m)",
     functions=(("word_step", word_step), ("lcs_of", lcs_of)),
 )
 
@@ -134,9 +137,15 @@ def _kernel(spec: PairKernel, sigma: int, words: int):
         "masks": masks,
         **dict(spec.functions),
     }
-    src = fill(_PAIRS, empty=spec.empty, init=spec.init, step=spec.step, finish=spec.finish)
+    src = fill(_PAIRS, empty=spec.empty, init=spec.init, step=spec.step, value=spec.value)
     src = src.replace("def pairs(", f"def {spec.name}(")
     return generated_kernel(src, spec.name, ns)
+
+
+def cross(packed: Packed, lo: int, hi: int, out: np.ndarray, turned: bool) -> cross_cuda.CrossLaunch:
+    """The LCS length of every pattern of ``packed`` against every text, into ``out``: a cross
+    product started on the GPU (:func:`.cross.cuda.launch`)."""
+    return cross_cuda.launch(LCS, packed, lo, hi, out, turned)
 
 
 def device_row_offsets(n: int, length: int):
@@ -580,13 +589,7 @@ class TracebackLaunch:
             s.synchronize()
         self.buffers = None
         lengths, found = self.d_len.copy_to_host(), self.d_found.copy_to_host()
-        seconds = 0.0
-        for a, b in self.events:
-            try:
-                seconds += a.elapsed_time(b) / 1e3
-            except Exception:  # the simulator's events carry no time
-                pass
-        return lengths, found, seconds
+        return lengths, found, cross_cuda.elapsed(self.events)
 
 
 def launch_subsequences(packed: Packed, order, start, pos_a, pos_b, chunk_bytes: int | None = None):

@@ -14,7 +14,7 @@ import numpy as np
 from gpudp.errors import InputError
 from gpudp.inputs import short_repr
 
-__all__ = ["encode", "exact_codes", "kernel_codes", "kind", "bulk_pairs"]
+__all__ = ["encode", "exact_codes", "kernel_codes", "kind", "bulk_pairs", "bulk_sides", "join_codes"]
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
@@ -140,15 +140,24 @@ def _symbols(text: str, ascii_only: bool) -> np.ndarray:
 def bulk_pairs(pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """A batch whose every pair is a tuple or list of exactly two sequences of one form, read in
     bulk: both sides' symbols as one array each with their offsets (Arrow's layout), ``(a, a_off,
-    b, b_off)``, coded as :func:`encode` and :func:`exact_codes` code each pair. The forms: ``str``
-    (ASCII as bytes; otherwise both sides as int32 code points, so that equal characters are equal
-    codes across the batch), ``bytes``, and 1-D integer numpy arrays (one dtype a side). None for any
-    other batch: each pair is then read by itself, and a bad one is that pair's own error."""
+    b, b_off)``, as :func:`bulk_sides` reads them. None for any other batch: each pair is then read
+    by itself, and a bad one is that pair's own error."""
     if not isinstance(pairs, list) or not pairs:
         return None
     if not set(map(type, pairs)) <= {tuple, list} or set(map(len, pairs)) != {2}:  # C loops, no frames
         return None
-    a, b = list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs))
+    return bulk_sides(list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs)))
+
+
+def bulk_sides(a: list, b: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Two non-empty lists of sequences, every one of a single form, read in bulk: each list's
+    symbols as one array with its offsets, ``(a, a_off, b, b_off)``, coded as :func:`encode` and
+    :func:`exact_codes` code each sequence. The forms: ``str`` (ASCII as bytes; otherwise both
+    lists as int32 code points, so that equal characters are equal codes across both), ``bytes``,
+    and 1-D integer numpy arrays (one dtype a list). None for anything else (an empty list, mixed
+    forms, any other element): the caller then reads each sequence by itself."""
+    if not a or not b:
+        return None
     types = set(map(type, a)) | set(map(type, b))
     if types == {str}:
         ta, tb = "".join(a), "".join(b)
@@ -165,6 +174,21 @@ def bulk_pairs(pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] |
         ca, cb = exact_codes(*(encode(np.concatenate(side), "pairs") for side in (a, b)))
         return ca, _offsets(a), cb, _offsets(b)
     return None
+
+
+def join_codes(codes: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Sequences coded one by one (:func:`encode`) as one array of their symbols, exactly, and their
+    ``len(codes) + 1`` offsets: in their common integer dtype, or as Python ints (an object array,
+    ranked later by :func:`exact_codes`) where no integer dtype holds them all (int64 beside uint64,
+    beyond 64 bits)."""
+    off = _offsets(codes)
+    dtypes = set(map(attrgetter("dtype"), codes))
+    if not codes:
+        return np.zeros(0, np.int64), off
+    common = np.result_type(*dtypes) if object not in dtypes else np.dtype(object)
+    if common.kind not in "iu":
+        common = np.dtype(object)
+    return np.concatenate([x.astype(common, copy=False) for x in codes]), off
 
 
 def _bytes(data: bytes) -> np.ndarray:
