@@ -680,3 +680,22 @@ def test_read_pairs_from_page_locked_and_gpu_memory(where):
     a, b = rp.reads(6, 20, seed=4)
     lengths, distances, _ = rp.solve(*rp.place(a, b, where), backend="cuda")
     assert (lengths.tolist(), distances.tolist()) == _read_pairs_reference(a, b)
+
+
+# ---------------------------------------------------------------------------------------------
+# cross products: every query against every choice
+# ---------------------------------------------------------------------------------------------
+
+cd = _load("cdist")
+
+
+def test_cdist_example_on_the_cpu(capsys):
+    queries, choices = cd.words((4, 6), 10, seed=1)
+    assert len(queries) == 4 and len(choices) == 6 and all(8 <= len(c) <= 12 for c in choices)
+    cd.main(["--queries", "4", "--choices", "6", "--length", "10", "--cutoff", "3", "--backend", "cpu"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "4 queries x 6 choices of about 10 letters:"
+    assert "LCS lengths (4, 6) int32" in out[1] and "edit distances (4, 6) int32" in out[2]
+    for line in out[3:]:  # each query's nearest choice is within its ~10% of substitutions
+        q, c = re.findall(r"'([a-z]*)'", line)
+        assert f"distance {min(levenshtein(q, c), 4)}," in line
