@@ -1,0 +1,185 @@
+"""Cross products, every query against every choice: ``lcs.cdist`` and ``edit_distance.cdist`` on the
+cpu and cuda backends, beside rapidfuzz's ``process.cdist`` (every core) and StringZilla's engines
+where they are installed; every peer's values compared with gpudp's.
+
+    python tools/cdist_bench.py [--sizes 316x316x1000,1000x1000x100] [--problems lcs,edit]
+                                [--backends cpu,cuda] [--repeat 3] [--out FILE.json]
+
+A size ``NxMxL`` is N queries and M choices of L random bytes (4 letters, ACGT). Each run is timed
+after one warm-up call (compilation), ``--repeat`` times, the best kept; the JSON holds the device,
+the versions, each run's seconds and GCUPS (N * M * L * L cell updates a second).
+
+StringZilla's Python engines (stringzillas 5.x: ``LevenshteinDistances``, called as
+``engine(a, b, device=DeviceScope(...))``) score pairs, a[k] against b[k], not a cross product: the
+run builds the N * M pairs as two ``Strs`` first (its seconds reported apart, ``build_s``) and times
+the engine's call alone. StringZilla has no LCS engine; its LCS row is the indel distance
+(``LevenshteinDistances(mismatch=2)``: substitution costs two gaps) turned into LCS lengths,
+``(len(a) + len(b) - indel) / 2``. Neither form has been run here (not installed on the machine the
+script was written on): the rows say so when the import fails, and every value is compared with
+gpudp's before its time is kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+
+import numpy as np
+
+from gpudp.problems import edit_distance, lcs
+
+CDIST = {"lcs": lcs.cdist, "edit": edit_distance.cdist}
+
+
+def data(n: int, m: int, length: int, seed: int = 0) -> tuple[list[bytes], list[bytes]]:
+    rng = np.random.default_rng(seed)
+    acgt = np.frombuffer(b"ACGT", np.uint8)
+    q = acgt[rng.integers(0, 4, (n, length))]
+    c = acgt[rng.integers(0, 4, (m, length))]
+    return [r.tobytes() for r in q], [r.tobytes() for r in c]
+
+
+def best_of(fn, repeat: int) -> tuple[float, object]:
+    fn()  # warm-up: compilation, CUDA's start
+    times, out = [], None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return min(times), out
+
+
+def versions() -> dict:
+    out = {"python": platform.python_version(), "numpy": np.__version__}
+    for name in ("gpudp", "numba", "numba_cuda", "rapidfuzz", "stringzilla", "stringzillas"):
+        try:
+            mod = __import__(name)
+            out[name] = getattr(mod, "__version__", "?")
+        except ImportError:
+            out[name] = None
+    return out
+
+
+def device(backends: list[str]) -> dict:
+    from gpudp.backends import device_name
+
+    out = {"host": platform.node(), "cpu_count": os.cpu_count()}
+    for b in backends:
+        try:
+            out[b] = device_name(b)
+        except Exception as e:  # a backend asked for but not usable here
+            out[b] = f"unavailable: {e}"
+    return out
+
+
+def gpudp_rows(problem, q, c, backends, repeat, cells) -> tuple[list[dict], np.ndarray | None]:
+    rows, want = [], None
+    for backend in backends:
+        try:
+            s, got = best_of(lambda backend=backend: CDIST[problem](q, c, backend=backend, verify=0), repeat)
+        except Exception as e:
+            rows.append({"run": f"gpudp cdist ({backend})", "skipped": f"{type(e).__name__}: {e}"})
+            continue
+        if want is None:
+            want = got
+        rows.append(
+            {
+                "run": f"gpudp cdist ({backend})",
+                "seconds": s,
+                "gcups": cells / s / 1e9,
+                "equal": bool(np.array_equal(got, want)),
+            }
+        )
+    return rows, want
+
+
+def rapidfuzz_row(problem, q, c, repeat, cells, want) -> dict:
+    try:
+        from rapidfuzz import process
+        from rapidfuzz.distance import LCSseq, Levenshtein
+    except ImportError:
+        return {"run": "rapidfuzz process.cdist", "skipped": "not installed"}
+    scorer = LCSseq.similarity if problem == "lcs" else Levenshtein.distance
+    s, got = best_of(lambda: process.cdist(q, c, scorer=scorer, workers=-1), repeat)
+    name = "LCSseq.similarity" if problem == "lcs" else "Levenshtein.distance"
+    row = {"run": f"rapidfuzz process.cdist {name}, workers=-1", "seconds": s}
+    row.update(gcups=cells / s / 1e9, equal=None if want is None else bool(np.array_equal(got, want)))
+    return row
+
+
+def stringzilla_rows(problem, q, c, repeat, cells, want) -> list[dict]:
+    """StringZilla's pairwise engines over the N * M pairs (see the module's docstring)."""
+    try:
+        import stringzilla as sz
+        import stringzillas as szs
+    except ImportError as e:
+        return [{"run": "stringzillas LevenshteinDistances", "skipped": f"not installed ({e})"}]
+    t = time.perf_counter()
+    a = sz.Strs([x for x in q for _ in c])  # query i repeated for every choice
+    b = sz.Strs([y for _ in q for y in c])
+    build_s = time.perf_counter() - t
+    engine = szs.LevenshteinDistances() if problem == "edit" else szs.LevenshteinDistances(mismatch=2)
+    scopes = [("cpu", lambda: szs.DeviceScope(cpu_cores=os.cpu_count()))]
+    if "cuda" in getattr(szs, "__capabilities__", ()):
+        scopes.append(("cuda", lambda: szs.DeviceScope(gpu_device=0)))
+    rows = []
+    for where, scope in scopes:
+        name = f"stringzillas LevenshteinDistances{'(mismatch=2)' if problem == 'lcs' else ''} ({where})"
+        try:
+            dev = scope()
+            s, got = best_of(lambda dev=dev: engine(a, b, device=dev), repeat)
+        except Exception as e:
+            rows.append({"run": name, "skipped": f"{type(e).__name__}: {e}"})
+            continue
+        got = np.asarray(got, np.int64).reshape(len(q), len(c))
+        if problem == "lcs":  # indel distance -> LCS length
+            la = np.array([len(x) for x in q])[:, None]
+            lb = np.array([len(y) for y in c])[None, :]
+            got = (la + lb - got) // 2
+        equal = None if want is None else bool(np.array_equal(got, want))
+        rows.append({"run": name, "seconds": s, "gcups": cells / s / 1e9, "build_s": build_s, "equal": equal})
+    return rows
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="316x316x1000,1000x1000x100")
+    ap.add_argument("--problems", default="lcs,edit")
+    ap.add_argument("--backends", default="cpu,cuda")
+    ap.add_argument("--peers", default="rapidfuzz,stringzilla", help="comma-separated; empty: none")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--out", default=None, help="JSON file (default: stdout)")
+    args = ap.parse_args(argv)
+    backends = [b for b in args.backends.split(",") if b]
+    peers = {p for p in args.peers.split(",") if p}
+    report = {"tool": "tools/cdist_bench.py", "argv": sys.argv[1:], "device": device(backends)}
+    report.update(versions=versions(), runs=[])
+    for size in args.sizes.split(","):
+        n, m, length = (int(x) for x in size.split("x"))
+        q, c = data(n, m, length)
+        cells = n * m * length * length
+        for problem in args.problems.split(","):
+            rows, want = gpudp_rows(problem, q, c, backends, args.repeat, cells)
+            if "rapidfuzz" in peers:
+                rows.append(rapidfuzz_row(problem, q, c, args.repeat, cells, want))
+            if "stringzilla" in peers:
+                rows += stringzilla_rows(problem, q, c, args.repeat, cells, want)
+            for row in rows:
+                row.update(problem=problem, queries=n, choices=m, length=length, cells=cells)
+                print(json.dumps(row), file=sys.stderr)
+            report["runs"] += rows
+    text = json.dumps(report, indent=1)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
