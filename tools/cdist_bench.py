@@ -9,14 +9,12 @@ A size ``NxMxL`` is N queries and M choices of L random bytes (4 letters, ACGT).
 after one warm-up call (compilation), ``--repeat`` times, the best kept; the JSON holds the device,
 the versions, each run's seconds and GCUPS (N * M * L * L cell updates a second).
 
-StringZilla's Python engines (stringzillas 5.x: ``LevenshteinDistances``, called as
-``engine(a, b, device=DeviceScope(...))``) score pairs, a[k] against b[k], not a cross product: the
-run builds the N * M pairs as two ``Strs`` first (its seconds reported apart, ``build_s``) and times
-the engine's call alone. StringZilla has no LCS engine; its LCS row is the indel distance
-(``LevenshteinDistances(mismatch=2)``: substitution costs two gaps) turned into LCS lengths,
-``(len(a) + len(b) - indel) / 2``. Neither form has been run here (not installed on the machine the
-script was written on): the rows say so when the import fails, and every value is compared with
-gpudp's before its time is kept.
+StringZilla's Python engines (stringzillas 5.3: ``LevenshteinDistances``) score the cross product
+of two ``Strs`` (``engine(queries, choices, device=DeviceScope(...))`` -> an N x M array; its
+``help()`` on the GPU machine, 2026-12-06); building the two ``Strs`` is timed apart (``build_s``).
+StringZilla has no LCS engine; its LCS row is the indel distance (``match=0, mismatch=2, open=1,
+extend=1``: a substitution costs two gaps) turned into LCS lengths, ``(len(a) + len(b) - indel) /
+2``. Every value is compared with gpudp's before its time is kept.
 """
 
 from __future__ import annotations
@@ -112,26 +110,26 @@ def rapidfuzz_row(problem, q, c, repeat, cells, want) -> dict:
 
 
 def stringzilla_rows(problem, q, c, repeat, cells, want) -> list[dict]:
-    """StringZilla's pairwise engines over the N * M pairs (see the module's docstring)."""
+    """StringZilla's cross-product engines (see the module's docstring)."""
     try:
         import stringzilla as sz
         import stringzillas as szs
     except ImportError as e:
         return [{"run": "stringzillas LevenshteinDistances", "skipped": f"not installed ({e})"}]
     t = time.perf_counter()
-    a = sz.Strs([x for x in q for _ in c])  # query i repeated for every choice
-    b = sz.Strs([y for _ in q for y in c])
+    a, b = sz.Strs(q), sz.Strs(c)
     build_s = time.perf_counter() - t
-    engine = szs.LevenshteinDistances() if problem == "edit" else szs.LevenshteinDistances(mismatch=2)
+    costs = {} if problem == "edit" else {"match": 0, "mismatch": 2, "open": 1, "extend": 1}
     scopes = [("cpu", lambda: szs.DeviceScope(cpu_cores=os.cpu_count()))]
     if "cuda" in getattr(szs, "__capabilities__", ()):
         scopes.append(("cuda", lambda: szs.DeviceScope(gpu_device=0)))
     rows = []
     for where, scope in scopes:
-        name = f"stringzillas LevenshteinDistances{'(mismatch=2)' if problem == 'lcs' else ''} ({where})"
+        name = f"stringzillas LevenshteinDistances{'(indel)' if problem == 'lcs' else ''} ({where})"
         try:
             dev = scope()
-            s, got = best_of(lambda dev=dev: engine(a, b, device=dev), repeat)
+            engine = szs.LevenshteinDistances(**costs, capabilities=dev)
+            s, got = best_of(lambda dev=dev, engine=engine: engine(a, b, device=dev), repeat)
         except Exception as e:
             rows.append({"run": name, "skipped": f"{type(e).__name__}: {e}"})
             continue
