@@ -4,14 +4,15 @@ same cells (issue 37's batch goal).
 
 StringZilla scores the cross product of two lists; so the batch here is the cross product of
 ``--side`` random DNA strings of ``--length`` bytes with ``--side`` others (316 x 316 = 99,856 pairs
-of 1,000 by default), given to ``sweep_many`` as one instance a pair (the form a user's own
-recurrence takes). Scores: Needleman-Wunsch match 1, mismatch -1, gap 1 (StringZilla open = extend
+of 1,000 by default), given to ``sweep_many`` as the template and the two lists (``queries=``,
+``choices=``: :mod:`gpudp.many.pairs`) and as one instance a pair (a user's own list of objects;
+``--forms``). Scores: Needleman-Wunsch match 1, mismatch -1, gap 1 (StringZilla open = extend
 = -1: a linear gap); Smith-Waterman match 3, mismatch -3, gap 2. Every pair's score from both is
 compared; medians of ``--repeat`` warm runs (each after one warm-up), with the batch's intake (the
-instances read and packed), kernel and whole seconds.
+instances read and packed), kernel and whole seconds (the objects form: one run after its warm-up).
 
     python tools/many_peers.py OUT.json [--side 316] [--length 1000] [--repeat 3]
-        [--problems nw,sw] [--backend cuda]
+        [--problems nw,sw] [--backend cuda] [--forms pairs,objects]
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--problems", default="nw,sw")
     ap.add_argument("--backend", default="cuda")
+    ap.add_argument("--forms", default="pairs,objects", help="pairs: template and lists; objects")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(0)
     letters = np.frombuffer(b"ACGT", np.uint8)
@@ -86,42 +88,49 @@ def main(argv=None):
             make = _example("local_alignment").SmithWaterman
         else:
             make = _example("many_alignments").GlobalAlignment
-        t = time.perf_counter()
-        recs = [make(x, y) for x in a for y in b]
-        build = time.perf_counter() - t
-        sweep_many(recs[:4], backend=args.backend, traceback=False, progress=False)  # compile
-        times, res = [], None
-        for _ in range(args.repeat):
-            t = time.perf_counter()
-            res = sweep_many(recs, backend=args.backend, traceback=False, progress=False)
-            times.append(time.perf_counter() - t)
-        assert not res.errors, list(res.errors.items())[:3]
-        ours = np.array([res[k].best_value if local else res[k].value for k in range(len(recs))], np.int64)
-        row = {
-            "problem": problem,
-            "pairs": len(recs),
-            "length": args.length,
-            "cells": cells,
-            "backend": args.backend,
-            "device": device_name(args.backend),
-            "versions": info(),
-            "instances_seconds": build,
-            "seconds": statistics.median(times),
-            "gcups": cells / statistics.median(times) / 1e9,
-            "kernel_seconds": res.stats.kernel_seconds,
-            "kernel_gcups": cells / max(res.stats.kernel_seconds, 1e-12) / 1e9,
-            "stats": {k: v for k, v in res.stats.extra.items() if not isinstance(v, list | dict)},
-        }
         peer_s, peer = _stringzilla(local, a, b, args.repeat)
-        if peer_s is None:
-            row["stringzilla"] = peer
-        else:
-            row["stringzilla_seconds"] = peer_s
-            row["stringzilla_gcups"] = cells / peer_s / 1e9
-            row["equal"] = bool(np.array_equal(peer.reshape(-1).astype(np.int64), ours))
-            row["ours_over_stringzilla"] = peer_s / row["seconds"]
-        rows.append(row)
-        print(json.dumps({k: v for k, v in row.items() if k not in ("versions", "stats")}), flush=True)
+        for form in args.forms.split(","):
+            t = time.perf_counter()
+            if form == "objects":  # one instance a pair, as a user's own list of objects
+                recs = [make(x, y) for x in a for y in b]
+                call = {"recs": recs}
+            else:  # the template and the two lists (gpudp.many.pairs)
+                call = {"recs": make("A", "C"), "queries": a, "choices": b}
+            build = time.perf_counter() - t
+            small = {"recs": recs[:4]} if form == "objects" else {**call, "queries": a[:2], "choices": b[:2]}
+            sweep_many(**small, backend=args.backend, traceback=False, progress=False)  # compile
+            times, res = [], None
+            for _ in range(args.repeat if form == "pairs" else 1):
+                t = time.perf_counter()
+                res = sweep_many(**call, backend=args.backend, traceback=False, progress=False)
+                times.append(time.perf_counter() - t)
+            assert not res.errors, list(res.errors.items())[:3]
+            ours = np.array([it.best_value if local else it.value for it in res], np.int64)
+            row = {
+                "problem": problem,
+                "form": form,
+                "pairs": len(res),
+                "length": args.length,
+                "cells": cells,
+                "backend": args.backend,
+                "device": device_name(args.backend),
+                "versions": info(),
+                "instances_seconds": build,
+                "seconds": statistics.median(times),
+                "gcups": cells / statistics.median(times) / 1e9,
+                "kernel_seconds": res.stats.kernel_seconds,
+                "kernel_gcups": cells / max(res.stats.kernel_seconds, 1e-12) / 1e9,
+                "stats": {k: v for k, v in res.stats.extra.items() if not isinstance(v, list | dict)},
+            }
+            if peer_s is None:
+                row["stringzilla"] = peer
+            else:
+                row["stringzilla_seconds"] = peer_s
+                row["stringzilla_gcups"] = cells / peer_s / 1e9
+                row["equal"] = bool(np.array_equal(peer.reshape(-1).astype(np.int64), ours))
+                row["ours_over_stringzilla"] = peer_s / row["seconds"]
+            rows.append(row)
+            print(json.dumps({k: v for k, v in row.items() if k not in ("versions", "stats")}), flush=True)
     Path(args.out).write_text(json.dumps(rows, indent=1, default=str))
 
 

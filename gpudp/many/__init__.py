@@ -42,6 +42,7 @@ from ..schedule import derive
 from ..solution import Stats
 from .chunks import Chunk, cut
 from .intake import intake
+from .pairs import intake_pairs
 from .source import path_width
 
 __all__ = ["MAX_BATCH_CELLS", "ManyItem", "ManyResult", "sweep_many"]
@@ -337,6 +338,9 @@ def sweep_many(
     *,
     memory_budget=None,
     start_state=None,
+    queries=None,
+    choices=None,
+    pairs: str = "cross",
 ) -> ManyResult:
     """Sweep many instances of one grid recurrence at once: values, reductions and tracebacks
     equal to :func:`gpudp.sweep`'s on each instance, at a fraction of the cost per instance.
@@ -362,6 +366,18 @@ def sweep_many(
         host bytes a chunk's decisions may take (as :func:`gpudp.sweep` takes it; default:
         GPUDP_MEMORY_BUDGET or half of the free memory); the GPU keeps two chunks in flight, each
         within half of it.
+    queries, choices : sequences, optional
+        with both, ``recs`` is one instance (the template) and the batch is its class over pairs of
+        sequences: every query against every choice (``pairs="cross"``: instance ``k * len(choices)
+        + m`` is query ``k`` against choice ``m``) or query ``k`` against choice ``k``
+        (``pairs="zip"``), each pair's row symbols the query and column symbols the choice, every
+        other item of ``data()`` the template's (shared). Each side: a list or tuple of ``str`` (by
+        code point), of ``bytes`` or of 1-D integer arrays of one dtype, or a 2-D integer array of
+        rows. Read in bulk, with no Python work per pair (:mod:`gpudp.many.pairs`): the form for
+        large batches (100,000 pairs of objects cost seconds of intake). The class must declare
+        ``symbols = True``.
+    pairs : "cross" or "zip"
+        how ``queries`` and ``choices`` pair up (default "cross").
     start_state : int, sequence of int, or callable, optional
         with ``traceback_state``: the state each walk starts in: one for all, one per instance, or
         ``start_state(rec, value) -> int`` called with the instance and its start cell's value
@@ -419,11 +435,16 @@ def sweep_many(
     [[3, 3, 0], [2, 2, 0], [1, 1, 0], [0, 0, 0]]
     """
     t0 = time.perf_counter()
-    objs = list(recs)
-    take = intake(objs)
+    if queries is not None or choices is not None:
+        if queries is None or choices is None:
+            raise InputError("choices" if choices is None else "queries", "give both queries= and choices=")
+        take, objs = intake_pairs(recs, queries, choices, pairs)
+    else:
+        objs = list(recs)
+        take = intake(objs)
     count, cls = len(objs), take.cls
     items: list = [None] * count
-    valid = [k for k in range(count) if take.recs[k] is not None]
+    valid = [k for k in range(count) if k not in take.errors]
     shapes = take.shapes
     cells = shapes[:, 0] * shapes[:, 1]
     used, why = choose_backend(backend, float(cells.sum()))

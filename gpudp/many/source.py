@@ -54,16 +54,21 @@ def packed_args(n: int) -> str:
 def views(kinds, first: int = 0, inst: str = "b") -> list[str]:
     """Lines binding ``dat{first + m}`` to instance ``inst``'s item ``m``: ``kinds[m]`` is ``"s"``
     (a scalar, ``Pm[b]``), ``"a1"`` (a slice of the packed array) or ``"a2"``, ``"a3"``, ...
-    (that slice reshaped to the instance's own shape, row ``b`` of ``Sm``)."""
+    (that slice reshaped to the instance's own shape, row ``b`` of ``Sm``); in a pairs batch
+    (:mod:`gpudp.many.pairs`) ``"q1"`` and ``"c1"``, the slices ``b // M`` and ``b % M`` (``M =
+    Sm[0, 0]``, the choices) of a side's sequences, and ``"g1"``, ``"g2"``, ... one array shared by
+    every instance (slice 0, shaped as row 0 of ``Sm``)."""
     out = []
     for m, kind in enumerate(kinds):
         if kind == "s":
             out.append(f"dat{first + m} = P{m}[{inst}]")
             continue
-        line = f"dat{first + m} = P{m}[O{m}[{inst}] : O{m}[{inst} + 1]]"
+        at = {"q": f"{inst} // S{m}[0, 0]", "c": f"{inst} % S{m}[0, 0]", "g": "0"}.get(kind[0], inst)
+        line = f"dat{first + m} = P{m}[O{m}[{at}] : O{m}[{at} + 1]]"
         ndim = int(kind[1:])
         if ndim > 1:
-            line += ".reshape((" + "".join(f"S{m}[{inst}, {n}], " for n in range(ndim)) + "))"
+            row = "0" if kind[0] == "g" else inst
+            line += ".reshape((" + "".join(f"S{m}[{row}, {n}], " for n in range(ndim)) + "))"
         out.append(line)
     return out
 
