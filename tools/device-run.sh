@@ -2,7 +2,7 @@
 # On the lent GPU machine (its own python3 3.12 with numba-cuda; no network): install gpudp with the
 # carried numpy<2.5 wheel, run the GPU tests and benchmarks, write logs under $OUT.
 # Here, first: ../shared/tools/device-wheels.sh rapidfuzz==3.14.6   (fills .whl/, carried)
-# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|remeasure-36c|remeasure-36d|rows|check|peers|profile|narrow|narrow-layered|store|defaults|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
+# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|remeasure-36c|remeasure-36d|rows|check|peers|batches|profile|narrow|narrow-layered|store|defaults|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -157,6 +157,14 @@ for stage in "${@:-all}"; do
       mkdir -p "$OUT/peers"
       timeout 400 python3 tools/many_peers.py "$OUT/peers/many-peers.json" --side ${PEERS_SIDE:-316} \
         --length ${PEERS_LENGTH:-1000} 2>&1 | tail -6 ;;
+    batches)
+      # issues 37-38: the batch tests on the GPU, sweep_many's two forms and cdist beside StringZilla
+      mkdir -p "$OUT/batches"
+      timeout 200 python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" tests/test_cdist.py \
+        tests/test_many_pairs.py tests/test_many.py 2>&1 | tee "$OUT/batches/tests.log" | tail -3
+      timeout 200 python3 tools/many_peers.py "$OUT/batches/many-peers.json" 2>&1 | grep "^{" | cut -c1-330
+      timeout 240 python3 tools/cdist_bench.py --backends cuda --sizes ${CDIST_SIZES:-316x316x1000,1000x1000x100,100x100x10000} \
+        --out "$OUT/batches/cdist.json" 2>&1 | grep "^{" | cut -c1-260 ;;
     profile)
       # where a whole call's time goes beyond its kernels (tools/profile_call.py), and the same call on
       # the base tree (.ab/base, carried) and this one, alternating
