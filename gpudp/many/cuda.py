@@ -412,7 +412,11 @@ class Runner:
         s, cls = self.stream, self.cls
         t0 = time.perf_counter()
         pool = pinned_pool()
-        out = ChunkOut.allocate(cls, chunk, max(self.slots, 32), pool.lease)  # a warp's lanes: 32 slots
+        warp = chunk.rows <= MAX_ROWS if not cls.decision_bits else np.zeros(len(chunk.ids), bool)
+        # a reduction's slots an instance: a block's threads, or a warp's 32 lanes where every
+        # instance takes a warp (the slots go to the device and back with every chunk)
+        slots = 32 if warp.all() else max(self.slots, 32)
+        out = ChunkOut.allocate(cls, chunk, slots, pool.lease)
         vt = np.dtype(cls.value_dtype)
         d_words = cuda.device_array(len(out.words), out.words.dtype, stream=s)
         d_lr = cuda.device_array(len(out.lr), vt, stream=s)
@@ -427,7 +431,6 @@ class Runner:
         k_of = np.minimum(chunk.rows, chunk.cols)
         kc = np.array([_pow2(k) for k in k_of.tolist()], np.int64)
         if not cls.decision_bits:  # values only: a warp an instance where its rows fit the lanes
-            warp = chunk.rows <= MAX_ROWS
             kc[warp] = 0
             rpt = np.array([rows_per_lane(r) for r in chunk.rows.tolist()], np.int64)
             for R in np.unique(rpt[warp]).tolist():
