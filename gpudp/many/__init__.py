@@ -253,8 +253,10 @@ class _Batch:
             )
             walked = {int(q): n for n, q in enumerate(qs.tolist())}
             self.walk_seconds += time.perf_counter() - t
+        if not self.walking and not failed.any():  # values only: the items made in one pass
+            self._values_items(chunk, out, red)
         with gc_paused():
-            for q in range(nq):
+            for q in range(nq if self.walking or failed.any() else 0):
                 k = int(chunk.ids[q])
                 R, C = int(rows[q]), int(cols[q])
                 if failed[q]:
@@ -280,6 +282,25 @@ class _Batch:
         self.cells += int(chunk.cells.sum())
         if self.bar is not None:
             self.bar.update(int(chunk.cells.sum()))
+
+    def _values_items(self, chunk: Chunk, out, red) -> None:
+        """The items of a chunk without paths or failures (what :meth:`finish` makes one by one
+        otherwise), their Python numbers read from numpy in bulk: 100,000 items cost about 0.15 s
+        where the loop took 0.35-0.48 s."""
+        lr, lc = out.lr, out.lc
+        ids, rows, cols = chunk.ids.tolist(), chunk.rows.tolist(), chunk.cols.tolist()
+        r0, c0 = chunk.lroff.tolist(), chunk.lcoff.tolist()
+        values = lr[chunk.lroff + chunk.cols - 1]
+        if red is not None:
+            found, bv, bi, bj = red[0].tolist(), red[1].tolist(), red[2].tolist(), red[3].tolist()
+        items = self.items
+        with gc_paused():
+            for q, k in enumerate(ids):
+                R, C, a, b = rows[q], cols[q], r0[q], c0[q]
+                it = ManyItem(k, (R, C), values[q], lr[a : a + C], lc[b : b + R])
+                if red is not None and found[q]:
+                    it.best_value, it.best_cell = bv[q], (bi[q], bj[q])
+                items[k] = it
 
     def _walk_error(self, paths, p0, n, ex, status) -> str:
         name = self.kcls.__name__
