@@ -56,14 +56,16 @@ class ChunkOut:
     kernel_seconds: float = 0.0
 
     @classmethod
-    def allocate(cls, rec_cls, chunk: Chunk, slots: int, empty=np.empty) -> ChunkOut:
+    def allocate(cls, rec_cls, chunk: Chunk, slots: int, empty=np.empty, edges=None) -> ChunkOut:
         """Host arrays for ``chunk``, the slots at the reduction's start and the flags at 0;
-        ``empty(n, dtype)`` allocates 1-D arrays (plain or page-locked)."""
+        ``empty(n, dtype)`` allocates 1-D arrays (plain or page-locked), ``edges`` the last rows
+        and columns (default: ``empty``)."""
         nq = len(chunk.ids)
         bits = rec_cls.decision_bits
         vt = np.dtype(rec_cls.value_dtype)
         words = empty(max(chunk.n_words, 1), decision_dtype(bits))
-        lr, lc = empty(max(chunk.n_lr, 1), vt), empty(max(chunk.n_lc, 1), vt)
+        edges = edges or empty
+        lr, lc = edges(max(chunk.n_lr, 1), vt), edges(max(chunk.n_lc, 1), vt)
         n = nq if rec_cls.reduce else 1
         s = slots if rec_cls.reduce else 1
         rv = empty(n * s, vt).reshape(n, s)

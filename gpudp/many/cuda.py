@@ -285,8 +285,12 @@ def warp_kernel(rec_cls, kinds, n_sym: int, rpt: int):
         bottom.append(f"{'if' if r == 0 else 'elif'} rl == {r}:\n    ST(lr, lroff[q] + j, v{r})")
         right += [f"if i0 + {r} < R:", f"    ST(lc, lcoff[q] + i0 + {r}, v{r})"]
     shift.append(f"mine = v{rpt - 1}")
-    if n_sym:
-        start.append("cj = dat1[0]")
+    # every lane reads one of the next 32 columns' top boundary (and symbol) at the start of each
+    # block of 32 steps; lane 0 takes step st's from lane st, so no lane waits on a load a step
+    prefetch = ["tcur = VT(FILL)", f"if s + k < C:\n    tcur = VT(boundary(-1, s + k{db}))"]
+    if n_sym:  # cj: the column's symbol, typed as the symbols (a shuffle of 32 bits where they are)
+        prefetch.append("ccur = dat1[min(s + k, C - 1)]")
+        start += ["ccur = dat1[0]", "cj = ccur"]
     else:
         start.append("cj = 0")
     if sim:  # no shuffles in the simulator: the same through shared memory (a block is one warp)
@@ -296,25 +300,23 @@ def warp_kernel(rec_cls, kinds, n_sym: int, rpt: int):
         else:
             prologue = [f"xch{f} = cuda.shared.array(32, F{f}D)" for f in range(len(fs))]
             prologue.append("xch = (" + ", ".join(f"xch{f}" for f in range(len(fs))) + ",)")
-        exchange = [
-            "ST(xch, k, mine)",
-            "cuda.syncthreads()",
-            "upin = LD(xch, k - 1) if k > 0 else mine",
-            "cuda.syncthreads()",
-        ]
+        exchange = ["ST(xch, k, mine)", "cuda.syncthreads()", "upin = LD(xch, k - 1) if k > 0 else mine"]
+        exchange += ["cuda.syncthreads()", "ST(xch, k, tcur)", "cuda.syncthreads()", "tv = LD(xch, st)"]
+        exchange.append("cuda.syncthreads()")
         if n_sym:
             prologue.append("sxch = cuda.shared.array(32, SYMD)")
             exchange += ["sxch[k] = cj", "cuda.syncthreads()", "cin = sxch[k - 1] if k > 0 else cj"]
+            exchange += ["cuda.syncthreads()", "sxch[k] = ccur", "cuda.syncthreads()", "cv = sxch[st]"]
             exchange.append("cuda.syncthreads()")
     else:
         prologue = ["pass"]
-        exchange = ["upin = SHUP(mine)"]
+        exchange = ["upin = SHUP(mine)", "tv = SHFL(tcur, st)"]
         if n_sym:
-            exchange.append("cin = cuda.shfl_up_sync(FULL, cj, 1)")
-    lane0 = ["if k == 0:", "    if s < C:", f"        upin = VT(boundary(-1, s{db}))"]
+            exchange += ["cin = cuda.shfl_up_sync(FULL, cj, 1)", "cv = cuda.shfl_sync(FULL, ccur, st)"]
+    exchange = ["st = s & 31", "if st == 0:", indent("\n".join(prefetch), 4), *exchange]
+    exchange += ["if k == 0:", "    upin = tv"]
     if n_sym:
-        lane0 += ["        cj = dat1[s]", "else:", "    cj = cin"]
-    exchange += lane0
+        exchange += ["    cj = cv", "else:", "    cj = cin"]
     ns["SYMD"] = np.int64  # the simulator's exchange of column symbols
     finish = red_merge + [red_flush] if red else ["pass"]
     src = fill(
@@ -334,20 +336,23 @@ def warp_kernel(rec_cls, kinds, n_sym: int, rpt: int):
     return k.keep(generated_kernel(values.expand(src, rec_cls), "run_warps", ns)).fn
 
 
-def rows_per_lane(rows: int) -> int:
-    """``RPT`` of an instance of ``rows`` rows: rows over 32, rounded up to a power of two."""
-    return 1 << max(-(-rows // 32) - 1, 0).bit_length()
+def _pow2(x: np.ndarray) -> np.ndarray:
+    """The least power of two >= each of ``x`` (1 for 0 and 1), as int64."""
+    x = np.maximum(np.asarray(x, np.int64), 1)
+    return np.left_shift(1, np.ceil(np.log2(x)).astype(np.int64))
 
 
-def _pow2(x: int) -> int:
-    return 1 << max(int(x) - 1, 0).bit_length()
+def rows_per_lane(rows: np.ndarray) -> np.ndarray:
+    """``RPT`` of instances of ``rows`` rows: rows over 32, rounded up to a power of two."""
+    return _pow2(-(-np.asarray(rows, np.int64) // 32))
 
 
 class _Handle:
     """A chunk on its way through the GPU; :meth:`wait` gives its :class:`gpudp.many.chunks.ChunkOut`."""
 
-    def __init__(self, out, start, end, done, keep, t0):
+    def __init__(self, out, start, end, done, keep, t0, edges):
         self.out, self.start, self.end, self.done, self.keep, self.t0 = out, start, end, done, keep, t0
+        self.edges = edges  # the device's last rows and columns, and the stream that copies them
 
     def wait(self):
         self.done.synchronize()  # the kernels and the copies to the host
@@ -356,10 +361,13 @@ class _Handle:
         except Exception:  # the simulator's events carry no time
             seconds = time.perf_counter() - self.t0
         self.out.kernel_seconds = max(seconds, 0.0)
-        self.keep = None  # the device buffers go
-        out = self.out  # the edges outlive the chunk (in the results): out of page-locked memory
-        out.lr, out.lc = np.array(out.lr), np.array(out.lc)
-        return self.out
+        out = self.out
+        d_lr, d_lc, copies = self.edges
+        d_lr.copy_to_host(out.lr, stream=copies)  # (not the default stream: it waits on every other)
+        d_lc.copy_to_host(out.lc, stream=copies)
+        copies.synchronize()
+        self.keep = self.edges = None  # the device buffers go
+        return out
 
 
 class Runner:
@@ -375,6 +383,7 @@ class Runner:
     def __init__(self, rec_cls, kinds, n_sym, packed, shapes):
         self.cls, self.kinds, self.n_sym = rec_cls, tuple(kinds), n_sym
         self.stream = stream()
+        self.copies = stream()  # the chunks' edges to the host, while the next chunk computes
         self.d_packed = tuple(cuda.to_device(a, stream=self.stream) for a in packed)
         self.d_shapes = cuda.to_device(shapes, stream=self.stream)
         self.slots = sim_geometry(THREADS, SIM_THREADS)
@@ -416,7 +425,9 @@ class Runner:
         # a reduction's slots an instance: a block's threads, or a warp's 32 lanes where every
         # instance takes a warp (the slots go to the device and back with every chunk)
         slots = 32 if warp.all() else max(self.slots, 32)
-        out = ChunkOut.allocate(cls, chunk, slots, pool.lease)
+        # the edges outlive the chunk (in the results): plain memory, copied in wait (by then the
+        # chunk is done and the next one computes), not page-locked blocks copied once more
+        out = ChunkOut.allocate(cls, chunk, slots, pool.lease, edges=np.empty)
         vt = np.dtype(cls.value_dtype)
         d_words = cuda.device_array(len(out.words), out.words.dtype, stream=s)
         d_lr = cuda.device_array(len(out.lr), vt, stream=s)
@@ -429,10 +440,10 @@ class Runner:
         start.record(s)
         keep = [d_words, d_lr, d_lc, d_rv, d_rc, d_fl, d_ids, d_doff, d_lroff, d_lcoff]
         k_of = np.minimum(chunk.rows, chunk.cols)
-        kc = np.array([_pow2(k) for k in k_of.tolist()], np.int64)
+        kc = _pow2(k_of)
         if not cls.decision_bits:  # values only: a warp an instance where its rows fit the lanes
             kc[warp] = 0
-            rpt = np.array([rows_per_lane(r) for r in chunk.rows.tolist()], np.int64)
+            rpt = rows_per_lane(chunk.rows)
             for R in np.unique(rpt[warp]).tolist():
                 qs = np.flatnonzero(warp & (rpt == R)).astype(np.int64)
                 outs = (d_ids, d_lr, d_lroff, d_lc, d_lcoff, d_rv, d_rc, d_fl)
@@ -477,11 +488,9 @@ class Runner:
                 self.info["device_buffers"] += grid
         end.record(s)
         d_words.copy_to_host(out.words, stream=s)
-        d_lr.copy_to_host(out.lr, stream=s)
-        d_lc.copy_to_host(out.lc, stream=s)
         d_rv.copy_to_host(out.rv, stream=s)
         d_rc.copy_to_host(out.rc, stream=s)
         d_fl.copy_to_host(out.flags, stream=s)
         done = event()
         done.record(s)
-        return _Handle(out, start, end, done, keep, t0)
+        return _Handle(out, start, end, done, keep, t0, (d_lr, d_lc, self.copies))
