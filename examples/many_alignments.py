@@ -2,6 +2,10 @@
 
     python examples/many_alignments.py GATTACA:GCATGCT ACGT:AGT [--match 1 --mismatch -1 --gap 1]
     python examples/many_alignments.py --random 2000 --length 150 [--backend auto|cpu|cuda]
+    python examples/many_alignments.py --cross GATTACA,ACGT GCATGCT,AGT,ACGT
+
+``--cross`` scores every query against every choice (no alignment) with sweep_many's pairs form:
+the recurrence once, as a template, and the two lists, read in bulk (no object a pair).
 
 Cell ``(i, j)`` holds the best score of an alignment of the prefixes ``a[:i + 1]`` and ``b[:j + 1]``
 (a match scores ``match``, a mismatch ``mismatch``, a letter against a gap ``-gap``); row -1 and
@@ -105,6 +109,31 @@ def align_many(pairs, match=1, mismatch=-1, gap=1, **options):
     return out, result.stats
 
 
+def score_all(queries, choices, match=1, mismatch=-1, gap=1, **options):
+    """``(scores, stats)``: the best global alignment score of every query against every choice,
+    ``scores[k, m]`` for query ``k`` and choice ``m`` (an int64 array), from one ``sweep_many`` call
+    in its pairs form. ``options`` go to :func:`gpudp.sweep_many`.
+
+    Raises ``ValueError`` as :func:`align_many` does."""
+    queries, choices = list(queries), list(choices)
+    longest = max(map(len, queries + choices), default=0)
+    if not all(x.isascii() for x in queries + choices):
+        raise ValueError("this example aligns ASCII text (one byte a symbol)")
+    if (2 * longest + 2) * max(abs(match), abs(mismatch), gap) >= 2**31 - 1:
+        raise ValueError("scores could overflow int32: shorter sequences or smaller scores")
+    if gap < 0:
+        raise ValueError("gap is a cost: >= 0")
+    template = GlobalAlignment("", "", match, mismatch, gap)
+    result = sweep_many(template, queries=queries, choices=choices, traceback=False, **options)
+    scores = np.empty((len(queries), len(choices)), np.int64)
+    for item in result:
+        k, m = divmod(item.index, len(choices))
+        n, p = item.shape
+        # an empty sequence: all gaps (the boundary's value at the last cell)
+        scores[k, m] = item.value if item.value is not None else -gap * (n + p)
+    return scores, result.stats
+
+
 def _random_pairs(count: int, length: int, seed: int = 7):
     """Reads of about ``length`` letters and their references: each read a copy of its reference
     with about 5% of its letters substituted, deleted or inserted."""
@@ -134,7 +163,15 @@ def main(argv=None):
     parser.add_argument("--mismatch", type=int, default=-1)
     parser.add_argument("--gap", type=int, default=1)
     parser.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])
+    parser.add_argument("--cross", nargs=2, metavar=("QUERIES", "CHOICES"), help="comma-separated lists")
     args = parser.parse_args(argv)
+    if args.cross:
+        queries, choices = (x.split(",") for x in args.cross)
+        scores, stats = score_all(queries, choices, args.match, args.mismatch, args.gap, backend=args.backend)
+        print(f"{len(queries)} x {len(choices)} scores ({stats.backend} backend)")
+        for q, row in zip(queries, scores, strict=True):
+            print(q, *row.tolist())
+        return
     if args.random:
         pairs = _random_pairs(args.random, args.length)
     else:

@@ -166,3 +166,13 @@ def test_refusals():
 
     with pytest.raises(ContractError, match="symbols = True"):
         sweep_many(NoSymbols(), queries=["A"], choices=["C"])
+
+
+@settings(max_examples=3, deadline=None)
+@given(q=words(3, 8), c=words(3, 8), gap=st.integers(0, 3))
+def test_example_score_all(q, c, gap):
+    """examples/many_alignments.py's score_all (the pairs form) against its align_many (objects)."""
+    scores, _ = MANY.score_all(q, c, 2, -1, gap, backend="cpu")
+    pairs = [(x, y) for x in q for y in c]
+    want = [s for s, _ in MANY.align_many(pairs, 2, -1, gap, backend="cpu")[0]]
+    assert scores.shape == (len(q), len(c)) and scores.reshape(-1).tolist() == want
