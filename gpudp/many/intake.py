@@ -79,7 +79,7 @@ def _name(m: int, n_sym: int) -> str:
     return ("row_symbols()", "col_symbols()")[m] if m < n_sym else f"data()[{m - n_sym}]"
 
 
-def _item(x, k: int, m: int, n_sym: int):
+def read_item(x, k: int, m: int, n_sym: int):
     """``(signature, value)`` of one data item: an array made C-contiguous, or a number as a numpy
     scalar of its type (a Python int is an int64, as numba types it). InputError (the whole batch)
     for anything else."""
@@ -165,7 +165,7 @@ def intake(objs) -> Intake:
             continue
         if ref is None:
             spec._validate_instance()  # the static methods' arities against data(): the contract
-        got = [_item(x, k, m, n_sym) for m, x in enumerate((*syms, *data))]
+        got = [read_item(x, k, m, n_sym) for m, x in enumerate((*syms, *data))]
         sig = [g[0] for g in got]
         if ref is None:
             ref, ref_k = sig, k

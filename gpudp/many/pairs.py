@@ -24,7 +24,7 @@ from ..checks import cell_symbols
 from ..errors import ContractError, InputError
 from ..recurrence import GridRecurrence
 from ..recurrence.constants import read_by
-from .intake import Intake, _item, check_class
+from .intake import Intake, check_class, read_item
 
 __all__ = ["Instances", "intake_pairs", "read_side"]
 
@@ -158,7 +158,7 @@ def intake_pairs(template, queries, choices, pairs: str) -> tuple[Intake, Instan
     else:
         packed, kinds = [qb, qo, one, cb, co, one], ["a1", "a1"]
     for m, x in enumerate(data):
-        sig, v = _item(x, 0, m + 2, 2)
+        sig, v = read_item(x, 0, m + 2, 2)
         if sig[0] == "scalar":  # a number a pair (the batch's scalar form)
             packed += [np.full(count, v), np.zeros(1, np.int64), one]
             kinds.append("s")
