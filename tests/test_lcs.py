@@ -399,15 +399,16 @@ def test_many_records_read_in_linear_time_with_their_lines(tmp_path):
 def test_pairs_all_past_the_memory_there_is(tmp_path, monkeypatch, capsys):
     """Issue 35: ``--pairs all`` of two 100,000-record files (10^10 pairs) under ``ulimit -v 8G``
     died of MemoryError ('the pre-checks missed this'); now the batch's bytes are weighed against the
-    memory there is before a pair is made: one line, exit 2. (A smaller figure stands in here.)"""
+    memory there is before a pair is made: one line, exit 2. (A smaller figure stands in here; the
+    cross product makes no pair, so its result, 4 bytes a pair, is what does not fit.)"""
     from gpudp.cli import main
     from gpudp.problems.lcs import batch
 
     monkeypatch.setattr(batch, "available_memory", lambda: 1_000_000)
     p = tmp_path / "r.fa"
-    p.write_text("".join(f">r{k}\nACGT\n" for k in range(100)))
+    p.write_text("".join(f">r{k}\nACGT\n" for k in range(1000)))
     assert main(["solve", "lcs", str(p), str(p), "--pairs", "all", "--backend", "cpu"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--pairs all of 100 x 100 records (10,000 pairs) needs about" in err[0]
+    assert len(err) == 1 and "--pairs all of 1,000 x 1,000 records (1,000,000 pairs) needs about" in err[0]
     assert "split the files), or --pairs zip" in err[0] and "larger --memory-budget" not in err[0]
     assert main(["solve", "lcs", str(p), str(p), "--pairs", "zip", "--backend", "cpu"]) == 0
