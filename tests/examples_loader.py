@@ -8,11 +8,15 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def load_example(name: str):
-    """``examples/<name>.py``, imported once per test module that asks. The module is registered in
-    ``sys.modules`` (as a script's ``__main__`` is), so its kernels go to the disk cache like a user's:
-    the test modules and the subprocesses that run the example as a script share them, instead of
-    compiling the same kernel in each."""
-    spec = importlib.util.spec_from_file_location(f"gpudp_example_{name}", EXAMPLES / f"{name}.py")
+    """``examples/<name>.py``, imported once per test module that asks, under its own name (``name``)
+    in ``sys.modules``: its kernels go to the disk cache like a user's, and a cached kernel names
+    that module, which numba imports again when it loads the kernel. ``python examples/<name>.py``
+    finds a module of that name (its folder is first on its ``sys.path``), as do the Dask workers
+    (tests/test_distributed.py puts examples/ on theirs), so the test modules and the subprocesses
+    that run the example as a script share the kernels instead of compiling the same one in each.
+    (Under any other name, say ``gpudp_example_<name>``, a script could not import it: numba would
+    drop the entry and compile again.)"""
+    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
