@@ -2,7 +2,7 @@
 # On the lent GPU machine (its own python3 3.12 with numba-cuda; no network): install gpudp with the
 # carried numpy<2.5 wheel, run the GPU tests and benchmarks, write logs under $OUT.
 # Here, first: ../shared/tools/device-wheels.sh rapidfuzz==3.14.6   (fills .whl/, carried)
-# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|remeasure-36c|remeasure-36d|rows|check|peers|batches|profile|narrow|narrow-layered|store|defaults|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
+# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|remeasure-36c|remeasure-36d|rows|check|peers|batches|warps|profile|narrow|narrow-layered|store|defaults|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -165,6 +165,21 @@ for stage in "${@:-all}"; do
       timeout 200 python3 tools/many_peers.py "$OUT/batches/many-peers.json" 2>&1 | grep "^{" | cut -c1-330
       timeout 240 python3 tools/cdist_bench.py --backends cuda --sizes ${CDIST_SIZES:-316x316x1000,1000x1000x100,100x100x10000} \
         --out "$OUT/batches/cdist.json" 2>&1 | grep "^{" | cut -c1-260 ;;
+    warps)
+      # sweep_many's warp kernel: this tree against the base (.ab/base, carried), alternating, and
+      # where the pairs form's whole call goes
+      mkdir -p "$OUT/warps"; here=$PWD
+      python3 -m pip install -q --no-deps --no-build-isolation --target /tmp/ab/base .ab/base >>"$OUT/install.log" 2>&1
+      for tree in base head base head; do
+        if [ $tree = base ]; then
+          (cd /tmp && PYTHONPATH=/tmp/ab/base:/tmp/site timeout 150 python3 "$here/.ab/base/tools/many_peers.py" \
+            "$OUT/warps/$tree.json" --forms pairs)
+        else
+          timeout 150 python3 tools/many_peers.py "$OUT/warps/$tree.json" --forms pairs
+        fi 2>&1 | grep "^{" | cut -c1-330 | sed "s/^/$tree /"
+      done
+      timeout 100 python3 tools/profile_call.py --pairs nw --n 1000 > "$OUT/warps/profile.txt" 2>&1
+      head -45 "$OUT/warps/profile.txt" | cut -c1-200 ;;
     profile)
       # where a whole call's time goes beyond its kernels (tools/profile_call.py), and the same call on
       # the base tree (.ab/base, carried) and this one, alternating
