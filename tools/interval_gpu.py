@@ -14,27 +14,16 @@ each cell's split points (:mod:`gpudp.interval.split`).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import numba
 import numpy as np
+from examples_of import example
 
 from gpudp import IntervalRecurrence, backends, sweep
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _example(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 class Triangulation(IntervalRecurrence):
@@ -75,9 +64,9 @@ class Triangulation(IntervalRecurrence):
 
 def instance(problem: str, n: int, rng):
     if problem == "chain":
-        return _example("matrix_chain").MatrixChain(rng.integers(1, 101, n + 1).astype(np.int64))
+        return example("matrix_chain").MatrixChain(rng.integers(1, 101, n + 1).astype(np.int64))
     if problem == "nussinov":
-        return _example("rna_folding").Nussinov("".join(rng.choice(list("ACGU"), n)), 3)
+        return example("rna_folding").Nussinov("".join(rng.choice(list("ACGU"), n)), 3)
     if problem == "triangulation":
         t = np.sort(rng.random(n)) * 2 * np.pi
         xy = np.stack([np.cos(t), np.sin(t)], 1)

@@ -18,28 +18,17 @@ instances read and packed), kernel and whole seconds (the objects form: one run 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from examples_of import example
 
 from gpudp import sweep_many
 from gpudp.backends import device_name
 from gpudp.info import info
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _example(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _stringzilla(local: bool, a: list, b: list, repeat: int):
@@ -85,9 +74,9 @@ def main(argv=None):
     for problem in args.problems.split(","):
         local = problem == "sw"
         if local:
-            make = _example("local_alignment").SmithWaterman
+            make = example("local_alignment").SmithWaterman
         else:
-            make = _example("many_alignments").GlobalAlignment
+            make = example("many_alignments").GlobalAlignment
         peer_s, peer = _stringzilla(local, a, b, args.repeat)
         for form in args.forms.split(","):
             t = time.perf_counter()

@@ -11,23 +11,14 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import importlib.util
 import pstats
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from examples_of import example, module
 
 HERE = Path(__file__).resolve().parent
-
-
-def _module(path: Path):
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def main(argv=None):
@@ -45,7 +36,7 @@ def main(argv=None):
         from gpudp import sweep_many
 
         mod = "local_alignment" if args.pairs == "sw" else "many_alignments"
-        ex = _module(HERE.parent / "examples" / f"{mod}.py")
+        ex = example(mod)
         template = ex.SmithWaterman("A", "C") if args.pairs == "sw" else ex.GlobalAlignment("A", "C")
         acgt = np.frombuffer(b"ACGT", np.uint8)
         q = [acgt[rng.integers(0, 4, args.n)].tobytes().decode() for _ in range(args.side)]
@@ -58,13 +49,13 @@ def main(argv=None):
     elif args.interval:
         from gpudp import sweep
 
-        rec = _module(HERE / "interval_gpu.py").instance(args.interval, args.n, rng)
+        rec = module(HERE / "interval_gpu.py").instance(args.interval, args.n, rng)
 
         def call():
             return sweep(rec, backend=args.backend, progress=False).stats
 
     else:
-        ex = _module(HERE.parent / "examples" / f"{args.example}.py")
+        ex = example(args.example)
         a = "".join(rng.choice(list("ACGT"), args.n))
         b = "".join(rng.choice(list("ACGT"), args.n))
 

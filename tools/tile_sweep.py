@@ -11,24 +11,12 @@ seconds, GCUPS of both, registers a thread, the device.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
-import pathlib
 import statistics
-import sys
 import time
 
 import numpy as np
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-
-def _example(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+from examples_of import example
 
 
 def main(argv=None):
@@ -40,7 +28,7 @@ def main(argv=None):
     ap.add_argument("--backend", default="cuda")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
-    ex = _example(args.example)
+    ex = example(args.example)
     rng = np.random.default_rng(0)
     with open(args.out, "w") as out:
         for n in (int(x) for x in args.sizes.split(",")):
