@@ -30,6 +30,7 @@ __all__ = [
     "check_value",
     "typing_errors",
     "cell_symbols",
+    "widened_symbols",
     "check_memory",
 ]
 
@@ -357,14 +358,21 @@ def cell_symbols(rec, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
             )
         if want == 0:
             arr = np.zeros(1, dtype=arr.dtype)
-        if arr.dtype.kind in "iub" and arr.dtype.itemsize < 4:
-            arr = arr.astype(np.int32)
-        elif arr.dtype == np.uint32:
-            arr = arr.astype(np.int64)
-        elif arr.dtype.kind == "f" and arr.dtype.itemsize < 4:
-            arr = arr.astype(np.float32)
-        out.append(arr)
+        out.append(widened_symbols(arr))
     return out[0], out[1]
+
+
+def widened_symbols(arr: np.ndarray) -> np.ndarray:
+    """Symbols as every backend sees them (GPU shuffles move 32- and 64-bit values): integers and
+    bools under 32 bits as int32, uint32 as int64, floats under 32 bits as float32; others as
+    they are."""
+    if arr.dtype.kind in "iub" and arr.dtype.itemsize < 4:
+        return arr.astype(np.int32)
+    if arr.dtype == np.uint32:
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "f" and arr.dtype.itemsize < 4:
+        return arr.astype(np.float32)
+    return arr
 
 
 def _gib(n: int) -> str:

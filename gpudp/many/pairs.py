@@ -20,25 +20,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..checks import cell_symbols
+from ..checks import widened_symbols
 from ..errors import ContractError, InputError
 from ..recurrence import GridRecurrence
 from ..recurrence.constants import read_by
 from .intake import Intake, check_class, read_item
 
 __all__ = ["Instances", "intake_pairs", "read_side"]
-
-
-def _widened(x: np.ndarray) -> np.ndarray:
-    """Symbols widened as :func:`gpudp.checks.cell_symbols` widens them (GPU shuffles move 32- and
-    64-bit values)."""
-    if x.dtype.kind in "iub" and x.dtype.itemsize < 4:
-        return x.astype(np.int32)
-    if x.dtype == np.uint32:
-        return x.astype(np.int64)
-    if x.dtype.kind == "f" and x.dtype.itemsize < 4:
-        return x.astype(np.float32)
-    return x
 
 
 def read_side(seqs, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -49,7 +37,7 @@ def read_side(seqs, name: str) -> tuple[np.ndarray, np.ndarray]:
         if seqs.dtype.kind not in "biu":
             raise InputError(name, f"a 2-D array of {seqs.dtype}: sequences are integer symbols")
         n, m = seqs.shape
-        return _widened(np.ascontiguousarray(seqs).reshape(-1)), np.arange(n + 1, dtype=np.int64) * m
+        return widened_symbols(np.ascontiguousarray(seqs).reshape(-1)), np.arange(n + 1, dtype=np.int64) * m
     if isinstance(seqs, str | bytes | np.ndarray) or not isinstance(seqs, Sequence):
         raise InputError(
             name, f"a {type(seqs).__name__}: give a list or tuple of sequences, or a 2-D array of rows"
@@ -73,7 +61,7 @@ def read_side(seqs, name: str) -> tuple[np.ndarray, np.ndarray]:
                 buf = np.frombuffer(text.encode("ascii"), np.uint8)
             else:  # by code point
                 buf = np.frombuffer(text.encode("utf-32-le"), np.uint32)
-        return _widened(buf.copy() if not len(buf) else buf), offsets
+        return widened_symbols(buf), offsets
     if first is np.ndarray:
         dt = seqs[0].dtype
         for k, x in enumerate(seqs):
@@ -83,7 +71,7 @@ def read_side(seqs, name: str) -> tuple[np.ndarray, np.ndarray]:
                     f"a {x.ndim}-d array of {x.dtype}: give 1-D integer arrays of one dtype ({dt})",
                 )
         np.cumsum(np.fromiter(map(len, seqs), np.int64, len(seqs)), out=offsets[1:])
-        return _widened(np.concatenate(seqs)), offsets
+        return widened_symbols(np.concatenate(seqs)), offsets
     raise InputError(
         f"{name}[0]", f"a {first.__name__}: give str, bytes or 1-D integer arrays (or a 2-D array of rows)"
     )
@@ -166,9 +154,6 @@ def intake_pairs(template, queries, choices, pairs: str) -> tuple[Intake, Instan
             flat = np.concatenate([v.reshape(-1), np.zeros(1, v.dtype)])
             packed += [flat, np.array([0, v.size], np.int64), np.array([v.shape], np.int64)]
             kinds.append(f"g{v.ndim}")
-    if count:  # the symbols' form, as sweep checks it, on the first pair
-        first = Instances(spec, ((qb, qo), (cb, co)), qi[:1], ci[:1])[0]
-        cell_symbols(first, *shapes[0])
     names = ("row_symbols()", "col_symbols()", *(f"data()[{m}]" for m in range(len(data))))
     objs = Instances(spec, ((qb, qo), (cb, co)), qi, ci)
     return Intake(cls, objs, shapes, {}, tuple(kinds), names, tuple(packed), 2), objs
