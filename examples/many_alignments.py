@@ -125,13 +125,11 @@ def score_all(queries, choices, match=1, mismatch=-1, gap=1, **options):
         raise ValueError("gap is a cost: >= 0")
     template = GlobalAlignment("", "", match, mismatch, gap)
     result = sweep_many(template, queries=queries, choices=choices, traceback=False, **options)
-    scores = np.empty((len(queries), len(choices)), np.int64)
-    for item in result:
-        k, m = divmod(item.index, len(choices))
-        n, p = item.shape
-        # an empty sequence: all gaps (the boundary's value at the last cell)
-        scores[k, m] = item.value if item.value is not None else -gap * (n + p)
-    return scores, result.stats
+    # the values read in bulk (no item made); an empty sequence has none: all gaps, the boundary's value
+    values = np.array(result.values, object).reshape(len(queries), len(choices))
+    lengths = [np.array([len(x) for x in side], np.int64) for side in (queries, choices)]
+    all_gaps = -gap * (lengths[0][:, None] + lengths[1][None, :])
+    return np.where(np.equal(values, None), all_gaps, values).astype(np.int64), result.stats
 
 
 def _random_pairs(count: int, length: int, seed: int = 7):

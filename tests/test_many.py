@@ -292,10 +292,14 @@ def check_values(group, max_rows=None):
             mp.setattr(gpudp.many.cuda, "MAX_ROWS", max_rows)
         res = sweep_many(group, backend="cuda", traceback=False)
     assert not res.errors
-    for rec, item in zip(group, res, strict=True):
+    # read before any item is made: the values picked on the device, the edges still there
+    values, best = res.values, res.best_values
+    assert res.stats.extra.get("cuda", {}).get("edges_on_device", 0) == res.stats.extra["chunks"]
+    for rec, item, v, b in zip(group, res, values, best, strict=True):
         ref = sweep(rec, backend="cpu", traceback=False)
         assert np.array_equal(item.last_row, ref.last_row) and np.array_equal(item.last_col, ref.last_col)
         assert (item.best_value, item.best_cell) == (ref.best_value, ref.best_cell)
+        assert (v, b) == (item.value, item.best_value)
     return res.stats.extra.get("cuda", {}).get("warp_instances", 0)
 
 
@@ -311,6 +315,36 @@ def test_cuda_values_a_warp_an_instance(batch, hs, reward):
         [Mix(h) for h in hs],
     ):
         assert check_values(group) == sum(r.shape()[0] * r.shape()[1] > 0 for r in group)
+
+
+class LowFloat(GridRecurrence):
+    """A float32 grid whose minimum most cells share (a min reduction's ties, across a warp's lanes)."""
+
+    value_dtype = np.float32
+    reduce = "min"
+
+    def __init__(self, w):
+        self.w = w
+
+    def shape(self):
+        return self.w.shape
+
+    def data(self):
+        return (self.w,)
+
+    @staticmethod
+    def cell(i, j, up, left, diag, w):
+        return max(-1.0, min(up, left, diag) + w[i, j])
+
+
+@pytest.mark.sim
+@settings(max_examples=2, deadline=None)
+@given(st.lists(st.tuples(st.integers(33, 40), st.integers(1, 3)), min_size=1, max_size=2), st.integers(0, 9))
+def test_cuda_values_float_min_ties_across_lanes(shapes, seed):
+    """Lanes of two rows each hold a best cell of equal value: the earliest wins (the warp's merge)."""
+    rng = np.random.default_rng(seed)
+    group = [LowFloat(rng.integers(-1, 1, (r, c)).astype(np.float32)) for r, c in shapes]
+    assert check_values(group) == len(group)
 
 
 @pytest.mark.sim
@@ -450,6 +484,10 @@ def test_instances_swept_alone_fail_alone(monkeypatch):
 def test_traceback_false(backend):
     recs = [ED.EditDistance("ACGTAC", "AGTTC"), ED.EditDistance("", "A"), ED.EditDistance("G", "TGA")]
     res = sweep_many(recs, backend=backend, traceback=False)
+    # the values from the chunks' arrays (no item made yet), then the items made when read
+    assert res.values == [sweep(r, backend="cpu").last_row[-1] if r.shape()[0] else None for r in recs]
+    assert res.best_values == [None] * 3 and res.errors == {}
+    assert [it.index for it in res[::-1]] == [2, 1, 0] and res[-1] is res[2]
     for rec, item in zip(recs, res, strict=True):
         ref = sweep(rec, backend="cpu", traceback=False)
         assert item.path is None and item.exit is None

@@ -8,8 +8,9 @@ of 1,000 by default), given to ``sweep_many`` as the template and the two lists 
 ``choices=``: :mod:`gpudp.many.pairs`) and as one instance a pair (a user's own list of objects;
 ``--forms``). Scores: Needleman-Wunsch match 1, mismatch -1, gap 1 (StringZilla open = extend
 = -1: a linear gap); Smith-Waterman match 3, mismatch -3, gap 2. Every pair's score from both is
-compared; medians of ``--repeat`` warm runs (each after one warm-up), with the batch's intake (the
-instances read and packed), kernel and whole seconds (the objects form: one run after its warm-up).
+compared; medians of ``--repeat`` warm runs (each after one warm-up; a run is the call and its
+scores read, ``ManyResult.values``), with the batch's intake (the instances read and packed),
+kernel and whole seconds (the objects form: one run after its warm-up).
 
     python tools/many_peers.py OUT.json [--side 316] [--length 1000] [--repeat 3]
         [--problems nw,sw] [--backend cuda] [--forms pairs,objects]
@@ -92,9 +93,10 @@ def main(argv=None):
             for _ in range(args.repeat if form == "pairs" else 1):
                 t = time.perf_counter()
                 res = sweep_many(**call, backend=args.backend, traceback=False, progress=False)
+                scores = res.best_values if local else res.values  # the scores read: part of the call
                 times.append(time.perf_counter() - t)
             assert not res.errors, list(res.errors.items())[:3]
-            ours = np.array([it.best_value if local else it.value for it in res], np.int64)
+            ours = np.array(scores, np.int64)
             row = {
                 "problem": problem,
                 "form": form,

@@ -44,7 +44,10 @@ def main(argv=None):
 
         def call():
             opts = {"backend": args.backend, "traceback": False, "progress": False}
-            return sweep_many(template, queries=q, choices=c, **opts).stats
+            res = sweep_many(template, queries=q, choices=c, **opts)
+            scores = res.best_values if args.pairs == "sw" else res.values  # read, as a caller would
+            assert len(scores) == len(res)
+            return res.stats
 
     elif args.interval:
         from gpudp import sweep

@@ -97,19 +97,109 @@ class ManyItem:
         return self.error is None
 
 
+class _Block:
+    """The items of one values-only chunk, kept as the chunk's arrays (ids, shapes, values, edge
+    offsets, a reduction's best cells) and made into :class:`ManyItem` objects only when read.
+    ``edges()`` gives the chunk's last rows and columns on the host (on the GPU they stay in device
+    memory until then: see :mod:`gpudp.many.cuda`)."""
+
+    def __init__(self, chunk: Chunk, values: np.ndarray, edges: Callable, red):
+        self.ids, self.rows, self.cols = chunk.ids, chunk.rows, chunk.cols
+        self.lroff, self.lcoff = chunk.lroff, chunk.lcoff
+        self.values, self._edges, self.red = values, edges, red
+
+    def item(self, k: int, q: int) -> ManyItem:
+        lr, lc = self._edges()
+        R, C, a, b = int(self.rows[q]), int(self.cols[q]), int(self.lroff[q]), int(self.lcoff[q])
+        it = ManyItem(k, (R, C), self.values[q], lr[a : a + C], lc[b : b + R])
+        if self.red is not None and self.red[0][q]:
+            it.best_value, it.best_cell = self.red[1][q].item(), (int(self.red[2][q]), int(self.red[3][q]))
+        return it
+
+
+class Items(Sequence):
+    """A batch's :class:`ManyItem` objects in input order, each made when first read: 100,000
+    instances' objects cost about 0.25 s of Python, more than their GPU kernels, and a caller that
+    reads only :attr:`ManyResult.values` needs none of them. Indexing (also by slices), ``len`` and
+    iteration as a list's."""
+
+    def __init__(self, count: int):
+        self._made: list = [None] * count
+        self._block = np.full(count, -1, np.int64)  # the _Block that holds an instance not yet made
+        self._at = np.zeros(count, np.int64)  # its row in that block
+        self._blocks: list[_Block] = []
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(len(self)))]
+        it = self._made[k]
+        if it is None:
+            k = operator.index(k) % len(self)
+            b = int(self._block[k])
+            if b >= 0:
+                it = self._made[k] = self._blocks[b].item(k, int(self._at[k]))
+        return it
+
+    def __setitem__(self, k: int, item: ManyItem) -> None:
+        self._made[k] = item
+        self._block[k] = -1
+
+    def __iter__(self):
+        return (self[k] for k in range(len(self)))
+
+    def add(self, block: _Block) -> None:
+        """Instances ``block.ids`` held by ``block`` until read."""
+        self._block[block.ids] = len(self._blocks)
+        self._at[block.ids] = np.arange(len(block.ids))
+        self._blocks.append(block)
+
+    def _column(self, name: str, block_column) -> list:
+        """Every instance's ``name``, from the blocks' arrays where the item is not made yet."""
+        out = np.empty(len(self), object)
+        for b, block in enumerate(self._blocks):
+            sel = self._block[block.ids] == b
+            vals = block_column(block)
+            out[block.ids[sel]] = list(vals[sel]) if vals is not None else None
+        for k, it in enumerate(self._made):
+            if it is not None:
+                out[k] = getattr(it, name)
+        return out.tolist()
+
+    def values(self) -> list:
+        return self._column("value", lambda b: b.values)
+
+    def best_values(self) -> list:
+        def best(b):
+            if b.red is None:
+                return None
+            return np.where(b.red[0], b.red[1], None)
+
+        return self._column("best_value", best)
+
+    def errors(self) -> dict[int, str]:
+        return {it.index: it.error for it in self._made if it is not None and it.error is not None}
+
+
 @dataclass
 class ManyResult:
     """What :func:`sweep_many` returns: ``items[k]``, instance ``k``'s :class:`ManyItem` (in input
-    order; also ``result[k]``, ``len(result)``, iteration), and ``stats``: ``backend``,
-    ``device``, ``cells`` (the cells swept), ``seconds`` (the whole call), ``kernel_seconds``,
-    ``gcups``; ``extra``: ``instances``, ``failed``, ``batched`` (swept by the batch kernels),
-    ``alone`` (handed to :func:`gpudp.sweep`), ``empty``, ``chunks``, ``launches``,
+    order; also ``result[k]``, ``len(result)``, iteration; each made when first read), and
+    ``stats``: ``backend``, ``device``, ``cells`` (the cells swept), ``seconds`` (the whole call),
+    ``kernel_seconds``, ``gcups``; ``extra``: ``instances``, ``failed``, ``batched`` (swept by the
+    batch kernels), ``alone`` (handed to :func:`gpudp.sweep`), ``empty``, ``chunks``, ``launches``,
     ``compile_seconds``, ``walk_seconds``, ``decision_bytes`` (the largest chunk's), ``layout``,
     ``backend_choice``, ``arithmetic`` (the batch's cell in 32 bits where that is proven for every
     instance: :mod:`gpudp.recurrence.narrow`), and on the GPU ``cuda`` (threads a block, shared
-    memory)."""
+    memory, ``edges_on_device``: chunks whose last rows and columns stayed in device memory until
+    read).
 
-    items: list
+    :attr:`values` and :attr:`best_values` read the batch's arrays without making the items: the
+    fast way to every score of a large batch."""
+
+    items: Items
     stats: Stats
     recurrence: type | None = None
 
@@ -125,12 +215,17 @@ class ManyResult:
     @property
     def values(self) -> list:
         """Every instance's ``value`` (None where it has none)."""
-        return [it.value for it in self.items]
+        return self.items.values()
+
+    @property
+    def best_values(self) -> list:
+        """Every instance's ``best_value`` (None where it has none: no ``reduce``, or no cell)."""
+        return self.items.best_values()
 
     @property
     def errors(self) -> dict[int, str]:
         """``{index: error}`` of the instances that failed."""
-        return {it.index: it.error for it in self.items if it.error is not None}
+        return self.items.errors()
 
 
 def _best(rec_cls, rv: np.ndarray, rc: np.ndarray):
@@ -191,7 +286,7 @@ class _Batch:
         self.objs, self.take, self.kcls, self.used = objs, take, kcls, used
         self.order = derive(take.cls.offsets, 2, 2)  # the sweep's order, which back must go back along
         self.walking, self.state_of, self.bar = walking, state_of, bar
-        self.items: list = [None] * len(objs)
+        self.items = Items(len(objs))
         self.walk_seconds = 0.0
         self.kernel_seconds = 0.0
         self.cells = 0
@@ -209,6 +304,7 @@ class _Batch:
         red = _best(kcls, out.rv, out.rc) if kcls.reduce else None
         rows, cols = chunk.rows, chunk.cols
         value_at = chunk.lroff + cols - 1
+        lr, lc = out.edges() if self.walking or failed.any() else (None, None)
         paths = None
         if self.walking:
             t = time.perf_counter()
@@ -217,7 +313,7 @@ class _Batch:
             starts = np.empty((len(qs), 2), np.int64)
             if red is None:
                 starts[:, 0], starts[:, 1] = rows[qs] - 1, cols[qs] - 1
-                start_values = out.lr[value_at[qs]]
+                start_values = lr[value_at[qs]]
             else:
                 starts[:, 0], starts[:, 1] = red[2][qs], red[3][qs]
                 start_values = red[1][qs]
@@ -253,8 +349,8 @@ class _Batch:
             )
             walked = {int(q): n for n, q in enumerate(qs.tolist())}
             self.walk_seconds += time.perf_counter() - t
-        if not self.walking and not failed.any():  # values only: the items made in one pass
-            self._values_items(chunk, out, red)
+        if not self.walking and not failed.any():  # values only: the items made when read
+            self.items.add(_Block(chunk, out.last_values(chunk), out.edges, red))
         with gc_paused():
             for q in range(nq if self.walking or failed.any() else 0):
                 k = int(chunk.ids[q])
@@ -264,8 +360,8 @@ class _Batch:
                     self.items[k] = ManyItem(k, (R, C), error=str(err))
                     continue
                 it = ManyItem(k, (R, C))
-                it.last_row = out.lr[chunk.lroff[q] : chunk.lroff[q] + C]
-                it.last_col = out.lc[chunk.lcoff[q] : chunk.lcoff[q] + R]
+                it.last_row = lr[chunk.lroff[q] : chunk.lroff[q] + C]
+                it.last_col = lc[chunk.lcoff[q] : chunk.lcoff[q] + R]
                 it.value = it.last_row[-1]
                 if red is not None and red[0][q]:
                     it.best_value, it.best_cell = red[1][q].item(), (int(red[2][q]), int(red[3][q]))
@@ -282,25 +378,6 @@ class _Batch:
         self.cells += int(chunk.cells.sum())
         if self.bar is not None:
             self.bar.update(int(chunk.cells.sum()))
-
-    def _values_items(self, chunk: Chunk, out, red) -> None:
-        """The items of a chunk without paths or failures (what :meth:`finish` makes one by one
-        otherwise), their Python numbers read from numpy in bulk: 100,000 items cost about 0.15 s
-        where the loop took 0.35-0.48 s."""
-        lr, lc = out.lr, out.lc
-        ids, rows, cols = chunk.ids.tolist(), chunk.rows.tolist(), chunk.cols.tolist()
-        r0, c0 = chunk.lroff.tolist(), chunk.lcoff.tolist()
-        values = lr[chunk.lroff + chunk.cols - 1]
-        if red is not None:
-            found, bv, bi, bj = red[0].tolist(), red[1].tolist(), red[2].tolist(), red[3].tolist()
-        items = self.items
-        with gc_paused():
-            for q, k in enumerate(ids):
-                R, C, a, b = rows[q], cols[q], r0[q], c0[q]
-                it = ManyItem(k, (R, C), values[q], lr[a : a + C], lc[b : b + R])
-                if red is not None and found[q]:
-                    it.best_value, it.best_cell = bv[q], (bi[q], bj[q])
-                items[k] = it
 
     def _walk_error(self, paths, p0, n, ex, status) -> str:
         name = self.kcls.__name__
@@ -464,7 +541,7 @@ def sweep_many(
         objs = list(recs)
         take = intake(objs)
     count, cls = len(objs), take.cls
-    items: list = [None] * count
+    items = Items(count)
     valid = [k for k in range(count) if k not in take.errors]
     shapes = take.shapes
     cells = shapes[:, 0] * shapes[:, 1]
@@ -551,7 +628,7 @@ def sweep_many(
     stats.kernel_seconds = run.kernel_seconds
     stats.seconds = time.perf_counter() - t0
     stats.extra.update(
-        failed=sum(it.error is not None for it in run.items),
+        failed=len(run.items.errors()),
         batched=len(batched),
         alone=len(alone),
         empty=len(empty),

@@ -3,6 +3,7 @@ lie in the chunk's arrays, and those arrays on the host (:class:`ChunkOut`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,7 +46,11 @@ class Chunk:
 class ChunkOut:
     """A chunk's outputs on the host: ``words`` (decisions), ``lr`` and ``lc`` (the last rows and
     columns, packed), ``rv`` and ``rc`` (a reduction's slots: ``slots`` a row, an instance a row),
-    ``flags`` (an instance's decision-overflow flag ``[count, decision, i, j]`` a row)."""
+    ``flags`` (an instance's decision-overflow flag ``[count, decision, i, j]`` a row).
+
+    A runner may leave ``lr`` and ``lc`` where they were computed: it then sets ``values`` (each
+    instance's last cell) and ``fetch`` (a callable that gives the two on the host), and
+    :meth:`edges` calls it once, when the edges are first read."""
 
     words: np.ndarray
     lr: np.ndarray
@@ -54,6 +59,8 @@ class ChunkOut:
     rc: np.ndarray
     flags: np.ndarray
     kernel_seconds: float = 0.0
+    values: np.ndarray | None = None
+    fetch: Callable | None = None
 
     @classmethod
     def allocate(cls, rec_cls, chunk: Chunk, slots: int, empty=np.empty, edges=None) -> ChunkOut:
@@ -78,6 +85,19 @@ class ChunkOut:
 
     def wait(self) -> ChunkOut:
         return self
+
+    def edges(self) -> tuple[np.ndarray, np.ndarray]:
+        """The last rows and columns on the host (fetched the first time where a runner left them)."""
+        if self.fetch is not None:
+            self.lr, self.lc = self.fetch()
+            self.fetch = None
+        return self.lr, self.lc
+
+    def last_values(self, chunk: Chunk) -> np.ndarray:
+        """Each instance's last cell (row ``rows - 1``, column ``cols - 1``)."""
+        if self.values is not None:
+            return self.values
+        return self.edges()[0][chunk.lroff + chunk.cols - 1]
 
 
 def cut(order: np.ndarray, cells: np.ndarray, max_cells: int) -> list[np.ndarray]:

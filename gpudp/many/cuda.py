@@ -25,10 +25,16 @@ power of two; a launch per ``RPT``) and sweeps the columns one step behind lane 
 ``s`` it computes column ``s - k`` of its rows, taking the value above its first row, and the
 column's symbol, from lane ``k - 1`` by a shuffle (lane 0 from the boundary and the column
 symbols). Nothing of the grid touches memory but the last row and column, stored as they are
-computed; a reduction is kept by rows in registers and merged into the lane's slot at the end. So a
-cell costs its own arithmetic and a share of the shuffles, where the block kernel reads and writes
-its diagonals in memory and synchronizes the block between them. Under the simulator a block is one
-warp and the shuffles go through shared memory.
+computed; a reduction is kept by rows in registers and merged across the warp at the end (lane 0
+keeping the instance's one slot). So a cell costs its own arithmetic and a share of the shuffles,
+where the block kernel reads and writes its diagonals in memory and synchronizes the block between
+them. Under the simulator a block is one warp and the shuffles go through shared memory.
+
+Values only, a chunk's last rows and columns (8 bytes a row and a column of every instance: 0.8 GB
+for 100,000 pairs of 1,000) stay in device memory, within :data:`DEVICE_SHARE` of the memory free
+at the call's start, until an item of the chunk is first read (:meth:`gpudp.many.chunks.ChunkOut.edges`);
+the values are picked from them on the device and copied alone. A caller that reads only
+:attr:`gpudp.many.ManyResult.values` never copies the edges; the memory goes with the result.
 """
 
 from __future__ import annotations
@@ -245,6 +251,26 @@ _RUN = """def run_warps(qs, nb, ids, shapes, lr, lroff, lc, lcoff, RV, RC, FL{pk
 """
 
 
+def _warp_merge(sim: bool, sp) -> list[str]:
+    """Lines that merge the lanes' reduction locals (``bv_``, ``bk_``: :func:`local_reduction`'s)
+    into lane 0's, by halves (a lane past the warp's end sees its own, which never wins); the key
+    goes through the shuffle as a float64 or an int64 (exact for every key type), in the simulator
+    through shared memory."""
+    wide = "F64" if sp.key_dtype.kind == "f" else "I64"
+    out = []
+    for off in (16, 8, 4, 2, 1):
+        if sim:
+            out += ["rxk[k] = bv_", "rxi[k] = bk_", "cuda.syncthreads()"]
+            out += [f"ov = rxk[k + {off}] if k + {off} < 32 else bv_"]
+            out += [f"oi = rxi[k + {off}] if k + {off} < 32 else bk_"]
+            out.append("cuda.syncthreads()")
+        else:
+            out += [f"ov = KT(cuda.shfl_down_sync(FULL, {wide}(bv_), {off}))"]
+            out += [f"oi = cuda.shfl_down_sync(FULL, bk_, {off})"]
+        out += [f"if ov {sp.reduce_op} bv_ or (ov == bv_ and oi < bk_):", "    bv_ = ov", "    bk_ = oi"]
+    return out
+
+
 def warp_kernel(rec_cls, kinds, n_sym: int, rpt: int):
     """The values-only batch kernel of ``rec_cls`` (decision_bits 0) for packed items of ``kinds``,
     lanes of ``rpt`` rows: ``run_warps(qs, nb, ids, shapes, lr, lroff, lc, lcoff, RV, RC, FL,
@@ -264,9 +290,10 @@ def warp_kernel(rec_cls, kinds, n_sym: int, rpt: int):
     )
     start, fast, slow, shift, bottom, right, red_rows, red_merge = [], [], [], [], [], [], [], []
     if red:
-        names, _, _, red_flush = local_reduction(rec_cls, n_data, "k")
+        names, _, _, red_flush = local_reduction(rec_cls, n_data, "0")
+        red_flush = "if k == 0:\n" + indent(red_flush, 4)
         row_best, row_merge = row_reduction(rec_cls)
-        ns.update(names, I32=numba.int32)
+        ns.update(names, I32=numba.int32, I64=numba.int64, F64=numba.float64, KTD=sp.key_dtype, I64D=np.int64)
     for r in range(rpt):
         start += [f"l{r} = VT(FILL)", f"if i0 + {r} < R:", f"    l{r} = VT(boundary(i0 + {r}, -1{db}))"]
         if n_sym:
@@ -318,7 +345,10 @@ def warp_kernel(rec_cls, kinds, n_sym: int, rpt: int):
     if n_sym:
         exchange += ["    cj = cv", "else:", "    cj = cin"]
     ns["SYMD"] = np.int64  # the simulator's exchange of column symbols
-    finish = red_merge + [red_flush] if red else ["pass"]
+    # the lanes' reductions merged across the warp (ties to the earlier cell), lane 0 keeping slot 0
+    finish = red_merge + _warp_merge(sim, sp) + [red_flush] if red else ["pass"]
+    if red and sim:
+        prologue += ["rxk = cuda.shared.array(32, KTD)", "rxi = cuda.shared.array(32, I64D)"]
     src = fill(
         _RUN,
         pk=source.packed_args(len(kinds)),
@@ -347,12 +377,25 @@ def rows_per_lane(rows: np.ndarray) -> np.ndarray:
     return _pow2(-(-np.asarray(rows, np.int64) // 32))
 
 
+_GATHER = """def gather(src, at, n, out):
+    q = cuda.grid(1)
+    if q < n:
+        out[q] = src[at[q]]
+"""
+
+
+def _gather():
+    """``out[q] = src[at[q]]`` for ``q < n``: a chunk's values picked from its last rows."""
+    return generated_kernel(_GATHER, "gather", {"cuda": cuda})
+
+
 class _Handle:
     """A chunk on its way through the GPU; :meth:`wait` gives its :class:`gpudp.many.chunks.ChunkOut`."""
 
-    def __init__(self, out, start, end, done, keep, t0, edges):
+    def __init__(self, out, start, end, done, keep, t0, edges, values):
         self.out, self.start, self.end, self.done, self.keep, self.t0 = out, start, end, done, keep, t0
         self.edges = edges  # the device's last rows and columns, and the stream that copies them
+        self.values = values  # where the edges stay on the device: the last cells, on the host
 
     def wait(self):
         self.done.synchronize()  # the kernels and the copies to the host
@@ -363,10 +406,18 @@ class _Handle:
         self.out.kernel_seconds = max(seconds, 0.0)
         out = self.out
         d_lr, d_lc, copies = self.edges
-        d_lr.copy_to_host(out.lr, stream=copies)  # (not the default stream: it waits on every other)
-        d_lc.copy_to_host(out.lc, stream=copies)
-        copies.synchronize()
-        self.keep = self.edges = None  # the device buffers go
+
+        def fetch():
+            d_lr.copy_to_host(out.lr, stream=copies)  # (not the default stream: it waits on every other)
+            d_lc.copy_to_host(out.lc, stream=copies)
+            copies.synchronize()
+            return out.lr, out.lc
+
+        if self.values is None:
+            fetch()
+        else:  # the edges stay on the device until read (ChunkOut.edges); the values go now
+            out.values, out.fetch = np.array(self.values), fetch
+        self.keep = self.edges = self.values = None  # the device buffers go (but the kept edges)
         return out
 
 
@@ -391,7 +442,10 @@ class Runner:
         self.smem_max = shared_memory_optin(SIM_SMEM)
         self.compile_seconds = 0.0
         self.launches = 0
-        self.info = {"threads": set(), "shared_bytes_max": 0, "device_buffers": 0}
+        self.info = {"threads": set(), "shared_bytes_max": 0, "device_buffers": 0, "edges_on_device": 0}
+        # the chunks' last rows and columns that may stay in device memory until read (a caller that
+        # wants the values only never copies them): a share of the memory free at the start
+        self.defer_bytes = int(memory_info()[0] * DEVICE_SHARE)
 
     def chunk_bytes(self, budget: int) -> int:
         """Decision bytes of one chunk at most: within the host budget (two chunks in flight, in
@@ -422,11 +476,12 @@ class Runner:
         t0 = time.perf_counter()
         pool = pinned_pool()
         warp = chunk.rows <= MAX_ROWS if not cls.decision_bits else np.zeros(len(chunk.ids), bool)
-        # a reduction's slots an instance: a block's threads, or a warp's 32 lanes where every
-        # instance takes a warp (the slots go to the device and back with every chunk)
-        slots = 32 if warp.all() else max(self.slots, 32)
+        # a reduction's slots an instance: a block's threads, or one where every instance takes a
+        # warp (its lanes merged on the device: the slots go to the device and back with every chunk)
+        slots = 1 if warp.all() else max(self.slots, 32)
         # the edges outlive the chunk (in the results): plain memory, copied in wait (by then the
-        # chunk is done and the next one computes), not page-locked blocks copied once more
+        # chunk is done and the next one computes) or when first read, not page-locked blocks
+        # copied once more
         out = ChunkOut.allocate(cls, chunk, slots, pool.lease, edges=np.empty)
         vt = np.dtype(cls.value_dtype)
         d_words = cuda.device_array(len(out.words), out.words.dtype, stream=s)
@@ -487,10 +542,22 @@ class Runner:
             else:
                 self.info["device_buffers"] += grid
         end.record(s)
+        values = None
+        edge_bytes = d_lr.nbytes + d_lc.nbytes
+        if not cls.decision_bits and edge_bytes <= self.defer_bytes:
+            self.defer_bytes -= edge_bytes
+            self.info["edges_on_device"] += 1
+            at = cuda.to_device(chunk.lroff + chunk.cols - 1, stream=s)
+            nq = len(chunk.ids)
+            d_vals = cuda.device_array(nq, vt, stream=s)
+            _gather()[-(-nq // 256), 256, s](d_lr, at, nq, d_vals)
+            values = pool.lease(nq, vt)
+            d_vals.copy_to_host(values, stream=s)
+            keep += [at, d_vals]
         d_words.copy_to_host(out.words, stream=s)
         d_rv.copy_to_host(out.rv, stream=s)
         d_rc.copy_to_host(out.rc, stream=s)
         d_fl.copy_to_host(out.flags, stream=s)
         done = event()
         done.record(s)
-        return _Handle(out, start, end, done, keep, t0, (d_lr, d_lc, self.copies))
+        return _Handle(out, start, end, done, keep, t0, (d_lr, d_lc, self.copies), values)
