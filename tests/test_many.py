@@ -513,6 +513,26 @@ def test_large_instances_and_chunks(monkeypatch):
     assert res.stats.extra["chunks"] > 1
 
 
+@pytest.mark.sim
+@pytest.mark.parametrize("traceback", [False, True])
+def test_cuda_chunks_reuse_their_buffers(monkeypatch, traceback):
+    """Chunks of growing counts (the largest instances first) on the GPU's two sets of reused
+    device buffers, with and without decisions, against sweep on the cpu."""
+    monkeypatch.setattr(gpudp.many.cuda.Runner, "chunk_cells", 24)
+    rng = np.random.default_rng(11)
+    word = lambda n: "".join(rng.choice(list("ACGT"), n))  # noqa: E731
+    recs = [SW.SmithWaterman(word(n), word(m)) for n, m in [(5, 4), (4, 4), (3, 3), (3, 2), *[(2, 2)] * 7]]
+    if traceback:
+        res = check_batch(recs, "cuda")
+    else:
+        res = sweep_many(recs, backend="cuda", traceback=False)
+        for rec, item in zip(recs, res, strict=True):
+            ref = sweep(rec, backend="cpu")
+            assert np.array_equal(item.last_row, ref.last_row) and np.array_equal(item.last_col, ref.last_col)
+            assert (item.best_value, item.best_cell) == (ref.best_value, ref.best_cell)
+    assert res.stats.extra["chunks"] >= 4
+
+
 def test_start_state_forms():
     recs = [PackedGotoh("ACG", "AG"), PackedGotoh("T", "TT")]
     fixed = sweep_many(recs, backend="cpu", start_state=[M, Y])

@@ -446,36 +446,41 @@ class Runner:
         # the chunks' last rows and columns that may stay in device memory until read (a caller that
         # wants the values only never copies them): a share of the memory free at the start
         self.defer_bytes = int(memory_info()[0] * DEVICE_SHARE)
+        self.buffers, self.turn = (_Buffers(), _Buffers()), 0
 
     def chunk_bytes(self, budget: int) -> int:
         """Decision bytes of one chunk at most: within the host budget (two chunks in flight, in
         page-locked memory) and :data:`DEVICE_SHARE` of the free device memory."""
         return max(1, min(CHUNK_BYTES, budget // 2, int(memory_info()[0] * DEVICE_SHARE)))
 
-    def _warps(self, qs, rpt: int, outs: tuple, s):
-        """Launch the values-only warp kernel (:func:`warp_kernel`) on the chunk's
-        instances ``qs``, of ``rpt`` rows a lane, writing ``outs`` (the chunk's device ids, last
-        rows and their offsets, last columns and theirs, reduction values and cells, flags);
-        returns the device array to keep until the chunk ends."""
-        d_qs = cuda.to_device(qs, stream=s)
+    def _warps(self, d_qs, rpt: int, outs: tuple, s):
+        """Launch the values-only warp kernel (:func:`warp_kernel`) on the chunk's instances
+        ``d_qs``, of ``rpt`` rows a lane, writing ``outs`` (the chunk's device ids, last rows and
+        their offsets, last columns and theirs, reduction values and cells, flags)."""
         d_ids, *rest = outs
-        args = (d_qs, len(qs), d_ids, self.d_shapes, *rest, *self.d_packed)
+        args = (d_qs, len(d_qs), d_ids, self.d_shapes, *rest, *self.d_packed)
         t = time.perf_counter()
         fn = warp_kernel(self.cls, self.kinds, self.n_sym, rpt)
         warps = sim_geometry(WARPS, 1)
         launcher, _ = coop_blocks(fn, args, 32 * warps, 1 << 30, 0)  # compiles
         self.compile_seconds += time.perf_counter() - t
-        launcher[-(-len(qs) // warps), 32 * warps, s, 0](*args)
+        launcher[-(-len(d_qs) // warps), 32 * warps, s, 0](*args)
         self.launches += 1
         self.info["threads"].add(32 * warps)
-        self.info["warp_instances"] = self.info.get("warp_instances", 0) + len(qs)
-        return d_qs
+        self.info["warp_instances"] = self.info.get("warp_instances", 0) + len(d_qs)
 
     def start(self, chunk) -> _Handle:
         s, cls = self.stream, self.cls
         t0 = time.perf_counter()
         pool = pinned_pool()
-        warp = chunk.rows <= MAX_ROWS if not cls.decision_bits else np.zeros(len(chunk.ids), bool)
+        # two sets of device buffers, a chunk's after the other's: a chunk starts only once the one
+        # two before it has been waited for (sweep_many keeps one chunk in flight while it finishes
+        # the one before), so no allocation or free (which waits for the whole device) a chunk
+        self.turn ^= 1
+        bufs = self.buffers[self.turn]
+        nq = len(chunk.ids)
+        vt = np.dtype(cls.value_dtype)
+        warp = chunk.rows <= MAX_ROWS if not cls.decision_bits else np.zeros(nq, bool)
         # a reduction's slots an instance: a block's threads, or one where every instance takes a
         # warp (its lanes merged on the device: the slots go to the device and back with every chunk)
         slots = 1 if warp.all() else max(self.slots, 32)
@@ -483,36 +488,44 @@ class Runner:
         # chunk is done and the next one computes) or when first read, not page-locked blocks
         # copied once more
         out = ChunkOut.allocate(cls, chunk, slots, pool.lease, edges=np.empty)
-        vt = np.dtype(cls.value_dtype)
-        d_words = cuda.device_array(len(out.words), out.words.dtype, stream=s)
-        d_lr = cuda.device_array(len(out.lr), vt, stream=s)
-        d_lc = cuda.device_array(len(out.lc), vt, stream=s)
-        d_rv, d_rc, d_fl = (cuda.to_device(a, stream=s) for a in (out.rv, out.rc, out.flags))
-        d_ids, d_doff, d_lroff, d_lcoff = (
-            cuda.to_device(a, stream=s) for a in (chunk.ids, chunk.doff, chunk.lroff, chunk.lcoff)
-        )
-        start, end = event(), event()
-        start.record(s)
-        keep = [d_words, d_lr, d_lc, d_rv, d_rc, d_fl, d_ids, d_doff, d_lroff, d_lcoff]
-        k_of = np.minimum(chunk.rows, chunk.cols)
-        kc = _pow2(k_of)
+        defer = not cls.decision_bits and (len(out.lr) + len(out.lc)) * vt.itemsize <= self.defer_bytes
+        # the launch groups: a warp an instance by rows a lane; the block kernel by diagonal length
+        kc = _pow2(np.minimum(chunk.rows, chunk.cols))
+        groups = []
         if not cls.decision_bits:  # values only: a warp an instance where its rows fit the lanes
             kc[warp] = 0
             rpt = rows_per_lane(chunk.rows)
-            for R in np.unique(rpt[warp]).tolist():
-                qs = np.flatnonzero(warp & (rpt == R)).astype(np.int64)
-                outs = (d_ids, d_lr, d_lroff, d_lc, d_lcoff, d_rv, d_rc, d_fl)
-                keep.append(self._warps(qs, int(R), outs, s))
-        for K in np.unique(kc[kc > 0]).tolist():
-            qs = np.flatnonzero(kc == K).astype(np.int64)
+            groups += [("warps", R, warp & (rpt == R)) for R in np.unique(rpt[warp]).tolist()]
+        groups += [("blocks", K, kc == K) for K in np.unique(kc[kc > 0]).tolist()]
+        groups = [(how, K, np.flatnonzero(sel)) for how, K, sel in groups]
+        # every index array in one page-locked block, one copy up (a copy from plain memory waits
+        # for the stream: it would hold the host until the chunk before is done)
+        ints = [chunk.ids, chunk.doff, chunk.lroff, chunk.lcoff, *(qs for _, _, qs in groups)]
+        if defer:
+            ints.append(chunk.lroff + chunk.cols - 1)  # where each instance's value lies in lr
+        staged, d_ints = bufs.upload(ints, pool, s)
+        d_ids, d_doff, d_lroff, d_lcoff, *d_rest = d_ints
+        d_words = bufs.device("words", out.words, s)
+        if defer:  # kept with the results until read: not reused
+            d_lr = cuda.device_array(len(out.lr), vt, stream=s)
+            d_lc = cuda.device_array(len(out.lc), vt, stream=s)
+        else:
+            d_lr, d_lc = bufs.device("lr", out.lr, s), bufs.device("lc", out.lc, s)
+        d_rv, d_rc, d_fl = (bufs.device(name, getattr(out, name), s, True) for name in ("rv", "rc", "flags"))
+        start, end = event(), event()
+        start.record(s)
+        keep = [staged]
+        for (how, K, qs), d_qs in zip(groups, d_rest, strict=False):
+            if how == "warps":
+                self._warps(d_qs, int(K), (d_ids, d_lr, d_lroff, d_lc, d_lcoff, d_rv, d_rc, d_fl), s)
+                continue
             nb = len(qs)
             threads = int(min(self.slots, max(self.min_threads, K)))
             smem = 3 * K * vt.itemsize
             shared = smem <= self.smem_max
             fn = kernel(cls, self.kinds, self.n_sym, shared)
             grid = nb if shared else min(nb, GLOBAL_BLOCKS)
-            scratch = cuda.device_array((grid, 3 * K) if not shared else (1, 1), vt, stream=s)
-            d_qs = cuda.to_device(qs, stream=s)
+            scratch = bufs.scratch((grid, 3 * K) if not shared else (1, 1), vt, s)
             args = (
                 d_qs,
                 nb,
@@ -534,7 +547,6 @@ class Runner:
             launcher, _ = coop_blocks(fn, args, threads, 1 << 30, smem if shared else 0)  # compiles; opts in
             self.compile_seconds += time.perf_counter() - t
             launcher[grid, threads, s, smem if shared else 0](*args)
-            keep += [scratch, d_qs]
             self.launches += 1
             self.info["threads"].add(threads)
             if shared:
@@ -543,17 +555,14 @@ class Runner:
                 self.info["device_buffers"] += grid
         end.record(s)
         values = None
-        edge_bytes = d_lr.nbytes + d_lc.nbytes
-        if not cls.decision_bits and edge_bytes <= self.defer_bytes:
-            self.defer_bytes -= edge_bytes
+        if defer:
+            self.defer_bytes -= d_lr.nbytes + d_lc.nbytes
             self.info["edges_on_device"] += 1
-            at = cuda.to_device(chunk.lroff + chunk.cols - 1, stream=s)
-            nq = len(chunk.ids)
-            d_vals = cuda.device_array(nq, vt, stream=s)
-            _gather()[-(-nq // 256), 256, s](d_lr, at, nq, d_vals)
+            d_vals = bufs.device("values", np.empty(nq, vt), s, False)
+            _gather()[-(-nq // 256), 256, s](d_lr, d_rest[-1], nq, d_vals)
             values = pool.lease(nq, vt)
             d_vals.copy_to_host(values, stream=s)
-            keep += [at, d_vals]
+            keep.append(values)
         d_words.copy_to_host(out.words, stream=s)
         d_rv.copy_to_host(out.rv, stream=s)
         d_rc.copy_to_host(out.rc, stream=s)
@@ -561,3 +570,42 @@ class Runner:
         done = event()
         done.record(s)
         return _Handle(out, start, end, done, keep, t0, (d_lr, d_lc, self.copies), values)
+
+
+class _Buffers:
+    """Device buffers that one chunk after another reuses (grown when a chunk needs more), and the
+    page-locked block its index arrays go up from."""
+
+    def __init__(self):
+        self.dev: dict = {}
+
+    def _take(self, name: str, n: int, dtype, s):
+        dtype = np.dtype(dtype)
+        buf = self.dev.get((name, dtype.str))
+        if buf is None or buf.size < n:
+            size = max(n, 1) if buf is None else max(n, buf.size + buf.size // 4)
+            buf = self.dev[(name, dtype.str)] = cuda.device_array(size, dtype, stream=s)
+        return buf[: max(n, 1)]
+
+    def device(self, name: str, like: np.ndarray, s, upload: bool = False):
+        """A device array of ``like``'s shape and dtype (its contents copied up with ``upload``:
+        ``like`` page-locked, so that the copy is queued, not waited for)."""
+        d = self._take(name, like.size, like.dtype, s)[: like.size].reshape(like.shape)
+        if upload:
+            d.copy_to_device(like, stream=s)
+        return d
+
+    def scratch(self, shape: tuple, dtype, s):
+        n = int(np.prod(shape))
+        return self._take("scratch", n, dtype, s)[:n].reshape(shape)
+
+    def upload(self, arrays: list, pool, s) -> tuple:
+        """1-D integer ``arrays`` copied into one page-locked int64 block and up in one copy: the
+        block (to keep until the copy is done) and each array's device view."""
+        ends = np.cumsum([0] + [len(a) for a in arrays])
+        host = pool.lease(int(ends[-1]), np.int64)
+        for a, lo, hi in zip(arrays, ends[:-1], ends[1:], strict=True):
+            host[lo:hi] = a
+        d = self._take("ints", len(host), np.int64, s)
+        d[: len(host)].copy_to_device(host, stream=s)
+        return host, [d[lo:hi] for lo, hi in zip(ends[:-1].tolist(), ends[1:].tolist(), strict=True)]
