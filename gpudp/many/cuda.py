@@ -39,6 +39,7 @@ the values are picked from them on the device and copied alone. A caller that re
 
 from __future__ import annotations
 
+import functools
 import time
 
 import numba
@@ -384,8 +385,10 @@ _GATHER = """def gather(src, at, n, out):
 """
 
 
+@functools.cache
 def _gather():
-    """``out[q] = src[at[q]]`` for ``q < n``: a chunk's values picked from its last rows."""
+    """``out[q] = src[at[q]]`` for ``q < n``: a chunk's values picked from its last rows (one
+    dispatcher a process: a new one a chunk loaded its module from the disk cache again)."""
     return generated_kernel(_GATHER, "gather", {"cuda": cuda})
 
 
@@ -580,17 +583,20 @@ class _Buffers:
         self.dev: dict = {}
 
     def _take(self, name: str, n: int, dtype, s):
+        """``n`` items of buffer ``name`` (grown by a quarter at least when too small)."""
         dtype = np.dtype(dtype)
         buf = self.dev.get((name, dtype.str))
         if buf is None or buf.size < n:
             size = max(n, 1) if buf is None else max(n, buf.size + buf.size // 4)
             buf = self.dev[(name, dtype.str)] = cuda.device_array(size, dtype, stream=s)
-        return buf[: max(n, 1)]
+        return buf if buf.size == n else buf[:n]
 
     def device(self, name: str, like: np.ndarray, s, upload: bool = False):
         """A device array of ``like``'s shape and dtype (its contents copied up with ``upload``:
         ``like`` page-locked, so that the copy is queued, not waited for)."""
-        d = self._take(name, like.size, like.dtype, s)[: like.size].reshape(like.shape)
+        d = self._take(name, like.size, like.dtype, s)
+        if like.ndim > 1:
+            d = d.reshape(like.shape)
         if upload:
             d.copy_to_device(like, stream=s)
         return d
