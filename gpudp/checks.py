@@ -1,5 +1,6 @@
 """The checks every shape makes before its sweep, written once: the probe of ``cell`` in plain
-Python, the symbols it reads, and whether the work fits the memory there is.
+Python and of every path's return type by numba's typing, the symbols it reads, and whether the
+work fits the memory there is.
 
 Each shape (:mod:`gpudp.grid`'s grids and layers, :mod:`gpudp.interval`, :mod:`gpudp.grid3`,
 :mod:`gpudp.many`'s batches, :mod:`gpudp.checkpoints`) supplies what differs: the cell's
@@ -19,6 +20,8 @@ import numpy as np
 from . import values
 from .errors import ContractError, InputError
 from .inputs import short_repr
+from .jit import return_type
+from .kernel import KernelFactory
 from .memory import available_memory, describe
 from .recurrence import read_only
 
@@ -28,6 +31,7 @@ __all__ = [
     "probe_back",
     "check_return",
     "check_value",
+    "check_typed_return",
     "typing_errors",
     "cell_symbols",
     "widened_symbols",
@@ -47,8 +51,10 @@ def probe_cell(cls, index: tuple, reads: tuple, data: tuple) -> bool:
         with np.errstate(all="ignore"):
             out = cls.cell(*index, *reads, *(read_only(x) for x in data))
     except Exception:
+        check_typed_return(cls, "cell", (*index, *reads, *data))
         return False
     check_return(cls, out, f"the first cell, {tuple(index)}")
+    check_typed_return(cls, "cell", (*index, *reads, *data))
     return True
 
 
@@ -61,6 +67,7 @@ def probe_boundary(cls, index: tuple, data: tuple) -> bool:
         with np.errstate(all="ignore"):
             out = cls.boundary(*index, *(read_only(x) for x in data))
     except Exception:
+        check_typed_return(cls, "boundary", (*index, *data))
         return False
     owner = next(k for k in cls.__mro__ if "boundary" in vars(k))
     fs = values.fields(cls)
@@ -71,6 +78,7 @@ def probe_boundary(cls, index: tuple, data: tuple) -> bool:
             f"{cls._form('boundary', len(data))} as a @staticmethod returning a tuple of {len(fs)} numbers"
         )
     check_value(cls, f"{cls.__name__}.boundary", out, f"{tuple(index)}", "", "a boundary value")
+    check_typed_return(cls, "boundary", (*index, *data))
     return True
 
 
@@ -188,6 +196,70 @@ def _check_number(cls, name: str, x, dt: np.dtype, where: str, role: str, noun: 
         raise ContractError(
             f"{got}, which does not fit value_dtype {dt.name} ({lo} .. {hi}): it would wrap around "
             f"without a word; {fix}"
+        )
+
+
+#: (the method's function, the numba types of its arguments, the module constants the class was
+#: swept with) -> the return type numba's CPU typing gives it (:func:`gpudp.jit.return_type`), or None
+_RETURNS = KernelFactory("checks.returns", "fn", "args", "constants")
+
+
+def check_typed_return(cls, meth: str, args: tuple) -> None:
+    """A :class:`ContractError` where ``meth`` (``cell`` or ``boundary``) of ``cls``, typed by numba
+    for the types of ``args`` (what the engine passes it: the probe's arguments, data included),
+    returns a float on some path where ``value_dtype`` (a record's field) is an integer type, or
+    a float decision: numba unifies a path's ``1.5`` with the others' integers into float64, and
+    the store would truncate every value without a word. The probes call it, so every path of
+    every shape is checked before anything sweeps, on every backend (CPU typing: the CUDA
+    simulator types nothing). Once per function and argument types in a process (the kernel
+    table); a method numba cannot type so is left to the backend's compile."""
+    fn = getattr(cls, meth, None)
+    owner = next((k for k in cls.__mro__ if meth in vars(k)), None)
+    if fn is None or not hasattr(fn, "__code__") or "family" in vars(owner):  # none, or the shape's own
+        return
+    try:
+        from numba import typeof
+        from numba.core import types
+
+        argtypes = tuple(typeof(x) for x in args)
+    except Exception:  # an argument numba has no type for (a probe's stand-in): nothing to type
+        return
+    argtypes = tuple(t.copy(readonly=False) if isinstance(t, types.Array) else t for t in argtypes)
+    k = _RETURNS.lookup(fn=fn, args=argtypes, constants=getattr(cls, "_constants", None))
+    if not k.ready:
+        k = k.keep(return_type(fn, argtypes))
+    ret = k.fn
+    if ret is None:
+        return
+    bits = getattr(cls, "_declared_bits", cls.decision_bits) if meth == "cell" else 0
+    value, decision = ret, None
+    if bits:
+        if not (isinstance(ret, types.BaseTuple) and len(ret) == 2):
+            return  # not (value, decision): the probe or the compile says so
+        value, decision = ret.types
+    fs = values.fields(cls)
+    dt = np.dtype(cls.value_dtype)
+    parts = [(value, dt, "the value")]
+    if fs is not None:
+        if not (isinstance(value, types.BaseTuple) and len(value) == len(fs)):
+            return
+        named = zip(value.types, fs, dt.names, strict=True)
+        parts = [(t, f, f"field {n!r} of the value") for t, f, n in named]
+    call = f"{cls.__name__}.{meth}({', '.join(map(str, argtypes))}) -> {ret}"
+    for t, f, role in parts:
+        if f.kind == "i" and isinstance(t, types.Float):
+            raise ContractError(
+                f"{cls.__name__}.{meth} returns a {t} as {role} on some path, but value_dtype is "
+                f"{f.name}: the store would truncate it to an integer without a word (numba types "
+                f"{call}; a float returned on one path makes every path's value a float). Return an "
+                "integer on every path (// divides integers; int(x) or round(x) converts on purpose), "
+                "or declare a float value_dtype (np.float64)"
+            )
+    if isinstance(decision, types.Float):
+        raise ContractError(
+            f"{cls.__name__}.{meth} returns a {decision} as the decision on some path (numba types "
+            f"{call}): a decision is an integer in 0 .. 2**decision_bits - 1; return an integer on "
+            "every path (// divides integers)"
         )
 
 

@@ -4,9 +4,11 @@ TypingError into generated code nor a value converted silently.
 
 Two places catch it. The probes call each method once in plain Python before anything compiles
 (``cell`` on the first cell, ``boundary`` on a cell the first one reads outside the grid, ``back``
-where a traceback starts): these errors have no ``__cause__``. What they cannot see (a wrong return
-on another path, a method that cannot run in plain Python) numba's typing finds as the kernels
-compile, and the engine words its error the same way, numba's chained."""
+where a traceback starts): these errors have no ``__cause__``. A float on another path into an
+integer value type the probes find too, before any sweep, by numba's typing of the method for the
+engine's argument types (no kernel compiled). What else they cannot see (a wrong return on another
+path, a method that cannot run in plain Python) numba's typing finds as the kernels compile, and
+the engine words its error the same way, numba's chained."""
 
 from __future__ import annotations
 
@@ -323,6 +325,123 @@ def test_every_shape_words_numbas_typing_error(run, name):
     _refused(run, f"{name}.cell does not compile", "nify", "Literal[str](a)", compiled=True)
 
 
+# --- numba's typing of every path, before any sweep: a float where value_dtype is an integer type ---
+
+
+def _float_at(i, j, *rest):
+    if i == 37 and j == 47:  # a cell the probe's plain-Python calls never visit
+        return 1.5
+    return 1
+
+
+def _float_at_pair(i, j, *rest):
+    if i == 37 and j == 47:
+        return 1.5, 0
+    return 1, 0
+
+
+def _no_sweep(monkeypatch):
+    """Any sweep run fails the test (a lowering's ``run``, a backend's ``run_plan``): what is refused
+    is refused before any kernel is built."""
+    import gpudp.lowering
+
+    real = gpudp.lowering.get
+
+    class NoRun:
+        def __init__(self, low):
+            self.low = low
+
+        def __getattr__(self, name):
+            if name in ("run", "BACKEND"):
+                raise AssertionError("a sweep ran")
+            return getattr(self.low, name)
+
+    monkeypatch.setattr("gpudp.lowering.get", lambda *a, **k: NoRun(real(*a, **k)))
+
+
+@pytest.mark.parametrize(
+    "make, name",
+    [
+        (lambda: _grid(_float_at), "G"),
+        (lambda: _layers(_float_at_pair, bits=1), "L"),
+        (lambda: _intervals(_float_at), "I"),
+        (lambda: _grid3(_float_at_pair, bits=1), "C"),
+    ],
+    ids=["grid", "layered", "interval", "grid3"],
+)
+def test_a_float_on_a_path_the_probe_does_not_take_is_refused_before_sweeping(make, name, monkeypatch):
+    """numba unifies the path's 1.5 with the others' 1 into float64, and the store would truncate
+    every value: the probes type the method for the engine's argument types (numba's CPU typing, no
+    kernel compiled) and refuse it, naming the class, the method, the type, value_dtype and the fix."""
+    _no_sweep(monkeypatch)
+    _refused(
+        _cpu(make()),
+        f"{name}.cell returns a float64 as the value on some path, but value_dtype is int32",
+        "truncate it to an integer without a word",
+        f"numba types {name}.cell(int64, int64, ",
+        "int(x) or round(x)",
+        "or declare a float value_dtype (np.float64)",
+    )
+
+
+def _float_boundary(i, j):
+    return 0.5 if j == 7 else 0  # the probe asks (-1, 0)
+
+
+def _float_field(i, j, up, left, diag):
+    if i == 37:
+        return (up[0] + 1, 0.5), 0
+    return (up[0] + 1, up[1]), 0
+
+
+def _float_decision(i, j, up, left, diag):
+    return up + 1, (0.5 if i == 37 else 1)
+
+
+@pytest.mark.parametrize(
+    "rec, pieces",
+    [
+        (_grid(lambda i, j, u, w, d: u + 1, boundary=_float_boundary), ["G.boundary returns a float64"]),
+        (
+            _grid(
+                _float_field,
+                bits=1,
+                vt=np.dtype([("m", np.float64), ("x", np.int64)]),
+                boundary=lambda i, j: (0.0, 0),
+            ),
+            ["G.cell returns a float64 as field 'x' of the value", "value_dtype is int64"],
+        ),
+        (_grid(_float_decision, bits=1), ["G.cell returns a float64 as the decision on some path"]),
+    ],
+    ids=["boundary", "record-field", "decision"],
+)
+def test_every_value_a_method_returns_is_typed(rec, pieces, monkeypatch):
+    _no_sweep(monkeypatch)
+    _refused(_cpu(rec), *pieces)
+
+
+def _int_into_float(i, j, up, left, diag):
+    if i == 37:
+        return 2  # an integer into a float type: exact, allowed
+    return up + 0.5
+
+
+def _narrow_int(i, j, up, left, diag):
+    if i == 37:
+        return np.int16(3)  # any integer width: its range is checked where it is known
+    return np.int64(up) + 1
+
+
+def test_integers_into_any_type_pass_and_each_method_is_typed_once(monkeypatch):
+    calls = []
+    real = __import__("gpudp.checks", fromlist=["return_type"]).return_type
+    monkeypatch.setattr("gpudp.checks.return_type", lambda fn, types: calls.append(fn) or real(fn, types))
+    for rec in (_grid(_int_into_float, vt=np.float64), _grid(_narrow_int)):
+        first = sweep(rec, backend="cpu")
+        assert sweep(rec, backend="cpu").last_row.tolist() == first.last_row.tolist()
+    assert calls == [_int_into_float, _narrow_int]  # each typed once, the second sweep from the table
+
+
 # --- valid returns run as they did ---------------------------------------------------------------
 
 
@@ -378,3 +497,12 @@ def test_the_cuda_backend_gets_the_same_errors():
     _refused(lambda: sweep(_grid(lambda i, j, u, w, d: u + 0.5), backend="cuda"), "value_dtype is int32")
     res = sweep(_grid(lambda i, j, u, w, d: np.int32(u + 1), shape=(2, 2)), backend="cuda")
     assert res.last_row.tolist() == [2, 2]
+
+
+@pytest.mark.sim
+def test_a_float_on_another_path_is_refused_before_the_cuda_kernels(monkeypatch):
+    """The same typing on the CUDA backend, whose compiler (here the simulator) types nothing."""
+    _no_sweep(monkeypatch)
+    for rec, name in ((_grid(_float_at), "G"), (_intervals(_float_at), "I")):
+        run = lambda rec=rec: sweep(rec, backend="cuda")  # noqa: E731
+        _refused(run, f"{name}.cell returns a float64 as the value on some path, but value_dtype is int32")
