@@ -52,7 +52,15 @@ from ..store import WORD_BYTES, DecisionStore, spills
 from . import layout
 from .layout import plane_starts, position, row_offset
 
-__all__ = ["Grid3Result", "sweep_grid3", "grid3_memory", "plane_starts", "position", "row_offset"]
+__all__ = [
+    "Grid3Result",
+    "sweep_grid3",
+    "grid3_memory",
+    "plane_starts",
+    "position",
+    "row_offset",
+    "step_error",
+]
 
 #: the shape's kernels on each backend (the driver finds them through the registry)
 lowering.declare("grid3", cpu="gpudp.grid3.cpu", cuda="gpudp.grid3.cuda")
@@ -214,11 +222,7 @@ class Grid3Result:
             path, err, *cells = _walker(cls, len(data))(i0, j0, k0, n2, n3, self._starts, dec, *data)
         if err:
             i, j, k, d, i2, j2, k2 = (int(x) for x in cells)
-            raise ContractError(
-                f"{cls.__name__}.back({i}, {j}, {k}, {d}) returned ({i2}, {j2}, {k2}), which is not strictly "
-                f"behind ({i}, {j}, {k}): each coordinate must be <= its own and not all equal, or a "
-                "coordinate < 0 to end the walk"
-            )
+            raise step_error(cls, (i, j, k), d, (i2, j2, k2))
         return path
 
     def close(self):
@@ -226,6 +230,17 @@ class Grid3Result:
         back to its pool); the values stay."""
         if self._store is not None:
             self._store.close()
+
+
+def step_error(cls, at: tuple, d: int, to: tuple) -> ContractError:
+    """The error for ``back(*at, d)``'s step to ``to``, not strictly behind ``at`` (the walk's and
+    the checked sweep's, :mod:`gpudp.checked`)."""
+    (i, j, k), (i2, j2, k2) = at, to
+    return ContractError(
+        f"{cls.__name__}.back({i}, {j}, {k}, {d}) returned ({i2}, {j2}, {k2}), which is not strictly "
+        f"behind ({i}, {j}, {k}): each coordinate must be <= its own and not all equal, or a "
+        "coordinate < 0 to end the walk"
+    )
 
 
 _WALK = """

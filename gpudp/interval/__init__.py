@@ -60,6 +60,8 @@ from .table import chunks as diagonal_chunks
 
 __all__ = [
     "IntervalResult",
+    "child_error",
+    "outside_read_error",
     "sweep_intervals",
     "interval_memory",
     "make_diagonal_view",
@@ -127,11 +129,7 @@ class IntervalResult:
         with typing_errors(cls):
             path, err, i, j, a, b = _walker(cls, len(data))(i0, j0, cap, self.decisions, *data)
         if err == 1:
-            raise ContractError(
-                f"{cls.__name__}.back({i}, {j}, {self.decisions[i, j]}) returned the child ({a}, {b}): a "
-                f"child must be a shorter interval inside ({i}, {j}) (an empty one is written (a, a - 1)), "
-                "or (-1, -1) for none"
-            )
+            raise child_error(cls, i, j, self.decisions[i, j], a, b)
         if err == 2:
             raise ContractError(
                 f"{cls.__name__}.back(): the walk from ({i0}, {j0}) met more than {cap} intervals, all "
@@ -229,15 +227,31 @@ def _probe(rec, n: int, data: tuple) -> None:
             with np.errstate(all="ignore"):
                 cls.cell(i, j, ProbeView(i, j, n, vt.type(cls.fill)), *args)
         except OutsideRead as e:
-            (a, b) = e.read
-            raise ContractError(
-                f"{cls.__name__}.cell at ({i}, {j}) read T[{a}, {b}]: a cell may read T[a, b] only at "
-                f"the shorter intervals inside its own, {i} <= a <= b <= {j} and (a, b) != ({i}, {j}); "
-                "other reads give whatever memory holds on the CPU and anything on the GPU. Test for an "
-                "empty interval instead of reading it: T[i + 1, j - 1] if i + 1 <= j - 1 else 0"
-            ) from None
+            raise outside_read_error(cls, e) from None
         except Exception:
             return
+
+
+def outside_read_error(cls, e: OutsideRead) -> ContractError:
+    """The error for cell ``e.cell``'s read ``e.read`` outside its shorter sub-intervals (the probe's
+    and the checked sweep's, :mod:`gpudp.checked`)."""
+    (i, j), (a, b) = e.cell, e.read
+    return ContractError(
+        f"{cls.__name__}.cell at ({i}, {j}) read T[{a}, {b}]: a cell may read T[a, b] only at "
+        f"the shorter intervals inside its own, {i} <= a <= b <= {j} and (a, b) != ({i}, {j}); "
+        "other reads give whatever memory holds on the CPU and anything on the GPU. Test for an "
+        "empty interval instead of reading it: T[i + 1, j - 1] if i + 1 <= j - 1 else 0"
+    )
+
+
+def child_error(cls, i: int, j: int, decision, a: int, b: int) -> ContractError:
+    """The error for ``back(i, j, decision)``'s child ``(a, b)``, not a shorter interval inside
+    (the tree walk's and the checked sweep's)."""
+    return ContractError(
+        f"{cls.__name__}.back({i}, {j}, {decision}) returned the child ({a}, {b}): a "
+        f"child must be a shorter interval inside ({i}, {j}) (an empty one is written (a, a - 1)), "
+        "or (-1, -1) for none"
+    )
 
 
 def _host_arrays(runner, n: int, vt: np.dtype, dt: np.dtype, bits: int) -> tuple[np.ndarray, np.ndarray]:

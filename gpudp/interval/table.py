@@ -111,21 +111,21 @@ class SimDiagonalView:
 
 
 class ProbeView:
-    """The table as the driver's plain-Python probe of cell ``(i, j)`` shows it
-    (:func:`gpudp.interval._probe`; ``shape`` that of the ``n x n`` table): every read gives
-    ``fill``, and a read outside the cell's contract, a shorter interval inside ``i..j``, raises
-    :class:`OutsideRead` naming it (on the CPU such a read would give whatever memory holds, on the
-    GPU anything)."""
+    """The table as cell ``(i, j)`` sees it in plain Python (``shape`` that of the ``n x n``
+    table): in the driver's probe (:func:`gpudp.interval._probe`) every read gives ``fill``; in the
+    checked sweep (:mod:`gpudp.checked`) it gives ``table[a, b]``, the value computed. A read outside
+    the cell's contract, a shorter interval inside ``i..j``, raises :class:`OutsideRead` naming it
+    (on the CPU such a read would give whatever memory holds, on the GPU anything)."""
 
-    def __init__(self, i: int, j: int, n: int, fill):
-        self.i, self.j, self.fill = int(i), int(j), fill
+    def __init__(self, i: int, j: int, n: int, fill=None, table=None):
+        self.i, self.j, self.fill, self.table = int(i), int(j), fill, table
         self.shape = (int(n), int(n))
 
     def __getitem__(self, ab):
         a, b = (int(x) for x in ab)
         if not (self.i <= a <= b <= self.j and (a, b) != (self.i, self.j)):
             raise OutsideRead(self.i, self.j, a, b)
-        return self.fill
+        return self.fill if self.table is None else self.table[a, b]
 
 
 class OutsideRead(Exception):
