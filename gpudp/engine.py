@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 
+from .checked import check_grid, check_grid3, check_interval, check_layered, wanted
 from .checks import typing_errors
 from .errors import ContractError, InputError
 from .grid import sweep_planned
@@ -45,6 +46,7 @@ def sweep(
     started: float | None = None,
     codec: str | None = None,
     reach=None,
+    check: bool | None = None,
     _checkpoint: int = 0,
 ):
     """Run the recurrence to the end; keep its decisions (if any) for the traceback.
@@ -81,6 +83,16 @@ def sweep(
                    done (a chunk is about 4 M cells on the cpu; None: no limit). The decision store
                    is removed; the caller reports what it has proven. With checkpoints the limit
                    applies to the forward sweep.
+    check:         True: the checked mode, for a new recurrence's tests. Before the sweep, the whole
+                   recurrence runs once in plain Python on the CPU (:mod:`gpudp.checked`, slow: a few
+                   million cells a minute), every read a cell makes checked against the schedule (an
+                   interval cell's reads of the table, a layered cell's of the previous layers'
+                   computed cells and its reach; data read-only, an index past an array's end caught),
+                   every return checked, and with a traceback to come every step ``back`` takes from
+                   any cell; the first mistake is a :class:`ContractError` naming the cell and the read
+                   or the step. The sweep then runs as unchecked, and its result is returned (the same
+                   result). None (the default): the environment variable ``GPUDP_CHECK`` decides
+                   (``1`` on, unset or ``0`` off); False: unchecked whatever it says.
     """
     t_start = time.perf_counter()
     if store not in ("auto", "full", "checkpoints"):
@@ -106,8 +118,17 @@ def sweep(
         reach=reach,
         sweep=sweep,
     )
+    shape = shape_of(type(call.rec))
+    checked = None
+    if wanted(check) and not _checkpoint:  # the checkpoints' forward sweep: checked by the caller's
+        if shape.check is None:
+            raise InputError("check", f"the {type(call.rec).family!r} shape has no checked mode")
+        checked = shape.check(call)
     with typing_errors(type(call.rec)):  # numba's typing error in cell, boundary or back: a ContractError
-        return shape_of(type(call.rec)).sweep(call)
+        result = shape.sweep(call)
+    if checked is not None:
+        result.stats.extra["checked"] = checked  # cells swept in plain Python, every read checked
+    return result
 
 
 def plan_sweep(rec: Recurrence, backend: str = "auto", tile=None, codec=None, reach=None) -> Plan:
@@ -131,10 +152,10 @@ def plan_sweep(rec: Recurrence, backend: str = "auto", tile=None, codec=None, re
 #: drivers (:mod:`gpudp.shapes`) hand the call to their packages, imported on first use. Each
 #: package declares its lowerings (:mod:`gpudp.lowering`)
 SHAPES: dict[str, Shape] = {
-    "grid": Shape(sweep_planned, plan_grid),
-    "layered": Shape(sweep_planned, plan_layered),
-    "interval": Shape(drive_interval),
-    "grid3": Shape(drive_grid3),
+    "grid": Shape(sweep_planned, plan_grid, check_grid),
+    "layered": Shape(sweep_planned, plan_layered, check_layered),
+    "interval": Shape(drive_interval, check=check_interval),
+    "grid3": Shape(drive_grid3, check=check_grid3),
 }
 
 

@@ -51,10 +51,13 @@ class SweepCall:
 class Shape(NamedTuple):
     """A shape of the engine: ``sweep(call)`` runs a recurrence of it (a :class:`SweepCall`) and
     returns its result; ``plan(rec, backend, tile, codec, reach) -> (Plan, backend, why)`` plans
-    it (None for a shape whose driver plans by itself: :func:`gpudp.engine.plan_sweep` refuses it)."""
+    it (None for a shape whose driver plans by itself: :func:`gpudp.engine.plan_sweep` refuses it);
+    ``check(call) -> cells``: the checked mode's pass in plain Python (:mod:`gpudp.checked`), run
+    before ``sweep`` when the call asks for it."""
 
     sweep: Callable
     plan: Callable | None = None
+    check: Callable | None = None
 
 
 def drive_interval(call: SweepCall):

@@ -30,7 +30,8 @@ class IntervalRecurrence(Recurrence):
     runs ``cell`` in plain Python on a few short intervals at both ends of the table and refuses
     such a read there with a ``ContractError``; a read that only other cells make goes unseen:
     the CPU returns whatever its memory holds, the GPU anything, and the CUDA simulator raises
-    ``IndexError`` (so tests catch it). The cells ``(i, i)`` of length 1 are computed by ``cell`` too. Do not
+    ``IndexError``; ``gpudp.sweep(rec, check=True)`` checks every cell's reads, on any backend
+    (:mod:`gpudp.checked`). The cells ``(i, i)`` of length 1 are computed by ``cell`` too. Do not
     assume a memory layout: the GPU stores the table by diagonals (``T`` is a strided view there).
 
     The engine sweeps by length (the table's diagonals: length 1, 2, .., n), the cells of one

@@ -47,7 +47,8 @@ class LayeredRecurrence(Recurrence):
     ``active_range(self) -> (lo, hi)``
         two integer arrays over the layers: only cells ``lo[t] <= k < hi[t]`` of layer ``t`` are
         computed; the others keep decision 0 and an unspecified value, and the recurrence promises
-        that no cell (and no ``back``) reads them. ``None`` (the default) computes every cell.
+        that no cell (and no ``back``) reads them (``gpudp.sweep(rec, check=True)`` checks every
+        read and step: :mod:`gpudp.checked`). ``None`` (the default) computes every cell.
     ``decision_codec``
         how the decision store keeps each layer's words: ``"plain"`` (every word of every layer),
         ``"bands"``: per layer, the leading and the trailing run of one repeated word (group of
