@@ -113,6 +113,7 @@ def _step(cls, at: tuple, d: int, data: tuple, n: int) -> tuple:
     out = _run(cls, "back", at, (d,), data)
     if not (isinstance(out, tuple) and len(out) == n and all(isinstance(x, int | np.integer) for x in out)):
         probe_back(cls, at, d, data)  # raises, worded as for the walk
+        raise ContractError(f"{cls.__name__}.back{(*at, d)} returned {out!r}: a tuple of {n} integers is due")
     return tuple(int(x) for x in out)
 
 
@@ -176,6 +177,10 @@ def _offset_grid(call, shape, order, data, extra, earlier, refuse) -> int:
     offsets = [tuple(int(x) for x in o) for o in cls.offsets]
     axes = ", ".join("ijk"[: len(shape)])
     outside = {}
+
+    def held(x):  # a value as the kernels hold it: of value_dtype (each field's type for a record)
+        return vt.type(x) if fs is None else tuple(f.type(v) for f, v in zip(fs, x, strict=True))
+
     backs = _backs(call)
     idx = np.indices(shape).reshape(len(shape), -1).T
     keys = idx @ np.array(order, np.int64) if idx.size else np.zeros(0, np.int64)
@@ -190,7 +195,7 @@ def _offset_grid(call, shape, order, data, extra, earlier, refuse) -> int:
             if q not in outside:
                 got = _run(cls, "boundary", q, (), data)
                 check_value(cls, f"{cls.__name__}.boundary", got, f"{q}", "", "a boundary value")
-                outside[q] = got
+                outside[q] = held(got)
             deps.append(outside[q])
         args = (tuple(deps),) if getattr(cls, "deps_tuple", False) else tuple(deps)
         value, d = _decide(cls, _run(cls, "cell", at, (*args, *extra(at)), data), at, axes)
