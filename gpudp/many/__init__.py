@@ -157,15 +157,17 @@ class Items(Sequence):
         self._blocks.append(block)
 
     def _column(self, name: str, block_column) -> list:
-        """Every instance's ``name``, from the blocks' arrays where the item is not made yet."""
+        """Every instance's ``name`` as a Python number (a record's value: a tuple; None where it has
+        none), from the blocks' arrays where the item is not made yet."""
         out = np.empty(len(self), object)
         for b, block in enumerate(self._blocks):
             sel = self._block[block.ids] == b
             vals = block_column(block)
-            out[block.ids[sel]] = list(vals[sel]) if vals is not None else None
+            out[block.ids[sel]] = vals[sel].tolist() if vals is not None else None
         for k, it in enumerate(self._made):
             if it is not None:
-                out[k] = getattr(it, name)
+                x = getattr(it, name)
+                out[k] = x.item() if isinstance(x, np.generic) else x
         return out.tolist()
 
     def values(self) -> list:
@@ -175,7 +177,7 @@ class Items(Sequence):
         def best(b):
             if b.red is None:
                 return None
-            return np.where(b.red[0], b.red[1], None)
+            return np.where(b.red[0], b.red[1].astype(object), None)
 
         return self._column("best_value", best)
 
@@ -214,12 +216,14 @@ class ManyResult:
 
     @property
     def values(self) -> list:
-        """Every instance's ``value`` (None where it has none)."""
+        """Every instance's ``value`` as a Python number (a record's: a tuple of its fields), None
+        where it has none."""
         return self.items.values()
 
     @property
     def best_values(self) -> list:
-        """Every instance's ``best_value`` (None where it has none: no ``reduce``, or no cell)."""
+        """Every instance's ``best_value`` as a Python number, None where it has none (no
+        ``reduce``, or no cell)."""
         return self.items.best_values()
 
     @property
@@ -542,13 +546,15 @@ def sweep_many(
         take = intake(objs)
     count, cls = len(objs), take.cls
     items = Items(count)
-    valid = [k for k in range(count) if k not in take.errors]
+    ok = np.ones(count, bool)  # the instances read without an error (in numpy: 100,000 of them)
+    ok[list(take.errors)] = False
+    valid = np.flatnonzero(ok)
     shapes = take.shapes
     cells = shapes[:, 0] * shapes[:, 1]
     used, why = choose_backend(backend, float(cells.sum()))
     stats = Stats(backend=used, device=device_name(used))
     stats.extra.update(instances=count, backend_choice=why)
-    if cls is None or not valid:
+    if cls is None or not len(valid):
         for k, msg in take.errors.items():
             items[k] = ManyItem(k, error=msg)
         stats.seconds = time.perf_counter() - t0
@@ -562,20 +568,19 @@ def sweep_many(
             f"{cls._form('back', len(take.kinds) - take.n_sym)} as a @staticmethod, or pass traceback=False"
         )
     if walking:  # back's return, in plain Python, before the walk compiles: an instance's last cell
-        k0 = next((k for k in valid if cells[k] > 0), None)
+        k0 = next(iter(valid[cells[valid] > 0].tolist()), None)
         if k0 is not None:
             last = tuple(int(x) - 1 for x in shapes[k0])
             probe_back(cls, last, 0, tuple(take.recs[k0].data()), 0 if cls.traceback_state else None)
-    krec = values_only(take.recs[valid[0]]) if bits and not traceback else take.recs[valid[0]]
+    first = take.recs[int(valid[0])]
+    krec = values_only(first) if bits and not traceback else first
     kcls = type(krec)
     state_of = _start_states(start_state, count, cls)
     budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
     vcells = cells[valid]
-    empty = [k for k, c in zip(valid, vcells.tolist(), strict=True) if c == 0]
-    alone = [k for k, c in zip(valid, vcells.tolist(), strict=True) if c > MAX_BATCH_CELLS]
-    batched = np.array(
-        [k for k, c in zip(valid, vcells.tolist(), strict=True) if 0 < c <= MAX_BATCH_CELLS], np.int64
-    )
+    empty = valid[vcells == 0].tolist()
+    alone = valid[vcells > MAX_BATCH_CELLS].tolist()
+    batched = valid[(vcells > 0) & (vcells <= MAX_BATCH_CELLS)].astype(np.int64)
     bar = progress_bar(int(vcells.sum()), progress)
     run = _Batch(objs, take, kcls, used, walking, state_of, bar)
     vt = np.dtype(cls.value_dtype)
