@@ -158,13 +158,15 @@ for stage in "${@:-all}"; do
       timeout 400 python3 tools/many_peers.py "$OUT/peers/many-peers.json" --side ${PEERS_SIDE:-316} \
         --length ${PEERS_LENGTH:-1000} 2>&1 | tail -6 ;;
     batches)
-      # issues 37-38: the batch tests on the GPU, sweep_many's two forms and cdist beside StringZilla
+      # issues 37-38: the batch tests on the GPU, sweep_many's two forms and cdist beside StringZilla,
+      # lists of str against arrays in solve_many
       mkdir -p "$OUT/batches"
       timeout 200 python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" tests/test_cdist.py \
         tests/test_many_pairs.py tests/test_many.py 2>&1 | tee "$OUT/batches/tests.log" | tail -3
       timeout 200 python3 tools/many_peers.py "$OUT/batches/many-peers.json" 2>&1 | grep "^{" | cut -c1-330
       timeout 240 python3 tools/cdist_bench.py --backends cuda --sizes ${CDIST_SIZES:-316x316x1000,1000x1000x100,100x100x10000} \
-        --out "$OUT/batches/cdist.json" 2>&1 | grep "^{" | cut -c1-260 ;;
+        --out "$OUT/batches/cdist.json" 2>&1 | grep "^{" | cut -c1-260
+      timeout 200 python3 tools/str_forms.py "$OUT/batches/str-forms.json" 2>&1 | grep "^{" | cut -c1-300 ;;
     warps)
       # sweep_many's warp kernel: this tree against the base (.ab/base, carried), alternating, and
       # where the pairs form's whole call goes
