@@ -74,6 +74,57 @@ def test_lists_of_str_are_read_in_bulk_and_match_the_reference(pairs):
     assert dist == [edit_distance.solve(a, b, backend="cpu").value for a, b in pairs]
 
 
+@st.composite
+def uniform_batches(draw, max_len=70, max_pairs=8):
+    """Lists of pairs whose every first sequence is of one length and every second of one (empty
+    included): str (ASCII, or code points past 255 mixed in) or bytes, as tuples and 2-lists."""
+    form = draw(st.sampled_from(["AC", "ACGT", "ab\u00e9\u4e2d", "x\U0001f600\ud800y", b"ACGT", b"\x00\xff"]))
+    la, lb = draw(st.integers(0, max_len)), draw(st.integers(0, max_len))
+    n = draw(st.integers(1, max_pairs))
+
+    def side(k):
+        if isinstance(form, bytes):
+            return st.lists(st.sampled_from(list(form)), min_size=k, max_size=k).map(bytes)
+        return st.text(alphabet=form, min_size=k, max_size=k)
+
+    pairs = draw(st.lists(st.tuples(side(la), side(lb)), min_size=n, max_size=n))
+    return [list(p) if k % 3 == 2 else p for k, p in enumerate(pairs)]
+
+
+@settings(max_examples=40)
+@given(uniform_batches())
+def test_lists_of_one_length_a_side_are_rows(pairs):
+    """A list read in bulk whose sequences are of one length a side is two 2-D views
+    (sequences.uniform_rows), packed as rows: the lengths are the reference's, by code point, for
+    both sequence solvers."""
+    from gpudp.problems.lcs.sequences import bulk_pairs, uniform_rows
+
+    rows = uniform_rows(*bulk_pairs(pairs))
+    assert [x.shape for x in rows] == [(len(pairs), len(pairs[0][0])), (len(pairs), len(pairs[0][1]))]
+    want = [lcs_length(list(a), list(b)) for a, b in pairs]
+    assert lcs.solve_many(pairs, backend="cpu", verify=1).values.tolist() == want
+    dist = edit_distance.solve_many(pairs, backend="cpu", verify=1).values.tolist()
+    assert dist == [edit_distance.solve(a, b, backend="cpu").value for a, b in pairs]
+
+
+def test_a_batch_of_one_length_a_side_is_packed_as_rows(monkeypatch):
+    """The batch packs such a list as rows (bitparallel.pack_arrays), any other bulk list with
+    offsets (pack_buffers); both give the pairs' lengths."""
+    from gpudp.problems.lcs.sequences import bulk_pairs, uniform_rows
+
+    packed = []
+    for name in ("pack_arrays", "pack_buffers"):
+        fn = getattr(bitparallel, name)
+        monkeypatch.setattr(
+            bitparallel, name, lambda *a, _fn=fn, _name=name, **k: packed.append(_name) or _fn(*a, **k)
+        )
+    assert lcs.solve_many([("GATTACA", "TACC"), ("ACGTACG", "GGGG")], backend="cpu").values.tolist() == [3, 2]
+    assert lcs.solve_many([("GATTACA", "TACC"), ("ACG", "GGGG")], backend="cpu").values.tolist() == [3, 1]
+    assert lcs.solve_many([(b"", b"AB"), (b"", b"CD")], backend="cpu").values.tolist() == [0, 0]
+    assert packed == ["pack_arrays", "pack_buffers", "pack_arrays"]
+    assert uniform_rows(*bulk_pairs([("ab", "c"), ("cd", "")])) is None
+
+
 def test_bulk_pairs_reads_only_pairs_of_two_sequences_of_one_form():
     from gpudp.problems.lcs.sequences import bulk_pairs
 
@@ -238,6 +289,23 @@ def test_cuda_lengths_match_the_reference():
     assert r.stats.backend == "cuda" and r.values.tolist() == reference(pairs)
     a, b = rng.integers(0, 3, (6, 70)).astype(np.uint8), rng.integers(0, 3, (6, 50)).astype(np.uint8)
     assert lcs.solve_many((a, b), backend="cuda").values.tolist() == reference(list(zip(a, b, strict=True)))
+
+
+@pytest.mark.sim
+def test_cuda_lists_of_str_of_one_length_a_side_and_not():
+    """Lists of str on the GPU: one length a side (packed as rows), ragged (offsets), ASCII and
+    not, empty sides; both sequence solvers against the reference."""
+    batches = [
+        [("GATTACA", "TACC"), ("ACGTACG", "GGGG"), ["AAAAAAA", "CCCC"]],
+        [("\u00e9\u4e2dab", "b\u4e2d"), ("abab", "\U0001f600a")],
+        [("GATTACA", ""), ("", ""), ("AC", "CAT"), ["x\U0001f600", "\U0001f600"]],
+        [("", "AB"), ("", "CD")],
+    ]
+    for pairs in batches:
+        want = [lcs_length(list(a), list(b)) for a, b in pairs]
+        assert lcs.solve_many(pairs, backend="cuda", verify=1).values.tolist() == want
+        dist = edit_distance.solve_many(pairs, backend="cuda", verify=1).values.tolist()
+        assert dist == [edit_distance.solve(a, b, backend="cpu").value for a, b in pairs]
 
 
 def staged_uploads(monkeypatch, slice_bytes: int = 1 << 62) -> list:

@@ -31,7 +31,7 @@ from gpudp.progress import progress_bar
 from gpudp.solution import BatchResult, NoSolutions, Stats, ship
 
 from . import bitparallel, subsequences
-from .sequences import bulk_pairs, encode, exact_codes, kind
+from .sequences import bulk_pairs, encode, exact_codes, kind, uniform_rows
 from .subsequences import Rows, Subsequences
 
 __all__ = ["PairSolver", "run"]
@@ -284,6 +284,9 @@ def run(
         return BatchResult(values, errors, solutions, list(range(len(pairs))), stats)
     coded, index = [], []
     bulk = None if arrays is not None else bulk_pairs(pairs)
+    if bulk is not None and arrays is None:  # all of one length a side: the rows' path, no offsets
+        arrays = uniform_rows(*bulk)
+        bulk = None if arrays is not None else bulk
     if arrays is not None:
         packed = bitparallel.pack_arrays(*arrays, table=False)
         index, sizes = np.arange(len(pairs)), None
