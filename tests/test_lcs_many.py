@@ -133,9 +133,6 @@ def test_bulk_pairs_reads_only_pairs_of_two_sequences_of_one_form():
     assert b.tolist() == [99, 0xE9, 100] and b_off.tolist() == [0, 1, 3]
     assert bulk_pairs([("ab", "cd")])[0].dtype == np.uint8  # ASCII: bytes, as encode() gives them
 
-    class Text(str):
-        pass
-
     x8, x64 = np.arange(3, dtype=np.uint8), np.arange(2, dtype=np.int64)
     a, a_off, b, b_off = bulk_pairs([(b"ab", b"c"), (b"", b"de")])
     assert a.dtype == np.uint8 and a.tobytes() == b"ab" and b_off.tolist() == [0, 1, 3]
@@ -152,6 +149,95 @@ def test_bulk_pairs_reads_only_pairs_of_two_sequences_of_one_form():
         assert bulk_pairs(other) is None  # read pair by pair: a bad pair is that pair's own error
     r = lcs.solve_many([("ab", "b"), ("a", None), ("abc", "abc")], backend="cpu")
     assert r.values.tolist() == [1, -1, 3] and list(r.errors) == [1]
+
+
+class Text(str):
+    """A str subclass: read pair by pair, never from the object's memory."""
+
+
+@st.composite
+def lists_of_pairs(draw):
+    """Lists that the object reader (strlists) may or may not read: mostly tuples and 2-lists of
+    ASCII str (empty ones, NUL and DEL included), among them str past ASCII, bytes, a str subclass,
+    None, 1- and 3-tuples and a str where a pair should be."""
+    ascii_text = st.text(alphabet=st.characters(max_codepoint=127), max_size=30)
+    other = st.one_of(st.text(max_size=4), st.binary(max_size=4), st.builds(Text, ascii_text), st.none())
+    good = st.tuples(ascii_text, ascii_text)
+    pair = st.one_of(
+        good,
+        good.map(list),
+        st.tuples(ascii_text, other),
+        st.tuples(ascii_text),
+        st.tuples(ascii_text, ascii_text, ascii_text),
+        ascii_text,
+    )
+    if draw(st.booleans()):  # of one length a side (the rows), perhaps but for a pair or two
+        la, lb = draw(st.integers(0, 20)), draw(st.integers(0, 20))
+        chars = st.characters(max_codepoint=127)
+        good = st.tuples(st.text(chars, min_size=la, max_size=la), st.text(chars, min_size=lb, max_size=lb))
+        return draw(st.lists(st.one_of(good, good.map(list)), min_size=1, max_size=8)) + draw(
+            st.lists(pair, max_size=2)
+        )
+    return draw(st.lists(st.one_of(good, pair), max_size=8))
+
+
+@settings(max_examples=200)
+@given(lists_of_pairs())
+def test_the_object_reader_reads_exactly_lists_of_pairs_of_ascii_str(pairs):
+    """strlists.read_pairs reads a list when every pair is a tuple or 2-list of two ASCII str (exact
+    types), and then as the builtins' reading gives it (sequences.bulk_sides: the same bytes and
+    offsets; two 2-D arrays where every side is of one length); None for any other list, which the
+    builtins then read."""
+    from gpudp.problems.lcs import strlists
+    from gpudp.problems.lcs.sequences import bulk_sides
+
+    assert strlists.layout() is not None  # CPython's layout, checked on probes at import
+    got = strlists.read_pairs(pairs)
+    readable = bool(pairs) and all(
+        type(p) in (tuple, list) and len(p) == 2 and all(type(x) is str and x.isascii() for x in p)
+        for p in pairs
+    )
+    assert (got is not None) == readable
+    if readable:
+        a, a_off, b, b_off = got
+        uniform = len({len(p[0]) for p in pairs}) == len({len(p[1]) for p in pairs}) == 1
+        assert (a_off is None) == uniform  # rows, (n, length) each, where every side is of one length
+        if uniform:
+            assert a.shape == (len(pairs), len(pairs[0][0])) and b.shape == (len(pairs), len(pairs[0][1]))
+            a_off, b_off = (np.arange(len(pairs) + 1) * x.shape[1] for x in (a, b))
+        want = bulk_sides([p[0] for p in pairs], [p[1] for p in pairs])
+        assert a.dtype == b.dtype == np.uint8
+        assert all(
+            np.array_equal(x, y) for x, y in zip((a.ravel(), a_off, b.ravel(), b_off), want, strict=True)
+        )
+
+
+def test_the_object_reader_reads_nothing_of_a_list_changed_between_its_passes():
+    """Python code runs between the reader's two passes (its buffers are made there): a list, or a
+    list pair, changed meanwhile makes the second pass refuse (the builtins then read the list as
+    it is), so that no character is read but of an object the list holds then."""
+    from gpudp.problems.lcs import strlists
+
+    lay = strlists.layout()
+    pair = ["ACGT", "AC"]
+    pairs = [("A", "C"), pair]
+    lens, addr = np.empty((2, 2), np.int64), np.empty((2, 2), np.int64)
+    none = np.zeros(0, np.uint8)
+    assert strlists._scan(id(pairs), 2, lay, lens, addr, -1, -1, none, none) == (True, False)
+    offsets = np.zeros((2, 3), np.int64)
+    np.cumsum(lens, axis=1, out=offsets[:, 1:])
+    a, b = np.empty(offsets[0, -1], np.uint8), np.empty(offsets[1, -1], np.uint8)
+    assert strlists._gather(id(pairs), 2, lay, lens, addr, offsets, a, b)
+    assert a.tobytes() == b"AACGT" and b.tobytes() == b"CAC"
+    pair[1] = "".join(["GG", "T"])  # another str object of another length
+    assert not strlists._gather(id(pairs), 2, lay, lens, addr, offsets, a, b)
+    pair[1] = "".join(["G", "T"])  # another object of the same length
+    assert not strlists._gather(id(pairs), 2, lay, lens, addr, offsets, a, b)
+    pair[1] = addr  # not a str at all
+    assert not strlists._gather(id(pairs), 2, lay, lens, addr, offsets, a, b)
+    pairs[1] = ("ACGT", "AC")
+    pairs.append(("G", "T"))
+    assert not strlists._gather(id(pairs), 2, lay, lens, addr, offsets, a, b)
 
 
 @pytest.mark.parametrize("turned", ["none", "all", "some"])

@@ -14,6 +14,8 @@ import numpy as np
 from gpudp.errors import InputError
 from gpudp.inputs import short_repr
 
+from .strlists import read_pairs
+
 __all__ = [
     "encode",
     "exact_codes",
@@ -149,10 +151,15 @@ def _symbols(text: str, ascii_only: bool) -> np.ndarray:
 def bulk_pairs(pairs) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """A batch whose every pair is a tuple or list of exactly two sequences of one form, read in
     bulk: both sides' symbols as one array each with their offsets (Arrow's layout), ``(a, a_off,
-    b, b_off)``, as :func:`bulk_sides` reads them. None for any other batch: each pair is then read
-    by itself, and a bad one is that pair's own error."""
+    b, b_off)``, as :func:`bulk_sides` reads them; pairs of ASCII str by :func:`.strlists.read_pairs`,
+    from the objects where they lie, with ``(A, None, B, None)`` where every side is of its first
+    pair's length (2-D, a row a pair: :func:`uniform_rows`). None for any other batch: each pair
+    is then read by itself, and a bad one is that pair's own error."""
     if not isinstance(pairs, list) or not pairs:
         return None
+    fast = read_pairs(pairs)  # pairs of ASCII str: two compiled passes over the objects
+    if fast is not None:
+        return fast
     if not set(map(type, pairs)) <= {tuple, list} or set(map(len, pairs)) != {2}:  # C loops, no frames
         return None
     return bulk_sides(list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs)))
@@ -189,6 +196,8 @@ def uniform_rows(a, a_off, b, b_off) -> tuple[np.ndarray, np.ndarray] | None:
     """Pairs read in bulk (:func:`bulk_pairs`) whose sequences are all of one length on each side, as
     two 2-D arrays (views of ``a`` and ``b``, a row a pair), which a batch packs as rows (the pair
     count times the lengths: no offsets to read, no median of sizes to find); else None."""
+    if a_off is None:  # read as rows already (strlists.read_pairs)
+        return a, b
     la, lb = np.diff(a_off), np.diff(b_off)
     if not len(la) or (la != la[0]).any() or (lb != lb[0]).any():
         return None

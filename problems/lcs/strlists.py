@@ -1,0 +1,235 @@
+"""A list of ``(str, str)`` pairs read where CPython keeps it: compiled passes over the objects.
+
+To the builtins, a million pairs of ASCII str are a million tuples and two million str objects, and
+every pass over them (``type``, ``len``, ``itemgetter``, ``"".join``, ``encode``) touches each one
+again: bulk_pairs made eleven such passes, 1.0-1.4 s for 1,000,000 pairs of 100 on a loaded 2-core
+host (2026-12-06), where the same pairs as two 2-D arrays take 0.03 s besides the kernel. Here a
+compiled function (numba, every core) reads the list's item array, each pair's two items and each
+str's header (its type, its length, and PEP 393's state: compact ASCII), and copies the characters
+into byte buffers: what :func:`.sequences.bulk_pairs` gives for the same list (ASCII as bytes).
+Pairs of one length a side (the first pair's) are copied to their rows in that same pass; a list
+of other lengths takes a second pass, to offsets (0.16 s in all for the million pairs above).
+
+The objects are read as CPython lays them out (``ob_type``, ``ob_size``, a tuple's items inline and
+a list's through ``ob_item``, a compact ASCII str's state bits and its characters after the
+header): :func:`layout` checks every offset and bit on probe objects first, and where one does not
+hold (another interpreter, a free-threaded build, a later change of the structs) this module reads
+nothing. Each pass holds the GIL while it runs (``nogil=False``), so that no Python thread changes
+a list pair or frees an object meanwhile, and the second pass reads every pair again before it
+copies (Python ran between the two: a changed list is refused, not read).
+
+:func:`read_pairs` returns None for any list that is not exactly this: a pair that is not a tuple
+or list of two, an item that is not an ``str`` (a subclass included), a str that is not ASCII. The
+builtins' path then reads it as before (non-ASCII text by code point, a bad pair its own error).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import sys
+import sysconfig
+
+import numpy as np
+from llvmlite import ir
+from numba import prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic, register_jitable
+
+from gpudp.jit import njit
+
+__all__ = ["layout", "read_pairs"]
+
+#: PEP 393's state word: ``kind`` (bits 2-4), ``compact`` (5), ``ascii`` (6); a compact ASCII str
+#: has kind 1 and both flags
+STATE_MASK, STATE_ASCII = 0x7C, 0x64
+
+
+@intrinsic
+def _word(typingctx, addr):
+    """The 8 bytes at address ``addr`` as an int64."""
+
+    def codegen(context, builder, sig, args):
+        return builder.load(builder.inttoptr(args[0], ir.IntType(64).as_pointer()))
+
+    return types.int64(types.int64), codegen
+
+
+@intrinsic
+def _word32(typingctx, addr):
+    """The 4 bytes at address ``addr`` as an unsigned int, widened to int64."""
+
+    def codegen(context, builder, sig, args):
+        value = builder.load(builder.inttoptr(args[0], ir.IntType(32).as_pointer()))
+        return builder.zext(value, ir.IntType(64))
+
+    return types.int64(types.int64), codegen
+
+
+@intrinsic
+def _copy(typingctx, dst, at, addr, n):
+    """``dst[at : at + n] = `` the ``n`` bytes at address ``addr`` (``dst`` a 1-D uint8 array)."""
+
+    def codegen(context, builder, sig, args):
+        arr = context.make_array(sig.args[0])(context, builder, args[0])
+        start = builder.gep(arr.data, [args[1]])
+        cgutils.raw_memcpy(builder, start, builder.inttoptr(args[2], start.type), args[3], 1)
+        return context.get_dummy_value()
+
+    return types.void(dst, types.int64, types.int64, types.int64), codegen
+
+
+@functools.cache
+def layout() -> np.ndarray | None:
+    """The offsets the reader uses, ``[ob_type, ob_size (a str's length too), items (inline in a
+    tuple, behind a pointer in a list), a str's state, a compact ASCII str's characters, the type
+    objects of tuple, list and str]``, each checked on probe objects here; None where any of them
+    does not hold (then nothing is read this way)."""
+    if sys.implementation.name != "cpython" or sysconfig.get_config_var("Py_GIL_DISABLED"):
+        return None
+    if ctypes.sizeof(ctypes.c_void_p) != 8:
+        return None
+    kind, size, items, state = 8, 16, 24, 32
+    data = sys.getsizeof("") - 1  # a compact ASCII str: its header, then its characters and a NUL
+
+    def word(addr):
+        return ctypes.c_int64.from_address(addr).value
+
+    def ascii_at(s) -> bool:
+        return ctypes.c_uint32.from_address(id(s) + state).value & STATE_MASK == STATE_ASCII
+
+    made = "".join(["gp", "udp"])  # made at run time: not a constant of this module's code
+    pair, listed = (made, made + "!"), [made * 3, ""]
+    try:
+        for seq, at in ((pair, id(pair) + items), (listed, word(id(listed) + items))):
+            if word(id(seq) + kind) != id(type(seq)) or word(id(seq) + size) != 2:
+                return None
+            if [word(at), word(at + 8)] != [id(seq[0]), id(seq[1])]:
+                return None
+        for s in (made, made * 50, "", "\x7f" + made):
+            if word(id(s) + kind) != id(str) or word(id(s) + size) != len(s) or not ascii_at(s):
+                return None
+            if sys.getsizeof(s) != data + len(s) + 1 or ctypes.string_at(id(s) + data, len(s)) != s.encode():
+                return None
+        if any(ascii_at(s) for s in (made + "\xe9", "\u4e2d" + made, made + "\U0001f600")):
+            return None
+    except Exception:  # noqa: BLE001 - any surprise means: do not read objects this way
+        return None
+    return np.array([kind, size, items, state, data, id(tuple), id(list), id(str)], np.int64)
+
+
+@register_jitable
+def _pair(items, p, lay):
+    """Pair ``p`` of the list whose item array is at ``items``: the addresses of its two str objects,
+    or ``(0, 0)`` where it is not a tuple or list of two ASCII ``str`` (exact types)."""
+    kind, size, inline, state = lay[0], lay[1], lay[2], lay[3]
+    obj = _word(items + 8 * p)
+    t = _word(obj + kind)
+    if t == lay[5]:
+        at = obj + inline
+    elif t == lay[6]:
+        at = _word(obj + inline)
+    else:
+        return 0, 0
+    if _word(obj + size) != 2:
+        return 0, 0
+    s0, s1 = _word(at), _word(at + 8)
+    for s in (s0, s1):
+        if _word(s + kind) != lay[7] or _word32(s + state) & STATE_MASK != STATE_ASCII:
+            return 0, 0
+    return s0, s1
+
+
+@njit(parallel=True, cache=True, nogil=False)  # the GIL held: no Python thread changes the objects
+def _scan(seq, n, lay, lens, addr, la, lb, rows_a, rows_b):
+    """Each pair's two lengths and character addresses into ``lens`` and ``addr`` (``(2, n)``), and
+    where its sides are of ``la`` and ``lb`` characters (the first pair's: most batches are of one
+    length a side; -1: none), its characters into row ``p`` of ``rows_a`` and ``rows_b`` (``n * la``
+    and ``n * lb`` bytes) in the same pass. ``(ok, rows)``: ``ok`` False where the list has not
+    ``n`` items or a pair is not two ASCII ``str``; ``rows`` True where every pair went to the
+    rows."""
+    if _word(seq + lay[1]) != n:
+        return False, False
+    items = _word(seq + lay[2])
+    ok = np.ones(n, np.bool_)
+    rows = np.full(n, la >= 0)
+    for p in prange(n):
+        s0, s1 = _pair(items, p, lay)
+        if s0 == 0:
+            ok[p] = False
+            continue
+        m0, m1 = _word(s0 + lay[1]), _word(s1 + lay[1])
+        lens[0, p], lens[1, p] = m0, m1
+        addr[0, p], addr[1, p] = s0 + lay[4], s1 + lay[4]
+        if m0 == la and m1 == lb:
+            _copy(rows_a, p * la, s0 + lay[4], la)
+            _copy(rows_b, p * lb, s1 + lay[4], lb)
+        else:
+            rows[p] = False
+    return ok.all(), rows.all()
+
+
+@njit(parallel=True, cache=True, nogil=False)
+def _gather(seq, n, lay, lens, addr, offsets, a, b):
+    """Copy every pair's characters to ``a`` and ``b`` at ``offsets``, each pair read again first:
+    False (nothing to use) where the list or a list pair has changed since :func:`_scan` (Python
+    code ran in between), so that no address is read but of an object the list holds now."""
+    if _word(seq + lay[1]) != n:
+        return False
+    items = _word(seq + lay[2])
+    ok = np.ones(n, np.bool_)
+    for p in prange(n):
+        s0, s1 = _pair(items, p, lay)
+        if s0 + lay[4] != addr[0, p] or s1 + lay[4] != addr[1, p]:
+            ok[p] = False
+        elif _word(s0 + lay[1]) != lens[0, p] or _word(s1 + lay[1]) != lens[1, p]:
+            ok[p] = False
+        else:
+            _copy(a, offsets[0, p], addr[0, p], lens[0, p])
+            _copy(b, offsets[1, p], addr[1, p], lens[1, p])
+    return ok.all()
+
+
+def _uint8(count: int) -> np.ndarray:
+    return np.empty(count, np.uint8)
+
+
+def read_pairs(
+    pairs, empty=_uint8
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray | None] | None:
+    """``(a, a_off, b, b_off)`` of a non-empty ``list`` whose every item is a tuple or list of two
+    ASCII ``str`` (exact types): both sides' characters as uint8 with their offsets, as
+    :func:`.sequences.bulk_pairs` reads them, or, where every pair's sides are of the first pair's
+    lengths, ``(A, None, B, None)``, two 2-D arrays of a row a pair; None for any other list, or
+    where CPython's layout was not confirmed (:func:`layout`).
+
+    One compiled pass (holding the GIL) reads every pair's lengths, and copies the characters of
+    those of the first pair's lengths to their rows; where a pair is of other lengths, a second
+    pass copies them all to their offsets. ``empty(count)`` makes each pass's buffer (uint8, both
+    sides in one: a page-locked block for the GPU, :mod:`.batch`)."""
+    lay = layout()
+    if lay is None or type(pairs) is not list or not pairs:
+        return None
+    n = len(pairs)
+    lens, addr = np.empty((2, n), np.int64), np.empty((2, n), np.int64)
+    first = pairs[0]  # its lengths, if it is a pair of str: the rows' (the pass checks every pair)
+    if type(first) in (tuple, list) and len(first) == 2 and all(type(x) is str for x in first):
+        la, lb = len(first[0]), len(first[1])
+        rows = empty(n * (la + lb))
+    else:
+        la = lb = -1
+        rows = np.zeros(0, np.uint8)
+    rows_a, rows_b = rows[: n * max(la, 0)], rows[n * max(la, 0) :]
+    ok, uniform = _scan(id(pairs), n, lay, lens, addr, la, lb, rows_a, rows_b)
+    if not ok:
+        return None
+    if uniform:
+        return rows_a.reshape(n, la), None, rows_b.reshape(n, lb), None
+    del rows, rows_a, rows_b  # a block of the pool goes back before the next is taken
+    offsets = np.zeros((2, n + 1), np.int64)
+    np.cumsum(lens, axis=1, out=offsets[:, 1:])
+    both = empty(int(offsets[0, n] + offsets[1, n]))
+    a, b = both[: offsets[0, n]], both[offsets[0, n] :]
+    if not _gather(id(pairs), n, lay, lens, addr, offsets, a, b):
+        return None
+    return a, offsets[0], b, offsets[1]
