@@ -443,6 +443,41 @@ STAGED_SIZES = [(40, 70), (0, 9), (64, 65), (1, 1), (30, 0), (0, 0), (65, 20), (
 
 
 @pytest.mark.sim
+def test_cuda_lists_of_str_are_read_into_page_locked_blocks(monkeypatch):
+    """With the cuda backend a list of ASCII str pairs is read into page-locked blocks of the pool
+    (cuda.host_symbols), which the launch copies to the device from where they lie, slice by slice:
+    nothing staged, whether of one length a side (rows) or not (offsets, no pair turned round); a
+    list whose pairs turn round some ways is gathered (pageable) and staged. Both solvers, against
+    the reference; the LCS's subsequences too."""
+    from gpudp.backends.cuda import is_page_locked
+    from gpudp.problems.lcs import cuda as lcs_cuda
+
+    staged = staged_uploads(monkeypatch, slice_bytes=64)
+    launched, launch = [], lcs_cuda.launch
+
+    def spied(packed, *spec):
+        launched.append(is_page_locked(packed.pat) and is_page_locked(packed.txt))
+        return launch(packed, *spec)
+
+    monkeypatch.setattr(lcs_cuda, "launch", spied)
+    rng = np.random.default_rng(5)
+    for sizes, locked in (
+        ([(40, 70)] * 9, True),
+        ([(0, 9), (30, 65), (64, 64), (1, 1)], True),
+        (STAGED_SIZES, False),
+    ):
+        pairs = [(a.decode(), b.decode()) for a, b in dna_pairs(rng, sizes)]
+        staged.clear()
+        want = [lcs_length(list(a), list(b)) for a, b in pairs]
+        assert lcs.solve_many(pairs, backend="cuda", verify=1).values.tolist() == want
+        dist = edit_distance.solve_many(pairs, backend="cuda", verify=1).values.tolist()
+        assert dist == [edit_distance.solve(a, b, backend="cpu").value for a, b in pairs]
+        assert launched[-2:] == [locked, locked] and (staged == []) == locked
+        traced = lcs.solve_many(pairs, backend="cuda", traceback=True)  # the same blocks, uploaded whole
+        assert traced.values.tolist() == want and [len(x) for x in traced.subsequences] == want
+
+
+@pytest.mark.sim
 @pytest.mark.parametrize("slots", [1, 3])
 def test_cuda_lengths_staged_in_slices(monkeypatch, slots):
     """A staged batch cut into slices of about 64 symbols, one kernel a slice, staged through

@@ -283,7 +283,7 @@ def run(
         stats.seconds = time.perf_counter() - t0
         return BatchResult(values, errors, solutions, list(range(len(pairs))), stats)
     coded, index = [], []
-    bulk = None if arrays is not None else bulk_pairs(pairs)
+    bulk = None if arrays is not None else bulk_pairs(pairs, _host_buffers(backend))
     if bulk is not None and arrays is None:  # all of one length a side: the rows' path, no offsets
         arrays = uniform_rows(*bulk)
         bulk = None if arrays is not None else bulk
@@ -318,6 +318,18 @@ def run(
     stats.extra.update(pairs=len(pairs), method=solver.method, backend_choice=why)
     stats.seconds = time.perf_counter() - t0
     return BatchResult(values, errors, NoSolutions(len(pairs)), verified, stats)
+
+
+def _host_buffers(backend: str):
+    """Where a list read from its objects (:mod:`.strlists`) puts its symbols: with the cuda backend
+    asked for by name, page-locked blocks of the process's pool (:func:`.cuda.host_symbols`), which
+    the launch copies to the device from where they lie (no staging copy, and no page to fault in
+    on a warm call); else None (numpy's pageable arrays)."""
+    if backend != "cuda":
+        return None
+    from . import cuda  # only now: the batch is for a GPU
+
+    return cuda.host_symbols
 
 
 def _run_device(solver, a, b, verify: int, t0: float) -> BatchResult:

@@ -248,6 +248,21 @@ def _stage_block(items: int, dtype):
         return None
 
 
+def host_symbols(count: int) -> np.ndarray:
+    """``count`` bytes of host memory for a batch's symbols as the host reads them (a list of str:
+    :mod:`.strlists`): from :data:`STAGE_MIN_BYTES` on, a page-locked block of the process's pool
+    (:func:`_stage_block`, given back when the last view of it goes), which :func:`launch` copies to
+    the device from where it lies, slice by slice, with no staging copy; a smaller batch, or one for
+    which no block can be had, in pageable memory."""
+    if count >= STAGE_MIN_BYTES:
+        block = _stage_block(count, np.uint8)
+        if block is not None:
+            # the lease's own type: a plain ndarray view of it would not hold it (numpy makes a view's
+            # base the array beneath the lease), and the pool would lend the block again meanwhile
+            return block[:count]
+    return np.empty(count, np.uint8)
+
+
 def _staging_block(packed: Packed, items: int):
     """The page-locked block of ``items`` symbols a batch of at least :data:`STAGE_MIN_BYTES` of
     symbols is staged through, or None: a smaller batch, or one for which no block can be had
