@@ -261,6 +261,11 @@ def test_pack_buffers_equals_the_pair_by_pair_pack(turned):
     got, want = bitparallel.pack_buffers(*sides), bitparallel.pack(xs)
     for f in ("pat", "pat_off", "txt", "txt_off", "swapped", "table"):
         assert np.array_equal(getattr(got, f), getattr(want, f)), f
+    sides[2] = sides[2].astype(np.int32) + 1000  # sides of two dtypes: one for both, nothing cut
+    got = bitparallel.pack_buffers(*sides)
+    want = bitparallel.pack([(x, y.astype(np.int32) + 1000) for x, y in xs])
+    for f in ("pat", "pat_off", "txt", "txt_off", "swapped"):
+        assert np.array_equal(getattr(got, f), getattr(want, f)), f
 
 
 @pytest.mark.parametrize("m", [1, 63, 64, 65, 127, 128, 129, 200])

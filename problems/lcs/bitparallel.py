@@ -126,37 +126,40 @@ def pack(pairs: list[tuple[np.ndarray, np.ndarray]], table: bool = True) -> Pack
 
 
 @njit(parallel=True, cache=True)
-def _gather(src, start, off):
-    """``src[start[p] : start[p] + off[p + 1] - off[p]]`` for every ``p``, one after another."""
-    out = np.empty(off[-1], src.dtype)
-    for p in prange(len(start)):
-        s = start[p]
-        for k in range(off[p + 1] - off[p]):
-            out[off[p] + k] = src[s + k]
-    return out
+def _turned(a, a_off, b, b_off, swapped, pat_off, txt_off):
+    """Each pair's pattern and text (``b`` and ``a`` where ``swapped``, else ``a`` and ``b``) copied
+    to their offsets in two new arrays, a slice copy each, in one parallel pass over the pairs."""
+    pat = np.empty(pat_off[-1], a.dtype)
+    txt = np.empty(txt_off[-1], a.dtype)
+    for p in prange(len(swapped)):
+        x0, x1, y0, y1 = a_off[p], a_off[p + 1], b_off[p], b_off[p + 1]
+        if swapped[p]:
+            pat[pat_off[p] : pat_off[p + 1]] = b[y0:y1]
+            txt[txt_off[p] : txt_off[p + 1]] = a[x0:x1]
+        else:
+            pat[pat_off[p] : pat_off[p + 1]] = a[x0:x1]
+            txt[txt_off[p] : txt_off[p + 1]] = b[y0:y1]
+    return pat, txt
 
 
 def pack_buffers(a, a_off, b, b_off, table: bool = True) -> Packed:
     """Pack pairs given as two arrays of symbols with offsets (pair ``p`` is ``a[a_off[p]:a_off[p +
-    1]]`` and the same of ``b``; both arrays bytes, or both exact integer codes): the shorter of
-    each pair becomes its pattern, gathered in one parallel pass (no array per pair), or none at all
-    where no pair or every pair turns round."""
+    1]]`` and the same of ``b``; both arrays bytes, or both exact integer codes of one dtype): the
+    shorter of each pair becomes its pattern, patterns and texts copied from ``a`` and ``b`` in one
+    parallel pass (no array per pair), or none at all where no pair or every pair turns round."""
     la, lb = np.diff(a_off), np.diff(b_off)
     swapped = la > lb
     if not swapped.any() or swapped.all():  # no pair to turn round (all of one length): as given
         out = [a, a_off, b, b_off] if not swapped.any() else [b, b_off, a, a_off]
     else:
-        both = np.concatenate([a, b])
-        a0, b0 = a_off[:-1], len(a) + b_off[:-1]  # where each pair's two sides start in ``both``
-        sides = (
-            (np.where(swapped, b0, a0), np.where(swapped, lb, la)),
-            (np.where(swapped, a0, b0), np.where(swapped, la, lb)),
-        )
-        out = []
-        for start, lens in sides:  # the patterns, then the texts
-            off = np.zeros(len(lens) + 1, np.int64)
-            np.cumsum(lens, out=off[1:])
-            out += [_gather(both, start, off), off]
+        pat_off, txt_off = np.zeros(len(la) + 1, np.int64), np.zeros(len(la) + 1, np.int64)
+        np.cumsum(np.minimum(la, lb), out=pat_off[1:])
+        np.cumsum(np.maximum(la, lb), out=txt_off[1:])
+        if a.dtype != b.dtype:  # one dtype for both (the callers' already is)
+            dt = np.promote_types(a.dtype, b.dtype)
+            a, b = a.astype(dt), b.astype(dt)
+        pat, txt = _turned(a, a_off, b, b_off, swapped, pat_off, txt_off)
+        out = [pat, pat_off, txt, txt_off]
     packed = dense(*out, table)
     packed.swapped = swapped.astype(np.uint8)
     return packed
