@@ -212,6 +212,30 @@ def test_the_object_reader_reads_exactly_lists_of_pairs_of_ascii_str(pairs):
         )
 
 
+def test_the_object_reader_makes_no_rows_it_could_not_hold(monkeypatch):
+    """The first pass copies to rows of the first pair's lengths only where they would take at most
+    half the memory the process may allocate (a long first pair before short ones would not) and
+    can be had; else it reads the lengths alone, and the second pass copies to offsets."""
+    from gpudp.problems.lcs import strlists
+
+    pairs = [("ACGT", "AC")] * 5  # rows of 30 bytes
+    assert strlists.read_pairs(pairs)[1] is None
+    monkeypatch.setattr(strlists, "available_memory", lambda: 59)
+    a, a_off, b, b_off = strlists.read_pairs(pairs)
+    assert a.tobytes() == b"ACGT" * 5 and a_off.tolist() == [0, 4, 8, 12, 16, 20] and b_off[-1] == 10
+    monkeypatch.setattr(strlists, "available_memory", lambda: 60)
+    made = []
+
+    def empty(count):
+        made.append(count)
+        if len(made) == 1:
+            raise MemoryError
+        return np.empty(count, np.uint8)
+
+    a, a_off, b, b_off = strlists.read_pairs(pairs, empty)
+    assert made == [30, 30] and a_off is not None and b.tobytes() == b"AC" * 5
+
+
 def test_the_object_reader_reads_nothing_of_a_list_changed_between_its_passes():
     """Python code runs between the reader's two passes (its buffers are made there): a list, or a
     list pair, changed meanwhile makes the second pass refuse (the builtins then read the list as

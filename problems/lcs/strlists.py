@@ -37,6 +37,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic, register_jitable
 
 from gpudp.jit import njit
+from gpudp.memory import available_memory
 
 __all__ = ["layout", "read_pairs"]
 
@@ -212,13 +213,17 @@ def read_pairs(
         return None
     n = len(pairs)
     lens, addr = np.empty((2, n), np.int64), np.empty((2, n), np.int64)
+    la = lb = -1
+    rows = np.zeros(0, np.uint8)
     first = pairs[0]  # its lengths, if it is a pair of str: the rows' (the pass checks every pair)
     if type(first) in (tuple, list) and len(first) == 2 and all(type(x) is str for x in first):
-        la, lb = len(first[0]), len(first[1])
-        rows = empty(n * (la + lb))
-    else:
-        la = lb = -1
-        rows = np.zeros(0, np.uint8)
+        # rows of its lengths, unless they could not fit (a long first pair before short ones)
+        if n * (len(first[0]) + len(first[1])) <= available_memory() // 2:
+            try:
+                rows = empty(n * (len(first[0]) + len(first[1])))
+                la, lb = len(first[0]), len(first[1])
+            except MemoryError:
+                pass
     rows_a, rows_b = rows[: n * max(la, 0)], rows[n * max(la, 0) :]
     ok, uniform = _scan(id(pairs), n, lay, lens, addr, la, lb, rows_a, rows_b)
     if not ok:
