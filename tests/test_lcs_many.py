@@ -158,45 +158,59 @@ class Text(str):
 @st.composite
 def lists_of_pairs(draw):
     """Lists that the object reader (strlists) may or may not read: mostly tuples and 2-lists of
-    ASCII str (empty ones, NUL and DEL included), among them str past ASCII, bytes, a str subclass,
-    None, 1- and 3-tuples and a str where a pair should be."""
-    ascii_text = st.text(alphabet=st.characters(max_codepoint=127), max_size=30)
-    other = st.one_of(st.text(max_size=4), st.binary(max_size=4), st.builds(Text, ascii_text), st.none())
-    good = st.tuples(ascii_text, ascii_text)
+    two ASCII str (empty ones, NUL and DEL included) or of two bytes, among them str past ASCII, a
+    str beside bytes, a bytearray, a str subclass, None, 1- and 3-tuples and a str where a pair
+    should be; half of them of one length a side, perhaps but for a pair or two."""
+    chars = st.characters(max_codepoint=127)
+    ascii_text = st.text(alphabet=chars, max_size=30)
+    other = st.one_of(
+        st.text(max_size=4), st.binary(max_size=4).map(bytearray), st.builds(Text, ascii_text), st.none()
+    )
+    good = st.one_of(
+        st.tuples(ascii_text, ascii_text), st.tuples(st.binary(max_size=30), st.binary(max_size=30))
+    )
     pair = st.one_of(
         good,
         good.map(list),
         st.tuples(ascii_text, other),
+        st.tuples(ascii_text, st.binary(max_size=3)),
         st.tuples(ascii_text),
         st.tuples(ascii_text, ascii_text, ascii_text),
         ascii_text,
     )
-    if draw(st.booleans()):  # of one length a side (the rows), perhaps but for a pair or two
+    if draw(st.booleans()):  # of one length a side (the rows)
         la, lb = draw(st.integers(0, 20)), draw(st.integers(0, 20))
-        chars = st.characters(max_codepoint=127)
-        good = st.tuples(st.text(chars, min_size=la, max_size=la), st.text(chars, min_size=lb, max_size=lb))
+        good = st.one_of(
+            st.tuples(st.text(chars, min_size=la, max_size=la), st.text(chars, min_size=lb, max_size=lb)),
+            st.tuples(st.binary(min_size=la, max_size=la), st.binary(min_size=lb, max_size=lb)),
+        )
         return draw(st.lists(st.one_of(good, good.map(list)), min_size=1, max_size=8)) + draw(
             st.lists(pair, max_size=2)
         )
     return draw(st.lists(st.one_of(good, pair), max_size=8))
 
 
+def _readable(pair) -> bool:
+    """A pair the object reader takes: a tuple or 2-list of two ASCII str or of two bytes."""
+    if type(pair) not in (tuple, list) or len(pair) != 2:
+        return False
+    kinds = {type(x) for x in pair}
+    return kinds == {bytes} or (kinds == {str} and all(x.isascii() for x in pair))
+
+
 @settings(max_examples=200)
 @given(lists_of_pairs())
-def test_the_object_reader_reads_exactly_lists_of_pairs_of_ascii_str(pairs):
-    """strlists.read_pairs reads a list when every pair is a tuple or 2-list of two ASCII str (exact
-    types), and then as the builtins' reading gives it (sequences.bulk_sides: the same bytes and
-    offsets; two 2-D arrays where every side is of one length); None for any other list, which the
-    builtins then read."""
+def test_the_object_reader_reads_exactly_lists_of_pairs_of_ascii_str_or_bytes(pairs):
+    """strlists.read_pairs reads a list when every pair is a tuple or 2-list of two ASCII str or of
+    two bytes (exact types): each side's symbols as bytes, in order, with their offsets (as the
+    builtins' reading, sequences.bulk_sides, gives a list of one form; two 2-D arrays where every
+    side is of one length); None for any other list, which the builtins then read."""
     from gpudp.problems.lcs import strlists
     from gpudp.problems.lcs.sequences import bulk_sides
 
     assert strlists.layout() is not None  # CPython's layout, checked on probes at import
     got = strlists.read_pairs(pairs)
-    readable = bool(pairs) and all(
-        type(p) in (tuple, list) and len(p) == 2 and all(type(x) is str and x.isascii() for x in p)
-        for p in pairs
-    )
+    readable = bool(pairs) and all(map(_readable, pairs))
     assert (got is not None) == readable
     if readable:
         a, a_off, b, b_off = got
@@ -205,11 +219,28 @@ def test_the_object_reader_reads_exactly_lists_of_pairs_of_ascii_str(pairs):
         if uniform:
             assert a.shape == (len(pairs), len(pairs[0][0])) and b.shape == (len(pairs), len(pairs[0][1]))
             a_off, b_off = (np.arange(len(pairs) + 1) * x.shape[1] for x in (a, b))
-        want = bulk_sides([p[0] for p in pairs], [p[1] for p in pairs])
         assert a.dtype == b.dtype == np.uint8
-        assert all(
-            np.array_equal(x, y) for x, y in zip((a.ravel(), a_off, b.ravel(), b_off), want, strict=True)
-        )
+        for side, (x, off) in enumerate(((a.ravel(), a_off), (b.ravel(), b_off))):
+            seqs = [p[side].encode() if isinstance(p[side], str) else p[side] for p in pairs]
+            assert x.tobytes() == b"".join(seqs) and off.tolist() == np.cumsum([0, *map(len, seqs)]).tolist()
+        if len({type(p[0]) for p in pairs}) == 1:  # one form: as the builtins read it
+            want = bulk_sides([p[0] for p in pairs], [p[1] for p in pairs])
+            assert all(
+                np.array_equal(u, v) for u, v in zip((a.ravel(), a_off, b.ravel(), b_off), want, strict=True)
+            )
+
+
+def test_a_list_of_str_pairs_and_bytes_pairs_is_one_batch():
+    """Pairs of ASCII str and pairs of bytes in one list are read together (the same byte codes): the
+    lengths are those of each pair by itself, every subsequence in its own pair's type; a str beside
+    bytes in one pair is still that pair's error."""
+    pairs = [("GATTACA", "TACC"), (b"GATTACA", b"TACC"), ["ACGT", "TGCA"], (b"", b"AC")]
+    r = lcs.solve_many(pairs, backend="cpu", traceback=True, verify=4)
+    assert r.values.tolist() == [3, 3, 1, 0] and not r.errors
+    assert [type(x) for x in r.subsequences] == [str, bytes, str, bytes] and r.subsequences[1] == b"TAC"
+    assert edit_distance.solve_many(pairs, backend="cpu", verify=4).values.tolist() == [4, 4, 4, 2]
+    r = lcs.solve_many([*pairs, ("AC", b"AC")], backend="cpu")
+    assert r.values.tolist() == [3, 3, 1, 0, -1] and list(r.errors) == [4]
 
 
 def test_the_object_reader_makes_no_rows_it_could_not_hold(monkeypatch):

@@ -1,4 +1,4 @@
-"""A list of ``(str, str)`` pairs read where CPython keeps it: compiled passes over the objects.
+"""A list of pairs of str (or bytes) read where CPython keeps it: compiled passes over the objects.
 
 To the builtins, a million pairs of ASCII str are a million tuples and two million str objects, and
 every pass over them (``type``, ``len``, ``itemgetter``, ``"".join``, ``encode``) touches each one
@@ -7,20 +7,24 @@ host (2026-12-06), where the same pairs as two 2-D arrays take 0.03 s besides th
 compiled function (numba, every core) reads the list's item array, each pair's two items and each
 str's header (its type, its length, and PEP 393's state: compact ASCII), and copies the characters
 into byte buffers: what :func:`.sequences.bulk_pairs` gives for the same list (ASCII as bytes).
-Pairs of one length a side (the first pair's) are copied to their rows in that same pass; a list
-of other lengths takes a second pass, to offsets (0.16 s in all for the million pairs above).
+Pairs of two ``bytes`` are read the same way (a str pairs only with a str, as a pair read by
+itself does). Pairs of one length a side (the first pair's) are copied to their rows in that same
+pass; a list of other lengths takes a second pass, to offsets (0.16 s in all for the million pairs
+above).
 
 The objects are read as CPython lays them out (``ob_type``, ``ob_size``, a tuple's items inline and
-a list's through ``ob_item``, a compact ASCII str's state bits and its characters after the
-header): :func:`layout` checks every offset and bit on probe objects first, and where one does not
-hold (another interpreter, a free-threaded build, a later change of the structs) this module reads
-nothing. Each pass holds the GIL while it runs (``nogil=False``), so that no Python thread changes
-a list pair or frees an object meanwhile, and the second pass reads every pair again before it
-copies (Python ran between the two: a changed list is refused, not read).
+a list's through ``ob_item``, a compact ASCII str's state bits and its characters after the header,
+a bytes object's bytes after its own): :func:`layout` checks every offset and bit on probe objects
+first, and where one does not hold (another interpreter, a free-threaded build, a later change of
+the structs) this module reads nothing. Each pass holds the GIL while it runs (``nogil=False``), so
+that no Python thread changes a list pair or frees an object meanwhile, and the second pass reads
+every pair again before it copies (Python ran between the two: a changed list is refused, not
+read).
 
 :func:`read_pairs` returns None for any list that is not exactly this: a pair that is not a tuple
-or list of two, an item that is not an ``str`` (a subclass included), a str that is not ASCII. The
-builtins' path then reads it as before (non-ASCII text by code point, a bad pair its own error).
+or list of two, an item that is not a ``str`` or ``bytes`` (a subclass included, a str beside a
+bytes), a str that is not ASCII. The builtins' path then reads it as before (non-ASCII text by code
+point, a bad pair its own error).
 """
 
 from __future__ import annotations
@@ -92,6 +96,7 @@ def layout() -> np.ndarray | None:
         return None
     kind, size, items, state = 8, 16, 24, 32
     data = sys.getsizeof("") - 1  # a compact ASCII str: its header, then its characters and a NUL
+    raw = sys.getsizeof(b"") - 1  # a bytes object: the same, its bytes after the header
 
     def word(addr):
         return ctypes.c_int64.from_address(addr).value
@@ -114,15 +119,21 @@ def layout() -> np.ndarray | None:
                 return None
         if any(ascii_at(s) for s in (made + "\xe9", "\u4e2d" + made, made + "\U0001f600")):
             return None
+        for x in (made.encode(), b"", made.encode() * 40 + b"\x00\xff"):
+            if word(id(x) + kind) != id(bytes) or word(id(x) + size) != len(x):
+                return None
+            if sys.getsizeof(x) != raw + len(x) + 1 or ctypes.string_at(id(x) + raw, len(x)) != x:
+                return None
     except Exception:  # noqa: BLE001 - any surprise means: do not read objects this way
         return None
-    return np.array([kind, size, items, state, data, id(tuple), id(list), id(str)], np.int64)
+    return np.array([kind, size, items, state, data, id(tuple), id(list), id(str), id(bytes), raw], np.int64)
 
 
 @register_jitable
 def _pair(items, p, lay):
-    """Pair ``p`` of the list whose item array is at ``items``: the addresses of its two str objects,
-    or ``(0, 0)`` where it is not a tuple or list of two ASCII ``str`` (exact types)."""
+    """Pair ``p`` of the list whose item array is at ``items``: where its two sides' characters (or
+    bytes) start and their lengths, ``(at_a, at_b, len_a, len_b)``, or all 0 where it is not a tuple
+    or list of two ASCII ``str`` or of two ``bytes`` (exact types)."""
     kind, size, inline, state = lay[0], lay[1], lay[2], lay[3]
     obj = _word(items + 8 * p)
     t = _word(obj + kind)
@@ -131,14 +142,18 @@ def _pair(items, p, lay):
     elif t == lay[6]:
         at = _word(obj + inline)
     else:
-        return 0, 0
+        return 0, 0, 0, 0
     if _word(obj + size) != 2:
-        return 0, 0
+        return 0, 0, 0, 0
     s0, s1 = _word(at), _word(at + 8)
-    for s in (s0, s1):
-        if _word(s + kind) != lay[7] or _word32(s + state) & STATE_MASK != STATE_ASCII:
-            return 0, 0
-    return s0, s1
+    t0, t1 = _word(s0 + kind), _word(s1 + kind)
+    if t0 == lay[8] and t1 == lay[8]:  # two bytes
+        return s0 + lay[9], s1 + lay[9], _word(s0 + size), _word(s1 + size)
+    if t0 != lay[7] or t1 != lay[7]:  # a str pairs only with a str
+        return 0, 0, 0, 0
+    if _word32(s0 + state) & STATE_MASK != STATE_ASCII or _word32(s1 + state) & STATE_MASK != STATE_ASCII:
+        return 0, 0, 0, 0
+    return s0 + lay[4], s1 + lay[4], _word(s0 + size), _word(s1 + size)
 
 
 @njit(parallel=True, cache=True, nogil=False)  # the GIL held: no Python thread changes the objects
@@ -147,24 +162,23 @@ def _scan(seq, n, lay, lens, addr, la, lb, rows_a, rows_b):
     where its sides are of ``la`` and ``lb`` characters (the first pair's: most batches are of one
     length a side; -1: none), its characters into row ``p`` of ``rows_a`` and ``rows_b`` (``n * la``
     and ``n * lb`` bytes) in the same pass. ``(ok, rows)``: ``ok`` False where the list has not
-    ``n`` items or a pair is not two ASCII ``str``; ``rows`` True where every pair went to the
-    rows."""
+    ``n`` items or a pair is not two ASCII ``str`` or two ``bytes``; ``rows`` True where every
+    pair went to the rows."""
     if _word(seq + lay[1]) != n:
         return False, False
     items = _word(seq + lay[2])
     ok = np.ones(n, np.bool_)
     rows = np.full(n, la >= 0)
     for p in prange(n):
-        s0, s1 = _pair(items, p, lay)
-        if s0 == 0:
+        d0, d1, m0, m1 = _pair(items, p, lay)
+        if d0 == 0:
             ok[p] = False
             continue
-        m0, m1 = _word(s0 + lay[1]), _word(s1 + lay[1])
         lens[0, p], lens[1, p] = m0, m1
-        addr[0, p], addr[1, p] = s0 + lay[4], s1 + lay[4]
+        addr[0, p], addr[1, p] = d0, d1
         if m0 == la and m1 == lb:
-            _copy(rows_a, p * la, s0 + lay[4], la)
-            _copy(rows_b, p * lb, s1 + lay[4], lb)
+            _copy(rows_a, p * la, d0, la)
+            _copy(rows_b, p * lb, d1, lb)
         else:
             rows[p] = False
     return ok.all(), rows.all()
@@ -180,14 +194,12 @@ def _gather(seq, n, lay, lens, addr, offsets, a, b):
     items = _word(seq + lay[2])
     ok = np.ones(n, np.bool_)
     for p in prange(n):
-        s0, s1 = _pair(items, p, lay)
-        if s0 + lay[4] != addr[0, p] or s1 + lay[4] != addr[1, p]:
-            ok[p] = False
-        elif _word(s0 + lay[1]) != lens[0, p] or _word(s1 + lay[1]) != lens[1, p]:
+        d0, d1, m0, m1 = _pair(items, p, lay)
+        if d0 != addr[0, p] or d1 != addr[1, p] or m0 != lens[0, p] or m1 != lens[1, p]:
             ok[p] = False
         else:
-            _copy(a, offsets[0, p], addr[0, p], lens[0, p])
-            _copy(b, offsets[1, p], addr[1, p], lens[1, p])
+            _copy(a, offsets[0, p], d0, m0)
+            _copy(b, offsets[1, p], d1, m1)
     return ok.all()
 
 
@@ -199,7 +211,8 @@ def read_pairs(
     pairs, empty=_uint8
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray | None] | None:
     """``(a, a_off, b, b_off)`` of a non-empty ``list`` whose every item is a tuple or list of two
-    ASCII ``str`` (exact types): both sides' characters as uint8 with their offsets, as
+    ASCII ``str`` or of two ``bytes`` (exact types): both sides' characters (or bytes) as uint8
+    with their offsets, as
     :func:`.sequences.bulk_pairs` reads them, or, where every pair's sides are of the first pair's
     lengths, ``(A, None, B, None)``, two 2-D arrays of a row a pair; None for any other list, or
     where CPython's layout was not confirmed (:func:`layout`).
@@ -216,7 +229,7 @@ def read_pairs(
     la = lb = -1
     rows = np.zeros(0, np.uint8)
     first = pairs[0]  # its lengths, if it is a pair of str: the rows' (the pass checks every pair)
-    if type(first) in (tuple, list) and len(first) == 2 and all(type(x) is str for x in first):
+    if type(first) in (tuple, list) and len(first) == 2 and all(type(x) in (str, bytes) for x in first):
         # rows of its lengths, unless they could not fit (a long first pair before short ones)
         if n * (len(first[0]) + len(first[1])) <= available_memory() // 2:
             try:
