@@ -9,6 +9,12 @@ Methods:
   and combo): lists of undominated states over an expanding core, fathomed by bounds; integer data;
   its work follows the core, not ``C``, so it carries large coefficients; on the CPU, the steps of
   large lists on a usable GPU (not with ``--backend cpu``).
+- ``reach``: the sparse-state DP fathomed by the reachable sums of the items left
+  (:mod:`gpudp.problems.knapsack.reach`, issue 41): items in decreasing weight, each state bounded by
+  ``P + λ·S + G`` with ``S`` the largest weight the remaining items can add within the room
+  (intervals built backwards), searched against targets descending from the bound; integer data, on
+  the CPU. For profits that follow the weights with a capacity no table holds (Jooken et al.'s
+  class at ``C = 10^10``), where the LP-type bounds of ``sparse`` assume the room can be filled.
 - ``bb``: branch and bound on the frontier engine (:mod:`gpudp.problems.knapsack.bb`); any
   non-negative integer or real data.
 - ``auto`` (default): a cost model (:func:`choose_method`). The DP's time is predicted from the
@@ -73,7 +79,7 @@ __all__ = [
     "METHODS",
 ]
 
-METHODS = ("auto", "dp", "sparse", "bb")
+METHODS = ("auto", "dp", "sparse", "bb", "reach")
 #: a DP predicted this fast runs at once: a sparse attempt would cost as much to set up
 DP_AT_ONCE_S = 0.05
 
@@ -185,8 +191,9 @@ def cli_arguments(parser):
         default="auto",
         choices=list(METHODS),
         help="dp: dense DP (integer weights); sparse: sparse-state DP (integer data, large "
-        "coefficients); bb: branch and bound; auto: a cost model (the DP's predicted time; sparse "
-        "first where the DP is slow or cannot run)",
+        "coefficients); reach: sparse-state DP bounded by the sums the remaining items can reach "
+        "(integer data, profits near the weights, large C); bb: branch and bound; auto: a cost model "
+        "(the DP's predicted time; sparse first where the DP is slow or cannot run)",
     )
     parser.add_argument(
         "--memory-budget", default=None, help="DP: host bytes for the decisions before they spill to disk"
@@ -194,7 +201,9 @@ def cli_arguments(parser):
     parser.add_argument(
         "--host-budget", default=None, help="bytes for the B&B host buffer (e.g. 4e9, 512M, 8G)"
     )
-    parser.add_argument("--time-limit", default=None, help="stop B&B or sparse after this many seconds")
+    parser.add_argument(
+        "--time-limit", default=None, help="stop B&B, sparse or reach after this many seconds"
+    )
     parser.add_argument("--cpu-threshold", type=int, default=knapsack_bb.frontier.DEFAULT_CPU_THRESHOLD)
     parser.add_argument("--batch", type=int, default=knapsack_bb.frontier.DEFAULT_BATCH)
 
@@ -231,11 +240,12 @@ def solve(profits, weights, capacity, method: str = "auto", backend: str = "auto
     ----------
     profits, weights : sequences of non-negative numbers (integers stay exact at every magnitude)
     capacity : non-negative number
-    method : ``"auto"`` (the cost model of :func:`choose_method`), ``"dp"``, ``"sparse"`` or ``"bb"``
+    method : ``"auto"`` (the cost model of :func:`choose_method`), ``"dp"``, ``"sparse"``, ``"reach"``
+        (integer data: the reachable-sums DP of :mod:`gpudp.problems.knapsack.reach`) or ``"bb"``
     backend : ``"auto"``, ``"cpu"`` or ``"cuda"`` (``sparse`` runs on the CPU, its steps on large lists
-        on a usable GPU unless ``"cpu"``)
+        on a usable GPU unless ``"cpu"``; ``reach`` runs on the CPU whatever the backend)
     memory_budget : host bytes for the DP's decisions before they spill to disk
-    **bb : ``time_limit`` (B&B and sparse) and the branch and bound's options (``host_budget_bytes``,
+    **bb : ``time_limit`` (B&B, sparse and reach) and the branch and bound's options (``host_budget_bytes``,
         ``batch``, ...)
 
     Returns
@@ -244,11 +254,14 @@ def solve(profits, weights, capacity, method: str = "auto", backend: str = "auto
     when a time limit or the memory stopped a search that no other method could finish;
     ``details["message"]`` says why, which the command line prints as a warning: this function
     prints nothing), ``details["method"]``, ``details["method_note"]`` and ``details["auto"]`` (what
-    auto ran and why)
+    auto ran and why); an unproven answer of ``sparse`` or ``reach`` carries its proven
+    ``details["upper_bound"]`` (``reach``: and ``details["gap"]``)
 
     Raises
     ------
-    InputError : data that are not a knapsack, or beyond what the method can keep exact
+    InputError : data that are not a knapsack, or beyond what the method can keep exact (``sparse``
+        and ``reach``: real-valued data, or profit or weight totals of the items that can be packed
+        past 2^63 - 1; the message gives the figures)
 
     Example
     -------
@@ -263,8 +276,8 @@ def solve(profits, weights, capacity, method: str = "auto", backend: str = "auto
 def solve_instance(
     inst: KnapsackInstance, method: str = "auto", backend: str = "auto", memory_budget=None, **bb
 ):
-    """Solve by ``method`` (``dp``, ``sparse``, ``bb``, or ``auto``: :func:`choose_method`);
-    ``memory_budget`` goes to the DP, ``time_limit`` to sparse and B&B, the other keywords (host
+    """Solve by ``method`` (``dp``, ``sparse``, ``reach``, ``bb``, or ``auto``: :func:`choose_method`);
+    ``memory_budget`` goes to the DP, ``time_limit`` to sparse, reach and B&B, the other keywords (host
     budget, batch, ...) to B&B; ``details["method_note"]`` says what ``auto`` ran and why.
 
     ``inst`` is checked as :func:`validate` checks data, so one built by hand (from Python lists,
@@ -306,6 +319,10 @@ def _run(method, inst, backend, memory_budget, bb, prepared=None):
             why = sol.details["gpu"].get("note") or "no list reached the GPU's size"
             sol.details["backend_note"] = f"the sparse DP runs on the CPU here ({why})"
         return sol
+    if method == "reach":
+        from . import reach as knapsack_reach
+
+        return knapsack_reach.solve_instance(inst, time_limit=bb.get("time_limit"))
     return knapsack_bb.solve_instance(inst, backend=backend, **bb)
 
 

@@ -119,7 +119,7 @@ from .bounds import cardinality_bound
 from .driver import Driver
 from .exact import exact_sum
 from .gpu import Gpu
-from .items import Items, check_limits, efficiency_order, integer_data
+from .items import Items, check_limits, efficiency_order, integer_data, split_items
 from .kernels import (
     NSLOTS,
     ST_CORE,
@@ -150,10 +150,7 @@ def solve_instance(inst: KnapsackInstance, time_limit=None, backend: str = "auto
     time_limit = parse_time_limit(time_limit)
     deadline = None if time_limit is None else t0 + time_limit
     p, w, cap = integer_data(inst)
-    forced = np.flatnonzero((w == 0) & (p > 0))
-    free = np.flatnonzero((w > 0) & (w <= cap) & (p > 0))
-    x = np.zeros(len(p), np.int8)
-    x[forced] = 1
+    forced, free, x = split_items(p, w, cap)
     details = {"method": "sparse", "n": len(p), "free_items": len(free), "stopped": None}
     stats = Stats(backend="cpu", device=device_name("cpu"))
     complete, message = True, "no free items: trivially optimal"

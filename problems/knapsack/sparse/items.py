@@ -14,7 +14,7 @@ from .bounds import cardinality_relaxation, flip_bounds, rounded_relaxation, sta
 from .exact import exact_sum, uge
 from .gpu import Gpu
 
-__all__ = ["integer_data", "check_limits", "efficiency_order", "Items"]
+__all__ = ["integer_data", "split_items", "check_limits", "efficiency_order", "Items"]
 
 
 @njit(cache=True)
@@ -39,6 +39,16 @@ def integer_data(inst: KnapsackInstance):
             "data use the branch-and-bound solver (--method bb)",
         )
     return inst.profits.astype(np.int64), inst.weights.astype(np.int64), int(inst.capacity)
+
+
+def split_items(p, w, cap):
+    """``(forced, free, x)``: the items always taken (weight 0, profit > 0), those a search decides
+    (``0 < w ≤ cap``, ``p > 0``; the others are never taken), and a 0/1 vector with the forced ones."""
+    forced = np.flatnonzero((w == 0) & (p > 0))
+    free = np.flatnonzero((w > 0) & (w <= cap) & (p > 0))
+    x = np.zeros(len(p), np.int8)
+    x[forced] = 1
+    return forced, free, x
 
 
 def check_limits(ps, ws, cap) -> bool:

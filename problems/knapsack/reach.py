@@ -1,0 +1,580 @@
+"""0/1 knapsack by a sparse-state DP fathomed by the *reachable sums* of the items left (issue 41):
+``knapsack.solve(..., method="reach")``. Exact for integer data, on the CPU (numba).
+
+Made for instances whose profits follow their weights (``p ≈ λ·w``: Jooken et al.'s class, subset
+sum, strongly correlated) with a capacity no dense table holds (``C`` ~ 10^10). There the bounds of
+the LP family (Dantzig's, the Lagrangian ones, the cardinality relaxation) assume the room left can
+be filled, and it cannot: items of weight just above ``C/2``, ``C/4``, ... leave every packing some
+distance below ``C`` that no fractional bound sees, so the sparse DP's lists grow to 10^7 states
+without a proof. This method's bound knows which weights the remaining items can add.
+
+**Items.** Those that can be packed (``0 < w ≤ C``, ``p > 0``), in *decreasing weight* (``s_0 ≥
+s_1 ≥ ...``); weight-0 items of positive profit are always taken, the rest dropped; when every item
+that can be packed fits, all are taken without a search.
+
+**Envelopes.** ``E_i`` is a sorted union of intervals of ``[0, C]`` holding every subset sum ``≤ C``
+of items ``i..n-1`` (the *suffix*): ``E_n = {[0, 0]}``, ``E_i = E_{i+1} ∪ (E_{i+1} + w_i)``, clipped
+at ``C``, and intervals closer than ``τ`` merged (an over-approximation: it only weakens the bound).
+``τ`` starts at 0 and doubles whenever an envelope would pass :data:`MAX_INTERVALS` intervals. They
+are built backwards once and all kept when they total at most :data:`ALL_INTERVALS` intervals;
+else every ``K``-th (``K = ⌈√n⌉``) is kept and the others are rebuilt from the next kept one as a
+search reaches them (the same intervals: merging at ``τ`` is a closure).
+
+**The bound.** Take any ``λ = num/den ≥ 0`` (``num/den`` the efficiency of Dantzig's break item,
+``den`` a power of two small enough that every sum below stays in int64). Every subset ``X`` of the
+suffix has ``p(X) = λ·w(X) + γ(X)``, ``γ(X) = Σ_{k∈X} (p_k − λ·w_k)``. Each interval of ``E_i``
+carries a *gain*, at least ``γ(X)`` for every subset ``X`` of the suffix whose weight lies in it
+(``E_n``: 0; the shifted copy: the gain plus item ``i``'s; merged intervals: the larger). So a
+partial solution of weight ``W ≤ C`` and profit ``P`` over items ``0..i-1`` completes to at most
+``P + max(λ·min(hi, C − W) + gain)`` over the intervals ``[lo, hi]`` of ``E_i`` with ``lo ≤ C − W``
+(prefix maxima of ``λ·hi + gain`` make it one look-up), compared in integers (``·den``). Where the
+remaining items cannot fill the room it is much tighter than Dantzig's; where they can it is at most
+the Lagrangian bound at ``λ`` (a gain never passes ``Σ max(p_k − λ·w_k, 0)``).
+
+**A search with target T** keeps the list of states (weight ``≤ C``, sorted by weight, profit strictly
+rising: no state dominates another; a dominated state also has the smaller bound) and adds the items
+one at a time (Nemhauser–Ullmann merge of the list with its shifted copy), dropping every state whose
+bound is below ``max(T, z + g)`` (``z`` the best packing found, ``g`` the profits' gcd). Every state
+fits, so the last state of each list is a packing: ``z`` rises as it goes. After the last item, if
+``z ≥ T``, ``z`` is optimal (every packing worth ``T`` or more survived every step, or one at least
+as good did); otherwise every packing is worth less than ``T``: ``T − 1`` is a proven upper bound.
+
+**Targets.** ``U`` starts as the least of Dantzig's bound and the empty state's bound (``λ·S +
+G_0`` at ``W = 0``); the first target is ``U``, each failed search sets ``U = T − 1`` and the next
+target is ``max(z + g, U + 1 − d)`` with ``d`` doubling (from ``(U − z) / 2^14``). Searches near the
+bound keep few states; the last one, at the optimum, keeps the states that may reach it. The answer
+is proven when a search reaches its target or ``z`` reaches ``U``.
+
+**The 0/1 vector.** Every state carries a node of a persistent list of added items (a state made by
+adding item ``j`` gets a new node whose parent is its source's); when the node array fills, the
+nodes that no state or the best packing reaches are dropped (marked, compacted in order).
+
+**Arithmetic.** int64 throughout: the profit and weight totals of the items that can be packed are
+checked (at most 2^63 − 1, else :class:`gpudp.InputError` with the figures, as the sparse DP; and the
+profits at most 2^61 − 1, the room the bound's sums need), ``den`` is chosen with
+``(ΣP + 1)·den ≤ 2^61`` and ``num ≤ 2^61 / C`` (Python integers), and gains are kept at least
+``−2^61`` (raising a gain keeps the bound valid), so ``P·den + num·S + gain < 2^63``. The answer's
+value and weight are summed exactly and checked.
+
+**Stops.** Past ``time_limit`` (checked after each item), or when the lists and nodes would take more
+than half the memory this process may still use, the best packing found is returned, checked, with
+``optimal`` False, ``details["stopped"]`` (``"time"``/``"memory"``), ``details["upper_bound"]``
+(proven) and ``details["gap"]``.
+
+``details`` also gives ``searches`` (each target, its outcome, states, largest list, seconds),
+``states_generated`` (the states kept, all searches), ``largest_list``, the envelopes' ``tau`` and
+sizes. See docs/knapsack_reach.md for the measurements.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from gpudp.backends import device_name
+from gpudp.errors import InputError
+from gpudp.inputs import parse_time_limit
+from gpudp.jit import njit
+from gpudp.solution import Solution, Stats
+
+from .io import INT64_MAX, KnapsackInstance, checked_solution, validate
+from .sparse.exact import exact_sum
+from .sparse.items import efficiency_order, integer_data, split_items
+from .sparse.kernels import NSLOTS, ST_LEN, ST_NN, ST_ZNODE, collect, greedy
+
+__all__ = ["solve", "solve_instance", "envelope_bound", "warm", "MAX_INTERVALS"]
+
+#: an envelope holds at most this many intervals (past it, ``τ`` doubles)
+MAX_INTERVALS = 1 << 16
+#: envelopes stored at once: every K-th (K = ceil(sqrt(n))) and the K of the current segment, or all
+#: of them when their intervals total at most this many
+ALL_INTERVALS = 1 << 22
+#: the first sizes of the state lists and of the node array (both grow)
+LIST_START = 1 << 12
+NODE_START = 1 << 16
+_LIMIT = np.int64(1 << 61)
+
+
+@njit(cache=True)
+def _union(lo, hi, ga, m, w, dg, cap, tau, nlo, nhi, nga):
+    """``E ∪ (E + w)`` (``E``: ``m`` sorted disjoint intervals ``[lo, hi]`` with gains ``ga``; the
+    shifted copy's gains ``+ dg``) into ``nlo, nhi, nga``: clipped at ``cap``, intervals whose gap is
+    at most ``tau`` merged (their gain the larger); returns the count."""
+    i = 0
+    j = 0
+    k = 0
+    while i < m or j < m:
+        if j >= m or (i < m and lo[i] <= lo[j] + w):
+            a = lo[i]
+            b = hi[i]
+            g = ga[i]
+            i += 1
+        else:
+            a = lo[j] + w
+            b = hi[j] + w
+            g = ga[j] + dg
+            if g < -_LIMIT:
+                g = -_LIMIT  # a larger gain still bounds: kept within int64
+            j += 1
+        if a > cap:
+            if i >= m or lo[i] > cap:
+                break
+            continue
+        if b > cap:
+            b = cap
+        if k > 0 and a - nhi[k - 1] <= tau + 1:
+            if b > nhi[k - 1]:
+                nhi[k - 1] = b
+            if g > nga[k - 1]:
+                nga[k - 1] = g
+        else:
+            nlo[k] = a
+            nhi[k] = b
+            nga[k] = g
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def _merge(lo, hi, ga, m, tau):
+    """Merge in place the intervals whose gap is at most ``tau`` (the larger gain); returns the count."""
+    k = 0
+    for i in range(m):
+        if k > 0 and lo[i] - hi[k - 1] <= tau + 1:
+            if hi[i] > hi[k - 1]:
+                hi[k - 1] = hi[i]
+            if ga[i] > ga[k - 1]:
+                ga[k - 1] = ga[i]
+        else:
+            lo[k] = lo[i]
+            hi[k] = hi[i]
+            ga[k] = ga[i]
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def _best_below(hi, ga, num, m, out):
+    """``out[q]``: the most ``num·hi + gain`` of intervals ``0..q``."""
+    best = num * hi[0] + ga[0]
+    for q in range(m):
+        v = num * hi[q] + ga[q]
+        if v > best:
+            best = v
+        out[q] = best
+
+
+def _extend(env, w, dg, cap, tau, num):
+    lo, hi, ga, _ = env
+    m = len(lo)
+    nlo, nhi, nga = np.empty(2 * m, np.int64), np.empty(2 * m, np.int64), np.empty(2 * m, np.int64)
+    k = _union(lo, hi, ga, m, w, dg, cap, tau, nlo, nhi, nga)
+    return nlo, nhi, nga, k
+
+
+def _finish(nlo, nhi, nga, k, num):
+    """The envelope's arrays cut to ``k`` intervals, with the prefix maxima of ``num·hi + gain``."""
+    best = np.empty(k, np.int64)
+    _best_below(nhi, nga, num, k, best)
+    return nlo[:k].copy(), nhi[:k].copy(), nga[:k].copy(), best
+
+
+class Envelopes:
+    """The suffixes' envelopes ``E_0 .. E_n`` (the module doc), built once, served in order of
+    ``i`` (rising) by :meth:`get` as ``(lo, hi, gain, best)``: ``best[q]`` the most ``num·hi + gain``
+    of intervals ``0..q``."""
+
+    def __init__(self, ws, ps, cap: int, num: int, den: int, deadline=None):
+        self.ws, self.cap, self.num, n = ws, cap, num, len(ws)
+        self.dg = ps * den - num * ws  # each item's gain, ·den
+        self.K = max(1, math.isqrt(max(n - 1, 0)) + 1)
+        self.taus = np.zeros(n + 1, np.int64)
+        self.sizes = np.zeros(n + 1, np.int64)
+        zero = np.zeros(1, np.int64)
+        env = (zero, zero, zero, zero)
+        kept, every, total, tau = {n: env}, {n: env}, 1, 0
+        self.sizes[n] = 1
+        self.late = False  # the deadline passed while building: nothing else is set
+        for i in range(n - 1, -1, -1):
+            if deadline is not None and i % 64 == 0 and time.perf_counter() > deadline:
+                self.late = True
+                return
+            nlo, nhi, nga, k = _extend(env, int(ws[i]), int(self.dg[i]), cap, tau, num)
+            while k > MAX_INTERVALS:
+                tau = max(1, 2 * tau)
+                k = _merge(nlo, nhi, nga, k, tau)
+            env = _finish(nlo, nhi, nga, k, num)
+            self.taus[i], self.sizes[i] = tau, k
+            total += k
+            if every is not None:
+                every[i] = env
+                if total > ALL_INTERVALS:
+                    every = None
+            if i % self.K == 0:
+                kept[i] = env
+        self.tau = tau
+        self.all = every is not None
+        self.kept = every if self.all else kept
+        self.segment: dict[int, tuple] = {}
+
+    def get(self, i: int):
+        """``E_i``; ``i`` rises over a search (a segment is rebuilt from the stored envelope above it)."""
+        if i in self.kept:
+            return self.kept[i]
+        if i not in self.segment:
+            top = min(len(self.ws), (i // self.K + 1) * self.K)
+            env = self.kept[top]
+            self.segment = {}
+            for k in range(top - 1, i - 1, -1):
+                tau = int(self.taus[k])
+                nlo, nhi, nga, m = _extend(env, int(self.ws[k]), int(self.dg[k]), self.cap, tau, self.num)
+                env = _finish(nlo, nhi, nga, _merge(nlo, nhi, nga, m, tau), self.num)
+                self.segment[k] = env
+        return self.segment[i]
+
+    def bound(self, i: int, slack: int) -> int:
+        """The most ``num·S + gain`` over the points ``S ≤ slack`` of ``E_i`` (``slack ≥ 0``): ``den``
+        times a bound on what items ``i..`` add within ``slack``."""
+        lo, hi, ga, best = self.get(i)
+        q = int(np.searchsorted(lo, slack, side="right")) - 1
+        if hi[q] <= slack:
+            return int(best[q])
+        inside = self.num * slack + int(ga[q])
+        return max(inside, int(best[q - 1])) if q else inside
+
+
+@njit(cache=True)
+def _step(W, P, N, L, w, p, j, cap, thr, elo, ehi, ega, ebest, num, den, NW, NP, NN, par, itm, nn, zst):
+    """Add item ``j`` (weight ``w``, profit ``p``) to the list ``W, P, N`` of ``L`` states into
+    ``NW, NP, NN``: the merge with the shifted copy, undominated states that fit, kept when
+    ``P·den + max(num·S + gain) ≥ thr·den`` over the points ``S ≤ cap − W`` of the envelope
+    ``elo, ehi, ega`` (``ebest``: its prefix maxima of ``num·hi + gain``). New nodes from ``nn``.
+    ``zst`` = [z, znode]: the best state of the merge (kept or not) replaces it when better (a node
+    made for it if needed). Returns (count, nn)."""
+    i = 0
+    jj = 0
+    k = 0
+    m = len(elo)
+    q = m - 1
+    lastw = np.int64(-1)
+    lastp = np.int64(-1)
+    lastsrc = np.int64(-1)  # the merge's last undominated state: source index, +L if shifted
+    lastkept = False
+    td = thr * den
+    while i < L or jj < L:
+        if jj >= L or (i < L and W[i] <= W[jj] + w):
+            a = W[i]
+            b = P[i]
+            src = i
+            i += 1
+        else:
+            a = W[jj] + w
+            if a > cap:
+                if i >= L:
+                    break
+                jj = L
+                continue
+            b = P[jj] + p
+            src = jj + L
+            jj += 1
+        if lastsrc >= 0 and b <= lastp:
+            continue  # dominated (weights rise)
+        if lastsrc >= 0 and a == lastw and lastkept:
+            k -= 1  # same weight, more profit: replaces the last kept state (a node may go unused)
+        lastw = a
+        lastp = b
+        lastsrc = src
+        lastkept = False
+        sl = cap - a
+        while q >= 0 and elo[q] > sl:
+            q -= 1
+        if ehi[q] <= sl:
+            room = ebest[q]
+        else:
+            room = num * sl + ega[q]
+            if q > 0 and ebest[q - 1] > room:
+                room = ebest[q - 1]
+        if b * den + room < td:
+            continue
+        NW[k] = a
+        NP[k] = b
+        if src >= L:
+            par[nn] = N[src - L]
+            itm[nn] = j
+            NN[k] = nn
+            nn += 1
+        else:
+            NN[k] = N[src]
+        k += 1
+        lastkept = True
+    if lastsrc >= 0 and lastp > zst[0]:
+        zst[0] = lastp
+        if lastkept:
+            zst[1] = NN[k - 1]
+        elif lastsrc >= L:
+            par[nn] = N[lastsrc - L]
+            itm[nn] = j
+            zst[1] = nn
+            nn += 1
+        else:
+            zst[1] = N[lastsrc]
+    return k, nn
+
+
+def _collect(par, itm, nn, N, L, zst) -> int:
+    """Drop the nodes that no state of ``N[:L]`` nor the best packing (``zst[1]``) reaches: the sparse
+    DP's collection (:func:`.sparse.kernels.collect`, compacting in place and renumbering), on this
+    search's list; returns the count kept."""
+    st = np.zeros(NSLOTS, np.int64)
+    st[ST_NN], st[ST_LEN], st[ST_ZNODE] = nn, L, zst[1]  # (ST_CUR 0: the list is row 0 of N[None])
+    live = collect(par, itm, N[None, :], st)
+    zst[1] = st[ST_ZNODE]
+    return live
+
+
+def _room_check(nbytes: int) -> None:
+    from gpudp.memory import available_memory
+
+    if nbytes > available_memory() // 2:
+        raise MemoryError(f"the state lists and nodes would need {nbytes / 2**30:.2f} GiB more")
+
+
+class _Arrays:
+    """The two state lists and the node array of one search, grown on demand."""
+
+    def __init__(self):
+        self.lists = [self._list(LIST_START), self._list(LIST_START)]
+        self.par = np.empty(NODE_START, np.int64)
+        self.itm = np.empty(NODE_START, np.int64)
+
+    @staticmethod
+    def _list(size):
+        return np.empty(size, np.int64), np.empty(size, np.int64), np.empty(size, np.int64)
+
+    def out_list(self, k: int, need: int):
+        if len(self.lists[k][0]) < need:
+            size = max(need, 2 * len(self.lists[k][0]))
+            _room_check(24 * (size - len(self.lists[k][0])))
+            self.lists[k] = self._list(size)
+        return self.lists[k]
+
+    def nodes(self, nn: int, need: int, N, L, zst) -> int:
+        """Room for ``need`` more nodes: collect first, grow when more than half stays live."""
+        if nn + need <= len(self.par):
+            return nn
+        nn = _collect(self.par, self.itm, nn, N, L, zst)
+        if nn + need > len(self.par) // 2:
+            size = max(2 * len(self.par), 2 * (nn + need))
+            _room_check(16 * (size - len(self.par)))
+            par, itm = np.empty(size, np.int64), np.empty(size, np.int64)
+            par[:nn], itm[:nn] = self.par[:nn], self.itm[:nn]
+            self.par, self.itm = par, itm
+        return nn
+
+
+def _search(ws, ps, cap, env: Envelopes, den, target, z, gp, deadline):
+    """One search with target ``target`` from incumbent value ``z`` (the module doc). Returns
+    ``(z, items, states, largest, stopped)``: the best packing it found (``items``: indices into
+    ``ws``, None when none beat the given ``z``), and ``stopped`` None (the search ran to its end),
+    ``"time"`` (an item's step would pass ``deadline``, predicted from the last step's time per
+    state) or ``"memory (why)"``."""
+    n = len(ws)
+    ar = _Arrays()
+    W, P, N = ar.lists[0]
+    W[0], P[0], N[0] = 0, 0, -1
+    L, cur, nn = 1, 0, 0
+    zst = np.array([z, -1], np.int64)
+    states = largest = 0
+    per_state, stopped = 0.0, None
+    for j in range(n):
+        t = time.perf_counter()
+        if deadline is not None and t + 2 * per_state * L > deadline:  # (a list may double)
+            stopped = "time"
+            break
+        elo, ehi, ega, ebest = env.get(j + 1)
+        try:
+            NW, NP, NN = ar.out_list(1 - cur, 2 * L)
+            nn = ar.nodes(nn, L + 1, N, L, zst)
+        except MemoryError as e:
+            stopped = f"memory ({e})"
+            break
+        thr = max(target, int(zst[0]) + gp)
+        Lin = L
+        L, nn = _step(W, P, N, L, int(ws[j]), int(ps[j]), j, cap, thr, elo, ehi, ega, ebest, env.num,
+                      den, NW, NP, NN, ar.par, ar.itm, nn, zst)  # fmt: skip
+        W, P, N, cur = NW, NP, NN, 1 - cur
+        states += L
+        largest = max(largest, L)
+        per_state = (time.perf_counter() - t) / Lin
+        if L == 0:
+            break
+    items = None
+    if zst[1] >= 0 or zst[0] > z:
+        items, r = [], int(zst[1])
+        while r >= 0:
+            items.append(int(ar.itm[r]))
+            r = int(ar.par[r])
+    return int(zst[0]), items, states, largest, stopped
+
+
+def _lagrange(ps, ws, cap, b, total_p):
+    """``num, den``: the break item's efficiency ``ps[b]/ws[b]`` (``ps, ws`` in efficiency order)
+    rounded down to a multiple of 1/den, den a power of two, with ``(total_p + 1)·den ≤ 2^61`` and
+    ``num·cap ≤ 2^61`` (any λ ≥ 0 gives a valid bound)."""
+    k = 30
+    while k > 0 and (total_p + 1) << k > int(_LIMIT):
+        k -= 1
+    den = 1 << k
+    num = int(ps[b]) * den // int(ws[b])
+    return min(num, int(_LIMIT) // max(cap, 1)), den
+
+
+def envelope_bound(cap: int, env: Envelopes, den: int) -> int:
+    """The empty state's bound, ``⌊max(num·S + gain) / den⌋`` over the points ``S ≤ cap`` of ``E_0``:
+    an upper bound on every packing."""
+    return env.bound(0, cap) // den
+
+
+def solve_instance(inst: KnapsackInstance, time_limit=None) -> Solution:
+    """Solve a validated instance (:func:`gpudp.problems.knapsack.io.validate`); see :func:`solve`."""
+    t0 = time.perf_counter()
+    time_limit = parse_time_limit(time_limit)
+    deadline = None if time_limit is None else t0 + time_limit
+    p, w, cap = integer_data(inst)
+    forced, free, x = split_items(p, w, cap)
+    details = {"method": "reach", "n": len(p), "free_items": len(free), "stopped": None}
+    stats = Stats(backend="cpu", device=device_name("cpu"))
+    complete, message, claimed = True, "no free items: trivially optimal", None
+    if len(free) and exact_sum(w[free]) <= cap:
+        x[free] = 1
+        message = "every item that can be packed fits: trivially optimal"
+    elif len(free):
+        complete, message, claimed = _solve_free(p, w, cap, free, x, details, deadline, time_limit)
+        claimed += exact_sum(p[forced])
+        stats.cells = details["states_generated"]
+        stats.extra.update(states_generated=stats.cells, largest_list=details["largest_list"])
+    sel = np.flatnonzero(x == 1)
+    details.update(weight=exact_sum(w[sel]), message=message, integral=True)
+    stats.seconds = time.perf_counter() - t0
+    return checked_solution(p, w, cap, x, exact_sum(p[sel]), stats, details, complete, claimed)
+
+
+def _solve_free(p, w, cap, free, x, details, deadline, time_limit):
+    """The search over the free items (the module doc); sets their entries of ``x``, fills
+    ``details``; returns (proven, message, the claimed value of the free items taken)."""
+    total_p, total_w = exact_sum(p[free]), exact_sum(w[free])
+    if total_w > INT64_MAX:
+        raise InputError(
+            "weights",
+            f"the weights of the items that can be packed sum to {total_w}, past the 2^63 - 1 that the "
+            "reachable-sums DP's int64 state weights hold",
+        )
+    if total_p + 1 > _LIMIT:
+        raise InputError(
+            "profits",
+            f"the profits of the items that can be packed sum to {total_p}; the reachable-sums DP keeps "
+            "its bounds in int64 and needs at most 2^61 - 1 (--method sparse takes up to 2^63 - 1)",
+        )
+    gp = int(np.gcd.reduce(p[free]))
+    # Dantzig's bound and the greedy packing, in efficiency order
+    eff = free[efficiency_order(p[free], w[free])]
+    we, pe = np.ascontiguousarray(w[eff]), np.ascontiguousarray(p[eff])
+    b = int(np.searchsorted(np.cumsum(we), cap, side="right"))
+    gx = np.zeros(len(eff), np.int8)
+    z = int(greedy(we, pe, cap, gx))
+    best = eff[gx == 1]
+    dantzig = exact_sum(pe[:b]) + (cap - exact_sum(we[:b])) * int(pe[b]) // int(we[b])
+    num, den = _lagrange(pe, we, cap, b, total_p)
+    # the search's order: decreasing weight
+    order = free[np.lexsort((-p[free], -w[free]))]
+    ws, ps = np.ascontiguousarray(w[order]), np.ascontiguousarray(p[order])
+    t = time.perf_counter()
+    env = Envelopes(ws, ps, cap, num, den, deadline)
+    root = None if env.late else envelope_bound(cap, env, den)
+    ub = min(dantzig, total_p) if env.late else min(dantzig, root, total_p)
+    ub -= ub % gp
+    details.update(
+        greedy_value=z,
+        bounds={"dantzig": dantzig, "envelope": root},
+        lagrange=[num, den],
+        envelopes={"seconds": time.perf_counter() - t, "built": not env.late},
+    )
+    if not env.late:
+        details["envelopes"].update(
+            tau=env.tau,
+            largest=int(env.sizes.max()),
+            intervals=int(env.sizes.sum()),
+            stored="all" if env.all else f"every {env.K}",
+        )
+    searches, states, largest, stopped = [], 0, 0, None
+    if env.late or (deadline is not None and time.perf_counter() > deadline):
+        stopped = "time"
+    d = max(gp, (ub - z) >> 14)
+    target = ub
+    while z < ub and stopped is None:
+        t = time.perf_counter()
+        zf, items, n_st, big, stopped = _search(ws, ps, cap, env, den, target, z, gp, deadline)
+        states += n_st
+        largest = max(largest, big)
+        if items is not None:
+            z, best = zf, order[items]
+        record = {"target": target, "best": z, "states": n_st, "largest_list": big}
+        searches.append({**record, "seconds": time.perf_counter() - t})
+        if stopped is not None:
+            searches[-1]["stopped"] = stopped
+            break
+        searches[-1]["reached"] = z >= target
+        if z >= target:
+            ub = z
+            break
+        ub = target - 1
+        ub -= ub % gp
+        target = max(z + gp, ub + 1 - d)
+        d *= 2
+    x[best] = 1
+    details.update(
+        incumbent=z,
+        upper_bound=ub,
+        gap=ub - z,
+        searches=searches,
+        states_generated=states,
+        largest_list=largest,
+    )
+    if z >= ub:
+        return True, "optimal: no packing reaches the bound", z
+    details["stopped"] = "time" if stopped == "time" else "memory"
+    if stopped == "time":
+        why = f"time limit of {time_limit} s reached"
+    else:
+        why = f"out of {stopped}"
+    return False, f"{why}: the best packing found, not proven optimal (upper bound {ub}, gap {ub - z})", z
+
+
+def solve(profits, weights, capacity, time_limit=None, name: str = "") -> Solution:
+    """Solve a 0/1 knapsack with integer profits and weights by the reachable-sums DP (the module
+    doc); returns a checked :class:`gpudp.Solution`.
+
+    ``solution`` is the 0/1 vector (int8) in the caller's order, ``details["weight"]`` its weight,
+    ``details["method"]`` ``"reach"``; ``details`` also gives the bounds, each search (target,
+    outcome, states, largest list, seconds), the states generated and the envelopes. ``optimal`` is
+    False when ``time_limit`` seconds passed first or the lists outgrew the memory: the value is then
+    that of the best packing found, with ``details["upper_bound"]`` proven and ``details["gap"]``.
+    Real-valued data, and totals past int64, raise :class:`gpudp.InputError`.
+
+    >>> solve([10, 7, 8], [5, 4, 3], 8).value
+    18
+    """
+    return solve_instance(validate(profits, weights, capacity, name=name), time_limit=time_limit)
+
+
+def warm():
+    """Compile the compiled functions (or load them from numba's cache) on a small instance whose
+    node array fills (a collection runs)."""
+    global NODE_START
+    saved, NODE_START = NODE_START, 2
+    try:
+        solve([5, 6, 7, 8, 9, 3], [5, 6, 7, 8, 9, 2], 17)
+    finally:
+        NODE_START = saved

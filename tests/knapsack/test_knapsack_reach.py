@@ -1,0 +1,178 @@
+"""The reachable-sums knapsack DP (``method="reach"``, issue 41) against the small references of
+test_knapsack_dp.py (the textbook DP over capacities, the brute force in Python integers) and of
+test_knapsack_jooken.py (the DP over reachable weights), on random data, Jooken's class at small n
+and c, and every magnitude; and one c = 10^10 instance of Jooken's class proven."""
+
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_knapsack_dp import (
+    EDGE,
+    arrays,
+    assert_solves,
+    brute_int,
+    edge_instances,
+    instances,
+    magnitude,
+    ref_dp,
+)
+from test_knapsack_jooken import ref_dp as ref_reachable
+
+from gpudp import InputError
+from gpudp.cli import main
+from gpudp.problems import knapsack
+from gpudp.problems.knapsack import classes
+from gpudp.problems.knapsack import reach as kr
+
+INT64_MAX = 2**63 - 1
+
+
+@pytest.fixture
+def tiny_room(monkeypatch):
+    """Lists of 1 state, 2 nodes, envelopes of 3 intervals, none stored beyond every K-th: every
+    growth, node collection, interval merge and envelope rebuild runs."""
+    monkeypatch.setattr(kr, "LIST_START", 1)
+    monkeypatch.setattr(kr, "NODE_START", 2)
+    monkeypatch.setattr(kr, "MAX_INTERVALS", 3)
+    monkeypatch.setattr(kr, "ALL_INTERVALS", 4)
+
+
+def refuses(p, w, c) -> bool:
+    """The documented limits: when not every packable item fits, their weights must sum to at most
+    2^63 - 1 and their profits to at most 2^61 - 1."""
+    free = [(int(a), int(b)) for a, b in zip(p, w, strict=True) if 0 < b <= c and a > 0]
+    total_w = sum(b for _, b in free)
+    return total_w > c and (total_w > INT64_MAX or sum(a for a, _ in free) > 2**61 - 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(instances(st.integers(0, 1000), max_n=30))
+def test_random_instances_vs_reference_dp(inst):
+    """n <= 30, C <= 2000, duplicates, items heavier than C, zero profits and weights."""
+    p, w, c = arrays(inst)
+    sol = kr.solve(p, w, c)
+    assert sol.optimal and sol.details["method"] == "reach"
+    assert_solves(sol, p, w, c, ref_dp(p.tolist(), w.tolist(), c))
+
+
+@settings(max_examples=40, deadline=None)
+@given(instances(st.integers(0, 60), max_n=22), st.integers(0, 3))
+def test_profits_near_the_weights_with_tiny_room(inst, spread):
+    """Profits within ``spread`` of the weights (the case the method is for), with lists, nodes and
+    envelopes so small that every growth, collection, merge and rebuild runs."""
+    saved = kr.LIST_START, kr.NODE_START, kr.MAX_INTERVALS, kr.ALL_INTERVALS
+    kr.LIST_START, kr.NODE_START, kr.MAX_INTERVALS, kr.ALL_INTERVALS = 1, 2, 3, 4
+    try:
+        items, c = inst
+        rng = np.random.default_rng(len(items) * 7919 + c)
+        w = np.array([b for _, b in items], np.int64)
+        p = np.maximum(w + rng.integers(-spread, spread, len(w), endpoint=True), 0)
+        assert_solves(kr.solve(p, w, c), p, w, c, ref_dp(p.tolist(), w.tolist(), c))
+    finally:
+        kr.LIST_START, kr.NODE_START, kr.MAX_INTERVALS, kr.ALL_INTERVALS = saved
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(0, 24),
+    c=st.integers(10, 10**5),
+    g=st.integers(2, 6),
+    f=st.sampled_from([0.0, 0.1, 0.3]),
+    eps=st.sampled_from([0.0, 1e-5, 1e-3, 0.1]),
+    s=st.integers(1, 300),
+    seed=st.integers(0, 2**32),
+)
+def test_jooken_class_vs_reference(n, c, g, f, eps, s, seed):
+    p, w, cap = classes.jooken_instance(n, c, g=g, f=f, eps=eps, s=s, seed=seed)
+    sol = knapsack.solve(p, w, cap, method="reach")
+    assert sol.optimal and sol.checked and sol.value == ref_reachable(p.tolist(), w.tolist(), cap)
+
+
+capacity = st.one_of(st.integers(0, 120), st.sampled_from(EDGE), st.integers(0, INT64_MAX))
+
+
+@settings(max_examples=120, deadline=None)
+@given(edge_instances(magnitude, capacity))
+def test_edge_magnitudes_exact_or_refused(inst):
+    """Profits and weights 0, 1, 2^31, 2^53 + 1, 2^62 ... (negative profits too) and capacities up to
+    2^63 - 1: the exact optimum (a Python integer), or an InputError past the documented totals."""
+    p, w, c = inst
+    if refuses(p, w, c):
+        with pytest.raises(InputError, match=r"2\^6[13] - 1"):
+            kr.solve(p, w, c)
+        return
+    sol = kr.solve(p, w, c)
+    assert sol.optimal and sol.value == brute_int(p, w, c) and sol.checked
+    assert sol.details["weight"] <= c
+
+
+def test_edge_cases(tiny_room):
+    assert kr.solve([], [], 10).value == 0
+    sol = kr.solve([5, 7], [3, 4], 0)
+    assert sol.value == 0 and sol.solution.tolist() == [0, 0] and sol.optimal
+    sol = kr.solve([5, 7, 2, 0, -4], [3, 0, 50, 1, 1], 4)  # weight 0 taken, heavy, zero, negative dropped
+    assert sol.value == 12 and sol.solution.tolist() == [1, 1, 0, 0, 0]
+    sol = kr.solve([5, 7, 2], [1, 2, 3], 100)
+    assert sol.value == 14 and "fits" in sol.details["message"]
+    sol = kr.solve([6] * 7, [4] * 7, 17)
+    assert sol.value == 24 and sol.solution.sum() == 4
+    sol = kr.solve([2**61 - 3, 1, 1], [2**62, 2**61, 3], 2**62 + 2)  # the profits' limit exactly
+    assert sol.value == 2**61 - 3 and sol.optimal
+    with pytest.raises(InputError, match=r"profits: .*2\^61 - 1"):
+        kr.solve([2**61 - 2, 1, 1], [2**62, 2**61, 3], 2**62 + 2)
+    with pytest.raises(InputError, match=r"weights: .*2\^63 - 1"):
+        kr.solve([3, 1, 1], [2**62, 2**62, 3], 2**62 + 2)
+    with pytest.raises(InputError, match="integer"):
+        kr.solve([1.5, 2], [1, 2], 2)
+
+
+def test_time_limit_returns_a_checked_unproven_packing_with_its_gap():
+    p, w, c = classes.jooken_instance(1200, 10**10, g=14, eps=1e-5, seed=0)
+    t = time.perf_counter()
+    sol = knapsack.solve(p, w, c, method="reach", time_limit=0.5)
+    assert time.perf_counter() - t < 3
+    d = sol.details
+    assert not sol.optimal and d["stopped"] == "time" and sol.checked
+    assert d["upper_bound"] - sol.value == d["gap"] > 0 and "not proven optimal" in d["message"]
+    assert sol.value >= d["greedy_value"] and d["upper_bound"] <= d["bounds"]["dantzig"]
+    sol = kr.solve(p, w, c, time_limit=0)
+    assert not sol.optimal and sol.value == d["greedy_value"]
+    with pytest.raises(InputError, match="time_limit"):
+        kr.solve(p, w, c, time_limit=-1)
+
+
+def test_memory_stop_returns_a_checked_unproven_packing(monkeypatch, tiny_room):
+    from gpudp import memory
+
+    monkeypatch.setattr(memory, "available_memory", lambda: 200)  # the lists may not grow
+    p, w, c = classes.jooken_instance(300, 10**8, seed=0)
+    sol = kr.solve(p, w, c)
+    assert not sol.optimal and sol.details["stopped"] == "memory" and sol.checked
+    assert "out of memory" in sol.details["message"] and sol.details["gap"] > 0
+
+
+def test_a_jooken_instance_at_c_1e10_is_proven():
+    """n = 400, c = 10^10, the generator's defaults (g = 10, eps = 1e-4, s = 100): the sparse DP does
+    not prove it in 20 s here; this method proves it in about a second."""
+    p, w, c = classes.jooken_instance(400, 10**10, seed=0)
+    t = time.perf_counter()
+    sol = knapsack.solve(p, w, c, method="reach")
+    secs = time.perf_counter() - t
+    d = sol.details
+    assert sol.optimal and sol.checked and d["upper_bound"] == sol.value and d["gap"] == 0
+    assert sol.value == int(p[sol.solution == 1].sum()) and d["weight"] <= c
+    assert d["bounds"]["envelope"] < d["bounds"]["dantzig"]  # the reachable sums cut the LP bound
+    assert secs < 20, secs
+
+
+def test_front_end_and_command_line(tmp_path, capsys):
+    assert "reach" in knapsack.METHODS
+    sol = knapsack.solve([10, 7, 8], [5, 4, 3], 8, method="reach")
+    assert sol.value == 18 and sol.details["method"] == "reach"
+    f = tmp_path / "k.txt"
+    f.write_text("3 8\n10 5\n7 4\n8 3\n")
+    assert main(["solve", "knapsack", str(f), "--method", "reach", "--json"]) == 0
+    assert '"value": 18' in capsys.readouterr().out
