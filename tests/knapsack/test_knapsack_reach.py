@@ -28,16 +28,17 @@ from gpudp.problems.knapsack import classes
 from gpudp.problems.knapsack import reach as kr
 
 INT64_MAX = 2**63 - 1
+TINY = {"LIST_START": 1, "NODE_START": 2, "MAX_INTERVALS": 3, "COARSE_INTERVALS": 2, "ALL_INTERVALS": 4,
+        "FINE_AFTER": 0}  # fmt: skip
 
 
 @pytest.fixture
 def tiny_room(monkeypatch):
-    """Lists of 1 state, 2 nodes, envelopes of 3 intervals, none stored beyond every K-th: every
-    growth, node collection, interval merge and envelope rebuild runs."""
-    monkeypatch.setattr(kr, "LIST_START", 1)
-    monkeypatch.setattr(kr, "NODE_START", 2)
-    monkeypatch.setattr(kr, "MAX_INTERVALS", 3)
-    monkeypatch.setattr(kr, "ALL_INTERVALS", 4)
+    """Lists of 1 state, 2 nodes, envelopes of 2 (coarse) and 3 (fine) intervals, none stored beyond
+    every K-th, the fine envelopes as soon as a search keeps a state: every growth, node collection,
+    interval merge, envelope rebuild and the switch to fine envelopes runs."""
+    for name, value in TINY.items():
+        monkeypatch.setattr(kr, name, value)
 
 
 def refuses(p, w, c) -> bool:
@@ -63,8 +64,9 @@ def test_random_instances_vs_reference_dp(inst):
 def test_profits_near_the_weights_with_tiny_room(inst, spread):
     """Profits within ``spread`` of the weights (the case the method is for), with lists, nodes and
     envelopes so small that every growth, collection, merge and rebuild runs."""
-    saved = kr.LIST_START, kr.NODE_START, kr.MAX_INTERVALS, kr.ALL_INTERVALS
-    kr.LIST_START, kr.NODE_START, kr.MAX_INTERVALS, kr.ALL_INTERVALS = 1, 2, 3, 4
+    saved = {name: getattr(kr, name) for name in TINY}
+    for name, value in TINY.items():  # (a fixture would not reset between examples)
+        setattr(kr, name, value)
     try:
         items, c = inst
         rng = np.random.default_rng(len(items) * 7919 + c)
@@ -72,7 +74,8 @@ def test_profits_near_the_weights_with_tiny_room(inst, spread):
         p = np.maximum(w + rng.integers(-spread, spread, len(w), endpoint=True), 0)
         assert_solves(kr.solve(p, w, c), p, w, c, ref_dp(p.tolist(), w.tolist(), c))
     finally:
-        kr.LIST_START, kr.NODE_START, kr.MAX_INTERVALS, kr.ALL_INTERVALS = saved
+        for name, value in saved.items():
+            setattr(kr, name, value)
 
 
 @settings(max_examples=40, deadline=None)
