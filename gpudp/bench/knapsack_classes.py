@@ -10,10 +10,12 @@ whose capacity is ``c = R`` for each of ``--ranges`` and whose other parameters 
 ``knapsack.solve_instance(method="auto")`` on each backend: the method auto ran, the seconds end to
 end (the 0/1 vector and its check included, after compilation), whether the value is proven, the
 DP's predicted time that chose the method, and the sparse DP's work (states, largest list, core,
-the probes, the list steps that ran on the GPU). Before anything is timed, every compiled function of
-the sparse search and, where cuda runs, its GPU list step are compiled (``sparse.warm()``,
-``sparse_cuda.warm()``): on a machine whose cache is cold they would otherwise compile inside the
-first instances that use them.
+the probes, the list steps that ran on the GPU) or the reachable-sums DP's (states, largest list,
+upper bound, searches, whether the fine envelopes were built). Before anything is timed, every
+compiled function of the sparse search, of the reachable-sums search and, where cuda runs, the
+sparse GPU list step are compiled (``sparse.warm()``, ``reach.warm()``, ``sparse_cuda.warm()``): on
+a machine whose cache is cold they would otherwise compile inside the first instances that use
+them.
 OR-Tools CP-SAT (``--peers``, on by default) runs the same instance with the same time limit on
 every core when ``ortools`` imports; otherwise the JSON says why it was skipped. Goals (issue 16):
 every instance proven, at most 1 s on the H100 and 10 s on the cpu backend.
@@ -125,15 +127,24 @@ def run_auto(inst, backend: str, time_limit: float) -> dict:
             probes=d.get("probes"),
             gpu_steps=(d.get("gpu") or {}).get("steps"),
         )
+    elif d.get("method") == "reach":
+        out.update(
+            states_generated=d.get("states_generated"),
+            largest_list=d.get("largest_list"),
+            upper_bound=d.get("upper_bound"),
+            searches=len(d.get("searches") or []),
+            fine_envelopes="fine_envelopes" in d,
+        )
     return out
 
 
 def _warm(backends):
-    """Compile the sparse DP (its GPU list step too where cuda runs) and the dense DP (each backend)
-    before anything is timed."""
-    from gpudp.problems.knapsack import sparse
+    """Compile the sparse DP (its GPU list step too where cuda runs), the reachable-sums DP and the
+    dense DP (each backend) before anything is timed."""
+    from gpudp.problems.knapsack import reach, sparse
 
     sparse.warm()  # every compiled function of the search, not only those a small solve uses
+    reach.warm()
     p, w, c = pisinger_instance(3, 60, 1000, seed=99)
     if "cuda" in backends:
         from gpudp.problems.knapsack.sparse import cuda as sparse_cuda

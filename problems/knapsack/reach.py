@@ -413,7 +413,7 @@ def _search(ws, ps, cap, env: Envelopes, den, target, z, gp, deadline, budget=No
     ``(z, items, states, largest, stopped)``: the best packing it found (``items``: indices into
     ``ws``, None when none beat the given ``z``), and ``stopped`` None (the search ran to its end),
     ``"time"`` (an item's step would pass ``deadline``, predicted from the last step's time per
-    state) or ``"memory (why)"``."""
+    state), ``"budget"`` (more than ``budget`` states kept) or ``"memory (why)"``."""
     n = len(ws)
     ar = _Arrays()
     W, P, N = ar.lists[0]
@@ -629,11 +629,13 @@ def solve(profits, weights, capacity, time_limit=None, name: str = "") -> Soluti
 
 
 def warm():
-    """Compile the compiled functions (or load them from numba's cache) on a small instance whose
-    node array fills (a collection runs)."""
-    global NODE_START
-    saved, NODE_START = NODE_START, 2
+    """Compile the compiled functions (or load them from numba's cache) on a small instance with
+    every path made to run: node collections, interval merges, the fine envelopes (the module's
+    thresholds lowered meanwhile)."""
+    names = ("NODE_START", "COARSE_INTERVALS", "MAX_INTERVALS", "FINE_AFTER")
+    saved = {k: globals()[k] for k in names}
+    globals().update(NODE_START=2, COARSE_INTERVALS=2, MAX_INTERVALS=3, FINE_AFTER=0)
     try:
         solve([5, 6, 7, 8, 9, 3], [5, 6, 7, 8, 9, 2], 17)
     finally:
-        NODE_START = saved
+        globals().update(saved)
