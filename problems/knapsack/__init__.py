@@ -32,8 +32,11 @@ Methods:
   3. the DP can run, integer data: ``sparse`` for at most the DP's predicted time, then ``dp`` if
      sparse has not proved its answer by then; so never much more than twice the DP, and the
      sparse DP's time when it is the faster;
-  4. the DP refuses (``C`` too large for its rows, say): ``sparse`` (integer data), then ``bb`` if
-     sparse refuses or stops unproven (memory); real profits go to ``bb``.
+  4. the DP refuses (``C`` too large for its rows, say), integer data: ``sparse``, then ``bb`` if
+     sparse refuses or stops unproven (memory); but where an item that can be packed weighs at least
+     ``C / REACH_WEIGHT_SHARE`` (few items fit: the sums they reach near ``C`` are sparse, as in
+     Jooken et al.'s class, where sparse's LP-type bounds stall), ``sparse`` for at most
+     :data:`SPARSE_FIRST_S`, then ``reach``, then ``bb``; real profits go to ``bb``.
 
   An unproven answer is returned only when no method that could prove it is left (a time limit or
   the memory stopped the last search); the DP, when it runs, proves unless the time limit stops it.
@@ -82,6 +85,10 @@ __all__ = [
 METHODS = ("auto", "dp", "sparse", "bb", "reach")
 #: a DP predicted this fast runs at once: a sparse attempt would cost as much to set up
 DP_AT_ONCE_S = 0.05
+#: where the DP refuses: ``reach`` joins the plan when an item that can be packed weighs at least
+#: ``C`` over this (few items fit), after ``sparse`` for at most :data:`SPARSE_FIRST_S` seconds
+REACH_WEIGHT_SHARE = 16
+SPARSE_FIRST_S = 0.5
 
 
 def _integer_capacity(inst: KnapsackInstance) -> int | None:
@@ -147,6 +154,13 @@ def choose_method(inst: KnapsackInstance, backend: str = "auto", time_limit=None
     try:
         pre = knapsack_dp.check(inst.profits, inst.weights, inst.capacity, backend=backend)
     except InputError as e:
+        if inst.integral and _few_fit(inst, cap):
+            first = SPARSE_FIRST_S if time_limit is None else min(SPARSE_FIRST_S, time_limit)
+            why = (
+                f"the DP refuses ({e}) and an item weighs at least C/{REACH_WEIGHT_SHARE}: sparse for at "
+                f"most {first:.3g} s, then reach, then bb if neither proves it"
+            )
+            return MethodChoice([("sparse", first), ("reach", time_limit), ("bb", time_limit)], why)
         if inst.integral:
             why = f"the DP refuses ({e}): sparse, then bb if sparse cannot prove it"
             return MethodChoice([("sparse", time_limit), ("bb", time_limit)], why)
@@ -164,6 +178,14 @@ def choose_method(inst: KnapsackInstance, backend: str = "auto", time_limit=None
         out.steps = [("sparse", budget), ("dp", None)]
         out.reason = f"{pred}: sparse for at most {budget:.3g} s, then dp if sparse has not proved it"
     return out
+
+
+def _few_fit(inst: KnapsackInstance, cap: int) -> bool:
+    """Whether an item that can be packed (``0 < w ≤ C``, ``p > 0``) weighs at least
+    ``C / REACH_WEIGHT_SHARE`` (Python integers: exact at every magnitude)."""
+    w, p = np.asarray(inst.weights), np.asarray(inst.profits)
+    packable = w[(w > 0) & (w <= cap) & (p > 0)]
+    return bool(len(packable)) and int(packable.max()) * REACH_WEIGHT_SHARE >= cap
 
 
 def rule(inst: KnapsackInstance, backend: str = "auto") -> str:
@@ -334,7 +356,7 @@ def _auto(inst, backend, memory_budget, bb):
     choice = choose_method(inst, backend, time_limit)
     best, outcome = None, []
     for k, (method, seconds) in enumerate(choice.steps):
-        if method in ("bb", "dp") and time_limit is not None:  # what is left of the caller's limit
+        if method in ("bb", "dp", "reach") and time_limit is not None:  # what is left of the caller's limit
             seconds = max(0.0, time_limit - (time.perf_counter() - t0))
             if seconds == 0.0 and best is not None:  # (with nothing to return, bb stops at once)
                 outcome.append(f"no time left for {method}")

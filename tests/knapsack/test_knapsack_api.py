@@ -15,7 +15,7 @@ from gpudp.problems.knapsack.io import KnapsackInstance, parse_knapsack, validat
 BIG = 99999999999999999999
 
 
-@pytest.mark.parametrize("method", ["auto", "dp", "sparse", "bb"])
+@pytest.mark.parametrize("method", ["auto", "dp", "sparse", "bb", "reach"])
 def test_a_capacity_past_int64_that_every_item_fits(method):
     sol = knapsack.solve([3, 4, -1, 0], [2, 3, 1, 5], BIG, method=method, backend="cpu")
     assert sol.value == 7 and sol.solution.tolist()[:3] == [1, 1, 0] and sol.optimal

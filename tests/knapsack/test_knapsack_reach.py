@@ -179,3 +179,22 @@ def test_front_end_and_command_line(tmp_path, capsys):
     f.write_text("3 8\n10 5\n7 4\n8 3\n")
     assert main(["solve", "knapsack", str(f), "--method", "reach", "--json"]) == 0
     assert '"value": 18' in capsys.readouterr().out
+
+
+def test_auto_tries_reach_where_the_dp_refuses_and_few_items_fit(monkeypatch):
+    """c = 10^10: the DP refuses its rows; items weigh just over c/2: sparse for a moment, then reach."""
+    monkeypatch.setattr(knapsack, "SPARSE_FIRST_S", 0.1)
+    p, w, c = classes.jooken_instance(200, 10**10, seed=0)
+    inst = knapsack.validate(p, w, c)
+    choice = knapsack.choose_method(inst, backend="cpu")
+    assert choice.steps == [("sparse", 0.1), ("reach", None), ("bb", None)]
+    sol = knapsack.solve_instance(inst, backend="cpu")
+    assert sol.optimal and sol.details["method"] == "reach"
+    assert "reach proved it" in sol.details["method_note"]
+    assert [a["method"] for a in sol.details["auto"]["attempts"]] == ["sparse", "reach"]
+    # no item weighs C/16 or more: the plan of before (sparse, then bb)
+    p, w, c = classes.pisinger_instance(3, 400, 10**9, seed=0)
+    assert [m for m, _ in knapsack.choose_method(knapsack.validate(p, w, c), backend="cpu").steps] == [
+        "sparse",
+        "bb",
+    ]

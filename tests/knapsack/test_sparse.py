@@ -28,6 +28,7 @@ from gpudp.problems import knapsack as front
 from gpudp.problems.knapsack import bb as kb
 from gpudp.problems.knapsack import classes
 from gpudp.problems.knapsack import dp as kd
+from gpudp.problems.knapsack import reach as kr
 from gpudp.problems.knapsack import sparse as ks
 from gpudp.problems.knapsack.io import validate
 from gpudp.problems.knapsack.sparse import driver as ksd
@@ -506,10 +507,15 @@ def test_auto_after_the_dp_refuses(monkeypatch, capsys):
     def out_of_memory(self, deadline):
         raise MemoryError("the state lists would need 1.00 GiB more")
 
+    def envelopes_out_of_memory(*args):
+        raise MemoryError("the envelopes would need 1.00 GiB more")
+
     monkeypatch.setattr(ksd.Driver, "run", out_of_memory)
+    # (an item weighs at least C/16: reach runs between them, its memory stopped here too)
+    monkeypatch.setattr(kr.Envelopes, "__init__", envelopes_out_of_memory)
     sol = front.solve(p, w, c, backend="cpu")
     assert sol.details["method"] == "bb" and sol.optimal and sol.value == brute_int(p, w, c)
-    assert [a["method"] for a in sol.details["auto"]["attempts"]] == ["sparse", "bb"]
+    assert [a["method"] for a in sol.details["auto"]["attempts"]] == ["sparse", "reach", "bb"]
     assert "DP refuses" in sol.details["method_note"]
     monkeypatch.undo()
     # a time limit spent by sparse: its incumbent, marked unproven, the note in details (the command
