@@ -37,6 +37,9 @@ def _knapsack(backend):
         knapsack.solve_instance(inst, method="sparse")  # on the CPU whatever the backend
     real = validate(w + 0.5, w + 0.25, float(w.sum() / 2))
     knapsack.solve_instance(real, method="bb", backend=backend, cpu_threshold=0)
+    from .problems.knapsack import reach
+
+    reach.warm()  # auto's choice where the DP refuses and few items fit (on the CPU whatever the backend)
 
 
 def _subset_sum(backend):
