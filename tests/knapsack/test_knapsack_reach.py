@@ -198,3 +198,22 @@ def test_auto_tries_reach_where_the_dp_refuses_and_few_items_fit(monkeypatch):
         "sparse",
         "bb",
     ]
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 18), c=st.integers(10, 10**5), seed=st.integers(0, 2**32), beam=st.integers(1, 8))
+def test_the_beam_search_gives_a_packing_and_with_room_for_all_the_optimum(n, c, seed, beam):
+    """The heuristic run once half a time limit is spent: a feasible packing worth what it claims, at
+    most the optimum; with a beam that holds every state, the optimum."""
+    p, w, c = classes.jooken_instance(n, c, g=4, f=0.2, eps=1e-3, s=50, seed=seed)
+    free = (w > 0) & (w <= c) & (p > 0)
+    ws, ps = w[free][np.argsort(-w[free], kind="stable")], p[free][np.argsort(-w[free], kind="stable")]
+    if not len(ws) or ws.sum() <= c:
+        return
+    want = ref_reachable(ps.tolist(), ws.tolist(), c)
+    env = kr.Envelopes(ws, ps, c, 1, 1)
+    for size, exact in ((beam, False), (2**n, True)):
+        z, items, *_ = kr._search(ws, ps, c, env, 1, 1, 0, 1, None, beam=size)
+        taken = items or []
+        assert int(ws[taken].sum()) <= c and int(ps[taken].sum()) == z <= want
+        assert z == want or not exact
