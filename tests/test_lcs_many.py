@@ -157,26 +157,29 @@ class Text(str):
 
 @st.composite
 def lists_of_pairs(draw):
-    """Lists that the object reader (strlists) may or may not read: mostly tuples and 2-lists of
-    two ASCII str (empty ones, NUL and DEL included) or of two bytes, among them str past ASCII, a
-    str beside bytes, a bytearray, a str subclass, None, 1- and 3-tuples and a str where a pair
-    should be; half of them of one length a side, perhaps but for a pair or two."""
+    """Lists that the object reader (strlists) may or may not read: mostly tuples and 2-lists of two
+    str (ASCII with NUL and DEL, or text past it: Latin-1, the BMP, astral code points, a lone
+    surrogate; empty ones) or of two bytes, among them a str beside bytes, a bytearray, a str
+    subclass, None, 1- and 3-tuples and a str where a pair should be; half of them of one length a
+    side, perhaps but for a pair or two."""
     chars = st.characters(max_codepoint=127)
-    ascii_text = st.text(alphabet=chars, max_size=30)
-    other = st.one_of(
-        st.text(max_size=4), st.binary(max_size=4).map(bytearray), st.builds(Text, ascii_text), st.none()
+    text = st.one_of(
+        st.text(alphabet=chars, max_size=30),
+        st.text(
+            alphabet=st.sampled_from(["a", "\x00", "\xe9", "\xff", "\u4e2d", "\U0001f600", "\ud800"]),
+            max_size=8,
+        ),
     )
-    good = st.one_of(
-        st.tuples(ascii_text, ascii_text), st.tuples(st.binary(max_size=30), st.binary(max_size=30))
-    )
+    other = st.one_of(st.binary(max_size=4).map(bytearray), st.builds(Text, text), st.none())
+    good = st.one_of(st.tuples(text, text), st.tuples(st.binary(max_size=30), st.binary(max_size=30)))
     pair = st.one_of(
         good,
         good.map(list),
-        st.tuples(ascii_text, other),
-        st.tuples(ascii_text, st.binary(max_size=3)),
-        st.tuples(ascii_text),
-        st.tuples(ascii_text, ascii_text, ascii_text),
-        ascii_text,
+        st.tuples(text, other),
+        st.tuples(text, st.binary(max_size=3)),
+        st.tuples(text),
+        st.tuples(text, text, text),
+        text,
     )
     if draw(st.booleans()):  # of one length a side (the rows)
         la, lb = draw(st.integers(0, 20)), draw(st.integers(0, 20))
@@ -191,20 +194,18 @@ def lists_of_pairs(draw):
 
 
 def _readable(pair) -> bool:
-    """A pair the object reader takes: a tuple or 2-list of two ASCII str or of two bytes."""
-    if type(pair) not in (tuple, list) or len(pair) != 2:
-        return False
-    kinds = {type(x) for x in pair}
-    return kinds == {bytes} or (kinds == {str} and all(x.isascii() for x in pair))
+    """A pair the object reader takes: a tuple or 2-list of two str or of two bytes (exact types)."""
+    return type(pair) in (tuple, list) and len(pair) == 2 and {type(x) for x in pair} in ({str}, {bytes})
 
 
-@settings(max_examples=200)
+@settings(max_examples=300)
 @given(lists_of_pairs())
-def test_the_object_reader_reads_exactly_lists_of_pairs_of_ascii_str_or_bytes(pairs):
-    """strlists.read_pairs reads a list when every pair is a tuple or 2-list of two ASCII str or of
-    two bytes (exact types): each side's symbols as bytes, in order, with their offsets (as the
-    builtins' reading, sequences.bulk_sides, gives a list of one form; two 2-D arrays where every
-    side is of one length); None for any other list, which the builtins then read."""
+def test_the_object_reader_reads_exactly_lists_of_pairs_of_str_or_bytes(pairs):
+    """strlists.read_pairs reads a list when every pair is a tuple or 2-list of two str or of two
+    bytes (exact types): each side's symbols in order with their offsets, as bytes where every str is
+    ASCII, else as code points (int32, both sides), as the builtins' reading (sequences.bulk_sides)
+    gives a list of one form; two 2-D arrays where every side is of one length and of bytes or
+    ASCII; None for any other list, which the builtins then read."""
     from gpudp.problems.lcs import strlists
     from gpudp.problems.lcs.sequences import bulk_sides
 
@@ -214,15 +215,17 @@ def test_the_object_reader_reads_exactly_lists_of_pairs_of_ascii_str_or_bytes(pa
     assert (got is not None) == readable
     if readable:
         a, a_off, b, b_off = got
+        wide = any(isinstance(x, str) and not x.isascii() for p in pairs for x in p)
         uniform = len({len(p[0]) for p in pairs}) == len({len(p[1]) for p in pairs}) == 1
-        assert (a_off is None) == uniform  # rows, (n, length) each, where every side is of one length
-        if uniform:
+        assert (a_off is None) == (uniform and not wide)  # rows, (n, length) each
+        if a_off is None:
             assert a.shape == (len(pairs), len(pairs[0][0])) and b.shape == (len(pairs), len(pairs[0][1]))
             a_off, b_off = (np.arange(len(pairs) + 1) * x.shape[1] for x in (a, b))
-        assert a.dtype == b.dtype == np.uint8
+        assert a.dtype == b.dtype == (np.int32 if wide else np.uint8)
         for side, (x, off) in enumerate(((a.ravel(), a_off), (b.ravel(), b_off))):
-            seqs = [p[side].encode() if isinstance(p[side], str) else p[side] for p in pairs]
-            assert x.tobytes() == b"".join(seqs) and off.tolist() == np.cumsum([0, *map(len, seqs)]).tolist()
+            seqs = [list(map(ord, p[side])) if isinstance(p[side], str) else list(p[side]) for p in pairs]
+            assert x.tolist() == [c for q in seqs for c in q]
+            assert off.tolist() == np.cumsum([0, *map(len, seqs)]).tolist()
         if len({type(p[0]) for p in pairs}) == 1:  # one form: as the builtins read it
             want = bulk_sides([p[0] for p in pairs], [p[1] for p in pairs])
             assert all(
@@ -278,21 +281,22 @@ def test_the_object_reader_reads_nothing_of_a_list_changed_between_its_passes():
     pairs = [("A", "C"), pair]
     lens, addr = np.empty((2, 2), np.int64), np.empty((2, 2), np.int64)
     none = np.zeros(0, np.uint8)
-    assert strlists._scan(id(pairs), 2, lay, lens, addr, -1, -1, none, none) == (True, False)
+    units = np.empty((2, 2), np.int8)
+    assert strlists._scan(id(pairs), 2, lay, lens, addr, units, -1, -1, none, none) == (True, False, False)
     offsets = np.zeros((2, 3), np.int64)
     np.cumsum(lens, axis=1, out=offsets[:, 1:])
     a, b = np.empty(offsets[0, -1], np.uint8), np.empty(offsets[1, -1], np.uint8)
-    assert strlists._gather(id(pairs), 2, lay, lens, addr, offsets, a, b)
+    assert strlists._gather(id(pairs), 2, lay, lens, addr, units, offsets, a, b)
     assert a.tobytes() == b"AACGT" and b.tobytes() == b"CAC"
     pair[1] = "".join(["GG", "T"])  # another str object of another length
-    assert not strlists._gather(id(pairs), 2, lay, lens, addr, offsets, a, b)
+    assert not strlists._gather(id(pairs), 2, lay, lens, addr, units, offsets, a, b)
     pair[1] = "".join(["G", "T"])  # another object of the same length
-    assert not strlists._gather(id(pairs), 2, lay, lens, addr, offsets, a, b)
+    assert not strlists._gather(id(pairs), 2, lay, lens, addr, units, offsets, a, b)
     pair[1] = addr  # not a str at all
-    assert not strlists._gather(id(pairs), 2, lay, lens, addr, offsets, a, b)
+    assert not strlists._gather(id(pairs), 2, lay, lens, addr, units, offsets, a, b)
     pairs[1] = ("ACGT", "AC")
     pairs.append(("G", "T"))
-    assert not strlists._gather(id(pairs), 2, lay, lens, addr, offsets, a, b)
+    assert not strlists._gather(id(pairs), 2, lay, lens, addr, units, offsets, a, b)
 
 
 @pytest.mark.parametrize("turned", ["none", "all", "some"])

@@ -5,26 +5,25 @@ every pass over them (``type``, ``len``, ``itemgetter``, ``"".join``, ``encode``
 again: bulk_pairs made eleven such passes, 1.0-1.4 s for 1,000,000 pairs of 100 on a loaded 2-core
 host (2026-12-06), where the same pairs as two 2-D arrays take 0.03 s besides the kernel. Here a
 compiled function (numba, every core) reads the list's item array, each pair's two items and each
-str's header (its type, its length, and PEP 393's state: compact ASCII), and copies the characters
-into byte buffers: what :func:`.sequences.bulk_pairs` gives for the same list (ASCII as bytes).
-Pairs of two ``bytes`` are read the same way (a str pairs only with a str, as a pair read by
-itself does). Pairs of one length a side (the first pair's) are copied to their rows in that same
-pass; a list of other lengths takes a second pass, to offsets (0.16 s in all for the million pairs
-above).
+str's header (its type, its length, and PEP 393's state: compact, ASCII or of which kind), and
+copies the symbols into buffers: what :func:`.sequences.bulk_pairs` gives for the same list (bytes
+where every str is ASCII, else int32 code points, both sides). Pairs of two ``bytes`` are read the
+same way (a str pairs only with a str, as a pair read by itself does). Pairs of bytes or ASCII of
+one length a side (the first pair's) are copied to their rows in that same pass; any other list
+takes a second pass, to offsets (0.16 s in all for the million pairs above).
 
 The objects are read as CPython lays them out (``ob_type``, ``ob_size``, a tuple's items inline and
-a list's through ``ob_item``, a compact ASCII str's state bits and its characters after the header,
-a bytes object's bytes after its own): :func:`layout` checks every offset and bit on probe objects
-first, and where one does not hold (another interpreter, a free-threaded build, a later change of
-the structs) this module reads nothing. Each pass holds the GIL while it runs (``nogil=False``), so
-that no Python thread changes a list pair or frees an object meanwhile, and the second pass reads
-every pair again before it copies (Python ran between the two: a changed list is refused, not
-read).
+a list's through ``ob_item``, a compact str's state bits and its symbols after its header, a bytes
+object's after its own): :func:`layout` checks every offset and bit on probe objects first, and
+where one does not hold (another interpreter, a free-threaded build, a later change of the structs)
+this module reads nothing. Each pass holds the GIL while it runs (``nogil=False``), so that no
+Python thread changes a list pair or frees an object meanwhile, and the second pass reads every
+pair again before it copies (Python ran between the two: a changed list is refused, not read).
 
 :func:`read_pairs` returns None for any list that is not exactly this: a pair that is not a tuple
 or list of two, an item that is not a ``str`` or ``bytes`` (a subclass included, a str beside a
-bytes), a str that is not ASCII. The builtins' path then reads it as before (non-ASCII text by code
-point, a bad pair its own error).
+bytes), a str that is not compact (every str Python 3.12 and later make is). The builtins' path then
+reads it as before (a bad pair its own error).
 """
 
 from __future__ import annotations
@@ -48,27 +47,26 @@ __all__ = ["layout", "read_pairs"]
 #: PEP 393's state word: ``kind`` (bits 2-4), ``compact`` (5), ``ascii`` (6); a compact ASCII str
 #: has kind 1 and both flags
 STATE_MASK, STATE_ASCII = 0x7C, 0x64
+#: the state of a compact str that is not ASCII: ``compact`` set, ``ascii`` not (its kind apart)
+WIDE_MASK, STATE_WIDE = 0x60, 0x20
 
 
-@intrinsic
-def _word(typingctx, addr):
-    """The 8 bytes at address ``addr`` as an int64."""
+def _loader(bits: int):
+    """An intrinsic: the unsigned ``bits``-bit integer at address ``addr`` (an int64), as an int64."""
 
-    def codegen(context, builder, sig, args):
-        return builder.load(builder.inttoptr(args[0], ir.IntType(64).as_pointer()))
+    @intrinsic
+    def load(typingctx, addr):
+        def codegen(context, builder, sig, args):
+            value = builder.load(builder.inttoptr(args[0], ir.IntType(bits).as_pointer()))
+            return value if bits == 64 else builder.zext(value, ir.IntType(64))
 
-    return types.int64(types.int64), codegen
+        return types.int64(types.int64), codegen
+
+    return load
 
 
-@intrinsic
-def _word32(typingctx, addr):
-    """The 4 bytes at address ``addr`` as an unsigned int, widened to int64."""
-
-    def codegen(context, builder, sig, args):
-        value = builder.load(builder.inttoptr(args[0], ir.IntType(32).as_pointer()))
-        return builder.zext(value, ir.IntType(64))
-
-    return types.int64(types.int64), codegen
+#: a word (pointers, lengths), a str's state, a 2-byte code unit and a byte, at an address
+_word, _word32, _word16, _byte = map(_loader, (64, 32, 16, 8))
 
 
 @intrinsic
@@ -97,6 +95,7 @@ def layout() -> np.ndarray | None:
     kind, size, items, state = 8, 16, 24, 32
     data = sys.getsizeof("") - 1  # a compact ASCII str: its header, then its characters and a NUL
     raw = sys.getsizeof(b"") - 1  # a bytes object: the same, its bytes after the header
+    wide = sys.getsizeof("\xe9") - 2  # a compact str of other text: a longer header, then its units
 
     def word(addr):
         return ctypes.c_int64.from_address(addr).value
@@ -119,6 +118,19 @@ def layout() -> np.ndarray | None:
                 return None
         if any(ascii_at(s) for s in (made + "\xe9", "\u4e2d" + made, made + "\U0001f600")):
             return None
+        for s, unit, codec in (
+            (made + "\xe9", 1, "latin-1"),
+            ("\u4e2d" + made, 2, "utf-16-le"),
+            (made + "\U0001f600", 4, "utf-32-le"),
+            ("\ud800" + made, 2, "utf-16-le"),  # a lone surrogate: a code point like any other
+        ):
+            st = ctypes.c_uint32.from_address(id(s) + state).value
+            if st & WIDE_MASK != STATE_WIDE or (st >> 2) & 7 != unit or word(id(s) + size) != len(s):
+                return None
+            if sys.getsizeof(s) != wide + (len(s) + 1) * unit:
+                return None
+            if ctypes.string_at(id(s) + wide, len(s) * unit) != s.encode(codec, "surrogatepass"):
+                return None
         for x in (made.encode(), b"", made.encode() * 40 + b"\x00\xff"):
             if word(id(x) + kind) != id(bytes) or word(id(x) + size) != len(x):
                 return None
@@ -126,38 +138,55 @@ def layout() -> np.ndarray | None:
                 return None
     except Exception:  # noqa: BLE001 - any surprise means: do not read objects this way
         return None
-    return np.array([kind, size, items, state, data, id(tuple), id(list), id(str), id(bytes), raw], np.int64)
+    return np.array(
+        [kind, size, items, state, data, id(tuple), id(list), id(str), id(bytes), raw, wide], np.int64
+    )
+
+
+@register_jitable
+def _side(s, lay):
+    """One side of a pair, the object at ``s``: ``(at, length, unit)``, where its symbols start, how
+    many, and 0 for bytes or ASCII text (a byte a symbol, copied as it is) or else the bytes of a code
+    point of its compact text (1, 2 or 4: PEP 393's kind); ``unit`` -1 for anything else."""
+    t = _word(s + lay[0])
+    if t == lay[8]:
+        return s + lay[9], _word(s + lay[1]), 0
+    if t != lay[7]:
+        return 0, 0, -1
+    st = _word32(s + lay[3])
+    if st & STATE_MASK == STATE_ASCII:
+        return s + lay[4], _word(s + lay[1]), 0
+    unit = (st >> 2) & 7
+    if st & WIDE_MASK == STATE_WIDE and (unit == 1 or unit == 2 or unit == 4):
+        return s + lay[10], _word(s + lay[1]), unit
+    return 0, 0, -1
 
 
 @register_jitable
 def _pair(items, p, lay):
-    """Pair ``p`` of the list whose item array is at ``items``: where its two sides' characters (or
-    bytes) start and their lengths, ``(at_a, at_b, len_a, len_b)``, or all 0 where it is not a tuple
-    or list of two ASCII ``str`` or of two ``bytes`` (exact types)."""
-    kind, size, inline, state = lay[0], lay[1], lay[2], lay[3]
+    """Pair ``p`` of the list whose item array is at ``items``: its two sides (:func:`_side`),
+    ``(at_a, at_b, len_a, len_b, unit_a, unit_b)``, or units -1 where it is not a tuple or list of
+    two ``str`` or of two ``bytes`` (exact types: a str pairs only with a str)."""
     obj = _word(items + 8 * p)
-    t = _word(obj + kind)
+    t = _word(obj + lay[0])
     if t == lay[5]:
-        at = obj + inline
+        at = obj + lay[2]
     elif t == lay[6]:
-        at = _word(obj + inline)
+        at = _word(obj + lay[2])
     else:
-        return 0, 0, 0, 0
-    if _word(obj + size) != 2:
-        return 0, 0, 0, 0
+        return 0, 0, 0, 0, -1, -1
+    if _word(obj + lay[1]) != 2:
+        return 0, 0, 0, 0, -1, -1
     s0, s1 = _word(at), _word(at + 8)
-    t0, t1 = _word(s0 + kind), _word(s1 + kind)
-    if t0 == lay[8] and t1 == lay[8]:  # two bytes
-        return s0 + lay[9], s1 + lay[9], _word(s0 + size), _word(s1 + size)
-    if t0 != lay[7] or t1 != lay[7]:  # a str pairs only with a str
-        return 0, 0, 0, 0
-    if _word32(s0 + state) & STATE_MASK != STATE_ASCII or _word32(s1 + state) & STATE_MASK != STATE_ASCII:
-        return 0, 0, 0, 0
-    return s0 + lay[4], s1 + lay[4], _word(s0 + size), _word(s1 + size)
+    if (_word(s0 + lay[0]) == lay[8]) != (_word(s1 + lay[0]) == lay[8]):  # a str beside bytes
+        return 0, 0, 0, 0, -1, -1
+    d0, m0, u0 = _side(s0, lay)
+    d1, m1, u1 = _side(s1, lay)
+    return d0, d1, m0, m1, u0, u1
 
 
 @njit(parallel=True, cache=True, nogil=False)  # the GIL held: no Python thread changes the objects
-def _scan(seq, n, lay, lens, addr, la, lb, rows_a, rows_b):
+def _scan(seq, n, lay, lens, addr, units, la, lb, rows_a, rows_b):
     """Each pair's two lengths and character addresses into ``lens`` and ``addr`` (``(2, n)``), and
     where its sides are of ``la`` and ``lb`` characters (the first pair's: most batches are of one
     length a side; -1: none), its characters into row ``p`` of ``rows_a`` and ``rows_b`` (``n * la``
@@ -165,27 +194,43 @@ def _scan(seq, n, lay, lens, addr, la, lb, rows_a, rows_b):
     ``n`` items or a pair is not two ASCII ``str`` or two ``bytes``; ``rows`` True where every
     pair went to the rows."""
     if _word(seq + lay[1]) != n:
-        return False, False
+        return False, False, False
     items = _word(seq + lay[2])
     ok = np.ones(n, np.bool_)
     rows = np.full(n, la >= 0)
     for p in prange(n):
-        d0, d1, m0, m1 = _pair(items, p, lay)
-        if d0 == 0:
+        d0, d1, m0, m1, u0, u1 = _pair(items, p, lay)
+        if u0 < 0 or u1 < 0:
             ok[p] = False
             continue
         lens[0, p], lens[1, p] = m0, m1
         addr[0, p], addr[1, p] = d0, d1
-        if m0 == la and m1 == lb:
+        units[0, p], units[1, p] = u0, u1
+        if m0 == la and m1 == lb and u0 == 0 and u1 == 0:
             _copy(rows_a, p * la, d0, la)
             _copy(rows_b, p * lb, d1, lb)
         else:
             rows[p] = False
-    return ok.all(), rows.all()
+    return ok.all(), rows.all(), units.max() > 0
+
+
+@register_jitable
+def _widen(dst, at, addr, n, unit):
+    """``dst[at : at + n]`` (int32) = the ``n`` code points at ``addr``, ``unit`` bytes each (0: a
+    byte each, as 1)."""
+    if unit == 4:
+        for i in range(n):
+            dst[at + i] = _word32(addr + 4 * i)
+    elif unit == 2:
+        for i in range(n):
+            dst[at + i] = _word16(addr + 2 * i)
+    else:
+        for i in range(n):
+            dst[at + i] = _byte(addr + i)
 
 
 @njit(parallel=True, cache=True, nogil=False)
-def _gather(seq, n, lay, lens, addr, offsets, a, b):
+def _gather(seq, n, lay, lens, addr, units, offsets, a, b):
     """Copy every pair's characters to ``a`` and ``b`` at ``offsets``, each pair read again first:
     False (nothing to use) where the list or a list pair has changed since :func:`_scan` (Python
     code ran in between), so that no address is read but of an object the list holds now."""
@@ -194,12 +239,17 @@ def _gather(seq, n, lay, lens, addr, offsets, a, b):
     items = _word(seq + lay[2])
     ok = np.ones(n, np.bool_)
     for p in prange(n):
-        d0, d1, m0, m1 = _pair(items, p, lay)
+        d0, d1, m0, m1, u0, u1 = _pair(items, p, lay)
         if d0 != addr[0, p] or d1 != addr[1, p] or m0 != lens[0, p] or m1 != lens[1, p]:
             ok[p] = False
-        else:
+        elif u0 != units[0, p] or u1 != units[1, p] or (a.itemsize == 1 and u0 + u1 > 0):
+            ok[p] = False
+        elif a.itemsize == 1:
             _copy(a, offsets[0, p], d0, m0)
             _copy(b, offsets[1, p], d1, m1)
+        else:
+            _widen(a, offsets[0, p], d0, m0, u0)
+            _widen(b, offsets[1, p], d1, m1, u1)
     return ok.all()
 
 
@@ -207,25 +257,24 @@ def _uint8(count: int) -> np.ndarray:
     return np.empty(count, np.uint8)
 
 
-def read_pairs(
-    pairs, empty=_uint8
-) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray | None] | None:
+def read_pairs(pairs, empty=_uint8) -> tuple | None:
     """``(a, a_off, b, b_off)`` of a non-empty ``list`` whose every item is a tuple or list of two
-    ASCII ``str`` or of two ``bytes`` (exact types): both sides' characters (or bytes) as uint8
-    with their offsets, as
-    :func:`.sequences.bulk_pairs` reads them, or, where every pair's sides are of the first pair's
-    lengths, ``(A, None, B, None)``, two 2-D arrays of a row a pair; None for any other list, or
-    where CPython's layout was not confirmed (:func:`layout`).
+    ``str`` or of two ``bytes`` (exact types), as :func:`.sequences.bulk_pairs` reads it: both
+    sides' symbols with their offsets, as uint8 where every str is ASCII, else as int32 code points
+    (both sides; bytes as their values); or, where every pair's sides are bytes or ASCII of the
+    first pair's lengths, ``(A, None, B, None)``, two 2-D uint8 arrays of a row a pair. None for
+    any other list, or where CPython's layout was not confirmed (:func:`layout`).
 
-    One compiled pass (holding the GIL) reads every pair's lengths, and copies the characters of
-    those of the first pair's lengths to their rows; where a pair is of other lengths, a second
-    pass copies them all to their offsets. ``empty(count)`` makes each pass's buffer (uint8, both
-    sides in one: a page-locked block for the GPU, :mod:`.batch`)."""
+    One compiled pass (holding the GIL) reads every pair's lengths, and copies the bytes of those
+    of the first pair's lengths to their rows; where a pair is of other lengths, or of text past
+    ASCII, a second pass copies them all to their offsets. ``empty(count)`` makes each pass's
+    buffer (``count`` bytes, both sides in one: a page-locked block for the GPU, :mod:`.batch`)."""
     lay = layout()
     if lay is None or type(pairs) is not list or not pairs:
         return None
     n = len(pairs)
     lens, addr = np.empty((2, n), np.int64), np.empty((2, n), np.int64)
+    units = np.empty((2, n), np.int8)
     la = lb = -1
     rows = np.zeros(0, np.uint8)
     first = pairs[0]  # its lengths, if it is a pair of str: the rows' (the pass checks every pair)
@@ -238,7 +287,7 @@ def read_pairs(
             except MemoryError:
                 pass
     rows_a, rows_b = rows[: n * max(la, 0)], rows[n * max(la, 0) :]
-    ok, uniform = _scan(id(pairs), n, lay, lens, addr, la, lb, rows_a, rows_b)
+    ok, uniform, wide = _scan(id(pairs), n, lay, lens, addr, units, la, lb, rows_a, rows_b)
     if not ok:
         return None
     if uniform:
@@ -246,8 +295,9 @@ def read_pairs(
     del rows, rows_a, rows_b  # a block of the pool goes back before the next is taken
     offsets = np.zeros((2, n + 1), np.int64)
     np.cumsum(lens, axis=1, out=offsets[:, 1:])
-    both = empty(int(offsets[0, n] + offsets[1, n]))
+    total = int(offsets[0, n] + offsets[1, n])
+    both = empty(4 * total).view(np.int32) if wide else empty(total)
     a, b = both[: offsets[0, n]], both[offsets[0, n] :]
-    if not _gather(id(pairs), n, lay, lens, addr, offsets, a, b):
+    if not _gather(id(pairs), n, lay, lens, addr, units, offsets, a, b):
         return None
     return a, offsets[0], b, offsets[1]
