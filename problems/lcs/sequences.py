@@ -151,15 +151,15 @@ def _symbols(text: str, ascii_only: bool) -> np.ndarray:
 def bulk_pairs(pairs, empty=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """A batch whose every pair is a tuple or list of exactly two sequences of one form, read in
     bulk: both sides' symbols as one array each with their offsets (Arrow's layout), ``(a, a_off,
-    b, b_off)``, as :func:`bulk_sides` reads them; pairs of ASCII str (or of bytes) by
-    :func:`.strlists.read_pairs`, from the objects where they lie, with ``(A, None, B, None)`` where
-    every side is of its first pair's length (2-D, a row a pair: :func:`uniform_rows`), in buffers
-    made by ``empty(count)`` (uint8; None: numpy's), a list that mixes the two as well (a pair's
-    value depends on its own two sides only). None for any other batch: each pair is then read by
-    itself, and a bad one is that pair's own error."""
+    b, b_off)``, as :func:`bulk_sides` reads them; pairs of str or of bytes by
+    :func:`.strlists.read_pairs`, from the objects where they lie (a list that mixes the two as
+    well: a pair's value depends on its own two sides only), with ``(A, None, B, None)`` where every
+    side is bytes or ASCII of its first pair's length (2-D, a row a pair: :func:`uniform_rows`), in
+    buffers made by ``empty(count)`` (``count`` bytes; None: numpy's). None for any other batch:
+    each pair is then read by itself, and a bad one is that pair's own error."""
     if not isinstance(pairs, list) or not pairs:
         return None
-    fast = read_pairs(pairs, *([empty] if empty else []))  # of ASCII str or bytes: from the objects
+    fast = read_pairs(pairs, *([empty] if empty else []))  # of str or bytes: from the objects
     if fast is not None:
         return fast
     if not set(map(type, pairs)) <= {tuple, list} or set(map(len, pairs)) != {2}:  # C loops, no frames
