@@ -84,10 +84,11 @@ def _copy(typingctx, dst, at, addr, n):
 
 @functools.cache
 def layout() -> np.ndarray | None:
-    """The offsets the reader uses, ``[ob_type, ob_size (a str's length too), items (inline in a
-    tuple, behind a pointer in a list), a str's state, a compact ASCII str's characters, the type
-    objects of tuple, list and str]``, each checked on probe objects here; None where any of them
-    does not hold (then nothing is read this way)."""
+    """What the reader needs of CPython's objects, ``[ob_type, ob_size (a str's length too), items
+    (inline in a tuple, behind a pointer in a list), a str's state, a compact ASCII str's
+    characters, the type objects of tuple, list, str and bytes, a bytes object's bytes, a compact
+    str's code units past ASCII]`` (offsets from an object's address), each checked on probe objects
+    here; None where any of them does not hold (then nothing is read this way)."""
     if sys.implementation.name != "cpython" or sysconfig.get_config_var("Py_GIL_DISABLED"):
         return None
     if ctypes.sizeof(ctypes.c_void_p) != 8:
@@ -187,12 +188,12 @@ def _pair(items, p, lay):
 
 @njit(parallel=True, cache=True, nogil=False)  # the GIL held: no Python thread changes the objects
 def _scan(seq, n, lay, lens, addr, units, la, lb, rows_a, rows_b):
-    """Each pair's two lengths and character addresses into ``lens`` and ``addr`` (``(2, n)``), and
-    where its sides are of ``la`` and ``lb`` characters (the first pair's: most batches are of one
-    length a side; -1: none), its characters into row ``p`` of ``rows_a`` and ``rows_b`` (``n * la``
-    and ``n * lb`` bytes) in the same pass. ``(ok, rows)``: ``ok`` False where the list has not
-    ``n`` items or a pair is not two ASCII ``str`` or two ``bytes``; ``rows`` True where every
-    pair went to the rows."""
+    """Each pair's two lengths, symbol addresses and units (:func:`_side`) into ``lens``, ``addr``
+    and ``units`` (``(2, n)``), and where its sides are bytes or ASCII of ``la`` and ``lb`` symbols
+    (the first pair's: most batches are of one length a side; -1: none), its bytes into row ``p`` of
+    ``rows_a`` and ``rows_b`` (``n * la`` and ``n * lb`` bytes) in the same pass. ``(ok, rows,
+    wide)``: ``ok`` False where the list has not ``n`` items or a pair is not two ``str`` or two
+    ``bytes``; ``rows`` True where every pair went to the rows; ``wide`` where a str is not ASCII."""
     if _word(seq + lay[1]) != n:
         return False, False, False
     items = _word(seq + lay[2])
@@ -231,9 +232,10 @@ def _widen(dst, at, addr, n, unit):
 
 @njit(parallel=True, cache=True, nogil=False)
 def _gather(seq, n, lay, lens, addr, units, offsets, a, b):
-    """Copy every pair's characters to ``a`` and ``b`` at ``offsets``, each pair read again first:
-    False (nothing to use) where the list or a list pair has changed since :func:`_scan` (Python
-    code ran in between), so that no address is read but of an object the list holds now."""
+    """Copy every pair's symbols to ``a`` and ``b`` at ``offsets`` (uint8: bytes and ASCII only;
+    int32: code points), each pair read again first: False (nothing to use) where the list or a
+    list pair has changed since :func:`_scan` (Python code ran in between), so that no address is
+    read but of an object the list holds now."""
     if _word(seq + lay[1]) != n:
         return False
     items = _word(seq + lay[2])
