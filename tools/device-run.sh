@@ -163,6 +163,8 @@ for stage in "${@:-all}"; do
       mkdir -p "$OUT/batches"
       timeout 200 python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" tests/test_cdist.py \
         tests/test_many_pairs.py tests/test_many.py 2>&1 | tee "$OUT/batches/tests.log" | tail -3
+      # the object reader of lists of str on this machine's interpreter (3.12 here; CI runs 3.11)
+      timeout 100 python3 -m pytest -q -p no:cacheprovider tests/test_lcs_many.py -k object_reader 2>&1 | tail -2
       timeout 200 python3 tools/many_peers.py "$OUT/batches/many-peers.json" 2>&1 | grep "^{" | cut -c1-330
       timeout 240 python3 tools/cdist_bench.py --backends cuda --sizes ${CDIST_SIZES:-316x316x1000,1000x1000x100,100x100x10000} \
         --out "$OUT/batches/cdist.json" 2>&1 | grep "^{" | cut -c1-260

@@ -96,7 +96,6 @@ def layout() -> np.ndarray | None:
     kind, size, items, state = 8, 16, 24, 32
     data = sys.getsizeof("") - 1  # a compact ASCII str: its header, then its characters and a NUL
     raw = sys.getsizeof(b"") - 1  # a bytes object: the same, its bytes after the header
-    wide = sys.getsizeof("\xe9") - 2  # a compact str of other text: a longer header, then its units
 
     def word(addr):
         return ctypes.c_int64.from_address(addr).value
@@ -105,6 +104,9 @@ def layout() -> np.ndarray | None:
         return ctypes.c_uint32.from_address(id(s) + state).value & STATE_MASK == STATE_ASCII
 
     made = "".join(["gp", "udp"])  # made at run time: not a constant of this module's code
+    # a compact str of other text: a longer header, then its units (one made here: CPython 3.12's
+    # one-character strings are static, their UTF-8 form cached and counted by getsizeof)
+    wide = sys.getsizeof(made + "\xe9") - (len(made) + 2)
     pair, listed = (made, made + "!"), [made * 3, ""]
     try:
         for seq, at in ((pair, id(pair) + items), (listed, word(id(listed) + items))):
