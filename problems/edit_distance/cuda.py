@@ -10,7 +10,10 @@ from gpudp.problems.lcs.cuda import Launch, PairKernel
 
 from .bitparallel import block_step
 
-__all__ = ["LEVENSHTEIN", "cross", "launch"]
+__all__ = ["LEVENSHTEIN", "cross", "host_symbols", "launch"]
+
+#: a list of str read from its objects goes where the LCS batch's goes (the same launch copies it)
+host_symbols = lcs_cuda.host_symbols
 
 
 LEVENSHTEIN = PairKernel(

@@ -283,7 +283,7 @@ def run(
         stats.seconds = time.perf_counter() - t0
         return BatchResult(values, errors, solutions, list(range(len(pairs))), stats)
     coded, index = [], []
-    bulk = None if arrays is not None else bulk_pairs(pairs, _host_buffers(backend))
+    bulk = None if arrays is not None else bulk_pairs(pairs, _host_buffers(solver, backend))
     if bulk is not None and arrays is None:  # all of one length a side: the rows' path, no offsets
         arrays = uniform_rows(*bulk)
         bulk = None if arrays is not None else bulk
@@ -323,16 +323,15 @@ def run(
     return BatchResult(values, errors, NoSolutions(len(pairs)), verified, stats)
 
 
-def _host_buffers(backend: str):
-    """Where a list read from its objects (:mod:`.strlists`) puts its symbols: with the cuda backend
-    asked for by name, page-locked blocks of the process's pool (:func:`.cuda.host_symbols`), which
-    the launch copies to the device from where they lie (no staging copy, and no page to fault in
-    on a warm call); else None (numpy's pageable arrays)."""
-    if backend != "cuda":
+def _host_buffers(solver: PairSolver, backend: str):
+    """Where a list read from its objects (:mod:`.strlists`) puts its symbols: with a backend asked
+    for by name whose lowering of the batch offers ``host_symbols`` (the cuda one: page-locked
+    blocks of the process's pool, which its launch copies to the device from where they lie, with
+    no staging copy and no page to fault in on a warm call), that; else None (numpy's pageable
+    arrays)."""
+    if backend not in lowering.declared().get(solver.family, ()):
         return None
-    from . import cuda  # only now: the batch is for a GPU
-
-    return cuda.host_symbols
+    return getattr(lowering.get(solver.family, backend), "host_symbols", None)
 
 
 def _run_device(solver, a, b, verify: int, t0: float) -> BatchResult:
