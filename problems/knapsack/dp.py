@@ -193,6 +193,13 @@ def estimate_memory(n: int, capacity: int, dtype, backend: str) -> dict:
     }
 
 
+#: what a refusal of the DP for its memory suggests (auto tries them in turn: knapsack.choose_method)
+OTHER_METHODS = (
+    "use --method sparse or --method reach (integer data: their work follows the items, not the "
+    "capacity), --method bb, or --method auto, which tries them"
+)
+
+
 def _check_memory(est: dict, backend: str) -> int:
     """Refuse before anything is allocated when the device or this process (cgroup, ulimit and the
     OS all counted: :func:`gpudp.memory.available_memory`) cannot hold the solve; returns the host
@@ -207,14 +214,14 @@ def _check_memory(est: dict, backend: str) -> int:
                 "capacity",
                 f"the DP needs {est['device_bytes'] / 2**30:.2f} GiB of device memory (two rows of "
                 f"{est['rows_bytes'] / 2**31:.2f} GiB, slabs {4 * est['slab_bytes'] / 2**30:.2f} GiB); "
-                f"{free / 2**30:.2f} of {total / 2**30:.2f} GiB are free; use --method bb",
+                f"{free / 2**30:.2f} of {total / 2**30:.2f} GiB are free; {OTHER_METHODS}",
             )
     avail = memory.available_memory()
     if est["host_bytes"] > avail:
         raise InputError(
             "capacity",
             f"the DP needs {est['host_bytes'] / 2**30:.2f} GiB of host memory; "
-            f"{memory.describe()}; use --method bb",
+            f"{memory.describe()}; {OTHER_METHODS}",
         )
     return avail - est["host_bytes"]
 
