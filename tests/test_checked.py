@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpudp import ContractError, GridRecurrence, IntervalRecurrence, LayeredRecurrence, sweep
+from gpudp import ContractError, GridRecurrence, IntervalRecurrence, LayeredRecurrence, sweep, sweep_many
 
 
 class Chain(IntervalRecurrence):
@@ -216,6 +216,22 @@ def test_a_grid_read_past_its_data_is_named_with_the_cause():
     with pytest.raises(ContractError, match=r"Prefix\.cell at \(2, 0\) raised IndexError") as e:
         sweep(rec, backend="cpu", check=True)
     assert isinstance(e.value.__cause__, IndexError)
+
+
+def test_a_batch_in_checked_mode_names_the_instance(monkeypatch):
+    """sweep_many(check=True), or GPUDP_CHECK: every instance checked first; the batch's result as
+    unchecked; a mistake named with its instance."""
+    good = [Prefix([1, 2, 3], [4, 5]), Prefix([2, 1], [3, 1, 2])]
+    res, plain = sweep_many(good, backend="cpu", check=True), sweep_many(good, backend="cpu")
+    assert res.values == plain.values and res.stats.extra["checked"] == 12
+    assert [it.path.tolist() for it in res] == [it.path.tolist() for it in plain]
+    assert "checked" not in plain.stats.extra
+    bad = [good[0], Prefix([1, 2, 3], [4, 5], shift=1)]
+    named = r"instance 1 of the batch: Prefix\.cell at \(2, 0\) raised IndexError"
+    with pytest.raises(ContractError, match=named):
+        sweep_many(bad, backend="cpu", check=True)
+    monkeypatch.setenv("GPUDP_CHECK", "1")
+    assert sweep_many(good, backend="cpu").stats.extra["checked"] == 12
 
 
 def test_a_grid_back_to_a_later_wavefront_is_named_at_the_sweep():

@@ -29,9 +29,10 @@ import numpy as np
 from .. import lowering
 from ..backends import choose as choose_backend
 from ..backends import device_name
+from ..checked import wanted
 from ..checks import probe_back, typing_errors
 from ..codegen import NO_CELL, decision_dtype, spec_of
-from ..engine import sweep
+from ..engine import shape_of, sweep
 from ..errors import ContractError, InputError, decision_overflow
 from ..memory import default_budget, gc_paused, parse_bytes
 from ..progress import progress_bar
@@ -39,6 +40,7 @@ from ..recurrence import values_only
 from ..recurrence.narrow import magnitude
 from ..recurrence.narrow import prepare as narrow_cell
 from ..schedule import derive
+from ..shapes import SweepCall
 from ..solution import Stats
 from .chunks import Chunk, cut
 from .intake import intake
@@ -194,7 +196,8 @@ class ManyResult:
     batch kernels), ``alone`` (handed to :func:`gpudp.sweep`), ``empty``, ``chunks``, ``launches``,
     ``compile_seconds``, ``walk_seconds``, ``decision_bytes`` (the largest chunk's), ``layout``,
     ``backend_choice``, ``arithmetic`` (the batch's cell in 32 bits where that is proven for every
-    instance: :mod:`gpudp.recurrence.narrow`), and on the GPU ``cuda`` (threads a block, shared
+    instance: :mod:`gpudp.recurrence.narrow`), ``checked`` (the cells of the checked mode, where it
+    ran), and on the GPU ``cuda`` (threads a block, shared
     memory, ``edges_on_device``: chunks whose last rows and columns stayed in device memory until
     read).
 
@@ -432,6 +435,31 @@ class _Batch:
             self.bar.update(R * C)
 
 
+def _checked(objs, valid: np.ndarray, walking: bool, memory_budget) -> int:
+    """The checked mode's pass (:data:`gpudp.engine.SHAPES`' ``check``) over the valid instances,
+    one by one; the cells checked. A mistake is refused naming the instance."""
+    budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
+    cells = 0
+    for k in valid.tolist():
+        rec = objs[k]
+        call = SweepCall(
+            rec=rec._specialized(),
+            user_rec=rec,
+            backend="cpu",
+            memory_budget=budget,
+            progress=False,
+            traceback=walking,
+            deadline=None,
+            t_start=time.perf_counter(),
+            sweep=sweep,
+        )
+        try:
+            cells += shape_of(type(call.rec)).check(call)
+        except ContractError as e:
+            raise ContractError(f"instance {k} of the batch: {e}") from e
+    return cells
+
+
 def sweep_many(
     recs,
     backend: str = "auto",
@@ -443,6 +471,7 @@ def sweep_many(
     queries=None,
     choices=None,
     pairs: str = "cross",
+    check: bool | None = None,
 ) -> ManyResult:
     """Sweep many instances of one grid recurrence at once: values, reductions and tracebacks
     equal to :func:`gpudp.sweep`'s on each instance, at a fraction of the cost per instance.
@@ -484,6 +513,12 @@ def sweep_many(
         with ``traceback_state``: the state each walk starts in: one for all, one per instance, or
         ``start_state(rec, value) -> int`` called with the instance and its start cell's value
         (the last cell's, or the best one's with ``reduce``). Default 0.
+    check : bool or None
+        True: the checked mode of :func:`gpudp.sweep` (:mod:`gpudp.checked`) for every instance
+        before the batch runs: each swept once in plain Python, every read and return checked (and
+        ``back`` from every cell with a traceback to come, without a state); the first mistake is
+        a :class:`gpudp.ContractError` naming the instance and the cell. Slow: for tests. None (the
+        default): the environment variable ``GPUDP_CHECK`` decides.
 
     Returns
     -------
@@ -562,6 +597,8 @@ def sweep_many(
         return ManyResult(items, stats, cls)
     bits = cls.decision_bits
     walking = bool(traceback and bits)
+    if wanted(check):  # every instance swept once in plain Python first, every read checked
+        stats.extra["checked"] = _checked(objs, valid, walking, memory_budget)
     if walking and getattr(cls, "back", None) is None:
         raise ContractError(
             f"{cls.__name__} defines no back(...): its decisions cannot be traced back; define "
