@@ -130,6 +130,7 @@ class Items(Sequence):
         self._block = np.full(count, -1, np.int64)  # the _Block that holds an instance not yet made
         self._at = np.zeros(count, np.int64)  # its row in that block
         self._blocks: list[_Block] = []
+        self._set: set[int] = set()  # the instances given as items (errors, empty grids, paths)
 
     def __len__(self) -> int:
         return len(self._made)
@@ -146,8 +147,10 @@ class Items(Sequence):
         return it
 
     def __setitem__(self, k: int, item: ManyItem) -> None:
+        k = operator.index(k) % len(self)
         self._made[k] = item
         self._block[k] = -1
+        self._set.add(k)
 
     def __iter__(self):
         return (self[k] for k in range(len(self)))
@@ -160,16 +163,23 @@ class Items(Sequence):
 
     def _column(self, name: str, block_column) -> list:
         """Every instance's ``name`` as a Python number (a record's value: a tuple; None where it has
-        none), from the blocks' arrays where the item is not made yet."""
+        none): the blocks' arrays (``block_column(block)``, None: no such values) scattered in
+        input order, then the items given one by one."""
+        cols = [(b, block_column(b)) for b in self._blocks]
+        dts = {v.dtype for _, v in cols if v is not None}
+        plain = len(dts) == 1 and next(iter(dts)).kind != "O" and all(v is not None for _, v in cols)
+        if plain and not self._set and sum(len(b.ids) for b in self._blocks) == len(self):
+            full = np.empty(len(self), next(iter(dts)))  # every instance in a block: one scatter
+            for b, v in cols:
+                full[b.ids] = v
+            return full.tolist()
         out = np.empty(len(self), object)
-        for b, block in enumerate(self._blocks):
-            sel = self._block[block.ids] == b
-            vals = block_column(block)
-            out[block.ids[sel]] = vals[sel].tolist() if vals is not None else None
-        for k, it in enumerate(self._made):
-            if it is not None:
-                x = getattr(it, name)
-                out[k] = x.item() if isinstance(x, np.generic) else x
+        for b, v in cols:
+            if v is not None:
+                out[b.ids] = v.astype(object)
+        for k in self._set:  # after the blocks: an item given later wins
+            x = getattr(self._made[k], name)
+            out[k] = x.item() if isinstance(x, np.generic) else x
         return out.tolist()
 
     def values(self) -> list:
@@ -184,7 +194,8 @@ class Items(Sequence):
         return self._column("best_value", best)
 
     def errors(self) -> dict[int, str]:
-        return {it.index: it.error for it in self._made if it is not None and it.error is not None}
+        made = (self._made[k] for k in sorted(self._set))
+        return {it.index: it.error for it in made if it.error is not None}
 
 
 @dataclass
