@@ -69,6 +69,21 @@ def test_cpu_matches_the_reference(qc, cutoff):
         assert np.array_equal(got, reference(ref, q, c, cutoff, distance)), (cdist, q, c, cutoff)
 
 
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.sim)])
+def test_cells_the_lengths_decide_at_the_cutoffs_edge(backend):
+    """A cell whose cut-off score its lengths decide is not computed (an LCS shorter than the cutoff
+    can be, an edit distance whose length difference passes it): the cells on both sides of that
+    edge, against the reference."""
+    rng = np.random.default_rng(4)
+    word = lambda n: "".join(rng.choice(list("ACG"), n))  # noqa: E731
+    q = [word(n) for n in (3, 4, 5, 9)]
+    c = [word(n) for n in (0, 3, 4, 8, 9)]
+    for cdist, ref, distance in SOLVERS:
+        for cutoff in (1, 4, 5):
+            got = cdist(q, c, backend=backend, score_cutoff=cutoff, verify=0)
+            assert np.array_equal(got, reference(ref, q, c, cutoff, distance)), (cdist, cutoff)
+
+
 @pytest.mark.parametrize("mq, mc", [(64, 5), (5, 64), (65, 129), (130, 1), (0, 0)])
 def test_either_side_as_the_patterns(mq, mc):
     """The side of less work is the patterns (long queries: the choices); the result is the same

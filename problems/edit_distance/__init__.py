@@ -248,7 +248,8 @@ def cdist(queries, choices, *, backend: str = "auto", dtype=None, score_cutoff=N
     score_cutoff : int or None
         rapidfuzz's semantics for a distance: a distance above ``score_cutoff`` is reported as
         ``score_cutoff + 1`` (None: every distance as it is). Every distance at or below it is
-        exact.
+        exact. A pair whose lengths differ by more than ``score_cutoff`` is reported
+        ``score_cutoff + 1`` without being computed.
 
     Returns
     -------

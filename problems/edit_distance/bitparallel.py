@@ -45,6 +45,13 @@ def block_step(pv, mv, eq, hin, high):
 
 
 @njit(cache=True)
+def levenshtein_bounds(m, n):
+    """Bounds of the Levenshtein distance of sequences of ``m`` and ``n`` symbols, from the lengths
+    alone."""
+    return abs(m - n), max(m, n)
+
+
+@njit(cache=True)
 def levenshtein_text(pm, w, m, txt, b0, b1, table, mapped, v):
     """The Levenshtein distance of a pattern of ``m`` symbols, its masks ``pm``
     (:func:`gpudp.problems.lcs.bitparallel.masks`, ``w`` words a code), and the text ``txt[b0:b1]``

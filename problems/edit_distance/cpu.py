@@ -24,5 +24,6 @@ def launch(packed) -> Computed:
 def cross(packed, lo: int, hi: int, out: np.ndarray, turned: bool) -> Computed:
     """The edit distance of every pattern of ``packed`` against every text, into ``out`` (a cross
     product: :func:`gpudp.problems.lcs.cross.cpu.run`), computed now."""
-    run = functools.partial(cross_cpu.run, bitparallel.levenshtein_text, lo=lo, hi=hi, out=out, turned=turned)
+    algorithm = (bitparallel.levenshtein_text, bitparallel.levenshtein_bounds)
+    run = functools.partial(cross_cpu.run, *algorithm, lo=lo, hi=hi, out=out, turned=turned)
     return computed(run, packed)

@@ -41,6 +41,8 @@ LEVENSHTEIN = PairKernel(
     ),
     value="score",
     functions=(("block_step", block_step),),
+    lower="abs(m - n)",
+    upper="max(m, n)",
 )
 
 

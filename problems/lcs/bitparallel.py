@@ -294,6 +294,12 @@ def lcs_text(pm, w, m, txt, b0, b1, table, mapped, s):
     return np.int64(lcs_of(s, w, m))
 
 
+@njit(cache=True)
+def lcs_bounds(m, n):
+    """Bounds of the LCS length of sequences of ``m`` and ``n`` symbols, from the lengths alone."""
+    return 0, min(m, n)
+
+
 @register_jitable
 def clamp(v, lo, hi):
     """``v`` as a score cutoff reports it: 0 below ``lo`` (a similarity under its cutoff), ``hi +

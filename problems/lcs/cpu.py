@@ -43,9 +43,9 @@ def launch(packed) -> Computed:
 def cross(packed, lo: int, hi: int, out: np.ndarray, turned: bool) -> Computed:
     """The LCS length of every pattern of ``packed`` against every text, into ``out`` (a cross
     product: :func:`.cross.cpu.run`), computed now."""
-    return computed(
-        functools.partial(cross_cpu.run, bitparallel.lcs_text, lo=lo, hi=hi, out=out, turned=turned), packed
-    )
+    algorithm = (bitparallel.lcs_text, bitparallel.lcs_bounds)
+    run = functools.partial(cross_cpu.run, *algorithm, lo=lo, hi=hi, out=out, turned=turned)
+    return computed(run, packed)
 
 
 def refusal(packed, pl) -> str | None:

@@ -103,13 +103,16 @@ class PairKernel:
     cross product's, :mod:`.cross.cuda`): the value of a pair with an empty side (an expression of
     ``m``, ``b0``, ``b1``), the vectors' set-up, one text symbol's step (``row``: its masks' offset
     in ``pm``), the value after the whole text (an expression), and the device functions they
-    call."""
+    call; ``lower`` and ``upper``: bounds of the value from the lengths alone (expressions of ``m``
+    and ``n``), which let the cross product skip a cell whose cut-off score they decide."""
 
     name: str
     empty: str
     init: str
     step: str
     value: str
+    lower: str
+    upper: str
     functions: tuple = ()
 
 
@@ -120,6 +123,8 @@ LCS = PairKernel(
     step="carry = numba.uint64(0)\nfor q in range(w):\n    s[q], carry = word_step(s[q], pm[row + q], carry)",
     value="lcs_of(s, w, m)",
     functions=(("word_step", word_step), ("lcs_of", lcs_of)),
+    lower="0",
+    upper="min(m, n)",
 )
 
 

@@ -21,7 +21,7 @@ TASKS_PER_THREAD = 8
 
 
 @njit(parallel=True, cache=True)
-def _cross(text, pat, pat_off, txt, txt_off, sigma, table, mapped, runs, lo, hi, out, rs, cs):
+def _cross(text, bounds, pat, pat_off, txt, txt_off, sigma, table, mapped, runs, lo, hi, out, rs, cs):
     n_txt = len(txt_off) - 1
     per = (n_txt + runs - 1) // runs
     for t in prange((len(pat_off) - 1) * runs):
@@ -35,13 +35,17 @@ def _cross(text, pat, pat_off, txt, txt_off, sigma, table, mapped, runs, lo, hi,
         masks(pat, a0, m, w, sigma, table, mapped, pm)
         scratch = np.empty(2 * w, np.uint64)
         for j in range(j0, j1):
-            v = text(pm, w, m, txt, txt_off[j], txt_off[j + 1], table, mapped, scratch)
-            out[i * rs + j * cs] = clamp(v, lo, hi)
+            lower, upper = bounds(m, txt_off[j + 1] - txt_off[j])
+            v = clamp(lower, lo, hi)
+            if v != clamp(upper, lo, hi):  # else the lengths decide it: not computed
+                v = clamp(text(pm, w, m, txt, txt_off[j], txt_off[j + 1], table, mapped, scratch), lo, hi)
+            out[i * rs + j * cs] = v
 
 
-def run(text, packed: Packed, lo: int, hi: int, out: np.ndarray, turned: bool) -> np.ndarray:
+def run(text, bounds, packed: Packed, lo: int, hi: int, out: np.ndarray, turned: bool) -> np.ndarray:
     """Fill ``out`` (C-contiguous) with every pattern of ``packed`` against every text by ``text``,
-    each value as :func:`.bitparallel.clamp` gives it with ``lo`` and ``hi``: ``out[i, j]`` is
+    each value as :func:`.bitparallel.clamp` gives it with ``lo`` and ``hi`` (not computed where
+    ``bounds(m, n)``, the value's bounds from the two lengths, give one cut-off score): ``out[i, j]`` is
     pattern ``i`` against text ``j``, or (``turned``) ``out[j, i]``. On all of numba's threads, a
     task a pattern (its masks built once), or a pattern against a run of the texts where there are
     too few patterns to keep every thread busy."""
@@ -56,7 +60,7 @@ def run(text, packed: Packed, lo: int, hi: int, out: np.ndarray, turned: bool) -
     pat, txt = _read_only(p.pat), _read_only(p.txt)  # one kernel for bytes read in bulk (read-only) or not
     with numba.parallel_chunksize(max(1, n_pat * runs // (64 * threads))):
         _cross(
-            text, pat, p.pat_off, txt, p.txt_off, p.sigma, p.table, p.mapped, runs, lo, hi,
+            text, bounds, pat, p.pat_off, txt, p.txt_off, p.sigma, p.table, p.mapped, runs, lo, hi,
             out.reshape(-1), rs, cs,
         )  # fmt: skip
     return out

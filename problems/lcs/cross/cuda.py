@@ -34,7 +34,8 @@ CHUNK_BYTES = 2 << 30
 MAX_GRID = sim_geometry((1 << 16, 1 << 15), (3, 3))
 
 # Pattern ``i`` (rows ``r0 .. r1 - 1`` of the chunk) against text ``j``: its value goes to
-# ``out[(i - r0) * rs + j * cs]``. ``{empty}``, ``{init}``, ``{step}`` and ``{value}`` are the
+# ``out[(i - r0) * rs + j * cs]``, not computed where the bounds of its lengths (``{lower}``,
+# ``{upper}``) give the same cut-off score. ``{init}``, ``{step}`` and ``{value}`` are the
 # algorithm's (:class:`gpudp.problems.lcs.cuda.PairKernel`); ``pm[row + q]`` is word ``q`` of the
 # pattern's mask of the text symbol's code.
 _CROSS = """
@@ -50,8 +51,10 @@ def cross(pat_off, pm, pm_off, txt, txt_off, table, mapped, r0, r1, lo, hi, out,
             b0 = txt_off[j]
             b1 = txt_off[j + 1]
             p = (i - r0) * rs + j * cs
-            if m == 0 or b1 == b0:
-                out[p] = clamp({empty}, lo, hi)
+            n = b1 - b0
+            v = clamp({lower}, lo, hi)
+            if v == clamp({upper}, lo, hi):  # the lengths decide it: an empty side, or the cutoff
+                out[p] = v
                 continue
             {init}
             for k in range(b0, b1):
@@ -71,7 +74,7 @@ def _cross_kernel(spec, words: int):
     import numba
 
     ns = {"cuda": cuda, "numba": numba, "WORDS": words, "clamp": clamp, **dict(spec.functions)}
-    src = fill(_CROSS, empty=spec.empty, init=spec.init, step=spec.step, value=spec.value)
+    src = fill(_CROSS, lower=spec.lower, upper=spec.upper, init=spec.init, step=spec.step, value=spec.value)
     return generated_kernel(src.replace("def cross(", f"def {spec.name}_cross("), f"{spec.name}_cross", ns)
 
 
