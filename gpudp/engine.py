@@ -29,7 +29,7 @@ from .progress import Deadline
 from .recurrence import Recurrence
 from .shapes import Shape, SweepCall, drive_grid3, drive_interval
 
-__all__ = ["SHAPES", "Plan", "Shape", "SweepResult", "plan_sweep", "shape_of", "sweep"]
+__all__ = ["SHAPES", "Plan", "Shape", "SweepResult", "check_pass", "plan_sweep", "shape_of", "sweep"]
 
 
 @one_reading()  # the budget, the plan's figures, the memory check and the store: one reading
@@ -121,14 +121,38 @@ def sweep(
     shape = shape_of(type(call.rec))
     checked = None
     if wanted(check) and not _checkpoint:  # the checkpoints' forward sweep: checked by the caller's
-        if shape.check is None:
-            raise InputError("check", f"the {type(call.rec).family!r} shape has no checked mode")
-        checked = shape.check(call)
+        checked = _check(call)
     with typing_errors(type(call.rec)):  # numba's typing error in cell, boundary or back: a ContractError
         result = shape.sweep(call)
     if checked is not None:
         result.stats.extra["checked"] = checked  # cells swept in plain Python, every read checked
     return result
+
+
+def _check(call: SweepCall) -> int:
+    """The checked mode's pass of ``call`` (its shape's ``check``): the cells checked."""
+    shape = shape_of(type(call.rec))
+    if shape.check is None:
+        raise InputError("check", f"the {type(call.rec).family!r} shape has no checked mode")
+    return shape.check(call)
+
+
+def check_pass(rec: Recurrence, traceback: bool = True) -> int:
+    """What ``sweep(rec, check=True, traceback=traceback)`` runs before its sweep, alone: ``rec``
+    swept once in plain Python, every read, return and step of ``back`` checked
+    (:mod:`gpudp.checked`); the cells checked, the first mistake a :class:`ContractError`."""
+    call = SweepCall(
+        rec=rec._specialized(),
+        user_rec=rec,
+        backend="cpu",
+        memory_budget=0,  # the pass allocates only its own plain-Python table
+        progress=False,
+        traceback=traceback,
+        deadline=None,
+        t_start=time.perf_counter(),
+        sweep=sweep,
+    )
+    return _check(call)
 
 
 def plan_sweep(rec: Recurrence, backend: str = "auto", tile=None, codec=None, reach=None) -> Plan:

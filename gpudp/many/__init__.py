@@ -32,7 +32,7 @@ from ..backends import device_name
 from ..checked import wanted
 from ..checks import probe_back, typing_errors
 from ..codegen import NO_CELL, decision_dtype, spec_of
-from ..engine import shape_of, sweep
+from ..engine import check_pass, sweep
 from ..errors import ContractError, InputError, decision_overflow
 from ..memory import default_budget, gc_paused, parse_bytes
 from ..progress import progress_bar
@@ -40,7 +40,6 @@ from ..recurrence import values_only
 from ..recurrence.narrow import magnitude
 from ..recurrence.narrow import prepare as narrow_cell
 from ..schedule import derive
-from ..shapes import SweepCall
 from ..solution import Stats
 from .chunks import Chunk, cut
 from .intake import intake
@@ -322,7 +321,8 @@ class _Batch:
         red = _best(kcls, out.rv, out.rc) if kcls.reduce else None
         rows, cols = chunk.rows, chunk.cols
         value_at = chunk.lroff + cols - 1
-        lr, lc = out.edges() if self.walking or failed.any() else (None, None)
+        one_by_one = self.walking or bool(failed.any())  # else the items are made when read
+        lr, lc = out.edges() if one_by_one else (None, None)
         paths = None
         if self.walking:
             t = time.perf_counter()
@@ -367,10 +367,10 @@ class _Batch:
             )
             walked = {int(q): n for n, q in enumerate(qs.tolist())}
             self.walk_seconds += time.perf_counter() - t
-        if not self.walking and not failed.any():  # values only: the items made when read
+        if not one_by_one:  # values only: the items made when read
             self.items.add(_Block(chunk, out.last_values(chunk), out.edges, red))
         with gc_paused():
-            for q in range(nq if self.walking or failed.any() else 0):
+            for q in range(nq if one_by_one else 0):
                 k = int(chunk.ids[q])
                 R, C = int(rows[q]), int(cols[q])
                 if failed[q]:
@@ -446,26 +446,13 @@ class _Batch:
             self.bar.update(R * C)
 
 
-def _checked(objs, valid: np.ndarray, walking: bool, memory_budget) -> int:
-    """The checked mode's pass (:data:`gpudp.engine.SHAPES`' ``check``) over the valid instances,
-    one by one; the cells checked. A mistake is refused naming the instance."""
-    budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
+def _checked(objs, valid: np.ndarray, walking: bool) -> int:
+    """The checked mode's pass (:func:`gpudp.engine.check_pass`) over the valid instances, one by
+    one; the cells checked. A mistake is refused naming the instance."""
     cells = 0
     for k in valid.tolist():
-        rec = objs[k]
-        call = SweepCall(
-            rec=rec._specialized(),
-            user_rec=rec,
-            backend="cpu",
-            memory_budget=budget,
-            progress=False,
-            traceback=walking,
-            deadline=None,
-            t_start=time.perf_counter(),
-            sweep=sweep,
-        )
         try:
-            cells += shape_of(type(call.rec)).check(call)
+            cells += check_pass(objs[k], walking)
         except ContractError as e:
             raise ContractError(f"instance {k} of the batch: {e}") from e
     return cells
@@ -609,7 +596,7 @@ def sweep_many(
     bits = cls.decision_bits
     walking = bool(traceback and bits)
     if wanted(check):  # every instance swept once in plain Python first, every read checked
-        stats.extra["checked"] = _checked(objs, valid, walking, memory_budget)
+        stats.extra["checked"] = _checked(objs, valid, walking)
     if walking and getattr(cls, "back", None) is None:
         raise ContractError(
             f"{cls.__name__} defines no back(...): its decisions cannot be traced back; define "

@@ -284,9 +284,10 @@ def run(
         return BatchResult(values, errors, solutions, list(range(len(pairs))), stats)
     coded, index = [], []
     bulk = None if arrays is not None else bulk_pairs(pairs, _host_buffers(solver, backend))
-    if bulk is not None and arrays is None:  # all of one length a side: the rows' path, no offsets
+    if bulk is not None:  # all of one length a side: the rows' path, no offsets
         arrays = uniform_rows(*bulk)
-        bulk = None if arrays is not None else bulk
+        if arrays is not None:
+            bulk = None
     if arrays is not None:
         packed = bitparallel.pack_arrays(*arrays, table=False)
         index, sizes = np.arange(len(pairs)), None

@@ -159,7 +159,7 @@ def bulk_pairs(pairs, empty=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     each pair is then read by itself, and a bad one is that pair's own error."""
     if not isinstance(pairs, list) or not pairs:
         return None
-    fast = read_pairs(pairs, *([empty] if empty else []))  # of str or bytes: from the objects
+    fast = read_pairs(pairs, empty)  # of str or bytes: from the objects
     if fast is not None:
         return fast
     if not set(map(type, pairs)) <= {tuple, list} or set(map(len, pairs)) != {2}:  # C loops, no frames

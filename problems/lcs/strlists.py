@@ -261,7 +261,7 @@ def _uint8(count: int) -> np.ndarray:
     return np.empty(count, np.uint8)
 
 
-def read_pairs(pairs, empty=_uint8) -> tuple | None:
+def read_pairs(pairs, empty=None) -> tuple | None:
     """``(a, a_off, b, b_off)`` of a non-empty ``list`` whose every item is a tuple or list of two
     ``str`` or of two ``bytes`` (exact types), as :func:`.sequences.bulk_pairs` reads it: both
     sides' symbols with their offsets, as uint8 where every str is ASCII, else as int32 code points
@@ -272,10 +272,12 @@ def read_pairs(pairs, empty=_uint8) -> tuple | None:
     One compiled pass (holding the GIL) reads every pair's lengths, and copies the bytes of those
     of the first pair's lengths to their rows; where a pair is of other lengths, or of text past
     ASCII, a second pass copies them all to their offsets. ``empty(count)`` makes each pass's
-    buffer (``count`` bytes, both sides in one: a page-locked block for the GPU, :mod:`.batch`)."""
+    buffer (``count`` bytes, both sides in one: a page-locked block for the GPU, :mod:`.batch`;
+    None: numpy's)."""
     lay = layout()
     if lay is None or type(pairs) is not list or not pairs:
         return None
+    empty = empty or _uint8
     n = len(pairs)
     lens, addr = np.empty((2, n), np.int64), np.empty((2, n), np.int64)
     units = np.empty((2, n), np.int8)
