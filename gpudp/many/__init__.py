@@ -188,6 +188,8 @@ class Items(Sequence):
         def best(b):
             if b.red is None:
                 return None
+            if b.red[0].all():  # every instance found a best cell: plain numbers, one scatter
+                return b.red[1]
             return np.where(b.red[0], b.red[1].astype(object), None)
 
         return self._column("best_value", best)
@@ -578,7 +580,6 @@ def sweep_many(
         objs = list(recs)
         take = intake(objs)
     count, cls = len(objs), take.cls
-    items = Items(count)
     ok = np.ones(count, bool)  # the instances read without an error (in numpy: 100,000 of them)
     ok[list(take.errors)] = False
     valid = np.flatnonzero(ok)
@@ -588,6 +589,7 @@ def sweep_many(
     stats = Stats(backend=used, device=device_name(used))
     stats.extra.update(instances=count, backend_choice=why)
     if cls is None or not len(valid):
+        items = Items(count)
         for k, msg in take.errors.items():
             items[k] = ManyItem(k, error=msg)
         stats.seconds = time.perf_counter() - t0
@@ -628,7 +630,7 @@ def sweep_many(
             last_col=np.zeros(0, vt),
             path=np.zeros((0, path_width(cls)), np.int64) if walking else None,
         )
-    chunks, runner, largest = [], None, 0
+    runs, runner, largest = [], None, 0
     narrow = _narrowed(krec, take, shapes[batched]) if len(batched) else None
     stats.extra["arithmetic"] = f"int32 (every value within +-{narrow[1]})" if narrow else "as written"
     with typing_errors(cls):  # numba's typing error in cell, boundary or back: a ContractError
@@ -641,22 +643,25 @@ def sweep_many(
                 limit = runner.chunk_bytes(budget)
                 most = getattr(runner, "chunk_cells", None) or CHUNK_CELLS
                 max_cells = max(1, min(most, limit // per_cell if per_cell else most))
-                order = batched[np.argsort(-cells[batched], kind="stable")]
-                chunks = [Chunk.of(ids, shapes, walking) for ids in cut(order, cells, max_cells)]
+                bc = cells[batched]  # largest first (one size, as cross products are: as they are)
+                order = batched if bc.min() == bc.max() else batched[np.argsort(-bc, kind="stable")]
+                runs = cut(order, cells, max_cells)
                 walker = None
                 if walking:
                     from .cpu import walker as make_walker
 
                     walker = make_walker(getattr(kcls, "_wide", None) or kcls, take.kinds[take.n_sym :])
                 pending = None
-                for ch in chunks:  # one chunk in flight while the previous one is walked
-                    handle = runner.start(ch)
-                    largest = max(largest, ch.n_words * per_cell)
+                with runner.running():
+                    for ids in runs:  # one chunk in flight while the previous one is walked
+                        ch = Chunk.of(ids, shapes, walking)  # (made while the GPU runs the one before)
+                        handle = runner.start(ch)
+                        largest = max(largest, ch.n_words * per_cell)
+                        if pending is not None:
+                            run.finish(*pending, runner, walker)
+                        pending = (ch, handle)
                     if pending is not None:
                         run.finish(*pending, runner, walker)
-                    pending = (ch, handle)
-                if pending is not None:
-                    run.finish(*pending, runner, walker)
             for k in alone:
                 run.alone(k, memory_budget)
         finally:
@@ -672,7 +677,7 @@ def sweep_many(
         batched=len(batched),
         alone=len(alone),
         empty=len(empty),
-        chunks=len(chunks),
+        chunks=len(runs),
         launches=runner.launches if runner is not None else 0,
         compile_seconds=runner.compile_seconds if runner is not None else 0.0,
         walk_seconds=run.walk_seconds,

@@ -12,6 +12,7 @@ share of the cells. Also here: the compiled walker both backends' chunks are tra
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import numba
@@ -169,6 +170,10 @@ class Runner:
     def chunk_bytes(self, budget: int) -> int:
         """Decision bytes of one chunk at most: within the budget and :data:`CHUNK_BYTES`."""
         return max(1, min(CHUNK_BYTES, budget))
+
+    def running(self):
+        """The span of the batch's chunks (nothing to hold here)."""
+        return contextlib.nullcontext()
 
     def start(self, chunk):
         t = time.perf_counter()

@@ -408,6 +408,9 @@ class _Handle:
             seconds = time.perf_counter() - self.t0
         self.out.kernel_seconds = max(seconds, 0.0)
         out = self.out
+        # the small outputs to plain memory: their page-locked blocks are the chunk's after next (the
+        # decisions stay there: they are walked before that chunk starts, see Runner.start)
+        out.rv, out.rc, out.flags = out.rv.copy(), out.rc.copy(), out.flags.copy()
         d_lr, d_lc, copies = self.edges
 
         def fetch():
@@ -448,13 +451,21 @@ class Runner:
         self.info = {"threads": set(), "shared_bytes_max": 0, "device_buffers": 0, "edges_on_device": 0}
         # the chunks' last rows and columns that may stay in device memory until read (a caller that
         # wants the values only never copies them): a share of the memory free at the start
-        self.defer_bytes = int(memory_info()[0] * DEVICE_SHARE)
+        self.share = int(memory_info()[0] * DEVICE_SHARE)
+        self.defer_bytes = self.share
         self.buffers, self.turn = (_Buffers(), _Buffers()), 0
 
     def chunk_bytes(self, budget: int) -> int:
         """Decision bytes of one chunk at most: within the host budget (two chunks in flight, in
         page-locked memory) and :data:`DEVICE_SHARE` of the free device memory."""
-        return max(1, min(CHUNK_BYTES, budget // 2, int(memory_info()[0] * DEVICE_SHARE)))
+        return max(1, min(CHUNK_BYTES, budget // 2, self.share))
+
+    def running(self):
+        """The span of the batch's chunks: no device or page-locked memory is freed in it (numba
+        frees what was dropped, an earlier result's edges included, once enough has piled up, and a
+        free waits for the whole device: the host would stall while a chunk computes, and the GPU
+        then idle until the host caught up); what piled up goes after the last chunk."""
+        return cuda.defer_cleanup()
 
     def _warps(self, d_qs, rpt: int, outs: tuple, s):
         """Launch the values-only warp kernel (:func:`warp_kernel`) on the chunk's instances
@@ -475,10 +486,10 @@ class Runner:
     def start(self, chunk) -> _Handle:
         s, cls = self.stream, self.cls
         t0 = time.perf_counter()
-        pool = pinned_pool()
-        # two sets of device buffers, a chunk's after the other's: a chunk starts only once the one
-        # two before it has been waited for (sweep_many keeps one chunk in flight while it finishes
-        # the one before), so no allocation or free (which waits for the whole device) a chunk
+        # two sets of device buffers and page-locked blocks, a chunk's after the other's: a chunk
+        # starts only once the one two before it has been waited for and finished (sweep_many keeps
+        # one chunk in flight while it finishes the one before), so no allocation or free (which
+        # waits for the whole device) a chunk
         self.turn ^= 1
         bufs = self.buffers[self.turn]
         nq = len(chunk.ids)
@@ -490,7 +501,7 @@ class Runner:
         # the edges outlive the chunk (in the results): plain memory, copied in wait (by then the
         # chunk is done and the next one computes) or when first read, not page-locked blocks
         # copied once more
-        out = ChunkOut.allocate(cls, chunk, slots, pool.lease, edges=np.empty)
+        out = ChunkOut.allocate(cls, chunk, slots, bufs.hosts(), edges=np.empty)
         defer = not cls.decision_bits and (len(out.lr) + len(out.lc)) * vt.itemsize <= self.defer_bytes
         # the launch groups: a warp an instance by rows a lane; the block kernel by diagonal length
         kc = _pow2(np.minimum(chunk.rows, chunk.cols))
@@ -506,7 +517,7 @@ class Runner:
         ints = [chunk.ids, chunk.doff, chunk.lroff, chunk.lcoff, *(qs for _, _, qs in groups)]
         if defer:
             ints.append(chunk.lroff + chunk.cols - 1)  # where each instance's value lies in lr
-        staged, d_ints = bufs.upload(ints, pool, s)
+        staged, d_ints = bufs.upload(ints, s)
         d_ids, d_doff, d_lroff, d_lcoff, *d_rest = d_ints
         d_words = bufs.device("words", out.words, s)
         if defer:  # kept with the results until read: not reused
@@ -563,7 +574,7 @@ class Runner:
             self.info["edges_on_device"] += 1
             d_vals = bufs.device("values", np.empty(nq, vt), s, False)
             _gather()[-(-nq // 256), 256, s](d_lr, d_rest[-1], nq, d_vals)
-            values = pool.lease(nq, vt)
+            values = bufs.host("values", nq, vt)
             d_vals.copy_to_host(values, stream=s)
             keep.append(values)
         d_words.copy_to_host(out.words, stream=s)
@@ -576,20 +587,27 @@ class Runner:
 
 
 class _Buffers:
-    """Device buffers that one chunk after another reuses (grown when a chunk needs more), and the
-    page-locked block its index arrays go up from."""
+    """Device buffers and page-locked host blocks that one chunk after another reuses (grown when a
+    chunk needs more): a new page-locked block a chunk costs its allocation, and the pool it comes
+    from frees others when it is given back."""
 
     def __init__(self):
         self.dev: dict = {}
+        self.pinned: dict = {}
 
     def _take(self, name: str, n: int, dtype, s):
-        """``n`` items of buffer ``name`` (grown by a quarter at least when too small)."""
-        dtype = np.dtype(dtype)
-        buf = self.dev.get((name, dtype.str))
-        if buf is None or buf.size < n:
-            size = max(n, 1) if buf is None else max(n, buf.size + buf.size // 4)
-            buf = self.dev[(name, dtype.str)] = cuda.device_array(size, dtype, stream=s)
-        return buf if buf.size == n else buf[:n]
+        """``n`` items of device buffer ``name`` (grown by a quarter at least when too small)."""
+        return _grown(self.dev, name, n, dtype, lambda size, dt: cuda.device_array(size, dt, stream=s))
+
+    def host(self, name: str, n: int, dtype) -> np.ndarray:
+        """``n`` items of page-locked block ``name`` (contents undefined)."""
+        return _grown(self.pinned, name, n, dtype, pinned_pool().lease)
+
+    def hosts(self):
+        """``empty(n, dtype)`` for :meth:`gpudp.many.chunks.ChunkOut.allocate`: its arrays on this
+        set's page-locked blocks, one a call in the order they are asked for."""
+        calls = iter(range(1 << 30))
+        return lambda n, dtype: self.host(f"out{next(calls)}", n, dtype)
 
     def device(self, name: str, like: np.ndarray, s, upload: bool = False):
         """A device array of ``like``'s shape and dtype (its contents copied up with ``upload``:
@@ -605,13 +623,24 @@ class _Buffers:
         n = int(np.prod(shape))
         return self._take("scratch", n, dtype, s)[:n].reshape(shape)
 
-    def upload(self, arrays: list, pool, s) -> tuple:
+    def upload(self, arrays: list, s) -> tuple:
         """1-D integer ``arrays`` copied into one page-locked int64 block and up in one copy: the
         block (to keep until the copy is done) and each array's device view."""
         ends = np.cumsum([0] + [len(a) for a in arrays])
-        host = pool.lease(int(ends[-1]), np.int64)
+        host = self.host("ints", int(ends[-1]), np.int64)
         for a, lo, hi in zip(arrays, ends[:-1], ends[1:], strict=True):
             host[lo:hi] = a
         d = self._take("ints", len(host), np.int64, s)
         d[: len(host)].copy_to_device(host, stream=s)
         return host, [d[lo:hi] for lo, hi in zip(ends[:-1].tolist(), ends[1:].tolist(), strict=True)]
+
+
+def _grown(store: dict, name: str, n: int, dtype, make):
+    """``n`` items of ``store``'s buffer ``name`` of ``dtype``, made by ``make(size, dtype)`` (grown
+    by a quarter at least when too small)."""
+    dtype = np.dtype(dtype)
+    buf = store.get((name, dtype.str))
+    if buf is None or buf.size < n:
+        size = max(n, 1) if buf is None else max(n, buf.size + buf.size // 4)
+        buf = store[(name, dtype.str)] = make(size, dtype)
+    return buf if buf.size == n else buf[:n]
