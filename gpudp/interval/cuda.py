@@ -182,8 +182,10 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
             end.synchronize()
             bar.update(cells_of(n, d0, d1))
     compute.synchronize()
-    stats.kernel_seconds = sum(s.elapsed_time(e) for s, e in events) / 1e3
+    each = [s.elapsed_time(e) / 1e3 for s, e in events]
+    stats.kernel_seconds = sum(each)
     stats.extra.update(gpu_seconds=time.perf_counter() - t_wall, launches=len(events), grid=[blocks, threads])
+    stats.extra["launch_seconds"] = [[d0, d1, t] for (d0, d1), t in zip(chunks, each, strict=True)]
     stats.extra["layout"] = "diagonals"
     for k in range(1, spec_of(rec_cls).outputs + 1):  # the decision-overflow flag
         d_data[-k].copy_to_host(data[-k])
