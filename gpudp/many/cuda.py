@@ -54,6 +54,7 @@ from ..backends.cuda import (
     device_jit,
     event,
     generated_kernel,
+    kernel_resources,
     memory_info,
     pinned_pool,
     shared_memory_optin,
@@ -449,6 +450,7 @@ class Runner:
         self.compile_seconds = 0.0
         self.launches = 0
         self.info = {"threads": set(), "shared_bytes_max": 0, "device_buffers": 0, "edges_on_device": 0}
+        self.info["warp_kernels"] = {}
         # the chunks' last rows and columns that may stay in device memory until read (a caller that
         # wants the values only never copies them): a share of the memory free at the start
         self.share = int(memory_info()[0] * DEVICE_SHARE)
@@ -481,6 +483,8 @@ class Runner:
         launcher[-(-len(d_qs) // warps), 32 * warps, s, 0](*args)
         self.launches += 1
         self.info["threads"].add(32 * warps)
+        if rpt not in self.info["warp_kernels"]:  # its registers and local memory, by rows a lane
+            self.info["warp_kernels"][rpt] = kernel_resources(launcher)
         self.info["warp_instances"] = self.info.get("warp_instances", 0) + len(d_qs)
 
     def start(self, chunk) -> _Handle:

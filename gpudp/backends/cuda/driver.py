@@ -274,6 +274,21 @@ def pinned_words(n: int) -> np.ndarray:
     return pinned_pool().lease(n, np.uint32)
 
 
+def kernel_resources(launcher) -> dict:
+    """Registers and local memory per thread of the compiled kernel (where numba-cuda says)."""
+    out = {}
+    for key, name in (
+        ("registers_per_thread", "get_regs_per_thread"),
+        ("local_bytes_per_thread", "get_local_mem_per_thread"),
+    ):
+        try:
+            val = getattr(launcher, name)()
+            out[key] = next(iter(val.values())) if isinstance(val, dict) else val
+        except Exception:
+            pass
+    return out
+
+
 #: the kernel of the last sweep, specialised (for diagnostics: resources, SASS)
 LAST_LAUNCHER: list = []
 

@@ -16,28 +16,13 @@ from ...errors import CheckError
 from ...store import tiled_last_row
 from ..base import checkpoint_arrays, line_edges
 from .bands import BandEncoder
-from .driver import LAST_LAUNCHER, coop_blocks, pinned_empty, upload
+from .driver import LAST_LAUNCHER, coop_blocks, kernel_resources, pinned_empty, upload
 from .layered import LAYER_THREADS, Blocking, blocked_kernel, layered_kernel
 from .line import line_kernel
 from .tiled import tiled_kernel
 
 #: decision words per device slab (two slabs alternate: one computes while the other is evicted)
 SLAB_WORDS = 1 << 25
-
-
-def _resources(launcher) -> dict:
-    """Registers and local memory per thread of the compiled kernel (where numba-cuda says)."""
-    out = {}
-    for key, name in (
-        ("registers_per_thread", "get_regs_per_thread"),
-        ("local_bytes_per_thread", "get_local_mem_per_thread"),
-    ):
-        try:
-            val = getattr(launcher, name)()
-            out[key] = next(iter(val.values())) if isinstance(val, dict) else val
-        except Exception:
-            pass
-    return out
 
 
 def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
@@ -207,7 +192,7 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
             if blocked is not None:  # now that the grid is known: spans that share out evenly
                 pspan.copy_to_device(blocked.spans_for(blocks), stream=compute)
             stats.extra["compile_seconds"] = time.perf_counter() - t
-            stats.extra.update(_resources(launcher))
+            stats.extra.update(kernel_resources(launcher))
             LAST_LAUNCHER[:] = [launcher]
         end = launches.launch(blocks, threads, a, smem)
         if bands:
