@@ -41,6 +41,8 @@ not qualify runs on every lane alike.
 from __future__ import annotations
 
 import ast
+import copy
+import os
 
 from ..kernel import KernelFactory
 from ..recurrence.source import Unsupported, compile_function, function_ast, function_namespace
@@ -49,6 +51,9 @@ __all__ = ["WARP", "Unsupported", "column_cell", "rewritten", "warp_cell"]
 
 #: lanes that share a cell
 WARP = 32
+#: iterations a lane runs a trip of its loop, one after the other (each with its own reads, which
+#: then need not wait on the update before them); GPUDP_SPLIT_UNROLL for measurements
+UNROLL = int(os.environ.get("GPUDP_SPLIT_UNROLL", "1"))
 #: the prefix of every name the rewrite adds
 _P = "_gpudp_"
 _LANE = _P + "lane"
@@ -376,12 +381,23 @@ def _rewritten(loop: ast.For, red: _Reduction, n: int) -> list[ast.stmt]:
     head[0].value, head[1].value = red.start, red.stop
     red.update.body.append(ast.parse(f"{o} = {t}").body[0])
     body = ast.parse(f"{loop.target.id} = {lo} + {t} * {st}").body + loop.body
-    lanes = ast.For(
-        target=ast.Name(t, ast.Store()),
-        iter=ast.parse(f"range({_LANE}, {c}, {WARP})", mode="eval").body,
-        body=body,
-        orelse=[],
-    )
+    if UNROLL > 1:  # UNROLL iterations a trip while that many are left, then one at a time
+        step = ast.parse(f"{t} = {t} + {WARP}").body
+        trip = [s for u in range(UNROLL) for s in copy.deepcopy((step if u else []) + body)] + step
+        lanes = [
+            *ast.parse(f"{t} = {_LANE}").body,
+            ast.While(ast.parse(f"{t} + {(UNROLL - 1) * WARP} < {c}", mode="eval").body, trip, []),
+            ast.While(ast.parse(f"{t} < {c}", mode="eval").body, copy.deepcopy(body) + step, []),
+        ]
+    else:
+        lanes = [
+            ast.For(
+                target=ast.Name(t, ast.Store()),
+                iter=ast.parse(f"range({_LANE}, {c}, {WARP})", mode="eval").body,
+                body=body,
+                orelse=[],
+            )
+        ]
     better = "<" if red.op in (ast.Lt, ast.LtE) else ">"
     later = red.op in (ast.LtE, ast.GtE)  # ties to the later iteration
     names = [red.key, o, *red.payloads]
@@ -394,7 +410,7 @@ def _rewritten(loop: ast.For, red: _Reduction, n: int) -> list[ast.stmt]:
         merge.append(f"if {got[0]} {better} {red.key} or ({got[0]} == {red.key} and {tie}):")
         merge += [f"    {x} = {g}" for g, x in zip(got, names, strict=True)]
         m //= 2
-    return [*head, lanes, *ast.parse("\n".join(merge)).body]
+    return [*head, *lanes, *ast.parse("\n".join(merge)).body]
 
 
 def _replace(fn: ast.FunctionDef, loop: ast.For, new: list[ast.stmt]) -> None:
