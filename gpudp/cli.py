@@ -35,6 +35,7 @@ BENCHES = {
     "tsp": "gpudp.bench.tsp",
     "knapsack": "gpudp.bench.knapsack_dp",
     "knapsack-classes": "gpudp.bench.knapsack_classes",
+    "knapsack-files": "gpudp.bench.knapsack_files",
     "startup": "gpudp.bench.startup",
     "batch": "gpudp.bench.batch",
     "scale": "gpudp.bench.scale",
@@ -128,7 +129,8 @@ def _print_solution(sol, module, as_json: bool):
 
 def main(argv=None) -> int:
     """Run the command line; returns the exit status: 0, 1 for a batch in which some instance failed
-    (its line says why) or a solve stopped by its time limit (its best proven bounds printed), 2 for
+    (its line says why), a solve stopped by its time limit (its best proven bounds printed) or a
+    bench whose checks of its answers failed (``errors`` in its JSON, written first), 2 for
     any other error (one line on stderr), 130 on Ctrl-C, 128 + the signal's number on SIGTERM or
     SIGHUP (the first such signal decides; see :class:`_Stops`), 141 (128 + SIGPIPE), quietly, when
     the reader of the output went away (``gpudp ... | head -1``)."""
@@ -323,6 +325,10 @@ def _run(args) -> int:
             print(f"wrote {args.out}", file=sys.stderr)
         else:
             print(text)
+        if result.get("errors"):  # a bench that checks its answers (knapsack-files): after the JSON
+            shown = "; ".join(result["errors"][:3])
+            print(f"gpudp: error: {len(result['errors'])} check(s) failed: {shown}", file=sys.stderr)
+            return 1
     return 0
 
 

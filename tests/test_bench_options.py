@@ -63,6 +63,10 @@ BAD = [
     "knapsack-classes --jooken h=1",
     "knapsack-classes --jooken f=2",
     "knapsack-classes --jooken eps=x",
+    "knapsack-files --methods foo",
+    "knapsack-files --methods auto,,reach",
+    "knapsack-files --time-limit 0",
+    "knapsack-files --total-limit nan",
     "knapsack-bb --classes foo",
     "knapsack-bb --lalami-sizes 0",
     "knapsack-bb --shen-sizes 10,-1",
@@ -142,7 +146,7 @@ BAD_TOGETHER = [
     ("scale --backends cpu --data device", "--data", ["random_dna", "made_rows"]),
     ("scale --made-on workers --data client", "--data", ["random_dna", "made_rows"]),
     ("subset-sum --n-min 50 --n-max 40", "--n-min", ["solve"]),
-    ("knapsack-classes --classes 1,jooken --ranges 1e6,1e16", "--ranges", ["_warm", "class_instance"]),
+    ("knapsack-classes --classes 1,jooken --ranges 1e6,1e16", "--ranges", ["warm", "class_instance"]),
 ]
 
 

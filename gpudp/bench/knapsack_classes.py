@@ -138,9 +138,14 @@ def run_auto(inst, backend: str, time_limit: float) -> dict:
     return out
 
 
-def _warm(backends):
+def warm(backends):
     """Compile the sparse DP (its GPU list step too where cuda runs), the reachable-sums DP and the
-    dense DP (each backend) before anything is timed."""
+    dense DP (each backend) before anything is timed (also used by ``bench knapsack-files``).
+
+    Parameters
+    ----------
+    backends : the backends the bench times (``cpu``, ``cuda``)
+    """
     from gpudp.problems.knapsack import reach, sparse
 
     sparse.warm()  # every compiled function of the search, not only those a small solve uses
@@ -161,7 +166,7 @@ def cli_bench(args) -> dict:
     jooken = getattr(args, "jooken", None) or parse_jooken("")
     if JOOKEN in classes and max(ranges) > JOOKEN_C_MAX:
         raise InputError("--ranges", f"{max(ranges)}: the jooken class's capacity c = R is at most 2^51")
-    _warm(backends)
+    warm(backends)
     out = {
         "date": time.strftime("%Y-%m-%d"),
         "device": {b: device_name(b) for b in backends},

@@ -2,9 +2,9 @@
 exactly (detected next to Pisinger text, or forced by ``--format jooken``), and their generator's
 rule (``classes.jooken_instance``) against a reference DP.
 
-The dataset's ``test.in`` files (github.com/JorikJooken/knapsackProblemInstances) carry no licence,
-so none is copied here: the format is written out in the tests, and the whole dataset is read where
-the project's shared folder holds it (``shared/data/jooken/<instance>/test.in``)."""
+The format is written out in the tests, and the whole dataset is read where the project's shared
+folder holds it (``shared/data/jooken/<instance>/test.in``); two of its instance folders, with combo's
+results, are in tests/data/jooken for ``bench knapsack-files`` (tests/knapsack/test_knapsack_files.py)."""
 
 from __future__ import annotations
 

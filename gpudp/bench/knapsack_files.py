@@ -1,0 +1,469 @@
+"""``gpudp bench knapsack-files FOLDER``: instance files solved, beside combo's published results.
+
+Issue 41: the instances of Jooken, Leyman & De Causmaecker (EJOR 301(3), 2022), as their public
+repository JorikJooken/knapsackProblemInstances lays them out: one folder an instance, holding
+``test.in`` (the instance, Jooken text: :mod:`gpudp.problems.knapsack.io`), ``outp.out`` (combo's
+output: the optimum on its first line, then one ``profit weight`` line an item it packed; or combo's
+error message where it failed) and ``time.out`` (combo's seconds, ``-1`` where it did not finish).
+``FOLDER`` is such a folder or any folder above some (every ``test.in`` below it is one instance,
+sorted by its folder's name); ``tools/jooken_subset.py`` builds one from the repository, by default
+``.data/jooken`` (git-ignored), the default ``FOLDER``.
+
+Each instance is solved by each of ``--methods`` (default ``auto``) on each backend of
+``--backends``, with ``--time-limit`` seconds (``knapsack.solve_instance``, after every compiled
+function they use is compiled: :func:`warm`), and checked here on its own:
+
+- the 0/1 vector returned weighs at most the capacity and its items' profit is the value returned
+  (Python integers);
+- a proven optimum equals combo's (``outp.out``'s first line) where combo finished; an unproven
+  value above it, or a proven upper bound below it, contradicts it. Each of these is an error: it is
+  listed in the row and in the result's ``errors``, and the command exits with status 1 after the
+  JSON is written;
+- combo's own packing (``outp.out``'s item lines) is checked against the instance: its items are
+  items of the instance (as a multiset of (profit, weight)), their profits sum to its optimum and
+  their weights fit. A file that fails this is an error too (of the data, not of ours).
+
+**combo's seconds are not measured here.** They are the times the dataset's authors recorded on
+their own machine (``time.out``; the repository does not state the machine or the limit it ran
+under); ``combo_over_ours`` (combo's seconds over ours) compares two machines, and says how far
+apart the two are, not which algorithm is faster on one machine. ``knapsack-classes --classes
+jooken`` generates the class instead, and runs CP-SAT on the same machine.
+
+The JSON: the date, devices, core count, versions, the settings, one row an instance (its name,
+``n``, ``c``; combo's optimum, seconds and whether it solved; per method and backend: the method
+that ran, status ``proven``/``unproven``/``refused``/``error``, seconds, value, upper bound, gap,
+the ratio) and a summary per method and backend: instances proven, unproven, refused, errors;
+those combo solved, those both solved and the geometric mean, median, least and largest of
+``combo_over_ours`` over them; those combo did not solve that were proven here (named).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import math
+import os
+import statistics
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpudp.backends import device_name
+from gpudp.errors import InputError
+from gpudp.problems.knapsack import METHODS, read_knapsack, solve_instance
+
+from . import options
+
+#: what the JSON says of combo's figures wherever they appear
+COMBO_NOTE = (
+    "combo's seconds are those the dataset's authors recorded on their own machine (time.out of "
+    "github.com/JorikJooken/knapsackProblemInstances), not measured on this machine: "
+    "combo_over_ours compares two machines"
+)
+
+
+#: where tools/jooken_subset.py writes its subset (git-ignored), relative to the working folder
+DEFAULT_FOLDER = ".data/jooken"
+#: what became of one solve: proven optimal, stopped unproven, refused by the method, or a check failed
+STATUSES = ("proven", "unproven", "refused", "error")
+
+
+def bench_arguments(parser):
+    parser.add_argument(
+        "folder",
+        nargs="?",
+        default=DEFAULT_FOLDER,
+        help="an instance folder (test.in, outp.out, time.out) or a folder above such folders (default "
+        f"{DEFAULT_FOLDER}, where tools/jooken_subset.py writes)",
+    )
+    parser.add_argument(
+        "--methods",
+        type=options.checked(options.choice_list(*METHODS), "method"),
+        default="auto",
+        help=f"comma list of {', '.join(METHODS)} (default auto)",
+    )
+    parser.add_argument(
+        "--time-limit", type=options.seconds, default=60.0, help="limit each solve (s; default 60)"
+    )
+    parser.add_argument(
+        "--names",
+        default="",
+        help="comma list of shell patterns on the instance folders' names (default: all)",
+    )
+    parser.add_argument(
+        "--total-limit",
+        type=options.seconds,
+        default=None,
+        help="start no instance after this many seconds (those left are listed as not run)",
+    )
+
+
+@dataclass
+class Published:
+    """combo's results for one instance as the dataset records them.
+
+    ``seconds`` None where combo did not finish (``time.out`` is ``-1`` or absent); ``optimum`` the
+    first line of ``outp.out`` where it finished, ``items`` its (profit, weight) lines; ``note``
+    combo's message where it failed (the text of ``outp.out``, shortened)."""
+
+    seconds: float | None
+    optimum: int | None
+    items: list[tuple[int, int]] = field(default_factory=list)
+    note: str = ""
+
+    @property
+    def solved(self) -> bool:
+        return self.seconds is not None
+
+
+def _int(tok: str, where: str) -> int:
+    t = tok.strip()
+    if not t.lstrip("+-").isdigit() or not t.isascii():
+        raise InputError(where, f"{t[:40]!r} is not an integer")
+    return int(t)
+
+
+def read_published(folder) -> Published:
+    """Read ``time.out`` and ``outp.out`` of one instance folder.
+
+    Parameters
+    ----------
+    folder : path of the instance's folder
+
+    Returns
+    -------
+    Published : combo's seconds, optimum and packed items where ``time.out`` holds a time of at
+        least 0; seconds and optimum None (``outp.out``'s text as ``note``) where it holds ``-1`` or
+        is absent; the optimum None where ``outp.out`` is absent
+
+    Raises
+    ------
+    InputError : ``time.out`` that is not one number (or is negative other than ``-1``), or
+        ``outp.out`` of a finished run whose first line is not one integer or whose other lines
+        are not two integers each
+    """
+    folder = Path(folder)
+    t_path, o_path = folder / "time.out", folder / "outp.out"
+    out_text = o_path.read_text(errors="replace") if o_path.is_file() else None
+    if not t_path.is_file():
+        return Published(None, None, note=(out_text or "").strip()[:200])
+    words = t_path.read_text().split()
+    try:
+        secs = float(words[0]) if len(words) == 1 else math.nan
+    except ValueError:
+        secs = math.nan
+    if not (math.isfinite(secs) and (secs >= 0 or secs == -1)):
+        raise InputError(str(t_path), f"expected one number of seconds (or -1), got {' '.join(words)[:60]!r}")
+    if secs == -1:
+        return Published(None, None, note=(out_text or "").strip()[:200])
+    if out_text is None:
+        return Published(secs, None)
+    lines = [ln.split() for ln in out_text.splitlines() if ln.strip()]
+    if not lines or len(lines[0]) != 1:
+        got = " ".join(lines[0])[:60] if lines else "nothing"
+        raise InputError(str(o_path), f"expected combo's optimum alone on the first line, got {got!r}")
+    items = []
+    for k, ln in enumerate(lines[1:], start=2):
+        if len(ln) != 2:
+            raise InputError(str(o_path), f"line {k}: expected 'profit weight', got {' '.join(ln)[:60]!r}")
+        items.append((_int(ln[0], f"{o_path} line {k}"), _int(ln[1], f"{o_path} line {k}")))
+    return Published(secs, _int(lines[0][0], f"{o_path} line 1"), items)
+
+
+def check_published(inst, pub: Published) -> str | None:
+    """Whether combo's packing is one of ``inst`` worth its optimum.
+
+    Parameters
+    ----------
+    inst : the instance (:class:`~gpudp.problems.knapsack.KnapsackInstance`)
+    pub : combo's results (:func:`read_published`)
+
+    Returns
+    -------
+    str or None : what is wrong (items not in the instance, a profit sum other than the optimum, a
+        weight over the capacity), or None when it holds or there is no packing to check
+    """
+    if pub.optimum is None or not pub.items:
+        return None
+    left = Counter(zip(map(int, inst.profits), map(int, inst.weights), strict=True))
+    want = Counter(pub.items)
+    missing = want - left
+    if missing:
+        (p, w), k = next(iter(missing.items()))
+        return f"combo's packing holds (profit {p}, weight {w}) {k} more time(s) than the instance"
+    profit = sum(p for p, _ in pub.items)
+    weight = sum(w for _, w in pub.items)
+    if profit != pub.optimum:
+        return f"combo's packed items are worth {profit}, not its optimum {pub.optimum}"
+    if weight > int(inst.stated_capacity):
+        return f"combo's packed items weigh {weight}, over the capacity {inst.stated_capacity}"
+    return None
+
+
+def check_ours(inst, sol) -> str | None:
+    """The answer's 0/1 vector against the instance, in Python integers.
+
+    Parameters
+    ----------
+    inst : the instance
+    sol : the :class:`gpudp.Solution` returned for it
+
+    Returns
+    -------
+    str or None : what is wrong (not n values 0/1, a weight over the capacity, a profit other than the
+        value), or None
+    """
+    x = [int(v) for v in sol.solution]
+    if len(x) != inst.n or any(v not in (0, 1) for v in x):
+        return f"the answer is not {inst.n} values 0/1"
+    weight = sum(int(w) for w, v in zip(inst.weights, x, strict=True) if v)
+    profit = sum(int(p) for p, v in zip(inst.profits, x, strict=True) if v)
+    if weight > int(inst.stated_capacity):
+        return f"the answer's items weigh {weight}, over the capacity {inst.stated_capacity}"
+    if profit != sol.value:
+        return f"the answer's items are worth {profit}, not the value returned {sol.value}"
+    return None
+
+
+def compare(run: dict, pub: Published) -> str | None:
+    """Our answer against combo's optimum: None where they agree (or there is none), else the error.
+
+    Parameters
+    ----------
+    run : our result for one method and backend (``status``, ``value``, ``upper_bound``)
+    pub : combo's results
+
+    Returns
+    -------
+    str or None : a proven value other than combo's optimum, an unproven value above it, or a
+        proven upper bound below it
+    """
+    opt = pub.optimum
+    if opt is None or run["status"] not in ("proven", "unproven"):
+        return None
+    if run["status"] == "proven" and run["value"] != opt:
+        return f"proven optimum {run['value']}, combo's {opt}"
+    if run["value"] > opt:
+        return f"a packing worth {run['value']}, above combo's optimum {opt}"
+    ub = run.get("upper_bound")
+    if ub is not None and ub < opt:
+        return f"proven upper bound {ub}, below combo's optimum {opt}"
+    return None
+
+
+def instance_dirs(root, names: str = "") -> list[Path]:
+    """The instance folders at or below ``root``: each folder holding ``test.in``, sorted by name.
+
+    Parameters
+    ----------
+    root : a folder
+    names : comma list of shell patterns on the folders' names (empty: all)
+
+    Returns
+    -------
+    list of Path
+
+    Raises
+    ------
+    InputError : ``root`` is not a folder, or no instance folder (matching ``names``) lies below it
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise InputError("folder", f"{root} is not a folder")
+    found = sorted({p.parent for p in root.rglob("test.in")}, key=lambda d: (d.name, str(d)))
+    pats = [s.strip() for s in names.split(",") if s.strip()]
+    if pats:
+        found = [d for d in found if any(fnmatch.fnmatchcase(d.name, pat) for pat in pats)]
+    if not found:
+        which = f" matching {names!r}" if pats else ""
+        raise InputError("folder", f"no instance folder (holding test.in){which} at or below {root}")
+    return found
+
+
+def _solve_one(inst, method: str, backend: str, time_limit: float) -> dict:
+    t = time.perf_counter()
+    try:
+        sol = solve_instance(inst, method=method, backend=backend, time_limit=time_limit)
+    except InputError as e:
+        return {"status": "refused", "seconds": time.perf_counter() - t, "message": str(e)}
+    secs = time.perf_counter() - t
+    d = sol.details
+    out = {
+        "status": "proven" if sol.optimal else "unproven",
+        "method": d.get("method"),
+        "seconds": secs,
+        "value": int(sol.value),
+        "upper_bound": None if d.get("upper_bound") is None else int(d["upper_bound"]),
+        "gap": d.get("gap"),
+        "stopped": d.get("stopped"),
+        "states_generated": d.get("states_generated"),
+        "method_note": d.get("method_note"),
+    }
+    if sol.optimal:
+        out["upper_bound"] = out["value"]
+    wrong = check_ours(inst, sol)
+    if wrong:
+        out.update(status="error", error=wrong)
+    return out
+
+
+def run_instance(folder, methods, backends, time_limit: float) -> dict:
+    """One instance folder read, checked against combo's record, solved by each method and backend.
+
+    Parameters
+    ----------
+    folder : the instance's folder
+    methods : names of :data:`~gpudp.problems.knapsack.METHODS`
+    backends : ``cpu``/``cuda``
+    time_limit : seconds for each solve
+
+    Returns
+    -------
+    dict : the row (the module doc); ``errors`` lists what disagreed (empty when nothing did)
+
+    Raises
+    ------
+    InputError : ``test.in`` or combo's files cannot be read (the module doc's formats)
+    """
+    folder = Path(folder)
+    inst = read_knapsack(folder / "test.in")
+    pub = read_published(folder)
+    row = {
+        "name": folder.name,
+        "n": inst.n,
+        "capacity": int(inst.stated_capacity),
+        "combo": {"solved": pub.solved, "seconds": pub.seconds, "optimum": pub.optimum},
+        "errors": [],
+    }
+    if pub.note:
+        row["combo"]["note"] = pub.note
+    wrong = check_published(inst, pub)
+    if wrong:
+        row["errors"].append(f"combo's file: {wrong}")
+    for method in methods:
+        for be in backends:
+            run = _solve_one(inst, method, be, time_limit)
+            wrong = run.get("error") or compare(run, pub)
+            if wrong:
+                run.update(status="error", error=wrong)
+                row["errors"].append(f"{method}/{be}: {wrong}")
+            if run["status"] == "proven" and pub.solved:
+                run["combo_over_ours"] = pub.seconds / max(run["seconds"], 1e-9)
+            row[f"{method}/{be}"] = run
+    return row
+
+
+def _versions() -> dict:
+    import numba
+    import numpy
+
+    from gpudp._version import __version__
+
+    return {
+        "gpudp": __version__,
+        "python": sys.version.split()[0],
+        "numpy": numpy.__version__,
+        "numba": numba.__version__,
+    }
+
+
+def warm(methods, backends) -> None:
+    """Compile what the methods run before anything is timed: the reachable-sums DP alone for
+    ``reach``, else every knapsack search of :func:`gpudp.bench.knapsack_classes.warm`.
+
+    Parameters
+    ----------
+    methods : the methods the bench runs
+    backends : the backends it runs them on
+    """
+    if set(methods) == {"reach"}:
+        from gpudp.problems.knapsack import reach
+
+        reach.warm()
+    else:
+        from .knapsack_classes import warm as warm_all
+
+        warm_all(backends)
+
+
+def cli_bench(args) -> dict:
+    backends = options.backend_list(args.backends)
+    folders = instance_dirs(args.folder, args.names)
+    warm(args.methods, backends)
+    out = {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "device": {b: device_name(b) for b in backends},
+        "cpu_count": os.cpu_count(),
+        "versions": _versions(),
+        "combo_note": COMBO_NOTE,
+        "settings": {
+            "folder": str(args.folder),
+            "names": args.names,
+            "instances": len(folders),
+            "methods": args.methods,
+            "backends": backends,
+            "time_limit": args.time_limit,
+            "total_limit": args.total_limit,
+        },
+        "runs": [],
+        "not_run": [],
+    }
+    t0 = time.perf_counter()
+    for folder in folders:
+        if args.total_limit is not None and time.perf_counter() - t0 > args.total_limit:
+            out["not_run"].append(folder.name)
+            continue
+        row = run_instance(folder, args.methods, backends, args.time_limit)
+        out["runs"].append(row)
+        print(json.dumps(row, default=str), flush=True)
+    out["summary"] = summary(out["runs"], args.methods, backends)
+    out["errors"] = [f"{r['name']}: {e}" for r in out["runs"] for e in r["errors"]]
+    return out
+
+
+def summary(runs: list[dict], methods, backends) -> dict:
+    """Per method and backend: the counts by status, our slowest proof, the comparison with combo.
+
+    Parameters
+    ----------
+    runs : rows of :func:`run_instance`
+    methods, backends : those the rows were solved with
+
+    Returns
+    -------
+    dict : ``"METHOD/BACKEND"`` to its figures (the module doc), and ``combo``: instances combo
+        solved, and its largest recorded seconds among them
+    """
+    out = {}
+    for method in methods:
+        for be in backends:
+            key = f"{method}/{be}"
+            rs = [(r, r[key]) for r in runs if key in r]
+            both = [x["combo_over_ours"] for _, x in rs if "combo_over_ours" in x]
+            proven = [x for _, x in rs if x["status"] == "proven"]
+            beyond = [r["name"] for r, x in rs if x["status"] == "proven" and not r["combo"]["solved"]]
+            out[key] = {
+                "instances": len(rs),
+                **{s: sum(x["status"] == s for _, x in rs) for s in STATUSES},
+                "max_proven_seconds": max((x["seconds"] for x in proven), default=None),
+                "methods_ran": dict(Counter(x.get("method") for _, x in rs if x.get("method"))),
+                "combo_solved": sum(r["combo"]["solved"] for r, _ in rs),
+                "both_solved": len(both),
+                "combo_over_ours_geomean": math.exp(statistics.fmean(map(math.log, both))) if both else None,
+                "combo_over_ours_median": statistics.median(both) if both else None,
+                "combo_over_ours_min": min(both, default=None),
+                "combo_over_ours_max": max(both, default=None),
+                "proven_where_combo_did_not": len(beyond),
+                "proven_where_combo_did_not_names": beyond,
+                "unproven_names": [r["name"] for r, x in rs if x["status"] == "unproven"],
+            }
+    solved = [r["combo"]["seconds"] for r in runs if r["combo"]["solved"]]
+    out["combo"] = {
+        "instances": len(runs),
+        "solved": len(solved),
+        "max_seconds": max(solved, default=None),
+        "note": COMBO_NOTE,
+    }
+    return out
