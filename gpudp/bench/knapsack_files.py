@@ -93,6 +93,13 @@ def bench_arguments(parser):
         help="comma list of shell patterns on the instance folders' names (default: all)",
     )
     parser.add_argument(
+        "--jobs",
+        type=options.positive_int,
+        default=1,
+        help="instances solved at once, each in its own process (--backends cpu; default 1: the "
+        "times then share the machine's cores and memory bandwidth)",
+    )
+    parser.add_argument(
         "--total-limit",
         type=options.seconds,
         default=None,
@@ -388,10 +395,38 @@ def warm(methods, backends) -> None:
         warm_all(backends)
 
 
+def _one(folder, methods, backends, time_limit: float, deadline: float | None) -> dict:
+    """:func:`run_instance`, or ``{"name", "not_run"}`` past ``deadline`` (``time.time()``)."""
+    if deadline is not None and time.time() > deadline:
+        return {"name": Path(folder).name, "not_run": True}
+    return run_instance(folder, methods, backends, time_limit)
+
+
+def _rows(folders, methods, backends, time_limit: float, deadline, jobs: int):
+    """Each folder's row as it comes (:func:`_one`): in this process, or in ``jobs`` worker
+    processes (started by spawn, each compiling first), in the order they finish."""
+    if jobs == 1:
+        warm(methods, backends)
+        for folder in folders:
+            yield _one(folder, methods, backends, time_limit, deadline)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=warm, initargs=(methods, backends)) as ex:
+        futures = [ex.submit(_one, f, methods, backends, time_limit, deadline) for f in folders]
+        for fut in as_completed(futures):
+            yield fut.result()
+
+
 def cli_bench(args) -> dict:
     backends = options.backend_list(args.backends)
+    if args.jobs > 1 and "cuda" in backends:
+        raise InputError(
+            "--jobs", "more than 1 runs on the CPU only (--backends cpu): processes would share a GPU"
+        )
     folders = instance_dirs(args.folder, args.names)
-    warm(args.methods, backends)
     out = {
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "device": {b: device_name(b) for b in backends},
@@ -406,18 +441,21 @@ def cli_bench(args) -> dict:
             "backends": backends,
             "time_limit": args.time_limit,
             "total_limit": args.total_limit,
+            "jobs": args.jobs,
         },
         "runs": [],
         "not_run": [],
     }
-    t0 = time.perf_counter()
-    for folder in folders:
-        if args.total_limit is not None and time.perf_counter() - t0 > args.total_limit:
-            out["not_run"].append(folder.name)
+    deadline = None if args.total_limit is None else time.time() + args.total_limit
+    for row in _rows(folders, args.methods, backends, args.time_limit, deadline, args.jobs):
+        if row.get("not_run"):
+            out["not_run"].append(row["name"])
             continue
-        row = run_instance(folder, args.methods, backends, args.time_limit)
         out["runs"].append(row)
         print(json.dumps(row, default=str), flush=True)
+    order = {f.name: k for k, f in enumerate(folders)}
+    out["runs"].sort(key=lambda r: order[r["name"]])
+    out["not_run"].sort(key=order.__getitem__)
     out["summary"] = summary(out["runs"], args.methods, backends)
     out["errors"] = [f"{r['name']}: {e}" for r in out["runs"] for e in r["errors"]]
     return out

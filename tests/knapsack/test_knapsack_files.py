@@ -23,10 +23,10 @@ SOLVED = DATA / "n_400_c_1000000_g_2_f_0.1_eps_0.1_s_100"
 FAILED = DATA / "n_400_c_10000000000_g_10_f_0.1_eps_1e-05_s_200"
 
 
-def _bench(tmp_path, folder, limit="3"):
+def _bench(tmp_path, folder, limit="3", *extra):
     out = tmp_path / "files.json"
     argv = ["bench", "knapsack-files", str(folder), "--backends", "cpu", "--methods", "reach"]
-    code = main([*argv, "--time-limit", limit, "--out", str(out)])
+    code = main([*argv, "--time-limit", limit, *extra, "--out", str(out)])
     return code, json.loads(out.read_text())
 
 
@@ -138,3 +138,14 @@ def test_folders_and_names(tmp_path):
         kf.instance_dirs(DATA, "nothing*")
     with pytest.raises(InputError, match="is not a folder"):
         kf.instance_dirs(tmp_path / "absent")
+
+
+def test_worker_processes_and_the_total_limit(tmp_path, capsys):
+    code, res = _bench(tmp_path, DATA, "0.5", "--jobs", "2")
+    assert code == 0 and res["settings"]["jobs"] == 2 and res["errors"] == []
+    assert [r["name"] for r in res["runs"]] == sorted([SOLVED.name, FAILED.name])  # sorted back
+    assert res["runs"][1]["reach/cpu"]["value"] == 602022
+    code, res = _bench(tmp_path, DATA, "0.5", "--total-limit", "1e-9")
+    assert code == 0 and res["runs"] == [] and res["not_run"] == sorted([SOLVED.name, FAILED.name])
+    assert main(["bench", "knapsack-files", str(DATA), "--jobs", "2", "--backends", "cuda"]) == 2
+    assert "--jobs: more than 1 runs on the CPU only" in capsys.readouterr().err
