@@ -5,8 +5,8 @@ repository JorikJooken/knapsackProblemInstances lays them out: one folder an ins
 ``test.in`` (the instance, Jooken text: :mod:`gpudp.problems.knapsack.io`), ``outp.out`` (combo's
 output: the optimum on its first line, then one ``profit weight`` line an item it packed; or combo's
 error message where it failed) and ``time.out`` (combo's seconds, ``-1`` where it did not finish).
-``FOLDER`` is such a folder or any folder above some (every ``test.in`` below it is one instance,
-sorted by its folder's name); ``tools/jooken_subset.py`` builds one from the repository, by default
+Each ``FOLDER`` is such a folder or any folder above some (every ``test.in`` below them is one
+instance, sorted by its folder's name); ``tools/jooken_subset.py`` builds one from the repository, by default
 ``.data/jooken`` (git-ignored), the default ``FOLDER``.
 
 Each instance is solved by each of ``--methods`` (default ``auto``) on each backend of
@@ -72,10 +72,11 @@ STATUSES = ("proven", "unproven", "refused", "error")
 
 def bench_arguments(parser):
     parser.add_argument(
-        "folder",
-        nargs="?",
-        default=DEFAULT_FOLDER,
-        help="an instance folder (test.in, outp.out, time.out) or a folder above such folders (default "
+        "folders",
+        nargs="*",
+        default=[DEFAULT_FOLDER],
+        metavar="FOLDER",
+        help="instance folders (test.in, outp.out, time.out) or folders above such folders (default "
         f"{DEFAULT_FOLDER}, where tools/jooken_subset.py writes)",
     )
     parser.add_argument(
@@ -260,32 +261,36 @@ def compare(run: dict, pub: Published) -> str | None:
     return None
 
 
-def instance_dirs(root, names: str = "") -> list[Path]:
-    """The instance folders at or below ``root``: each folder holding ``test.in``, sorted by name.
+def instance_dirs(roots, names: str = "") -> list[Path]:
+    """The instance folders at or below ``roots``: each folder holding ``test.in``, sorted by name.
 
     Parameters
     ----------
-    root : a folder
+    roots : a folder, or a list of folders
     names : comma list of shell patterns on the folders' names (empty: all)
 
     Returns
     -------
-    list of Path
+    list of Path, each once
 
     Raises
     ------
-    InputError : ``root`` is not a folder, or no instance folder (matching ``names``) lies below it
+    InputError : a root that is not a folder, or no instance folder (matching ``names``) below them
     """
-    root = Path(root)
-    if not root.is_dir():
-        raise InputError("folder", f"{root} is not a folder")
-    found = sorted({p.parent for p in root.rglob("test.in")}, key=lambda d: (d.name, str(d)))
+    roots = [Path(r) for r in ([roots] if isinstance(roots, str | Path) else roots)]
+    found = set()
+    for root in roots:
+        if not root.is_dir():
+            raise InputError("folder", f"{root} is not a folder")
+        found |= {p.parent.resolve() for p in root.rglob("test.in")}
+    found = sorted(found, key=lambda d: (d.name, str(d)))
     pats = [s.strip() for s in names.split(",") if s.strip()]
     if pats:
         found = [d for d in found if any(fnmatch.fnmatchcase(d.name, pat) for pat in pats)]
     if not found:
         which = f" matching {names!r}" if pats else ""
-        raise InputError("folder", f"no instance folder (holding test.in){which} at or below {root}")
+        shown = ", ".join(map(str, roots))
+        raise InputError("folder", f"no instance folder (holding test.in){which} at or below {shown}")
     return found
 
 
@@ -426,7 +431,7 @@ def cli_bench(args) -> dict:
         raise InputError(
             "--jobs", "more than 1 runs on the CPU only (--backends cpu): processes would share a GPU"
         )
-    folders = instance_dirs(args.folder, args.names)
+    folders = instance_dirs(args.folders, args.names)
     out = {
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "device": {b: device_name(b) for b in backends},
@@ -434,7 +439,7 @@ def cli_bench(args) -> dict:
         "versions": _versions(),
         "combo_note": COMBO_NOTE,
         "settings": {
-            "folder": str(args.folder),
+            "folders": [str(f) for f in args.folders],
             "names": args.names,
             "instances": len(folders),
             "methods": args.methods,

@@ -134,6 +134,7 @@ def test_folders_and_names(tmp_path):
     assert [d.name for d in kf.instance_dirs(DATA)] == sorted([SOLVED.name, FAILED.name])
     assert kf.instance_dirs(DATA, "*_c_1000000_*,zzz") == [SOLVED]
     assert kf.instance_dirs(SOLVED) == [SOLVED]
+    assert kf.instance_dirs([FAILED, SOLVED, DATA]) == [FAILED, SOLVED]  # each once, by name
     with pytest.raises(InputError, match="no instance folder"):
         kf.instance_dirs(DATA, "nothing*")
     with pytest.raises(InputError, match="is not a folder"):
