@@ -150,3 +150,49 @@ def test_worker_processes_and_the_total_limit(tmp_path, capsys):
     assert code == 0 and res["runs"] == [] and res["not_run"] == sorted([SOLVED.name, FAILED.name])
     assert main(["bench", "knapsack-files", str(DATA), "--jobs", "2", "--backends", "cuda"]) == 2
     assert "--jobs: more than 1 runs on the CPU only" in capsys.readouterr().err
+
+
+def _fake_checkout(root: Path, times: dict[str, str], optima: dict[str, int]) -> Path:
+    """A checkout of the dataset's layout: each name's folder a copy of the solved test folder with
+    its own time.out; optima.csv as given."""
+    for name, secs in times.items():
+        d = root / "problemInstances" / name
+        shutil.copytree(SOLVED if secs != "-1" else FAILED, d)
+        (d / "time.out").write_text(secs)
+    rows = [f"{n},{v}" for n, v in optima.items()]
+    (root / "optima.csv").write_text("\n".join(["name,optimum", *rows]) + "\n")
+    return root
+
+
+def test_the_subset_tool_picks_its_groups_and_checks_the_optima(tmp_path):
+    import subprocess
+    import sys
+
+    tool = Path(__file__).resolve().parents[2] / "tools" / "jooken_subset.py"
+    names = {  # (c, g, n) cells: two at c = 10^6, g = 2, n = 400; one elsewhere
+        "n_400_c_1000000_g_2_f_0.1_eps_0_s_100": "0.1",
+        "n_400_c_1000000_g_2_f_0.2_eps_0_s_100": "0.5",
+        "n_400_c_1000000_g_2_f_0.3_eps_0_s_100": "9.0",
+        "n_400_c_10000000000_g_10_f_0.1_eps_0_s_100": "-1",
+        "n_600_c_1000000_g_6_f_0.1_eps_0_s_100": "2.0",
+    }
+    optima = {n: (602022 if t != "-1" else -1) for n, t in names.items()}
+    src = _fake_checkout(tmp_path / "src", names, optima)
+    out = tmp_path / "subset"
+    argv = [sys.executable, str(tool), str(src), "--out", str(out), "--hardest", "1"]
+    r = subprocess.run(argv, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((out / "selection.json").read_text())
+    groups = {row["name"]: row["group"] for row in meta["instances"]}
+    assert groups == {
+        "n_400_c_1000000_g_2_f_0.3_eps_0_s_100": "hardest",  # the largest time.out
+        "n_400_c_10000000000_g_10_f_0.1_eps_0_s_100": "unsolved",
+        "n_400_c_1000000_g_2_f_0.2_eps_0_s_100": "spread",  # its cell's median time
+        "n_600_c_1000000_g_6_f_0.1_eps_0_s_100": "spread",  # alone in its cell
+    }
+    assert kf.instance_dirs(out / "unsolved")[0].name == "n_400_c_10000000000_g_10_f_0.1_eps_0_s_100"
+    assert (out / "hardest" / "n_400_c_1000000_g_2_f_0.3_eps_0_s_100" / "time.out").read_text() == "9.0"
+    optima["n_600_c_1000000_g_6_f_0.1_eps_0_s_100"] = 602021  # optima.csv disagrees with outp.out
+    _fake_checkout(tmp_path / "bad", names, optima)
+    r = subprocess.run([*argv[:2], str(tmp_path / "bad"), *argv[3:]], capture_output=True, text=True)
+    assert r.returncode == 1 and "outp.out says 602022, optima.csv 602021" in r.stderr
