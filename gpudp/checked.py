@@ -15,7 +15,9 @@ What the pass checks, by shape (each the contract of docs/tutorial.md):
   called on every computed cell with the cell's decision, and a step the walk would refuse is
   refused here, where the walk may never go (no state: a walk's states are not the sweep's);
 - grids (2-D and 3-D): the dependencies are the values of the declared offsets and the
-  ``boundary`` outside the grid, whose returns are checked too;
+  ``boundary`` outside the grid, whose returns are checked too; a line that a cell reads at an index
+  from its data (``reads_line``) is a guarded view (:class:`LineView`): a read of a cell not swept
+  before the cell, or past the line's ends, is refused;
 - layered: ``prev_w`` is a guarded view of layer ``t - w``: a read outside the cells its layer
   computed (its active range; every cell of the buffer before the first layer, which holds
   ``fill``), or outside the declared ``reach`` (``k - reach[t] .. k``), is refused: compiled, it
@@ -142,7 +144,13 @@ def check_grid(call) -> int:
     def refuse(at, d, to):
         bad_step(cls, np.array([[*at, d]]), to)
 
-    return _offset_grid(call, (plan.rows, plan.cols), order, data, extra, earlier, refuse)
+    line = None
+    if cls.reads_line:  # the plan is a line (plan_grid refuses any other grid that reads its line)
+
+        def line(table, at):
+            return LineView(table.reshape(-1), at, not s.by_row_index, earlier)
+
+    return _offset_grid(call, (plan.rows, plan.cols), order, data, extra, earlier, refuse, line)
 
 
 def check_grid3(call) -> int:
@@ -164,11 +172,13 @@ def check_grid3(call) -> int:
     return _offset_grid(call, shape, (1, 1, 1), data, lambda at: (), earlier, refuse)
 
 
-def _offset_grid(call, shape, order, data, extra, earlier, refuse) -> int:
+def _offset_grid(call, shape, order, data, extra, earlier, refuse, line=None) -> int:
     """A grid of ``shape`` whose cells read constant offsets, swept cell by cell by ``order`` (a
     wavefront's coefficients): each cell's dependencies from the cells computed or ``boundary``
-    (its return checked, once a cell outside), ``extra(at)`` (its symbols) after them; its return
-    and decision checked, and ``back``'s step (``earlier(at, to)``, else ``refuse(at, d, to)``)."""
+    (its return checked, once a cell outside), ``line(table, at)`` after them (the guarded view of
+    a line's values, :class:`LineView`, for a grid that reads its line), ``extra(at)`` (its
+    symbols) after that; its return and decision checked, and ``back``'s step (``earlier(at, to)``,
+    else ``refuse(at, d, to)``)."""
     rec = call.rec
     cls = type(rec)
     fs = values.fields(cls)
@@ -198,6 +208,8 @@ def _offset_grid(call, shape, order, data, extra, earlier, refuse) -> int:
                 outside[q] = held(got)
             deps.append(outside[q])
         args = (tuple(deps),) if getattr(cls, "deps_tuple", False) else tuple(deps)
+        if line is not None:
+            args = (*args, line(table, at))
         value, d = _decide(cls, _run(cls, "cell", at, (*args, *extra(at)), data), at, axes)
         table[at] = tuple(value) if fs is not None else value
         if backs:
@@ -207,10 +219,67 @@ def _offset_grid(call, shape, order, data, extra, earlier, refuse) -> int:
     return int(table.size)
 
 
+class GuardedArray:
+    """A 1-D array ``buf`` as a checked cell sees it: every read (an index, a slice, the whole
+    through numpy) passes ``_check(q)`` first, which raises :class:`BadRead` for a read the cell may
+    not make (the subclasses: :class:`LineView`, :class:`LayerView`)."""
+
+    buf: np.ndarray
+
+    def _check(self, q: int) -> None:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return len(self.buf)
+
+    def __getitem__(self, q):
+        if isinstance(q, slice):
+            for x in range(*q.indices(len(self.buf))):
+                self._check(x)
+            return read_only(self.buf[q])
+        if isinstance(q, tuple) and len(q) == 1:
+            q = q[0]
+        self._check(int(q))
+        return self.buf[int(q)]
+
+    def __iter__(self):
+        return (self[x] for x in range(len(self.buf)))
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self[:], dtype=dtype)
+
+
+class LineView(GuardedArray):
+    """A line's values as cell ``at`` of a checked sweep sees them (``reads_line``): a 1-D array's
+    reads (an index, a slice, the whole through numpy) checked against the cells swept before
+    ``at`` (``earlier(at, cell)``); a read of a cell not yet computed, or past the line's ends,
+    raises :class:`BadRead`. ``along_i``: the line is one column (cell ``q`` is row ``q``)."""
+
+    def __init__(self, buf, at: tuple, along_i: bool, earlier):
+        self.buf, self.at, self.along_i, self.earlier = buf, at, along_i, earlier
+        self.shape, self.size, self.dtype, self.ndim = buf.shape, buf.size, buf.dtype, 1
+
+    def _check(self, q: int) -> None:
+        n = len(self.buf)
+        cell = (q, 0) if self.along_i else (0, q)
+        if not 0 <= q < n:
+            why = f"the line has cells 0 .. {n - 1}" + (
+                " (a negative index does not wrap around in the compiled sweep)" if q < 0 else ""
+            )
+        elif not self.earlier(self.at, cell):
+            why = f"cell {cell} is not computed before {self.at} in the sweep's order"
+        else:
+            return
+        raise BadRead(
+            f"read line[{q}]: {why}. A cell reads only the cells of the line swept before it; compiled, "
+            "such a read gives whatever the line's buffer holds (or memory past its end), not an error"
+        )
+
+
 # --- layers: guarded views of the window's layers --------------------------------------------------
 
 
-class LayerView:
+class LayerView(GuardedArray):
     """Layer ``s``'s values as cell ``(t, k)`` of a checked layered sweep sees them, ``prev_w``: a
     1-D array's reads (an index, a slice, the whole through numpy) checked against the cells layer
     ``s`` computed, ``lo .. hi - 1`` (every cell of the buffer before the first layer, which holds
@@ -220,9 +289,6 @@ class LayerView:
         self.buf, self.t, self.k, self.w, self.s = buf, t, k, w, s
         self.lo, self.hi, self.cells, self.reach = lo, hi, cells, reach
         self.shape, self.size, self.dtype, self.ndim = buf.shape, buf.size, buf.dtype, 1
-
-    def __len__(self) -> int:
-        return len(self.buf)
 
     def _check(self, q: int) -> None:
         why = None
@@ -251,22 +317,6 @@ class LayerView:
             )
         if why is not None:
             raise BadRead(f"read prev_{self.w}[{q}], cell {q} of layer {self.s}: {why}. {tail}")
-
-    def __getitem__(self, q):
-        if isinstance(q, slice):
-            for x in range(*q.indices(len(self.buf))):
-                self._check(x)
-            return read_only(self.buf[q])
-        if isinstance(q, tuple) and len(q) == 1:
-            q = q[0]
-        self._check(int(q))
-        return self.buf[int(q)]
-
-    def __iter__(self):
-        return (self[x] for x in range(len(self.buf)))
-
-    def __array__(self, dtype=None, copy=None):
-        return np.asarray(self[:], dtype=dtype)
 
 
 def check_layered(call) -> int:

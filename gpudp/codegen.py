@@ -190,6 +190,7 @@ def cell_call(
     reduce_here=True,
     head="cell(",
     only=None,
+    line=None,
 ) -> str:
     """Lines calling the recurrence's cell, leaving its value in v and decision in d.
 
@@ -202,10 +203,15 @@ def cell_call(
     coordinates) and stored as 0. ``head`` begins the call: a variant of the cell taking arguments
     of its own first (the interval sweeps' ``"wcell(lane, R, C, "``, ``"ccell(C, "``); ``only``, a
     condition under which alone an overflow is recorded (``"lane == 0"``: a warp's lanes all run the
-    same cell)."""
+    same cell). ``line``: the name of the line's array, passed after the dependencies to a grid that
+    declares ``reads_line`` (:func:`line_sweep_source`)."""
     sp = spec_of(rec_cls)
     if sp.deps_tuple:  # cell(i, j, deps, ...): one tuple in offsets order
         deps = [f"({', '.join(deps)},)"]
+    if getattr(rec_cls, "reads_line", False):  # cell(i, j, deps..., line, ...): the line's values
+        if line is None:
+            raise ValueError(f"{rec_cls.__name__} reads its line: only a line's sweep calls its cell")
+        deps = [*deps, line]
     args = ", ".join([coords, *deps, *(syms if sp.symbols else ())]) + sp.fn_args(n_data)
     call = f"{head}{args})"
     bits = rec_cls.decision_bits
@@ -381,8 +387,10 @@ def line_sweep_source(rec_cls, n_data: int, schedule: Schedule, guard: str = "pa
     g < g1``, in the schedule's direction, by one thread (``guard``: the lines that let only one
     thread of a launch through). Cell ``c`` of the line (column ``j`` of one row, or row ``i`` of
     one column) reads the line's earlier cells at ``line[c + d]``; a dependency off the line takes
-    ``boundary``. Decision bits gather in registers, a group's ``bits`` words written as it ends
-    (word ``(c // 32) * bits + b - wbase`` of ``words``)."""
+    ``boundary``. A recurrence declaring ``reads_line`` gets ``line`` itself after its dependencies
+    (to read any earlier cell at an index computed from its data). Decision bits gather in
+    registers, a group's ``bits`` words written as it ends (word ``(c // 32) * bits + b - wbase`` of
+    ``words``)."""
     s = schedule
     da, du = data_args(n_data), spec_of(rec_cls).fn_args(n_data)
     along_j, step, bits = s.by_row_index, s.line_step, rec_cls.decision_bits
@@ -398,7 +406,8 @@ def line_sweep_source(rec_cls, n_data: int, schedule: Schedule, guard: str = "pa
             q, off = (f"c - {-d}", "< 0") if d < 0 else (f"c + {d}", f">= {n}")
             cell += [f"if {q} {off}:", f"    {outside}", "else:", f"    x{k} = line[{q}]"]
         deps.append(f"x{k}")
-    cell += [cell_call(rec_cls, "i, j", deps, n_data, "v", "dd", ("dat0[i]", "dat1[j]")), "line[c] = v"]
+    call = cell_call(rec_cls, "i, j", deps, n_data, "v", "dd", ("dat0[i]", "dat1[j]"), line="line")
+    cell += [call, "line[c] = v"]
     if bits:
         cell += ["x = c & 31", *(f"w{b} |= ((dd >> {b}) & 1) << x" for b in range(bits))]
         last, end = (31, "stop - 1") if step > 0 else (0, "stop + 1")  # a group's last cell

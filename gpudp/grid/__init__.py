@@ -206,8 +206,9 @@ def _probe(rec, plan, data) -> None:
 def probe_grid(rec, data, shape: tuple[int, int]) -> None:
     """:func:`gpudp.checks.probe_cell` on a grid's first cell, ``(0, 0)`` (one with cells), as
     :func:`gpudp.sweep` and :func:`gpudp.sweep_many` check it: its dependencies at ``fill`` (a tuple of
-    them with ``deps_tuple``), its symbols there (the first two items of ``data``, widened:
-    :func:`gpudp.checks.cell_symbols`), then the rest of ``data``; and
+    them with ``deps_tuple``; the line at ``fill`` after them with ``reads_line``), its symbols
+    there (the first two items of ``data``, widened: :func:`gpudp.checks.cell_symbols`), then the
+    rest of ``data``; and
     :func:`gpudp.checks.probe_boundary` on the first cell it reads outside the ``rows x cols`` grid
     (``shape``), if one."""
     cls = type(rec)
@@ -216,6 +217,8 @@ def probe_grid(rec, data, shape: tuple[int, int]) -> None:
     deps = [fill] * len(cls.offsets)
     if cls.deps_tuple:
         deps = [tuple(deps)]
+    if cls.reads_line:  # the line at fill (at most 65,536 cells: a read past them raises, no probe)
+        deps = [*deps, np.full(min(max(shape[0] * shape[1], 1), 1 << 16), fill)]
     syms = [data[0][0], data[1][0]] if cls.symbols else []
     probe_cell(cls, (0, 0), (*deps, *syms), data[len(syms) :])
     rows, cols = shape

@@ -172,7 +172,20 @@ def plan_grid(rec, backend: str, tile, codec=None, reach=None) -> tuple[Plan, st
     bits = cls.decision_bits
     rows, cols = rec._checked_shape()
     sched = derive(cls.offsets, rows, cols)
-    backend, why = backends.choose(backend, rows * cols)
+    if cls.reads_line and not (sched.positions == 1 and not sched.tiled):
+        raise ContractError(
+            f"{cls.__name__}.reads_line is True, but its {rows} x {cols} grid with offsets "
+            f"{tuple(map(tuple, cls.offsets))} is not a line: a cell reads the line at an index from the "
+            "data only on a grid of one row whose offsets are (0, -d) (or one column, (-d, 0)), swept "
+            "one cell after the other. For reads across a 2-D table, a LayeredRecurrence's cell reads "
+            "its window's previous layers at any index"
+        )
+    # a line (an empty one too when its cell reads the line: only a line's sweep can call that cell)
+    line = not sched.tiled and sched.positions == 1 and bool(rows * cols or cls.reads_line)
+    if line and backend == "auto":  # one cell after the other on every backend: a GPU runs one thread
+        backend, why = "cpu", "auto: cpu, a line's cells run one after the other (one thread on any backend)"
+    else:
+        backend, why = backends.choose(backend, rows * cols)
     if sched.tiled:
         be = backends.get(backend)
         bh, tw = tile or be.fit_tile(be.tile_for(cls), rows, cols)
@@ -182,7 +195,7 @@ def plan_grid(rec, backend: str, tile, codec=None, reach=None) -> tuple[Plan, st
             raise InputError("tile", f"tile {tile}: columns must be a multiple of 32{rows_rule}")
         lay = TileLayout(rows, cols, bh, tw, bits, rpt=-(-bh // 32))
         plan = Plan("tiled", rows, cols, sched, lay, None, lay.num_diagonals, rows * cols)
-    elif sched.positions == 1 and rows * cols:
+    elif line:
         plan = _line_plan(rows, cols, sched, bits)
     else:
         n = sched.num_wavefronts
@@ -227,7 +240,8 @@ def _line_plan(rows, cols, sched, bits) -> Plan:
     group, as one layer of ``n`` cells: ``layer_decision(words, 0, c, ...)`` decodes cell ``c``)."""
     n = rows * cols
     sizes = np.full(-(-n // 32), 32, np.int64)
-    sizes[-1] = n - 32 * (len(sizes) - 1)
+    if n:
+        sizes[-1] = n - 32 * (len(sizes) - 1)
     plan = _layered_plan(rows, cols, sched, sizes, np.zeros_like(sizes), sizes, bits, "plain", n)
     plan.kind = "line"
     return plan

@@ -67,6 +67,12 @@ def check_class(cls) -> None:
             f"{cls.__name__}.offsets = {offs}: sweep_many runs grids whose cells read among (-1, 0), "
             "(0, -1) and (-1, -1) (the alignment family); sweep these instances one by one with gpudp.sweep"
         )
+    if cls.reads_line:
+        raise ContractError(
+            f"{cls.__name__}.reads_line is True: sweep_many runs 2-D grids by anti-diagonals, whose "
+            "cells read only their offsets; sweep a line's instances one by one with gpudp.sweep (one "
+            "compile for all of them)"
+        )
     if np.dtype(cls.value_dtype).names is not None:
         raise ContractError(
             f"{cls.__name__}.value_dtype is a record ({np.dtype(cls.value_dtype)}): sweep_many runs "

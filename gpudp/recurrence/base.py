@@ -172,6 +172,7 @@ class Recurrence:
             )
         n_data = len(data)
         n_sym = 2 if getattr(cls, "symbols", False) else 0
+        n_sym += 1 if getattr(cls, "reads_line", False) else 0  # the line: one argument more
         want = {"cell": len(cls._INDEX) + cls._n_deps() + n_sym + n_data}
         if getattr(cls, "back", None) is not None:
             want["back"] = len(cls._INDEX) + 1 + bool(cls.traceback_state) + n_data

@@ -55,6 +55,21 @@ class GridRecurrence(Recurrence):
     on every backend. A tuple, not an array: it lives in registers, with no allocation per cell on
     the CPU and no local memory on the GPU, and its length is a compile-time constant (each number
     of offsets compiles its own kernels anyway, since the offsets are spelled into them).
+
+    **Reads at an index computed from the data.** On a grid of one row read along the row (every
+    offset ``(0, -d)``, ``d > 0``; or ``(0, d)``, swept from the end), or of one column read along
+    the column, the engine sweeps the cells in order by one thread (a *line*,
+    :func:`gpudp.grid.plan._line_plan`). Declare ``reads_line = True`` and ``cell`` then receives,
+    after its dependencies, the line itself: ``cell(i, j, dep_0, ..., line, *data)``, ``line[q]``
+    the value of cell ``q`` of the line (column ``q`` of the row, or row ``q`` of the column), for
+    any ``q`` the cell computes from its data, as long as cell ``q`` comes before the cell in the
+    sweep's order (``q < j`` for offsets ``(0, -d)``). Weighted interval scheduling reads
+    ``line[p[j]]``, ``p`` from the data: the offsets stay the class's (``(0, -1)`` for
+    ``OPT(j - 1)``), so every instance shares one compile, whatever its ``p``. A read of a cell not
+    yet computed is undefined (``gpudp.sweep(rec, check=True)`` refuses it, naming the cell and the
+    read). The cells run one after the other, at the speed of a plain loop on the CPU; on a GPU the
+    line is one thread's loop (a line is sequential on every backend). Any other grid declaring
+    ``reads_line`` is a :class:`ContractError` when the sweep is planned.
     """
 
     family = "grid"
@@ -72,6 +87,11 @@ class GridRecurrence(Recurrence):
     #: instead of the cell loading them from memory at every step. Integer symbols narrower than
     #: 32 bits reach the cell widened to int32 (uint32 to int64), on every backend alike.
     symbols = False
+
+    #: True: ``cell(i, j, dep_0, ..., line, *data)`` also receives the line's values (a grid of one
+    #: row or column swept in order), to read any earlier cell at an index computed from the data
+    #: (``line[p[j]]``): see "Reads at an index computed from the data" above
+    reads_line = False
 
     _SIZES = ("shape",)
 
@@ -106,6 +126,8 @@ class GridRecurrence(Recurrence):
         check_offsets(cls.offsets)
         if not isinstance(cls.deps_tuple, bool | np.bool_):
             raise ContractError(f"{cls.__name__}.deps_tuple = {cls.deps_tuple!r}: must be True or False")
+        if not isinstance(cls.reads_line, bool | np.bool_):
+            raise ContractError(f"{cls.__name__}.reads_line = {cls.reads_line!r}: must be True or False")
         if cls.symbols:
             for meth in ("row_symbols", "col_symbols"):
                 if getattr(cls, meth) is getattr(GridRecurrence, meth):
@@ -117,7 +139,7 @@ class GridRecurrence(Recurrence):
 
     @classmethod
     def _cell_form(cls) -> str:
-        sym = ", ri, cj" if cls.symbols else ""
+        sym = (", line" if cls.reads_line else "") + (", ri, cj" if cls.symbols else "")
         if cls.deps_tuple:
             return f"cell(i, j, deps{sym}, *data), deps one tuple in the order of the offsets {cls.offsets}"
         deps = ", ".join(f"dep_{k}" for k in range(len(cls.offsets)))

@@ -660,7 +660,8 @@ def _data_params(cls, kinds) -> list:
 
 def _cell_params(cls, kinds) -> list:
     """The values of the cell's arguments: the coordinates (``I``, ``J``), the dependencies (``B``;
-    a record's: a tuple of them; a layered cell's: the previous layers, arrays of them), the symbols
+    a record's: a tuple of them; a layered cell's: the previous layers, arrays of them; a line's
+    values, with ``reads_line``: an array of them), the symbols
     (one item of each symbol array) and the data."""
     from ..values import fields
 
@@ -671,6 +672,8 @@ def _cell_params(cls, kinds) -> list:
     deps = [dep] * len(cls.offsets)
     if cls.deps_tuple:
         deps = [_Tup(deps)]
+    if cls.reads_line:  # the line's values after the dependencies: an array of them
+        deps = [*deps, _Arr("B")]
     syms = [_leaf(f"D{k}") if kinds[k] == "A" else None for k in range(2 if cls.symbols else 0)]
     return [_leaf("I"), _leaf("J"), *deps, *syms, *_data_params(cls, kinds)]
 
@@ -736,7 +739,8 @@ def prepare(rec, data: tuple, rows: int, cols: int) -> tuple | None:
     if cls.family == "layered":  # a cell reads only earlier layers
         chain = rows
     else:  # an earlier anti-diagonal when no offset points down or right; else any earlier cell
-        forward = all(di <= 0 and dj <= 0 for di, dj in cls.offsets)
+        # (a line's reads at an index from the data included: any earlier cell of its rows * cols)
+        forward = all(di <= 0 and dj <= 0 for di, dj in cls.offsets) and not cls.reads_line
         chain = rows + cols if forward else rows * cols
     bound = nar.proven(data, rows, cols, fill, chain)
     if bound is None:
