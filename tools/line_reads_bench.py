@@ -10,7 +10,8 @@ write it, against a plain one-thread ``@njit`` loop on the same data (issue 39's
     python tools/line_reads_bench.py [--sizes 100000,1000000] [--repeat 5] [--tiny 40]
 
 Prints, per form and size, the best of ``--repeat`` warm sweeps (values and decisions, cpu backend,
-the sweep's set-up included) beside the loop's best, their ratio and whether the values agree; then
+the sweep's set-up included) beside the loop's best, their ratio and whether the values agree, and
+``reads_line`` values only (``traceback=False``) against the loop without decisions; then
 the seconds of ``--tiny`` instances of 30 intervals swept cold (each form in a fresh process and a
 fresh kernel cache) and the kernels each form compiled.
 """
@@ -88,6 +89,16 @@ def plain(w, p):
     return opt, took
 
 
+@njit(cache=True)
+def plain_values(w, p):
+    """The same DP without its decisions: the yardstick of a values-only sweep."""
+    n = len(w)
+    opt = np.zeros(n + 1, np.int64)
+    for j in range(1, n + 1):
+        opt[j] = max(opt[j - 1], w[j - 1] + opt[p[j - 1]])
+    return opt
+
+
 def instance(n: int, seed: int):
     """``n`` intervals of lengths 1 to 39 starting in ``0 .. 4n``, weights 1 to 99, sorted by
     finish; ``(w, p)``, ``p[j]`` the intervals finishing by the start of interval ``j``."""
@@ -135,6 +146,14 @@ def main(argv=None):
                 f"n={n:>9,} {form:<10} {t * 1e3:8.2f} ms, loop {t_loop * 1e3:7.2f} ms: "
                 f"{t / t_loop:5.2f}x (kernel {res.stats.kernel_seconds * 1e3:.2f} ms{extra}), same={same}"
             )
+        rec = wis.IntervalScheduling(w, p)
+        t_vals, vals = best_of(lambda w=w, p=p: plain_values(w, p), args.repeat)
+        t, res = best_of(lambda rec=rec: sweep(rec, backend="cpu", traceback=False), args.repeat)
+        print(
+            f"n={n:>9,} values only, reads_line {t * 1e3:8.2f} ms, loop {t_vals * 1e3:7.2f} ms: "
+            f"{t / t_vals:5.2f}x (kernel {res.stats.kernel_seconds * 1e3:.2f} ms), "
+            f"same={bool((res.last_row == vals).all())}"
+        )
     for form in FORMS:
         with tempfile.TemporaryDirectory() as cache:
             env = dict(os.environ, GPUDP_CACHE_DIR=cache)
