@@ -222,6 +222,17 @@ def test_interval_scheduling_matches_brute_force_cpu(ivs, check):
     check_schedule(*ivs, backend="cpu", check=check)
 
 
+def test_interval_scheduling_command_line(capsys):
+    wis.main(["1", "4", "3", "2", "6", "2", "5", "8", "4", "7", "9", "1", "--backend", "cpu"])
+    assert capsys.readouterr().out.splitlines() == [
+        "weight 7 (cpu backend, line)",
+        "  [1, 4) weight 3",
+        "  [5, 8) weight 4",
+    ]
+    with pytest.raises(SystemExit):
+        wis.main(["1", "4", "--backend", "cpu"])  # not a whole number of triples
+
+
 @pytest.mark.sim
 def test_interval_scheduling_cuda():
     stats = check_schedule([1, 2, 5, 7, 0, 3], [4, 6, 8, 9, 2, 5], [3, 2, 4, 1, 2, 2], backend="cuda")
