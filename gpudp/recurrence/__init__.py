@@ -14,7 +14,10 @@ in ``family``, on which the engine dispatches a sweep:
     (e.g. ``(-1, 0), (0, -1), (-1, -1)`` for alignment problems; an instance may give its own, such
     as coin change's ``(0, -c)`` per coin). Reads that fall outside the grid take
     ``boundary(i, j, *data)`` (0 unless the class defines it). The engine derives the wavefront order
-    from the offsets.
+    from the offsets. A grid of one row or column swept in order (a *line*) may declare
+    ``reads_line = True``: its cell also gets the line's values, to read any earlier cell at an
+    index computed from the data (weighted interval scheduling's ``OPT(p(j))``), one compile for
+    every instance.
 
 ``LayeredRecurrence`` (:mod:`.layered`, ``family = "layered"``)
     ``num_layers()`` layers of ``layer_size(t)`` cells; a cell of layer ``t`` may read any cell of
