@@ -260,3 +260,121 @@ def test_command_line_pairs_all_is_a_cross_product(tmp_path, capsys):
     want = reference(lcs_ref, ["GATTACA", "ACGT", ""], ["TACCA", "TTTT"]).reshape(-1).tolist()
     assert [r["lcs"] for r in rows] == want and [r["name_b"] for r in rows[:2]] == ["s1", "s2"]
     assert "6 pairs" in out.err and "masks built once" in out.err and "2 re-solved" in out.err
+
+
+# ------------------------------------------------------------------------------------------------
+# The short patterns' kernels (a kernel a word count, the words in registers, the masks in shared
+# memory) beside the general one, and the launch's knobs: in the simulator, tiny
+
+#: lengths around one and two words' boundaries
+SHORT_LENGTHS = st.one_of(st.integers(0, 4), st.sampled_from([63, 64, 65, 127, 128, 129]))
+
+
+@st.composite
+def short_sides(draw):
+    """Two lists of str over one alphabet (bytes-like ASCII, or past it), lengths across 1, 2 and 3
+    words; at least one query and one choice."""
+    alphabet = draw(st.sampled_from(["AC", "ACGT", "ab\u00e9\u4e2d"]))
+
+    def seq():
+        n = draw(SHORT_LENGTHS)
+        return "".join(draw(st.lists(st.sampled_from(alphabet), min_size=n, max_size=n)))
+
+    return [seq() for _ in range(draw(st.integers(1, 3)))], [seq() for _ in range(draw(st.integers(1, 2)))]
+
+
+def _cuda_run(cdist_solver, q, c, cutoff, distance):
+    """``(result, the kernels the launch ran)`` of one cross product on the cuda backend."""
+    from gpudp.problems.lcs import cross
+
+    out, stats = cross.run(cdist_solver, q, c, "cuda", None, cutoff, 0, distance)
+    return out, stats.extra.get("kernels", [])
+
+
+@pytest.mark.sim
+@settings(max_examples=8, deadline=None)
+@given(short_sides(), st.sampled_from([None, 0, 2, 70]), st.sampled_from([0, 1, 2]))
+def test_cuda_short_kernels_match_the_reference(monkeypatch_module, qc, cutoff, short_words):
+    """Patterns of 1, 2 and 3 words, empty ones, both cutoffs, text past ASCII: each through the
+    kernel of its word count where it has one (``SHORT_WORDS``: 0 none, 1, 2), the rest through the
+    general kernel in the same chunk."""
+    from gpudp.problems.lcs.cross import cuda as cross_cuda
+
+    monkeypatch_module.setattr(cross_cuda, "SHORT_WORDS", short_words)
+    q, c = qc
+    for solver, ref, distance in ((lcs._SOLVER, lcs_ref, False), (edit_distance._SOLVER, lev_ref, True)):
+        got, kernels = _cuda_run(solver, q, c, cutoff, distance)
+        assert np.array_equal(got, reference(ref, q, c, cutoff, distance)), (solver.what, q, c, cutoff)
+        if short_words == 0:
+            assert all(k.startswith("general") for k in kernels), kernels
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    """A monkeypatch that hypothesis' examples of one test share (undone after the module)."""
+    mp = pytest.MonkeyPatch()
+    yield mp
+    mp.undo()
+
+
+@pytest.mark.sim
+def test_cuda_short_and_general_kernels_in_one_chunk(monkeypatch):
+    """One chunk of patterns of 0, 1, 2 and 3 words with ``SHORT_WORDS`` 2: the short kernels of 1
+    and 2 words and the general one all run (named in the stats), each pattern's row where it
+    belongs; either side as the patterns; the same with every knob off (the launch as before)."""
+    from gpudp.problems.lcs.cross import cuda as cross_cuda
+
+    rng = np.random.default_rng(7)
+    q = [bytes(rng.choice(list(b"ACGT"), n).astype(np.uint8)) for n in (130, 0, 64, 3, 65, 129)]
+    c = [bytes(rng.choice(list(b"ACGT"), n).astype(np.uint8)) for n in (5, 66, 129, 2)]
+    monkeypatch.setattr(cross_cuda, "SHORT_WORDS", 2)
+    for solver, ref, distance in ((lcs._SOLVER, lcs_ref, False), (edit_distance._SOLVER, lev_ref, True)):
+        got, kernels = _cuda_run(solver, q, c, None, distance)
+        assert np.array_equal(got, reference(ref, q, c, distance=distance))
+        assert kernels == ["general, 4 words", "short, 1 word", "short, 2 words"]
+        got, _ = _cuda_run(solver, c, q, None, distance)  # the queries as the texts
+        assert np.array_equal(got, reference(ref, c, q, distance=distance))
+    for knob, off in (("SHORT_WORDS", 0), ("ONE_UPLOAD", False), ("PINNED_RESULT_BYTES", 0)):
+        monkeypatch.setattr(cross_cuda, knob, off)
+    for solver, ref, distance in ((lcs._SOLVER, lcs_ref, False), (edit_distance._SOLVER, lev_ref, True)):
+        got, kernels = _cuda_run(solver, q, c, 3, distance)
+        assert np.array_equal(got, reference(ref, q, c, 3, distance=distance))
+        assert kernels == ["general, 4 words"]
+
+
+@pytest.mark.sim
+def test_cuda_many_codes_take_the_general_kernel():
+    """Text of more distinct symbols than the short kernels' shared rows (:data:`SHORT_SYMBOLS`)
+    runs through the general kernel, short or not."""
+    from gpudp.problems.lcs.cross import cuda as cross_cuda
+
+    rng = np.random.default_rng(8)
+    letters = [chr(0x4E00 + k) for k in range(cross_cuda.SHORT_SYMBOLS + 20)]
+    q = ["".join(letters[:150]), "".join(rng.choice(letters, 20))]
+    c = ["".join(letters[130:]), "".join(rng.choice(letters, 7))]
+    for solver, ref, distance in ((lcs._SOLVER, lcs_ref, False), (edit_distance._SOLVER, lev_ref, True)):
+        got, kernels = _cuda_run(solver, q, c, None, distance)
+        assert np.array_equal(got, reference(ref, q, c, distance=distance))
+        assert kernels == ["general, 4 words"]
+
+
+@pytest.mark.sim
+def test_cuda_result_in_page_locked_memory_is_the_callers():
+    """A small result comes on a page-locked block of the pool, as a plain writable ndarray that
+    keeps its block: a second product of the same shape, while the first is held, does not write
+    over it; dropped, the block goes back to the pool."""
+    import gc
+
+    from gpudp.backends.cuda import pinned_pool
+
+    q, c = ["ACGT", "AC", "GGT"], ["ACG", "T"]
+    first = edit_distance.cdist(q, c, backend="cuda")
+    assert type(first) is np.ndarray and first.flags.writeable and first.flags.c_contiguous
+    want = reference(lev_ref, q, c, distance=True)
+    second = edit_distance.cdist(c * 3, q[:2], backend="cuda")  # another 6 cells of int32
+    assert np.array_equal(first, want)
+    assert np.array_equal(second, reference(lev_ref, c * 3, q[:2], distance=True))
+    spare = pinned_pool().nbytes
+    del first
+    gc.collect()
+    assert pinned_pool().nbytes > spare

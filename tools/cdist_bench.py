@@ -4,10 +4,18 @@ where they are installed; every peer's values compared with gpudp's.
 
     python tools/cdist_bench.py [--sizes 316x316x1000,1000x1000x100] [--problems lcs,edit]
                                 [--backends cpu,cuda] [--repeat 3] [--out FILE.json]
+                                [--variants before,kernel,host,default]
 
 A size ``NxMxL`` is N queries and M choices of L random bytes (4 letters, ACGT). Each run is timed
 after one warm-up call (compilation), ``--repeat`` times, the best kept; the JSON holds the device,
-the versions, each run's seconds and GCUPS (N * M * L * L cell updates a second).
+the versions, each run's seconds and GCUPS (N * M * L * L cell updates a second), and gpudp's
+kernel seconds (``kernel_s``: its CUDA events, from the first chunk's masks to the last chunk's
+cross kernels) and the kernels it ran.
+
+``--variants`` runs the cuda backend once for each named setting of the launch's knobs
+(:data:`VARIANTS`, :mod:`gpudp.problems.lcs.cross.cuda`: the short patterns' kernels, the one
+upload, the page-locked result), in one process, so that an A/B compares like with like; every
+variant's values are compared with the first run's.
 
 StringZilla's Python engines (stringzillas 5.3: ``LevenshteinDistances``) score the cross product
 of two ``Strs`` (``engine(queries, choices, device=DeviceScope(...))`` -> an N x M array; its
@@ -30,7 +38,35 @@ import numpy as np
 
 from gpudp.problems import edit_distance, lcs
 
-CDIST = {"lcs": lcs.cdist, "edit": edit_distance.cdist}
+#: the solver of each problem and whether its value is a distance (``cross.run``'s arguments)
+SOLVERS = {"lcs": (lcs._SOLVER, False), "edit": (edit_distance._SOLVER, True)}
+#: knob settings of :mod:`gpudp.problems.lcs.cross.cuda` by name (``default``: as the tree has them)
+VARIANTS = {
+    "default": {},
+    "before": {"SHORT_WORDS": 0, "ONE_UPLOAD": False, "PINNED_RESULT_BYTES": 0},
+    "kernel": {"ONE_UPLOAD": False, "PINNED_RESULT_BYTES": 0},
+    "host": {"SHORT_WORDS": 0},
+    "short16": {"SHORT_WORDS": 16},
+}
+
+
+def cdist(problem, q, c, backend):
+    """``(result, stats)`` of ``problem``'s cdist (as ``cdist(q, c, backend=backend, verify=0)``)."""
+    from gpudp.problems.lcs import cross
+
+    solver, distance = SOLVERS[problem]
+    return cross.run(solver, q, c, backend, None, None, 0, distance)
+
+
+def knobs(variant: str) -> dict:
+    """Set the cross launch's knobs of ``variant``; returns their values before."""
+    from gpudp.problems.lcs.cross import cuda as cross_cuda
+
+    setting = VARIANTS[variant]
+    before = {k: getattr(cross_cuda, k) for k in setting}
+    for k, v in setting.items():
+        setattr(cross_cuda, k, v)
+    return before
 
 
 def data(n: int, m: int, length: int, seed: int = 0) -> tuple[list[bytes], list[bytes]]:
@@ -74,24 +110,32 @@ def device(backends: list[str]) -> dict:
     return out
 
 
-def gpudp_rows(problem, q, c, backends, repeat, cells) -> tuple[list[dict], np.ndarray | None]:
+def gpudp_rows(problem, q, c, backends, repeat, cells, variants=()) -> tuple[list[dict], np.ndarray | None]:
+    runs = [(b, None) for b in backends if b != "cuda" or not variants]
+    runs += [("cuda", v) for v in variants if "cuda" in backends]
     rows, want = [], None
-    for backend in backends:
+    for backend, variant in runs:
+        name = f"gpudp cdist ({backend}{'' if variant is None else f', variant {variant}'})"
+        before = knobs(variant) if variant else {}
         try:
-            s, got = best_of(lambda backend=backend: CDIST[problem](q, c, backend=backend, verify=0), repeat)
+            s, (got, stats) = best_of(lambda backend=backend: cdist(problem, q, c, backend), repeat)
         except Exception as e:
-            rows.append({"run": f"gpudp cdist ({backend})", "skipped": f"{type(e).__name__}: {e}"})
+            rows.append({"run": name, "skipped": f"{type(e).__name__}: {e}"})
             continue
+        finally:
+            if variant:
+                from gpudp.problems.lcs.cross import cuda as cross_cuda
+
+                for k, v in before.items():
+                    setattr(cross_cuda, k, v)
         if want is None:
             want = got
-        rows.append(
-            {
-                "run": f"gpudp cdist ({backend})",
-                "seconds": s,
-                "gcups": cells / s / 1e9,
-                "equal": bool(np.array_equal(got, want)),
-            }
-        )
+        row = {"run": name, "seconds": s, "gcups": cells / s / 1e9, "equal": bool(np.array_equal(got, want))}
+        if backend == "cuda":
+            row.update(kernel_s=stats.kernel_seconds, kernels=stats.extra.get("kernels"))
+        if variant:
+            row.update(variant=variant, knobs=VARIANTS[variant])
+        rows.append(row)
     return rows, want
 
 
@@ -150,10 +194,19 @@ def main(argv=None) -> int:
     ap.add_argument("--backends", default="cpu,cuda")
     ap.add_argument("--peers", default="rapidfuzz,stringzilla", help="comma-separated; empty: none")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--variants",
+        default="",
+        help=f"comma-separated knob settings for the cuda runs, of {', '.join(VARIANTS)} (empty: the tree's)",
+    )
     ap.add_argument("--out", default=None, help="JSON file (default: stdout)")
     args = ap.parse_args(argv)
     backends = [b for b in args.backends.split(",") if b]
     peers = {p for p in args.peers.split(",") if p}
+    variants = [v for v in args.variants.split(",") if v]
+    for v in variants:
+        if v not in VARIANTS:
+            ap.error(f"unknown variant {v!r}: one of {', '.join(VARIANTS)}")
     report = {"tool": "tools/cdist_bench.py", "argv": sys.argv[1:], "device": device(backends)}
     report.update(versions=versions(), runs=[])
     for size in args.sizes.split(","):
@@ -161,7 +214,7 @@ def main(argv=None) -> int:
         q, c = data(n, m, length)
         cells = n * m * length * length
         for problem in args.problems.split(","):
-            rows, want = gpudp_rows(problem, q, c, backends, args.repeat, cells)
+            rows, want = gpudp_rows(problem, q, c, backends, args.repeat, cells, variants)
             if "rapidfuzz" in peers:
                 rows.append(rapidfuzz_row(problem, q, c, args.repeat, cells, want))
             if "stringzilla" in peers:

@@ -10,10 +10,12 @@ from gpudp.problems.lcs.cuda import Launch, PairKernel
 
 from .bitparallel import block_step
 
-__all__ = ["LEVENSHTEIN", "cross", "host_symbols", "launch"]
+__all__ = ["LEVENSHTEIN", "cross", "host_result", "host_symbols", "launch"]
 
 #: a list of str read from its objects goes where the LCS batch's goes (the same launch copies it)
 host_symbols = lcs_cuda.host_symbols
+#: a cross product's result goes where the LCS's goes (page-locked where small)
+host_result = cross_cuda.host_result
 
 
 LEVENSHTEIN = PairKernel(

@@ -44,6 +44,9 @@ from .bitparallel import (
 )
 from .cross import cuda as cross_cuda
 
+#: a cross product's result: page-locked where small (:func:`.cross.cuda.host_result`)
+host_result = cross_cuda.host_result
+
 THREADS = 128
 #: bytes of symbols from which a batch is staged in page-locked memory and pipelined slice by slice
 #: (:func:`launch`); a smaller batch is copied from where it lies (tests make it tiny)

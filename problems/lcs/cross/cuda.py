@@ -10,20 +10,45 @@ one pattern (its masks read by all of them) and on consecutive texts, each text'
 the thread's own bit vectors; the score cut off (:func:`.bitparallel.clamp`) is written straight
 into the chunk's part of the result. Chunks alternate between two streams and two sets of buffers,
 so that a chunk's copy to the host overlaps the next one's kernels.
+
+**Short patterns** (at most :data:`SHORT_WORDS` 64-bit words, the symbols' masks at most 256 rows)
+take a kernel of their own, one a word count (:data:`_SHORT`): the same lines of the algorithm with
+``w`` a constant, so that the compiler unrolls the loops over the words and keeps the bit vectors
+in registers (the general kernel's ``w`` is read at run time: its vectors lie in local memory,
+two loads and two stores a word a step); each block first copies its pattern's masks into shared
+memory, a row per byte value (through the byte table, so that a step reads no table). A chunk's
+patterns are launched by word count (their rows sorted so, :attr:`CrossLaunch.rows`), the longer
+ones through the general kernel.
+
+**Knobs** read at each launch, for A/B runs in one process (``tools/cdist_bench.py --variants``):
+:data:`SHORT_WORDS` (0: every pattern through the general kernel, as before), :data:`ONE_UPLOAD`
+(the inputs in one device allocation and one copy, :func:`gpudp.backends.cuda.driver.upload`,
+instead of a ``cuda.to_device`` each) and :data:`PINNED_RESULT_BYTES` (a result of at most that
+many bytes is made in page-locked memory, :func:`host_result`: its copy from the device runs at the
+bus's speed and writes no fresh pages; 0: plain memory).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from gpudp.backends.cuda import cuda, event, generated_kernel, memory_info, sim_geometry, stream, stride_grid
+from gpudp.backends.cuda import (
+    cuda,
+    event,
+    generated_kernel,
+    memory_info,
+    sim_geometry,
+    stream,
+    stride_grid,
+)
+from gpudp.backends.cuda.driver import upload
 from gpudp.codegen import fill
 from gpudp.kernel import factory, load
 
 from .. import cuda_code
 from ..bitparallel import Packed, clamp, ensure_table, masks
 
-__all__ = ["CHUNK_BYTES", "CrossLaunch", "elapsed", "launch", "row_chunks"]
+__all__ = ["CHUNK_BYTES", "CrossLaunch", "elapsed", "host_result", "launch", "row_chunks"]
 
 #: threads a block: one pattern, consecutive texts (8 in the simulator, so that tiny tests still
 #: make several blocks)
@@ -32,50 +57,118 @@ THREADS = sim_geometry(128, 8)
 CHUNK_BYTES = 2 << 30
 #: blocks along the texts and along the patterns at most (the kernel strides over the rest)
 MAX_GRID = sim_geometry((1 << 16, 1 << 15), (3, 3))
+#: patterns of at most this many 64-bit words run through the kernel of their exact word count
+#: (:data:`_SHORT`); 0: none (every pattern through the general kernel, as before this knob)
+SHORT_WORDS = 4
+#: the short kernels' rows of masks in shared memory: one a byte value (or a code, at most this many)
+SHORT_SYMBOLS = 256
+#: the inputs go up in one device allocation and one copy (False: a ``cuda.to_device`` each)
+ONE_UPLOAD = True
+#: a result of at most this many bytes is made in page-locked memory (:func:`host_result`; 0: never)
+PINNED_RESULT_BYTES = 64 << 20
 
-# Pattern ``i`` (rows ``r0 .. r1 - 1`` of the chunk) against text ``j``: its value goes to
-# ``out[(i - r0) * rs + j * cs]``, not computed where the bounds of its lengths (``{lower}``,
-# ``{upper}``) give the same cut-off score. ``{init}``, ``{step}`` and ``{value}`` are the
-# algorithm's (:class:`gpudp.problems.lcs.cuda.PairKernel`); ``pm[row + q]`` is word ``q`` of the
-# pattern's mask of the text symbol's code.
+# The cells of pattern ``i = rows[r]`` (one of the chunk's rows ``r0 .. r1 - 1``, ``m`` symbols)
+# against the thread's texts ``j``: each value goes to ``out[(i - r0) * rs + j * cs]``, not computed
+# where the bounds of its lengths (``{lower}``, ``{upper}``) give the same cut-off score. ``{init}``,
+# ``{step}`` and ``{value}`` are the algorithm's (:class:`gpudp.problems.lcs.cuda.PairKernel`);
+# ``pm[row + q]`` is word ``q`` of the pattern's mask of the text symbol ``txt[k]``, its row found by
+# the schedule's ``{row}``.
+_CELLS = """
+for j in range(first, n_txt, stride):
+    b0 = txt_off[j]
+    b1 = txt_off[j + 1]
+    p = (i - r0) * rs + j * cs
+    n = b1 - b0
+    v = clamp({lower}, lo, hi)
+    if v == clamp({upper}, lo, hi):  # the lengths decide it: an empty side, or the cutoff
+        out[p] = v
+        continue
+    {init}
+    for k in range(b0, b1):
+        {row}
+        {step}
+    out[p] = clamp({value}, lo, hi)
+"""
+
+# The general schedule: a block's threads on one pattern at a time, ``w`` its words (read at run
+# time), its masks where the masks kernel left them (from ``pm_off[i - r0] - pm0`` in ``pm``), a
+# symbol's row through ``table`` where ``mapped``.
 _CROSS = """
-def cross(pat_off, pm, pm_off, txt, txt_off, table, mapped, r0, r1, lo, hi, out, rs, cs):
+def cross(rows, pat_off, pm, pm_off, pm0, txt, txt_off, table, mapped, sigma, r0, lo, hi, out, rs, cs):
     n_txt = txt_off.shape[0] - 1
     first = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     stride = cuda.blockDim.x * cuda.gridDim.x
-    for i in range(r0 + cuda.blockIdx.y, r1, cuda.gridDim.y):
+    for r in range(cuda.blockIdx.y, rows.shape[0], cuda.gridDim.y):
+        i = rows[r]
         m = pat_off[i + 1] - pat_off[i]
         w = (m + 63) // 64
-        base = pm_off[i - r0]
-        for j in range(first, n_txt, stride):
-            b0 = txt_off[j]
-            b1 = txt_off[j + 1]
-            p = (i - r0) * rs + j * cs
-            n = b1 - b0
-            v = clamp({lower}, lo, hi)
-            if v == clamp({upper}, lo, hi):  # the lengths decide it: an empty side, or the cutoff
-                out[p] = v
-                continue
-            {init}
-            for k in range(b0, b1):
-                x = txt[k]
-                if mapped:
-                    x = table[x]
-                row = base + x * w
-                {step}
-            out[p] = clamp({value}, lo, hi)
+        base = pm_off[i - r0] - pm0
+        {cells}
 """
+_GENERAL_ROW = """x = txt[k]
+if mapped:
+    x = table[x]
+row = base + x * w"""
+
+# The short schedule, for patterns of exactly ``WORDS`` words (or none: the lengths decide those),
+# ``w`` a constant: the block copies its pattern's masks into the shared ``pm``, row ``x`` the masks
+# of byte value ``x`` (its code's through ``table`` where ``mapped``, else code ``x``; zero for a
+# code past ``sigma``, which no text holds), so that a step reads its row at ``txt[k] * w``.
+_SHORT = """
+def cross_short(rows, pat_off, gpm, pm_off, pm0, txt, txt_off, table, mapped, sigma, r0, lo, hi, out, rs, cs):
+    pm = cuda.shared.array(SHARED, numba.uint64)
+    n_txt = txt_off.shape[0] - 1
+    first = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    stride = cuda.blockDim.x * cuda.gridDim.x
+    w = WORDS
+    for r in range(cuda.blockIdx.y, rows.shape[0], cuda.gridDim.y):
+        i = rows[r]
+        m = pat_off[i + 1] - pat_off[i]
+        base = pm_off[i - r0] - pm0
+        cuda.syncthreads()  # the block's last pattern's masks are read no more
+        for t in range(cuda.threadIdx.x, SHARED, cuda.blockDim.x):
+            x = t // WORDS
+            if mapped:
+                x = numba.int64(table[x])
+            pm[t] = gpm[base + x * WORDS + t % WORDS] if x < sigma and m > 0 else numba.uint64(0)
+        cuda.syncthreads()
+        {cells}
+"""
+_SHORT_ROW = "row = numba.int64(txt[k]) * WORDS"
+
+
+def _generated(spec, template: str, row: str, name: str, words: int):
+    """``template`` (a schedule: :data:`_CROSS` or :data:`_SHORT`) with the algorithm ``spec``'s
+    cells (:data:`_CELLS`, a symbol's row found by ``row``), compiled as ``{spec.name}_{name}``."""
+    import numba
+
+    ns = {
+        "cuda": cuda,
+        "numba": numba,
+        "WORDS": words,
+        "SHARED": SHORT_SYMBOLS * words,  # shared.array takes a constant, not an expression
+        "clamp": clamp,
+        **dict(spec.functions),
+    }
+    parts = {k: getattr(spec, k) for k in ("lower", "upper", "init", "step", "value")}
+    cells = fill(_CELLS.strip("\n"), row=row, **parts)
+    head = template.split("(", 1)[0].split()[-1]  # the template's own name
+    src = fill(template, cells=cells).replace(f"def {head}(", f"def {spec.name}_{name}(", 1)
+    return generated_kernel(src, f"{spec.name}_{name}", ns)
 
 
 @factory("lcs.cuda.cross")
 def _cross_kernel(spec, words: int):
-    """The cross kernel of the algorithm ``spec`` for patterns of at most ``words`` 64-bit words (a
-    power of two, so that few are compiled)."""
-    import numba
+    """The general cross kernel of the algorithm ``spec`` for patterns of at most ``words`` 64-bit
+    words (a power of two, so that few are compiled)."""
+    return _generated(spec, _CROSS, _GENERAL_ROW, "cross", words)
 
-    ns = {"cuda": cuda, "numba": numba, "WORDS": words, "clamp": clamp, **dict(spec.functions)}
-    src = fill(_CROSS, lower=spec.lower, upper=spec.upper, init=spec.init, step=spec.step, value=spec.value)
-    return generated_kernel(src.replace("def cross(", f"def {spec.name}_cross("), f"{spec.name}_cross", ns)
+
+@factory("lcs.cuda.cross_short")
+def _short_kernel(spec, words: int):
+    """The cross kernel of the algorithm ``spec`` for patterns of exactly ``words`` 64-bit words
+    (:data:`_SHORT`)."""
+    return _generated(spec, _SHORT, _SHORT_ROW, f"cross_short{words}", words)
 
 
 @factory("lcs.cuda.pattern_masks")
@@ -102,52 +195,87 @@ def row_chunks(row_bytes: np.ndarray, budget: int) -> list[tuple[int, int]]:
 class CrossLaunch:
     """A cross product on its way through the GPU: :func:`launch` starts it (its first two chunks
     queued), :meth:`finish` queues the rest as buffers free up and copies every chunk's results
-    into ``out``."""
+    into ``out``.
+
+    ``rows``: the patterns in the order the kernels take them, each chunk's sorted by the kernel
+    they run through (``kinds[i]``: pattern ``i``'s word count where it runs through a short
+    kernel, else 0, the general one); ``segments[k]``: chunk ``k``'s runs of ``rows``, ``(kind,
+    start, end)``, a launch each."""
 
     def __init__(self, spec, packed: Packed, lo: int, hi: int, out: np.ndarray, turned: bool, budget: int):
         ensure_table(packed)  # the two sides are small beside the product: their bytes found here
-        self.packed, self.lo, self.hi, self.out, self.turned = packed, lo, hi, out, turned
+        self.spec, self.packed, self.lo, self.hi, self.out, self.turned = spec, packed, lo, hi, out, turned
         self.n_txt = len(packed.txt_off) - 1
         words = (np.diff(packed.pat_off) + 63) // 64
         self.pm_off = np.zeros(len(words) + 1, np.int64)
         np.cumsum(words * packed.sigma, out=self.pm_off[1:])
         row_bytes = self.n_txt * out.dtype.itemsize + 8 * words * packed.sigma
         self.chunks = row_chunks(row_bytes, max(budget, 1))
-        self.kernel = _cross_kernel(spec, _pow2(max(int(words.max(initial=1)), 1)))
-        self.d_pat, self.d_pat_off = cuda.to_device(packed.pat), cuda.to_device(packed.pat_off)
-        self.d_txt, self.d_txt_off = cuda.to_device(packed.txt), cuda.to_device(packed.txt_off)
-        self.d_table = cuda.to_device(packed.table)
+        short = SHORT_WORDS if packed.sigma <= SHORT_SYMBOLS else 0
+        # an empty pattern (its lengths decide every cell) goes with the 1-word ones
+        self.kinds = np.where(words <= short, np.maximum(words, 1), 0) if short else np.zeros_like(words)
+        self.rows = np.concatenate(
+            [r0 + np.argsort(self.kinds[r0:r1], kind="stable") for r0, r1 in self.chunks]
+        )
+        self.segments = [self._segments(r0, r1) for r0, r1 in self.chunks]
+        self.general_words = _pow2(max(int(words[self.kinds == 0].max(initial=1)), 1))
         slots = min(2, len(self.chunks))
+        self.streams = [stream() for _ in range(slots)]
+        p = packed
+        arrays = (p.pat, p.pat_off, p.txt, p.txt_off, p.table, self.rows)
+        self.uploaded = ONE_UPLOAD
+        if ONE_UPLOAD:  # the chunks' mask offsets with them: a chunk's are a slice
+            *inputs, self.d_pm_off = upload((*arrays, self.pm_off), self.streams[0])
+        else:  # as before the knob (a chunk's mask offsets copied with it)
+            inputs, self.d_pm_off = [cuda.to_device(a) for a in arrays], None
+        self.d_pat, self.d_pat_off, self.d_txt, self.d_txt_off, self.d_table, self.d_rows = inputs
         most_rows = max(r1 - r0 for r0, r1 in self.chunks)
         most_pm = max(int(self.pm_off[r1] - self.pm_off[r0]) for r0, r1 in self.chunks)
-        self.streams = [stream() for _ in range(slots)]
         self.d_out = [cuda.device_array(max(most_rows * self.n_txt, 1), out.dtype) for _ in range(slots)]
         self.d_pm = [cuda.device_array(max(most_pm, 1), np.uint64) for _ in range(slots)]
         self.events: list[tuple] = []
         self.held = [None] * slots  # per slot: the chunk's mask offsets, read by its queued kernels
-        self.info = {"chunks": len(self.chunks), "masks_bytes": int(self.pm_off[-1]) * 8}
+        kinds = sorted({kind for segs in self.segments for kind, _, _ in segs})
+        self.info = {
+            "chunks": len(self.chunks),
+            "masks_bytes": int(self.pm_off[-1]) * 8,
+            "kernels": [
+                f"short, {k} word{'s' * (k > 1)}" if k else f"general, {self.general_words} words"
+                for k in kinds
+            ],
+        }
         for k in range(slots):
             self._queue(k)
 
+    def _segments(self, r0: int, r1: int) -> list[tuple[int, int, int]]:
+        """The runs of one kernel among the chunk's sorted rows ``rows[r0:r1]``: ``(kind, start, end)``."""
+        k = self.kinds[self.rows[r0:r1]]
+        edges = (np.flatnonzero(np.diff(k)) + 1).tolist()
+        return [(int(k[a]), r0 + a, r0 + b) for a, b in zip([0, *edges], [*edges, r1 - r0], strict=True)]
+
     def _queue(self, k: int) -> None:
-        """Chunk ``k``'s masks and cross kernel, on stream ``k % 2`` into that slot's buffers."""
+        """Chunk ``k``'s masks and cross kernels, on stream ``k % 2`` into that slot's buffers."""
         r0, r1 = self.chunks[k]
         st, d_out, d_pm = self.streams[k % 2], self.d_out[k % 2], self.d_pm[k % 2]
         p = self.packed
         ev = (event(), event())
         ev[0].record(st)
-        pm_off = cuda.to_device(self.pm_off[r0 : r1 + 1] - self.pm_off[r0], stream=st)
+        if self.uploaded:
+            pm_off, pm0 = self.d_pm_off[r0 : r1 + 1], int(self.pm_off[r0])
+        else:
+            pm_off, pm0 = cuda.to_device(self.pm_off[r0 : r1 + 1] - self.pm_off[r0], stream=st), 0
         blocks, threads = stride_grid(r1 - r0)
         _masks_kernel()[blocks, threads, st](
-            self.d_pat, self.d_pat_off, r0, r1, p.sigma, self.d_table, p.mapped, pm_off, d_pm
+            self.d_pat, self.d_pat_off, r0, r1, p.sigma, self.d_table, p.mapped, pm_off, pm0, d_pm
         )
-        rows = r1 - r0
-        rs, cs = (1, rows) if self.turned else (self.n_txt, 1)
-        grid = (min(-(-self.n_txt // THREADS), MAX_GRID[0]), min(rows, MAX_GRID[1]))
-        self.kernel[grid, THREADS, st](
-            self.d_pat_off, d_pm, pm_off, self.d_txt, self.d_txt_off, self.d_table, p.mapped,
-            r0, r1, self.lo, self.hi, d_out, rs, cs,
-        )  # fmt: skip
+        rs, cs = (1, r1 - r0) if self.turned else (self.n_txt, 1)
+        for kind, a, b in self.segments[k]:
+            kernel = _short_kernel(self.spec, kind) if kind else _cross_kernel(self.spec, self.general_words)
+            grid = (min(-(-self.n_txt // THREADS), MAX_GRID[0]), min(b - a, MAX_GRID[1]))
+            kernel[grid, THREADS, st](
+                self.d_rows[a:b], self.d_pat_off, d_pm, pm_off, pm0, self.d_txt, self.d_txt_off, self.d_table,
+                p.mapped, p.sigma, r0, self.lo, self.hi, d_out, rs, cs,
+            )  # fmt: skip
         ev[1].record(st)
         self.events.append(ev)
         self.held[k % 2] = pm_off
@@ -171,6 +299,26 @@ class CrossLaunch:
                 self._queue(k + 2)
         self.d_out = self.d_pm = ()
         return self.out, elapsed(self.events)
+
+
+def host_result(shape: tuple, dtype) -> np.ndarray:
+    """A C-contiguous array for a cross product's result (contents undefined: every cell is
+    written): of at most :data:`PINNED_RESULT_BYTES` bytes, on a page-locked block of the process's
+    pool (:func:`gpudp.problems.lcs.cuda.host_symbols`' lease; back to the pool when the caller
+    drops the array), so that its copy from the device is a DMA straight into it and writes no
+    pages the system must first map (1,000 x 1,000 int32: about 2 ms of page faults on a small
+    host); else, or where no block can be had, plain zeros."""
+    from ..cuda import _stage_block
+
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape, dtype=np.int64))
+    if 0 < n * dtype.itemsize <= PINNED_RESULT_BYTES:
+        lease = _stage_block(n, dtype)
+        if lease is not None:
+            # a plain ndarray over the lease (a view of it would drop it: numpy makes a view's base
+            # the block beneath); its base, a memoryview, holds the lease until the array goes
+            return np.frombuffer(memoryview(lease[:n]), dtype, n).reshape(shape)
+    return np.zeros(shape, dtype)
 
 
 def elapsed(events) -> float:
