@@ -327,6 +327,8 @@ def test_cuda_short_and_general_kernels_in_one_chunk(monkeypatch):
     rng = np.random.default_rng(7)
     q = [bytes(rng.choice(list(b"ACGT"), n).astype(np.uint8)) for n in (130, 0, 64, 3, 65, 129)]
     c = [bytes(rng.choice(list(b"ACGT"), n).astype(np.uint8)) for n in (5, 66, 129, 2)]
+    q.append(b"A" * 64 + b"CG" * 30 + b"T")  # a second word unlike the first
+    c.append(b"C" * 70)
     monkeypatch.setattr(cross_cuda, "SHORT_WORDS", 2)
     for solver, ref, distance in ((lcs._SOLVER, lcs_ref, False), (edit_distance._SOLVER, lev_ref, True)):
         got, kernels = _cuda_run(solver, q, c, None, distance)

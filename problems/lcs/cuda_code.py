@@ -37,11 +37,13 @@ def present(x, n, flags):
 
 def pattern_masks(pat, pat_off, r0, r1, sigma, table, mapped, pm_off, pm0, pm):
     """The masks of patterns ``r0 .. r1 - 1`` (a thread a pattern), pattern ``r0 + r``'s at
-    ``pm[pm_off[r] - pm0:]`` (``sigma`` codes x its words)."""
+    ``pm[pm_off[r] - pm0:]`` (``sigma`` codes x its words); one given no room (empty, or its masks
+    built by its own kernel) is passed over."""
     for r in range(cuda.grid(1), r1 - r0, cuda.gridsize(1)):
-        a0 = pat_off[r0 + r]
-        m = pat_off[r0 + r + 1] - a0
-        masks(pat, a0, m, (m + 63) // 64, sigma, table, mapped, pm[pm_off[r] - pm0 : pm_off[r + 1] - pm0])
+        if pm_off[r + 1] > pm_off[r]:
+            a0 = pat_off[r0 + r]
+            m = pat_off[r0 + r + 1] - a0
+            masks(pat, a0, m, (m + 63) // 64, sigma, table, mapped, pm[pm_off[r] - pm0 : pm_off[r + 1] - pm0])
 
 
 # the signatures as they were written (the kernels' cache entries stay)

@@ -11,14 +11,16 @@ the thread's own bit vectors; the score cut off (:func:`.bitparallel.clamp`) is 
 into the chunk's part of the result. Chunks alternate between two streams and two sets of buffers,
 so that a chunk's copy to the host overlaps the next one's kernels.
 
-**Short patterns** (at most :data:`SHORT_WORDS` 64-bit words, the symbols' masks at most 256 rows)
+**Short patterns** (at most :data:`SHORT_WORDS` 64-bit words, symbols below :data:`SHORT_SYMBOLS`)
 take a kernel of their own, one a word count (:data:`_SHORT`): the same lines of the algorithm with
 ``w`` a constant, so that the compiler unrolls the loops over the words and keeps the bit vectors
 in registers (the general kernel's ``w`` is read at run time: its vectors lie in local memory,
-two loads and two stores a word a step); each block first copies its pattern's masks into shared
-memory, a row per byte value (through the byte table, so that a step reads no table). A chunk's
-patterns are launched by word count (their rows sorted so, :attr:`CrossLaunch.rows`), the longer
-ones through the general kernel.
+two loads and two stores a word a step; 72 local loads and stores in its PTX at 2 words, none in
+the short one's); each block builds its pattern's masks in shared memory itself, a row per symbol
+value as the sequences hold it (bytes as they are: a step reads no table), so short patterns need
+neither the masks kernel nor room for their masks in device memory. A chunk's patterns are
+launched by kernel (their rows sorted so, :attr:`CrossLaunch.rows`), the longer ones through the
+general kernel.
 
 **Knobs** read at each launch, for A/B runs in one process (``tools/cdist_bench.py --variants``):
 :data:`SHORT_WORDS` (0: every pattern through the general kernel, as before), :data:`ONE_UPLOAD`
@@ -60,7 +62,8 @@ MAX_GRID = sim_geometry((1 << 16, 1 << 15), (3, 3))
 #: patterns of at most this many 64-bit words run through the kernel of their exact word count
 #: (:data:`_SHORT`); 0: none (every pattern through the general kernel, as before this knob)
 SHORT_WORDS = 4
-#: the short kernels' rows of masks in shared memory: one a byte value (or a code, at most this many)
+#: the short kernels' rows of masks in shared memory, one a symbol value: sequences of bytes, or
+#: coded to fewer codes than this, can take them
 SHORT_SYMBOLS = 256
 #: the inputs go up in one device allocation and one copy (False: a ``cuda.to_device`` each)
 ONE_UPLOAD = True
@@ -111,11 +114,11 @@ if mapped:
 row = base + x * w"""
 
 # The short schedule, for patterns of exactly ``WORDS`` words (or none: the lengths decide those),
-# ``w`` a constant: the block copies its pattern's masks into the shared ``pm``, row ``x`` the masks
-# of byte value ``x`` (its code's through ``table`` where ``mapped``, else code ``x``; zero for a
-# code past ``sigma``, which no text holds), so that a step reads its row at ``txt[k] * w``.
+# ``w`` a constant: the block builds its pattern's masks in the shared ``pm`` itself, row ``x`` the
+# masks of symbol value ``x`` (a byte as it is, or a code below :data:`SHORT_SYMBOLS`: equal values
+# are equal symbols either way, so no table is read), a bit a pattern symbol set by its thread.
 _SHORT = """
-def cross_short(rows, pat_off, gpm, pm_off, pm0, txt, txt_off, table, mapped, sigma, r0, lo, hi, out, rs, cs):
+def cross_short(rows, pat, pat_off, txt, txt_off, r0, lo, hi, out, rs, cs):
     pm = cuda.shared.array(SHARED, numba.uint64)
     n_txt = txt_off.shape[0] - 1
     first = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
@@ -123,14 +126,15 @@ def cross_short(rows, pat_off, gpm, pm_off, pm0, txt, txt_off, table, mapped, si
     w = WORDS
     for r in range(cuda.blockIdx.y, rows.shape[0], cuda.gridDim.y):
         i = rows[r]
-        m = pat_off[i + 1] - pat_off[i]
-        base = pm_off[i - r0] - pm0
+        a0 = pat_off[i]
+        m = pat_off[i + 1] - a0
         cuda.syncthreads()  # the block's last pattern's masks are read no more
         for t in range(cuda.threadIdx.x, SHARED, cuda.blockDim.x):
-            x = t // WORDS
-            if mapped:
-                x = numba.int64(table[x])
-            pm[t] = gpm[base + x * WORDS + t % WORDS] if x < sigma and m > 0 else numba.uint64(0)
+            pm[t] = numba.uint64(0)
+        cuda.syncthreads()
+        for t in range(cuda.threadIdx.x, m, cuda.blockDim.x):
+            bit = numba.uint64(1) << numba.uint64(t & 63)
+            cuda.atomic.or_(pm, numba.int64(pat[a0 + t]) * WORDS + (t >> 6), bit)
         cuda.syncthreads()
         {cells}
 """
@@ -207,13 +211,14 @@ class CrossLaunch:
         self.spec, self.packed, self.lo, self.hi, self.out, self.turned = spec, packed, lo, hi, out, turned
         self.n_txt = len(packed.txt_off) - 1
         words = (np.diff(packed.pat_off) + 63) // 64
-        self.pm_off = np.zeros(len(words) + 1, np.int64)
-        np.cumsum(words * packed.sigma, out=self.pm_off[1:])
-        row_bytes = self.n_txt * out.dtype.itemsize + 8 * words * packed.sigma
-        self.chunks = row_chunks(row_bytes, max(budget, 1))
         short = SHORT_WORDS if packed.sigma <= SHORT_SYMBOLS else 0
         # an empty pattern (its lengths decide every cell) goes with the 1-word ones
         self.kinds = np.where(words <= short, np.maximum(words, 1), 0) if short else np.zeros_like(words)
+        general = np.where(self.kinds == 0, words, 0)  # the short ones build their masks in the kernel
+        self.pm_off = np.zeros(len(words) + 1, np.int64)
+        np.cumsum(general * packed.sigma, out=self.pm_off[1:])
+        row_bytes = self.n_txt * out.dtype.itemsize + 8 * general * packed.sigma
+        self.chunks = row_chunks(row_bytes, max(budget, 1))
         self.rows = np.concatenate(
             [r0 + np.argsort(self.kinds[r0:r1], kind="stable") for r0, r1 in self.chunks]
         )
@@ -264,18 +269,21 @@ class CrossLaunch:
             pm_off, pm0 = self.d_pm_off[r0 : r1 + 1], int(self.pm_off[r0])
         else:
             pm_off, pm0 = cuda.to_device(self.pm_off[r0 : r1 + 1] - self.pm_off[r0], stream=st), 0
-        blocks, threads = stride_grid(r1 - r0)
-        _masks_kernel()[blocks, threads, st](
-            self.d_pat, self.d_pat_off, r0, r1, p.sigma, self.d_table, p.mapped, pm_off, pm0, d_pm
-        )
         rs, cs = (1, r1 - r0) if self.turned else (self.n_txt, 1)
+        tail = (r0, self.lo, self.hi, d_out, rs, cs)
         for kind, a, b in self.segments[k]:
-            kernel = _short_kernel(self.spec, kind) if kind else _cross_kernel(self.spec, self.general_words)
             grid = (min(-(-self.n_txt // THREADS), MAX_GRID[0]), min(b - a, MAX_GRID[1]))
-            kernel[grid, THREADS, st](
-                self.d_rows[a:b], self.d_pat_off, d_pm, pm_off, pm0, self.d_txt, self.d_txt_off, self.d_table,
-                p.mapped, p.sigma, r0, self.lo, self.hi, d_out, rs, cs,
-            )  # fmt: skip
+            rows = self.d_rows[a:b]
+            if kind:
+                args = (rows, self.d_pat, self.d_pat_off, self.d_txt, self.d_txt_off, *tail)
+                _short_kernel(self.spec, kind)[grid, THREADS, st](*args)
+                continue
+            blocks, threads = stride_grid(r1 - r0)  # the general patterns' masks (a short one has none)
+            _masks_kernel()[blocks, threads, st](
+                self.d_pat, self.d_pat_off, r0, r1, p.sigma, self.d_table, p.mapped, pm_off, pm0, d_pm
+            )
+            args = (rows, self.d_pat_off, d_pm, pm_off, pm0, self.d_txt, self.d_txt_off, self.d_table)
+            _cross_kernel(self.spec, self.general_words)[grid, THREADS, st](*args, p.mapped, p.sigma, *tail)
         ev[1].record(st)
         self.events.append(ev)
         self.held[k % 2] = pm_off
