@@ -321,7 +321,8 @@ def monkeypatch_module():
 def test_cuda_short_and_general_kernels_in_one_chunk(monkeypatch):
     """One chunk of patterns of 0, 1, 2 and 3 words with ``SHORT_WORDS`` 2: the short kernels of 1
     and 2 words and the general one all run (named in the stats), each pattern's row where it
-    belongs; either side as the patterns; the same with every knob off (the launch as before)."""
+    belongs, the texts read 8 bytes at a time or a byte a step; either side as the patterns; the
+    same with every knob off (the launch as before)."""
     from gpudp.problems.lcs.cross import cuda as cross_cuda
 
     rng = np.random.default_rng(7)
@@ -330,12 +331,14 @@ def test_cuda_short_and_general_kernels_in_one_chunk(monkeypatch):
     q.append(b"A" * 64 + b"CG" * 30 + b"T")  # a second word unlike the first
     c.append(b"C" * 70)
     monkeypatch.setattr(cross_cuda, "SHORT_WORDS", 2)
-    for solver, ref, distance in ((lcs._SOLVER, lcs_ref, False), (edit_distance._SOLVER, lev_ref, True)):
-        got, kernels = _cuda_run(solver, q, c, None, distance)
-        assert np.array_equal(got, reference(ref, q, c, distance=distance))
-        assert kernels == ["general, 4 words", "short, 1 word", "short, 2 words"]
-        got, _ = _cuda_run(solver, c, q, None, distance)  # the queries as the texts
-        assert np.array_equal(got, reference(ref, c, q, distance=distance))
+    for wide in (True, False):  # the texts read 8 bytes at a time, or a byte a step
+        monkeypatch.setattr(cross_cuda, "WIDE_READS", wide)
+        for solver, ref, distance in ((lcs._SOLVER, lcs_ref, False), (edit_distance._SOLVER, lev_ref, True)):
+            got, kernels = _cuda_run(solver, q, c, None, distance)
+            assert np.array_equal(got, reference(ref, q, c, distance=distance)), wide
+            assert kernels == ["general, 4 words", "short, 1 word", "short, 2 words"]
+            got, _ = _cuda_run(solver, c, q, None, distance)  # the queries as the texts
+            assert np.array_equal(got, reference(ref, c, q, distance=distance)), wide
     for knob, off in (("SHORT_WORDS", 0), ("ONE_UPLOAD", False), ("PINNED_RESULT_BYTES", 0)):
         monkeypatch.setattr(cross_cuda, knob, off)
     for solver, ref, distance in ((lcs._SOLVER, lcs_ref, False), (edit_distance._SOLVER, lev_ref, True)):

@@ -13,9 +13,9 @@ kernel seconds (``kernel_s``: its CUDA events, from the first chunk's masks to t
 cross kernels) and the kernels it ran.
 
 ``--variants`` runs the cuda backend once for each named setting of the launch's knobs
-(:data:`VARIANTS`, :mod:`gpudp.problems.lcs.cross.cuda`: the short patterns' kernels, the one
-upload, the page-locked result), in one process, so that an A/B compares like with like; every
-variant's values are compared with the first run's.
+(:data:`VARIANTS`, :mod:`gpudp.problems.lcs.cross.cuda`: the short patterns' kernels, their texts
+read 8 bytes at a time, the one upload, the page-locked result), in one process, so that an A/B
+compares like with like; every variant's values are compared with the first run's.
 
 StringZilla's Python engines (stringzillas 5.3: ``LevenshteinDistances``) score the cross product
 of two ``Strs`` (``engine(queries, choices, device=DeviceScope(...))`` -> an N x M array; its
@@ -45,6 +45,7 @@ VARIANTS = {
     "default": {},
     "before": {"SHORT_WORDS": 0, "ONE_UPLOAD": False, "PINNED_RESULT_BYTES": 0},
     "kernel": {"ONE_UPLOAD": False, "PINNED_RESULT_BYTES": 0},
+    "narrow": {"WIDE_READS": False},
     "host": {"SHORT_WORDS": 0},
     "short16": {"SHORT_WORDS": 16},
 }

@@ -18,12 +18,14 @@ in registers (the general kernel's ``w`` is read at run time: its vectors lie in
 two loads and two stores a word a step; 72 local loads and stores in its PTX at 2 words, none in
 the short one's); each block builds its pattern's masks in shared memory itself, a row per symbol
 value as the sequences hold it (bytes as they are: a step reads no table), so short patterns need
-neither the masks kernel nor room for their masks in device memory. A chunk's patterns are
-launched by kernel (their rows sorted so, :attr:`CrossLaunch.rows`), the longer ones through the
-general kernel.
+neither the masks kernel nor room for their masks in device memory; a thread reads its text 8
+bytes at a time (a warp's texts lie apart, so a byte load a step touches a cache line a thread). A
+chunk's patterns are launched by kernel (their rows sorted so, :attr:`CrossLaunch.rows`), the
+longer ones through the general kernel.
 
 **Knobs** read at each launch, for A/B runs in one process (``tools/cdist_bench.py --variants``):
-:data:`SHORT_WORDS` (0: every pattern through the general kernel, as before), :data:`ONE_UPLOAD`
+:data:`SHORT_WORDS` (0: every pattern through the general kernel, as before), :data:`WIDE_READS`
+(False: the short kernels read a byte a step), :data:`ONE_UPLOAD`
 (the inputs in one device allocation and one copy, :func:`gpudp.backends.cuda.driver.upload`,
 instead of a ``cuda.to_device`` each) and :data:`PINNED_RESULT_BYTES` (a result of at most that
 many bytes is made in page-locked memory, :func:`host_result`: its copy from the device runs at the
@@ -33,6 +35,7 @@ bus's speed and writes no fresh pages; 0: plain memory).
 from __future__ import annotations
 
 import numpy as np
+from numba.extending import register_jitable
 
 from gpudp.backends.cuda import (
     cuda,
@@ -65,6 +68,8 @@ SHORT_WORDS = 4
 #: the short kernels' rows of masks in shared memory, one a symbol value: sequences of bytes, or
 #: coded to fewer codes than this, can take them
 SHORT_SYMBOLS = 256
+#: the short kernels read their texts 8 bytes at a time (False: a byte a step)
+WIDE_READS = True
 #: the inputs go up in one device allocation and one copy (False: a ``cuda.to_device`` each)
 ONE_UPLOAD = True
 #: a result of at most this many bytes is made in page-locked memory (:func:`host_result`; 0: never)
@@ -75,7 +80,7 @@ PINNED_RESULT_BYTES = 64 << 20
 # where the bounds of its lengths (``{lower}``, ``{upper}``) give the same cut-off score. ``{init}``,
 # ``{step}`` and ``{value}`` are the algorithm's (:class:`gpudp.problems.lcs.cuda.PairKernel`);
 # ``pm[row + q]`` is word ``q`` of the pattern's mask of the text symbol ``txt[k]``, its row found by
-# the schedule's ``{row}``.
+# the schedule's ``{row}`` (after its ``{start}`` for the text).
 _CELLS = """
 for j in range(first, n_txt, stride):
     b0 = txt_off[j]
@@ -87,6 +92,7 @@ for j in range(first, n_txt, stride):
         out[p] = v
         continue
     {init}
+    {start}
     for k in range(b0, b1):
         {row}
         {step}
@@ -108,17 +114,20 @@ def cross(rows, pat_off, pm, pm_off, pm0, txt, txt_off, table, mapped, sigma, r0
         base = pm_off[i - r0] - pm0
         {cells}
 """
-_GENERAL_ROW = """x = txt[k]
+_GENERAL_ROW = (
+    "",
+    """x = txt[k]
 if mapped:
     x = table[x]
-row = base + x * w"""
+row = base + x * w""",
+)
 
 # The short schedule, for patterns of exactly ``WORDS`` words (or none: the lengths decide those),
 # ``w`` a constant: the block builds its pattern's masks in the shared ``pm`` itself, row ``x`` the
 # masks of symbol value ``x`` (a byte as it is, or a code below :data:`SHORT_SYMBOLS`: equal values
 # are equal symbols either way, so no table is read), a bit a pattern symbol set by its thread.
 _SHORT = """
-def cross_short(rows, pat, pat_off, txt, txt_off, r0, lo, hi, out, rs, cs):
+def cross_short(rows, pat, pat_off, txt, txt8, txt_off, r0, lo, hi, out, rs, cs):
     pm = cuda.shared.array(SHARED, numba.uint64)
     n_txt = txt_off.shape[0] - 1
     first = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
@@ -138,12 +147,34 @@ def cross_short(rows, pat, pat_off, txt, txt_off, r0, lo, hi, out, rs, cs):
         cuda.syncthreads()
         {cells}
 """
-_SHORT_ROW = "row = numba.int64(txt[k]) * WORDS"
+_SHORT_ROW = ("", "row = numba.int64(txt[k]) * WORDS")
+# ... its text read 8 symbols at a time (bytes, as the short kernels' texts are: ``txt8`` the same
+# memory as 64-bit words, the last partial word assembled by :func:`text_word`), where the byte
+# loads a step would each touch a cache line a thread (a warp's texts lie apart)
+_WIDE_ROW = (
+    "word = text_word(txt, txt8, b0 >> 3)",
+    """if k & 7 == 0:
+    word = text_word(txt, txt8, k >> 3)
+row = numba.int64((word >> numba.uint64((k & 7) << 3)) & numba.uint64(255)) * WORDS""",
+)
 
 
-def _generated(spec, template: str, row: str, name: str, words: int):
+@register_jitable
+def text_word(txt, txt8, q):
+    """Bytes ``8 q .. 8 q + 7`` of ``txt`` as one little-endian 64-bit word: ``txt8[q]`` (``txt``'s
+    whole words), or past those, its last bytes (zeros after the end)."""
+    if q < txt8.shape[0]:
+        return txt8[q]
+    word = np.uint64(0)
+    for t in range(min(8, txt.shape[0] - 8 * q)):
+        word |= np.uint64(txt[8 * q + t]) << np.uint64(8 * t)
+    return word
+
+
+def _generated(spec, template: str, row: tuple[str, str], name: str, words: int):
     """``template`` (a schedule: :data:`_CROSS` or :data:`_SHORT`) with the algorithm ``spec``'s
-    cells (:data:`_CELLS`, a symbol's row found by ``row``), compiled as ``{spec.name}_{name}``."""
+    cells (:data:`_CELLS`, a symbol's row found by ``row``: the lines before a text and a step's),
+    compiled as ``{spec.name}_{name}``."""
     import numba
 
     ns = {
@@ -152,10 +183,11 @@ def _generated(spec, template: str, row: str, name: str, words: int):
         "WORDS": words,
         "SHARED": SHORT_SYMBOLS * words,  # shared.array takes a constant, not an expression
         "clamp": clamp,
+        "text_word": text_word,
         **dict(spec.functions),
     }
     parts = {k: getattr(spec, k) for k in ("lower", "upper", "init", "step", "value")}
-    cells = fill(_CELLS.strip("\n"), row=row, **parts)
+    cells = fill(_CELLS.strip("\n"), start=row[0], row=row[1], **parts)
     head = template.split("(", 1)[0].split()[-1]  # the template's own name
     src = fill(template, cells=cells).replace(f"def {head}(", f"def {spec.name}_{name}(", 1)
     return generated_kernel(src, f"{spec.name}_{name}", ns)
@@ -169,10 +201,11 @@ def _cross_kernel(spec, words: int):
 
 
 @factory("lcs.cuda.cross_short")
-def _short_kernel(spec, words: int):
+def _short_kernel(spec, words: int, wide: bool):
     """The cross kernel of the algorithm ``spec`` for patterns of exactly ``words`` 64-bit words
-    (:data:`_SHORT`)."""
-    return _generated(spec, _SHORT, _SHORT_ROW, f"cross_short{words}", words)
+    (:data:`_SHORT`), its texts read a byte a step or (``wide``) 8 bytes at a time."""
+    row, name = (_WIDE_ROW, "cross_wide") if wide else (_SHORT_ROW, "cross_short")
+    return _generated(spec, _SHORT, row, f"{name}{words}", words)
 
 
 @factory("lcs.cuda.pattern_masks")
@@ -234,6 +267,9 @@ class CrossLaunch:
         else:  # as before the knob (a chunk's mask offsets copied with it)
             inputs, self.d_pm_off = [cuda.to_device(a) for a in arrays], None
         self.d_pat, self.d_pat_off, self.d_txt, self.d_txt_off, self.d_table, self.d_rows = inputs
+        # the texts' whole 64-bit words (the short kernels' wide reads: their texts are bytes)
+        self.wide = WIDE_READS and p.txt.dtype.itemsize == 1
+        self.d_txt8 = self.d_txt[: len(p.txt) // 8 * 8].view(np.uint64) if self.wide else self.d_txt
         most_rows = max(r1 - r0 for r0, r1 in self.chunks)
         most_pm = max(int(self.pm_off[r1] - self.pm_off[r0]) for r0, r1 in self.chunks)
         self.d_out = [cuda.device_array(max(most_rows * self.n_txt, 1), out.dtype) for _ in range(slots)]
@@ -275,8 +311,8 @@ class CrossLaunch:
             grid = (min(-(-self.n_txt // THREADS), MAX_GRID[0]), min(b - a, MAX_GRID[1]))
             rows = self.d_rows[a:b]
             if kind:
-                args = (rows, self.d_pat, self.d_pat_off, self.d_txt, self.d_txt_off, *tail)
-                _short_kernel(self.spec, kind)[grid, THREADS, st](*args)
+                args = (rows, self.d_pat, self.d_pat_off, self.d_txt, self.d_txt8, self.d_txt_off, *tail)
+                _short_kernel(self.spec, kind, self.wide)[grid, THREADS, st](*args)
                 continue
             blocks, threads = stride_grid(r1 - r0)  # the general patterns' masks (a short one has none)
             _masks_kernel()[blocks, threads, st](
