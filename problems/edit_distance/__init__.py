@@ -235,7 +235,8 @@ def cdist(queries, choices, *, backend: str = "auto", dtype=None, score_cutoff=N
     Myers' bit-vector algorithm in Hyyrö's block form (64 cells a word operation), each sequence of
     one side a pattern whose masks are built once and reused for every sequence of the other side
     (the queries, unless the choices make less work as patterns: the distance is symmetric). On
-    the cpu a parallel loop over the patterns; on the GPU a thread a cell of the result. Exact
+    the cpu a parallel loop over the patterns; on the GPU a thread a cell of the result (patterns
+    of up to 256 symbols through kernels of their word count, as for the LCS). Exact
     integers throughout; non-ASCII text is compared by code point. Parameters, inputs and errors
     as :func:`gpudp.problems.lcs.cdist`, except:
 
@@ -256,7 +257,8 @@ def cdist(queries, choices, *, backend: str = "auto", dtype=None, score_cutoff=N
     numpy.ndarray
         shape ``(len(queries), len(choices))``: ``out[i, j]`` is the edit distance of
         ``queries[i]`` and ``choices[j]`` (after ``score_cutoff``), checked on ``verify`` cells by
-        :func:`solve` (an edit script applied).
+        :func:`solve` (an edit script applied). From the GPU, a result of up to 64 MB lies in
+        page-locked memory, as :func:`gpudp.problems.lcs.cdist`'s.
 
     Examples
     --------

@@ -529,8 +529,10 @@ def cdist(queries, choices, *, backend: str = "auto", dtype=None, score_cutoff=N
     operation), its bit masks built once and reused for every sequence of the other side: the
     queries, unless the choices make less work as patterns (the lengths are symmetric). On the cpu
     a parallel loop over the patterns (or patterns and runs of texts, when they are few); on the
-    GPU a thread a cell of the result, every pattern's masks built once on the device. Exact
-    integers throughout; non-ASCII text is compared by code point.
+    GPU a thread a cell of the result, every pattern's masks built once on the device (patterns of
+    up to 256 symbols through kernels of their word count, vectors in registers, masks in shared
+    memory: :mod:`.cross.cuda`). Exact integers throughout; non-ASCII text is compared by code
+    point.
 
     Parameters
     ----------
@@ -559,7 +561,8 @@ def cdist(queries, choices, *, backend: str = "auto", dtype=None, score_cutoff=N
     -------
     numpy.ndarray
         shape ``(len(queries), len(choices))``: ``out[i, j]`` is the LCS length of ``queries[i]``
-        and ``choices[j]`` (after ``score_cutoff``).
+        and ``choices[j]`` (after ``score_cutoff``). From the GPU, a result of up to 64 MB lies in
+        page-locked memory of the process's pool, given back when the array is dropped.
 
     Raises
     ------
