@@ -10,7 +10,8 @@ A size ``NxMxL`` is N queries and M choices of L random bytes (4 letters, ACGT).
 after one warm-up call (compilation), ``--repeat`` times, the best kept; the JSON holds the device,
 the versions, each run's seconds and GCUPS (N * M * L * L cell updates a second), and gpudp's
 kernel seconds (``kernel_s``: its CUDA events, from the first chunk's masks to the last chunk's
-cross kernels) and the kernels it ran.
+cross kernels), the kernels it ran and where its whole call went (``host_s``: reading both sides,
+making the result, the launch, the wait and copy back; ``cross.run``'s ``stats.extra``).
 
 ``--variants`` runs the cuda backend once for each named setting of the launch's knobs
 (:data:`VARIANTS`, :mod:`gpudp.problems.lcs.cross.cuda`: the short patterns' kernels, their texts
@@ -134,6 +135,7 @@ def gpudp_rows(problem, q, c, backends, repeat, cells, variants=()) -> tuple[lis
         row = {"run": name, "seconds": s, "gcups": cells / s / 1e9, "equal": bool(np.array_equal(got, want))}
         if backend == "cuda":
             row.update(kernel_s=stats.kernel_seconds, kernels=stats.extra.get("kernels"))
+            row.update(host_s=stats.extra.get("host_s"))  # the best run's split of its whole call
         if variant:
             row.update(variant=variant, knobs=VARIANTS[variant])
         rows.append(row)

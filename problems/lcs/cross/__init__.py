@@ -90,11 +90,15 @@ def run(
         used, why = choose_backend(backend, cells / 32)  # about 32 cells a word operation, as a batch
         picks = _picks(lq, lc, count)
         lowered = lowering.get(solver.family, used)
+        t_read = time.perf_counter()
         # the result where the backend's copies fill it fastest (the cuda one: page-locked memory)
         out = getattr(lowered, "host_result", np.zeros)((nq, nc), dt)
+        t_result = time.perf_counter()
         launched = lowered.cross(packed, lo, hi, out, turned)
+        t_launch = time.perf_counter()
         wants = [solver.solve(qs[i], cs[j], backend="cpu", progress=False).value for i, j in picks]
         _, stats.kernel_seconds = launched.finish()
+        t_finish = time.perf_counter()
         for (i, j), want in zip(picks, wants, strict=True):
             if bitparallel.clamp(want, lo, hi) != out[i, j]:
                 raise CheckError(
@@ -109,6 +113,14 @@ def run(
             rechecked=picks,
             **getattr(launched, "info", {}),
         )
+        # where the call's time went: reading and coding both sides, making the result, the launch
+        # (uploads, buffers, kernels queued), the wait for the kernels and the result's copy
+        stats.extra["host_s"] = {
+            "read": t_read - t0,
+            "result": t_result - t_read,
+            "launch": t_launch - t_result,
+            "finish": t_finish - t_launch,
+        }
     stats.seconds = time.perf_counter() - t0
     return out, stats
 
