@@ -44,6 +44,7 @@ from .driver import (
     sim_geometry,
     stream,
     stride_grid,
+    upload,
 )
 from .kernels import CudaKernel, cell_namespace, device_jit, generated_kernel
 
@@ -68,4 +69,5 @@ __all__ = [
     "sim_geometry",
     "stream",
     "stride_grid",
+    "upload",
 ]

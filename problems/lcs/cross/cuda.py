@@ -42,11 +42,12 @@ from gpudp.backends.cuda import (
     event,
     generated_kernel,
     memory_info,
+    pinned_pool,
     sim_geometry,
     stream,
     stride_grid,
+    upload,
 )
-from gpudp.backends.cuda.driver import upload
 from gpudp.codegen import fill
 from gpudp.kernel import factory, load
 
@@ -347,17 +348,21 @@ class CrossLaunch:
 
 def host_result(shape: tuple, dtype) -> np.ndarray:
     """A C-contiguous array for a cross product's result (contents undefined: every cell is
-    written): of at most :data:`PINNED_RESULT_BYTES` bytes, on a page-locked block of the process's
-    pool (:func:`gpudp.problems.lcs.cuda.host_symbols`' lease; back to the pool when the caller
-    drops the array), so that its copy from the device is a DMA straight into it and writes no
-    pages the system must first map (1,000 x 1,000 int32: about 2 ms of page faults on a small
-    host); else, or where no block can be had, plain zeros."""
-    from ..cuda import _stage_block
-
+    written): of at most :data:`PINNED_RESULT_BYTES` bytes, on a page-locked block leased from the
+    process's pool (back to the pool when the caller drops the array; sizes rounded up to a
+    sixteenth of their power of two, at least 1 MiB, so that the next product of about the same
+    size takes the same block), so that its copy from the device is a DMA straight into it and
+    writes no pages the system must first map (1,000 x 1,000 int32: about 2 ms of page faults on a
+    small host); else, or where no block can be had, plain zeros."""
     dtype = np.dtype(dtype)
     n = int(np.prod(shape, dtype=np.int64))
-    if 0 < n * dtype.itemsize <= PINNED_RESULT_BYTES:
-        lease = _stage_block(n, dtype)
+    nbytes = n * dtype.itemsize
+    if 0 < nbytes <= PINNED_RESULT_BYTES:
+        step = 1 << max(nbytes.bit_length() - 4, 20)
+        try:
+            lease = pinned_pool().lease(-(-nbytes // step) * step // dtype.itemsize, dtype)
+        except Exception:  # the driver would not page-lock it (CudaAPIError), or no memory at all
+            lease = None
         if lease is not None:
             # a plain ndarray over the lease (a view of it would drop it: numpy makes a view's base
             # the block beneath); its base, a memoryview, holds the lease until the array goes
