@@ -26,7 +26,7 @@ longer ones through the general kernel.
 **Knobs** read at each launch, for A/B runs in one process (``tools/cdist_bench.py --variants``):
 :data:`SHORT_WORDS` (0: every pattern through the general kernel, as before), :data:`WIDE_READS`
 (False: the short kernels read a byte a step), :data:`ONE_UPLOAD`
-(the inputs in one device allocation and one copy, :func:`gpudp.backends.cuda.driver.upload`,
+(the inputs in one device allocation and one copy, :func:`gpudp.backends.cuda.upload`,
 instead of a ``cuda.to_device`` each) and :data:`PINNED_RESULT_BYTES` (a result of at most that
 many bytes is made in page-locked memory, :func:`host_result`: its copy from the device runs at the
 bus's speed and writes no fresh pages; 0: plain memory).
@@ -104,7 +104,7 @@ for j in range(first, n_txt, stride):
 # time), its masks where the masks kernel left them (from ``pm_off[i - r0] - pm0`` in ``pm``), a
 # symbol's row through ``table`` where ``mapped``.
 _CROSS = """
-def cross(rows, pat_off, pm, pm_off, pm0, txt, txt_off, table, mapped, sigma, r0, lo, hi, out, rs, cs):
+def cross(rows, pat_off, pm, pm_off, pm0, txt, txt_off, table, mapped, r0, lo, hi, out, rs, cs):
     n_txt = txt_off.shape[0] - 1
     first = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     stride = cuda.blockDim.x * cuda.gridDim.x
@@ -320,7 +320,7 @@ class CrossLaunch:
                 self.d_pat, self.d_pat_off, r0, r1, p.sigma, self.d_table, p.mapped, pm_off, pm0, d_pm
             )
             args = (rows, self.d_pat_off, d_pm, pm_off, pm0, self.d_txt, self.d_txt_off, self.d_table)
-            _cross_kernel(self.spec, self.general_words)[grid, THREADS, st](*args, p.mapped, p.sigma, *tail)
+            _cross_kernel(self.spec, self.general_words)[grid, THREADS, st](*args, p.mapped, *tail)
         ev[1].record(st)
         self.events.append(ev)
         self.held[k % 2] = pm_off
