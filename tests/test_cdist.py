@@ -233,7 +233,13 @@ def test_cuda_chunks_by_rows(monkeypatch):
 
 
 @pytest.mark.gpu
-def test_gpu_matches_the_cpu_at_scale():
+@pytest.mark.parametrize("short_words", [4, 16, 0])
+def test_gpu_matches_the_cpu_at_scale(monkeypatch, short_words):
+    """Lengths 0-300 (short kernels of 1 to 4 words, or up to 16, or none, beside the general
+    one), cutoffs, and rows of 2-D arrays, against the cpu."""
+    from gpudp.problems.lcs.cross import cuda as cross_cuda
+
+    monkeypatch.setattr(cross_cuda, "SHORT_WORDS", short_words)
     rng = np.random.default_rng(6)
     q = [bytes(rng.integers(0, 4, rng.integers(0, 300)).astype(np.uint8)) for _ in range(300)]
     c = [bytes(rng.integers(0, 4, rng.integers(0, 300)).astype(np.uint8)) for _ in range(400)]
@@ -366,11 +372,10 @@ def test_cuda_many_codes_take_the_general_kernel():
 @pytest.mark.sim
 def test_cuda_result_in_page_locked_memory_is_the_callers():
     """A small result comes on a page-locked block of the pool, as a plain writable ndarray that
-    keeps its block: a second product of the same shape, while the first is held, does not write
-    over it; dropped, the block goes back to the pool."""
+    keeps its lease: a second product of the same shape, while the first is held, does not write
+    over it; dropped, the lease goes (its block back to the pool)."""
     import gc
-
-    from gpudp.backends.cuda import pinned_pool
+    import weakref
 
     q, c = ["ACGT", "AC", "GGT"], ["ACG", "T"]
     first = edit_distance.cdist(q, c, backend="cuda")
@@ -379,7 +384,13 @@ def test_cuda_result_in_page_locked_memory_is_the_callers():
     second = edit_distance.cdist(c * 3, q[:2], backend="cuda")  # another 6 cells of int32
     assert np.array_equal(first, want)
     assert np.array_equal(second, reference(lev_ref, c * 3, q[:2], distance=True))
-    spare = pinned_pool().nbytes
-    del first
+    held = first
+    while isinstance(held, np.ndarray):  # down to the memoryview beneath the plain array
+        held = held.base
+    held = held.obj
+    while getattr(held, "_lease", None) is None:  # from a view of the lease to the lease
+        held = held.base
+    gone = weakref.ref(held)
+    del held, first
     gc.collect()
-    assert pinned_pool().nbytes > spare
+    assert gone() is None

@@ -333,7 +333,7 @@ class CrossLaunch:
             st, d_out = self.streams[k % 2], self.d_out[k % 2]
             size = (r1 - r0) * self.n_txt
             if self.turned:  # a run of columns of the result, laid out as its rows
-                part = np.empty(size, self.out.dtype)
+                part = host_result((size,), self.out.dtype)  # page-locked where small
                 d_out[:size].copy_to_host(part, stream=st)
                 st.synchronize()
                 self.out[:, r0:r1] = part.reshape(self.n_txt, r1 - r0)
