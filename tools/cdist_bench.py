@@ -49,6 +49,8 @@ VARIANTS = {
     "narrow": {"WIDE_READS": False},
     "host": {"SHORT_WORDS": 0},
     "short16": {"SHORT_WORDS": 16},
+    "threads64": {"THREADS": 64},
+    "threads256": {"THREADS": 256},
 }
 
 
