@@ -68,7 +68,9 @@ def root_dir() -> str:
     return os.path.join(base, "gpudp")
 
 
-def _versions() -> str:
+def versions() -> str:
+    """The versions the compiled code depends on, as one tag: gpudp, numba, numba-cuda, llvmlite
+    and Python (this installation's folder name; the measured rates key machines by it too)."""
     from importlib.metadata import PackageNotFoundError, version
 
     import llvmlite
@@ -90,17 +92,18 @@ _VERSION_TAG: list[str] = []
 def cache_dir() -> str:
     """This installation's folder in the cache: one per set of versions, so an upgrade starts clean."""
     if not _VERSION_TAG:
-        _VERSION_TAG.append(_versions())
+        _VERSION_TAG.append(versions())
     return os.path.join(root_dir(), _VERSION_TAG[0])
 
 
 #: the file in every folder gpudp makes in the cache: only such folders are ever removed
 MARKER = ".gpudp-cache"
 _MARKER_TEXT = "This folder was made by gpudp's kernel cache; `gpudp cache clear` may remove it.\n"
-#: a version folder's name (:func:`_versions`), for folders made before the marker existed
+#: a version folder's name (:func:`versions`), for folders made before the marker existed
 _VERSION_NAME = re.compile(r"gpudp[^/]*-numba[^/]*-llvmlite[^/]*-py\d+")
-#: what gpudp and numba write in a version folder: sources, byte code, numba's index and data
-_OWN_FILE = re.compile(r".*\.(py|pyc|nbi|nbc)|\.tmp-.*|.*\.tmp\..*")
+#: what gpudp and numba write in a version folder: sources, byte code, numba's index and data, the
+#: measured rates (gpudp.backends.rates) and their lock
+_OWN_FILE = re.compile(r".*\.(py|pyc|nbi|nbc)|\.tmp-.*|.*\.tmp\..*|rates\.json|\.rates\.lock")
 
 
 def _made_dir(path: str) -> None:
@@ -117,7 +120,7 @@ def _made_dir(path: str) -> None:
         f.write(_MARKER_TEXT)
 
 
-def _ensure_cache_dir() -> str:
+def ensure_cache_dir() -> str:
     """This version's folder, made (and marked) with the root where they do not exist yet."""
     _made_dir(root_dir())
     d = cache_dir()
@@ -203,7 +206,7 @@ def generated_function(src: str, name: str, namespace: dict, kind: str):
     digest = h.hexdigest()[:24]
     text = f"# gpudp generated kernel ({kind}); the file name hashes all it depends on\n" + src
     try:
-        path = os.path.join(_ensure_cache_dir(), kind, f"{name}_{digest}.py")
+        path = os.path.join(ensure_cache_dir(), kind, f"{name}_{digest}.py")
         try:
             with open(path) as f:
                 intact = f.read() == text

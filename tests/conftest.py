@@ -17,6 +17,11 @@ if "GPUDP_CACHE_DIR" not in os.environ:
     os.environ["GPUDP_CACHE_DIR"] = tempfile.mkdtemp(prefix="gpudp-test-cache-")
     atexit.register(shutil.rmtree, os.environ["GPUDP_CACHE_DIR"], True)
 
+# The measured rates (gpudp.backends.rates) live beside that cache; no test measures them lazily or
+# moves them by a solve's time unless it asks (tests/test_rates.py), so that every test's backend
+# and method choices follow the same assumed figures whatever ran before it.
+os.environ.setdefault("GPUDP_CALIBRATE", "0")
+
 _force = os.environ.get("GPUDP_TEST_SIM")
 if _force == "1" or (_force is None and not os.path.exists("/dev/nvidiactl")):
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"

@@ -46,7 +46,9 @@ def test_the_crossover_follows_the_model(monkeypatch):
     assert backends.choose("auto")[0] == "cuda"
     monkeypatch.setattr(backends, "cuda_usable", lambda: False)
     monkeypatch.setattr(backends, "unavailable_reason", lambda: "no GPU here")
-    assert backends.choose("auto", 1e12) == ("cpu", "auto: cpu, no usable GPU (no GPU here)")
+    name, why = backends.choose("auto", 1e12)
+    assert name == "cpu" and why.startswith("auto: cpu, no usable GPU (no GPU here); 1e+12 cells of grid")
+    assert why.endswith("at 4e+08 cells/s GPUDP_CPU_CELL_RATE")  # the rate used, and where it came from
 
 
 @pytest.mark.parametrize("value", ["fast", "-1", "nan"])

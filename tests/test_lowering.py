@@ -131,7 +131,7 @@ def test_sweep_and_plan_sweep_dispatch_by_family_through_the_table(monkeypatch):
 
 #: family -> the names its every lowering module must define (what the plug-in calls on it)
 PLUGIN_FAMILIES = {
-    "subset_sum.two_list": ("two_list", "generate_host", "prune_pairs", "free_memory", "BLOCK", "STEP_COST"),
+    "subset_sum.two_list": ("two_list", "generate_host", "prune_pairs", "free_memory", "BLOCK"),
     "lcs.lengths": ("launch",),
     "lcs.subsequences": ("refusal", "subsequences"),
     "edit_distance.distances": ("launch",),

@@ -14,7 +14,11 @@ import os
 import sys
 
 from ..errors import BackendError, InputError
+from . import rates
 from .base import Backend
+
+# the figures assumed where nothing is measured (gpudp.backends.rates has them and their story)
+from .rates import CPU_CELLS_PER_THREAD_S, GPU_CELLS_PER_S, GPU_LAUNCH_S, GPU_START_S, env_float
 
 __all__ = [
     "Backend",
@@ -26,6 +30,16 @@ __all__ = [
     "cuda_started",
     "device_name",
     "is_device_array",
+    "observe",
+    "calibrator",
+    "calibrate",
+    "rate_table",
+    "predicted_seconds",
+    "CPU_CELLS_PER_THREAD_S",
+    "GPU_CELLS_PER_S",
+    "GPU_LAUNCH_S",
+    "GPU_START_S",
+    "env_float",
 ]
 
 #: backend name -> module defining ``BACKEND``
@@ -40,21 +54,6 @@ def get(name: str) -> Backend:
 
 
 BACKENDS = ("auto", "cpu", "cuda")
-
-#: Seconds a process pays before its first CUDA kernel and the CPU does not: importing numba-cuda,
-#: creating the context, loading the cached kernels, the first copies. Measured on the H100 machine
-#: (2026-11-23, warm kernel cache, fresh processes): see "Start-up" in docs/benchmarks.md.
-#: Override with GPUDP_GPU_START_S (seconds).
-GPU_START_S = 1.5
-#: Seconds a process that has already started CUDA pays for one more solve on the GPU (launches,
-#: copies, synchronisation) beyond the kernels themselves.
-GPU_LAUNCH_S = 0.02
-#: Cell updates a second of one CPU thread runs (a cell of three reads, like LCS or edit distance;
-#: measured on the H100 machine's CPU cores and on this project's CI machine, see docs/benchmarks.md).
-#: Solvers give their work in these units. Override with GPUDP_CPU_CELL_RATE (per thread).
-CPU_CELLS_PER_THREAD_S = 2.0e8
-#: The same for the GPU, conservatively (bundled kernels run 50-700 G cells/s on an H100).
-GPU_CELLS_PER_S = 5.0e10
 
 
 def cuda_usable() -> bool:
@@ -72,19 +71,6 @@ def resolve(backend: str = "auto", work: float | None = None) -> str:
     :func:`choose`).
     """
     return choose(backend, work)[0]
-
-
-def _env_float(name: str, default: float) -> float:
-    text = os.environ.get(name)
-    if not text:
-        return default
-    try:
-        x = float(text)
-    except ValueError:
-        raise BackendError(f"{name}={text!r} is not a number") from None
-    if not x >= 0:
-        raise BackendError(f"{name}={text!r} must be >= 0")
-    return x
 
 
 def page_locked(x):
@@ -151,27 +137,71 @@ def cpu_threads() -> int:
     return max(1, int(numba.get_num_threads()))
 
 
-def cpu_cell_rate() -> float:
-    """Cell updates a second the CPU is predicted to run on all its threads (what :func:`choose`
-    compares): GPUDP_CPU_CELL_RATE, or :data:`CPU_CELLS_PER_THREAD_S`, per thread, times the threads."""
-    return _env_float("GPUDP_CPU_CELL_RATE", CPU_CELLS_PER_THREAD_S) * cpu_threads()
+def cpu_cell_rate(family: str = "grid") -> float:
+    """Work a second the CPU is predicted to run on all its threads for ``family`` (a key of
+    :data:`gpudp.backends.rates.FAMILIES`; by default the generic sweep's cells): the
+    ``GPUDP_CPU_CELL_RATE`` override, the measured rate, else the assumed one
+    (:func:`gpudp.backends.rates.rate`)."""
+    return rates.rate(family, "cpu", cpu_threads()).value
 
 
 def gpu_start_seconds() -> float:
     """Seconds one more GPU solve is predicted to pay besides its kernels (what :func:`choose` adds):
-    :data:`GPU_LAUNCH_S` once CUDA is started in this process, else :data:`GPU_START_S`
-    (GPUDP_GPU_START_S, read and checked either way)."""
-    start = _env_float("GPUDP_GPU_START_S", GPU_START_S)
+    :data:`GPU_LAUNCH_S` once CUDA is started in this process, else the start-up a fresh process
+    pays: ``GPUDP_GPU_START_S``, measured (``gpudp warmup --calibrate``), or :data:`GPU_START_S`
+    (the environment is read and checked either way)."""
+    start = rates.start_rate().value
     return GPU_LAUNCH_S if cuda_started() else start
 
 
-def predicted_seconds(work: float, backend: str, gpu_rate: float | None = None) -> float:
-    """Seconds ``work`` cell updates are predicted to take on ``backend`` (``cpu`` or ``cuda``), by
-    the figures :func:`choose` compares: :func:`cpu_cell_rate` on the CPU; on the GPU its start-up
-    (:func:`gpu_start_seconds`) plus the work at ``gpu_rate`` (default :data:`GPU_CELLS_PER_S`)."""
-    if backend == "cuda":
-        return gpu_start_seconds() + work / (gpu_rate or GPU_CELLS_PER_S)
-    return work / cpu_cell_rate()
+def predicted_seconds(work: float, backend: str, family: str = "grid") -> float:
+    """Seconds ``work`` (in ``family``'s unit: cells, steps, transitions) is predicted to take on
+    ``backend``, by the figures :func:`choose` compares: the family's rate on the CPU; on the GPU
+    its start-up (:func:`gpu_start_seconds`) plus the work at the family's GPU rate.
+
+    Raises
+    ------
+    BackendError
+        an unknown family, or a nonsense override in the environment.
+    """
+    r = rates.rate(family, backend, cpu_threads())
+    return work / r.value + (gpu_start_seconds() if backend == "cuda" else 0.0)
+
+
+def observe(family: str, work: float, stats):
+    """Tell the rates what a solve of ``family`` cost: ``work`` in the family's unit (as its
+    ``auto`` counted it) and the solve's :class:`gpudp.Stats`. A solve that missed its prediction
+    by more than 2x moves the stored rate (a bounded step: :func:`gpudp.backends.rates.observe`).
+
+    Returns
+    -------
+    The new :class:`gpudp.backends.rates.Rate`, or None when the rate stays.
+    """
+    return rates.observe(family, work, stats, cpu_threads())
+
+
+def calibrator(family: str, run) -> None:
+    """Register ``run(backend, step) -> (work, stats)``, the measurement of ``family``'s kernels
+    (see :func:`gpudp.backends.rates.calibrator`)."""
+    rates.calibrator(family, run)
+
+
+def usable() -> list[str]:
+    """The backends that can run here: cpu, and cuda where a GPU is usable."""
+    return ["cpu", "cuda"] if cuda_usable() else ["cpu"]
+
+
+def calibrate(families=None, backends=None, log=None) -> list[dict]:
+    """Measure the kernel families' rates (and the GPU's start-up) on ``backends`` (default: every
+    usable one) and store them (:func:`gpudp.backends.rates.calibrate`; the families' solvers must
+    be imported, which registers their measurements)."""
+    return rates.calibrate(list(backends or usable()), families, log)
+
+
+def rate_table() -> list[dict]:
+    """The rates ``auto`` uses here, with where each came from (:func:`gpudp.backends.rates.table`),
+    on every usable backend."""
+    return rates.table(usable(), cpu_threads())
 
 
 def where(backend: str) -> str:
@@ -182,32 +212,37 @@ def where(backend: str) -> str:
     return backend
 
 
-def choose(backend: str = "auto", work: float | None = None) -> tuple[str, str]:
+def choose(backend: str = "auto", work: float | None = None, family: str = "grid") -> tuple[str, str]:
     """``(backend, why)``: the backend that will run and, for ``auto``, the reason in words.
 
-    ``auto`` runs on the CPU when the predicted CPU time, ``work / (rate x threads)``, is below the
-    GPU's predicted time, its start-up (:data:`GPU_START_S`, or :data:`GPU_LAUNCH_S` once CUDA is
-    started in this process) plus ``work / GPU_CELLS_PER_S``. A solve whose work is not known, or
-    large, goes to the GPU when one is usable. Deciding for the CPU does not import the CUDA
-    compiler at all: that import is most of the start-up being saved.
+    ``auto`` runs on the CPU when the predicted CPU time, ``work`` over the family's CPU rate, is
+    below the GPU's predicted time, its start-up (:func:`gpu_start_seconds`) plus ``work`` over the
+    family's GPU rate. The rates are measured ones where this machine has them
+    (:mod:`gpudp.backends.rates`; a rate never measured is measured now when that costs a tenth of
+    the predicted work or less), else assumed; ``why`` names the rates used and their source. A
+    solve whose work is not known goes to the GPU when one is usable. Deciding for the CPU does not
+    import the CUDA compiler at all: that import is most of the start-up being saved.
+
+    Parameters
+    ----------
+    backend : ``auto``, ``cpu`` or ``cuda``
+    work : the solve's work in ``family``'s unit, or None when not known
+    family : the kernel family (a key of :data:`gpudp.backends.rates.FAMILIES`)
+
+    Returns
+    -------
+    (str, str): the backend's name and the reason
+
+    Raises
+    ------
+    BackendError
+        an unknown backend or family, ``cuda`` without a usable GPU, a nonsense override.
     """
     if backend not in BACKENDS:
         raise BackendError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     if backend == "auto":
         if work is not None:
-            threads = cpu_threads()
-            t_cpu = work / cpu_cell_rate()
-            t_gpu = gpu_start_seconds() + work / GPU_CELLS_PER_S
-            if t_cpu < t_gpu:
-                return "cpu", (
-                    f"auto: cpu, {work:.3g} cell updates predicted {t_cpu:.3g} s on {threads} threads, "
-                    f"the GPU {t_gpu:.3g} s with its start-up"
-                )
-            if cuda_usable():
-                return "cuda", (
-                    f"auto: cuda, {work:.3g} cell updates predicted {t_gpu:.3g} s, the cpu {t_cpu:.3g} s"
-                )
-            return "cpu", f"auto: cpu, no usable GPU ({unavailable_reason()})"
+            return _auto(work, family)
         if cuda_usable():
             return "cuda", "auto: cuda, a GPU is usable"
         return "cpu", f"auto: cpu, no usable GPU ({unavailable_reason()})"
@@ -219,6 +254,39 @@ def choose(backend: str = "auto", work: float | None = None) -> tuple[str, str]:
                 f"({be.unavailable_reason()}); use backend='cpu' or 'auto'"
             )
     return backend, f"{backend}: asked for"
+
+
+def _auto(work: float, family: str) -> tuple[str, str]:
+    """``auto``'s choice for known work (see :func:`choose`)."""
+    threads = cpu_threads()
+    r_cpu = rates.rate(family, "cpu", threads)  # an unknown family raises here
+    unit = rates.FAMILIES[family].unit
+    r_cpu = rates.lazily(family, "cpu", threads, work / r_cpu.value)
+    t_cpu = work / r_cpu.value
+    start = gpu_start_seconds()
+    r_gpu = rates.rate(family, "cuda", threads)
+    t_gpu = start + work / r_gpu.value
+
+    def gpu_words():
+        s = rates.start_rate()
+        head = f"{GPU_LAUNCH_S:g} s of launches" if cuda_started() else f"{s.value:.3g} s start-up {s.source}"
+        return f"the GPU {t_gpu:.3g} s ({head} + {r_gpu.words()})"
+
+    cpu_words = f"{work:.3g} {unit} of {family} predicted {t_cpu:.3g} s on {where('cpu')}"
+    cpu_words += f" at {r_cpu.words()}"
+    if t_cpu < t_gpu:
+        return "cpu", f"auto: cpu, {cpu_words}; {gpu_words()}"
+    if not cuda_usable():
+        return "cpu", f"auto: cpu, no usable GPU ({unavailable_reason()}); {cpu_words}"
+    if r_gpu.source == "assumed":  # measured here once CUDA is worth starting for this work
+        r_gpu = rates.lazily(family, "cuda", threads, t_cpu, rates.MEASURE_COST_S + start)
+        t_gpu = gpu_start_seconds() + work / r_gpu.value
+        if t_cpu < t_gpu:
+            return "cpu", f"auto: cpu, {cpu_words}; {gpu_words()}"
+    return (
+        "cuda",
+        f"auto: cuda, {work:.3g} {unit} of {family}: {gpu_words()}; the cpu {t_cpu:.3g} s at {r_cpu.words()}",
+    )
 
 
 def unavailable_reason() -> str:

@@ -19,12 +19,12 @@ Methods:
   non-negative integer or real data.
 - ``auto`` (default): a cost model (:func:`choose_method`). The DP's time is predicted from the
   cells it sweeps, ``n' * (C + 1)`` (``n'`` the items that can be packed; none when they all fit),
-  and the rate of the backend it would run on: on the CPU the backends' calibrated rate
-  (:func:`gpudp.backends.cpu_cell_rate`: ``GPUDP_CPU_CELL_RATE`` or 2e8 unit cells a second per
-  thread) at ``CPU_CELL_WORK`` units a knapsack cell; on the GPU ``CUDA_CELLS_PER_S`` plus its
-  start-up (:func:`gpudp.problems.knapsack.dp.predicted_seconds`). The sparse DP's time cannot be
-  told from ``n`` and ``C`` (milliseconds on most classes, seconds on a few), so ``auto`` bounds the
-  regret instead of guessing it:
+  and the ``knapsack_dp`` family's rate on the backend it would run on, measured on this machine
+  where it was (``gpudp warmup --calibrate``), else assumed: on the CPU ``GPUDP_CPU_CELL_RATE`` or
+  2e8 unit cells a second per thread, two a knapsack cell; on the GPU 1e11 cells a second plus its
+  start-up (:func:`gpudp.problems.knapsack.dp.predicted_seconds`, :mod:`gpudp.backends.rates`).
+  The sparse DP's time cannot be told from ``n`` and ``C`` (milliseconds on most classes, seconds
+  on a few), so ``auto`` bounds the regret instead of guessing it:
 
   1. real weights: ``bb`` (the only method for them);
   2. the DP can run (``knapsack_dp.check``: memory, int64 totals) and is predicted at most

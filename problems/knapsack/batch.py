@@ -47,6 +47,7 @@ from gpudp.memory import gc_paused
 from gpudp.progress import progress_bar
 from gpudp.solution import BatchResult, Solution, Stats
 
+from .dp import FAMILY
 from .io import INT64_MAX, KnapsackInstance, solution_checker, validate
 
 __all__ = ["MAX_BATCH_CELLS", "solve_many"]
@@ -332,7 +333,7 @@ def solve_many(instances, solve, backend: str = "auto", progress=None, verify=No
     host = {"intake": time.perf_counter() - t0}
     n = pack.n
     cells = int(np.dot(n, pack.caps + 1)) if len(pack) else 0
-    used, why = choose_backend(backend, cells)
+    used, why = choose_backend(backend, cells, FAMILY)
     got = np.zeros(len(pack), np.int64)
     x = np.zeros(len(pack.p), np.int8)
     run, extra = None, {}

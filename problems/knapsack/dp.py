@@ -39,6 +39,7 @@ import time
 
 import numpy as np
 
+from gpudp import backends
 from gpudp.backends import choose as choose_backend
 from gpudp.backends import predicted_seconds as backend_seconds
 from gpudp.backends import where as backend_words
@@ -66,21 +67,19 @@ __all__ = [
 
 I32_MAX = 2**31 - 1
 I64_MAX = 2**63 - 1
-#: dense-DP cells (``n * (C + 1)``) a second on the GPU, the traceback included: the single solve
-#: on an H100 (docs/knapsack_dp.md: 2.4e11 computed cells of a 6.2e11-cell table in 1.30 s)
-CUDA_CELLS_PER_S = 1e11
-#: a knapsack cell costs the CPU about twice the backends' unit cell (docs/benchmarks.md, "Start-up")
-CPU_CELL_WORK = 2.0
+#: the kernel family whose rate predicts a solve, single or batch (gpudp.backends.rates: measured
+#: here, else assumed: 1e11 cells/s on the GPU, docs/knapsack_dp.md, and half the unit cell rate
+#: on the CPU, docs/benchmarks.md, "Start-up")
+FAMILY = "knapsack_dp"
 
 
 def predicted_seconds(cells: int, backend: str) -> float:
-    """Seconds the dense DP is predicted to take for ``cells`` cells on ``backend``
-    (:func:`gpudp.backends.predicted_seconds` of their work, :data:`CPU_CELL_WORK` units a cell: on
-    the CPU at the backends' calibrated rate; on the GPU at :data:`CUDA_CELLS_PER_S` cells a second,
-    plus its start-up)."""
+    """Seconds the dense DP is predicted to take for ``cells`` cells on ``backend``: at the
+    ``knapsack_dp`` family's rate (measured on this machine where it was, else assumed), plus the
+    GPU's start-up (:func:`gpudp.backends.predicted_seconds`)."""
     if cells == 0:
         return 0.0
-    return backend_seconds(cells * CPU_CELL_WORK, backend, CUDA_CELLS_PER_S * CPU_CELL_WORK)
+    return backend_seconds(cells, backend, FAMILY)
 
 
 class KnapsackDP(LayeredRecurrence):
@@ -261,8 +260,7 @@ class Prepared:
             raise InputError("capacity", f"must be >= 0, got {capacity!r}")
         if cap > I64_MAX:
             raise InputError("capacity", f"{capacity!r} is beyond the int64 range (2^63 - 1)")
-        work = CPU_CELL_WORK * len(p) * (cap + 1)
-        self.backend, self.backend_choice = be, _ = choose_backend(backend, work=work)
+        self.backend, self.backend_choice = be, _ = choose_backend(backend, len(p) * (cap + 1), FAMILY)
         integral = p.dtype.kind in "iu" or bool(
             p.size and np.all(p == np.round(p)) and np.abs(p).max() < 2.0**62
         )
@@ -383,6 +381,7 @@ def _solve(pre: Prepared, t0: float, memory_budget, progress, time_limit) -> Sol
         finally:
             result.close()
         stats = result.stats
+        backends.observe(FAMILY, cells, stats)
     if stats is None:
         from gpudp.backends import device_name
         from gpudp.solution import Stats
@@ -465,3 +464,24 @@ def _dantzig(pre: Prepared) -> int:
         rest -= ws[k]
         bound += ps[k]
     return bound
+
+
+def _measure(backend: str, step: int):
+    """The ``knapsack_dp`` family's measurement (:mod:`gpudp.backends.rates`): the dense DP of 200
+    random items and a capacity of ``25,000 x 2^step`` (up to step 10; every item fits alone, not
+    all together).
+
+    Returns
+    -------
+    (cells swept, the solve's :class:`gpudp.Stats`)
+    """
+    rng = np.random.default_rng(step)
+    cap = 25_000 << min(step, 10)
+    w = rng.integers(cap // 400, cap // 40, 200)
+    p = w + rng.integers(0, cap // 400, 200)
+    pre = check(p, w, cap, backend=backend)
+    sol = solve_prepared(pre, progress=False)
+    return len(pre.order) * (pre.cap + 1), sol.stats
+
+
+backends.calibrator(FAMILY, _measure)

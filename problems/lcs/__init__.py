@@ -180,6 +180,7 @@ def solve(
             ia = ib = np.zeros(0, dtype=np.int64)
     finally:
         result.close()
+    backends.observe("grid", cells, result.stats)
     return _solution(ka, xa, xb, ea, eb, length, ia, ib, result.stats)
 
 
@@ -696,3 +697,45 @@ def _pairs_batch(args, pairs: list) -> BatchResult:
         with distributed.cluster(args.scheduler, workers or None, gpus=gpus) as client:
             return solve_many(pairs, backend=args.backend, traceback=args.traceback, client=client)
     return solve_many(pairs, backend=args.backend, traceback=args.traceback)
+
+
+# ------------------------------------------------------------------------------------------------
+# The measurements of the rates auto predicts by (gpudp.backends.rates)
+
+
+def _random_codes(rng, shape) -> np.ndarray:
+    return rng.integers(0, 4, shape, dtype=np.uint8)
+
+
+def _measure_grid(backend: str, step: int):
+    """The generic grid sweep's measurement: the LCS of two random DNA-like sequences of about
+    ``1024 x 2^(step/2)`` symbols each (``step`` doubles the cells, up to step 12), a whole solve.
+
+    Returns
+    -------
+    (cells, the solve's :class:`gpudp.Stats`)
+    """
+    rng = np.random.default_rng(step)
+    n = int(1024 * 2 ** (min(step, 12) / 2))
+    a, b = _random_codes(rng, n), _random_codes(rng, n - 7)
+    sol = solve(a, b, backend=backend, progress=False)
+    return len(a) * len(b), sol.stats
+
+
+def _measure_bitparallel(backend: str, step: int):
+    """The bit-parallel batch kernels' measurement: the LCS lengths of ``64 x 2^step`` random pairs
+    (up to step 10) of 1,000 x 1,024 symbols, as rows of two arrays (the fast form).
+
+    Returns
+    -------
+    (cells, the batch's :class:`gpudp.Stats`)
+    """
+    rng = np.random.default_rng(step)
+    pairs = 64 << min(step, 10)
+    a, b = _random_codes(rng, (pairs, 1000)), _random_codes(rng, (pairs, 1024))
+    res = solve_many((a, b), backend=backend, verify=0)
+    return pairs * 1000 * 1024, res.stats
+
+
+backends.calibrator("grid", _measure_grid)
+backends.calibrator(batch.FAMILY, _measure_bitparallel)

@@ -34,6 +34,10 @@ from . import bitparallel, subsequences
 from .sequences import bulk_pairs, encode, exact_codes, kind, uniform_rows
 from .subsequences import Rows, Subsequences
 
+#: the kernel family whose rate predicts a batch or a cdist, in cells (gpudp.backends.rates): the
+#: bit-parallel kernels run about 32 cells a word operation
+FAMILY = "bitparallel"
+
 __all__ = ["PairSolver", "run"]
 
 
@@ -305,7 +309,7 @@ def run(
         packed = bitparallel.pack(coded, table=False)
         sizes = np.fromiter((len(a) * len(b) for a, b in coded), np.int64, len(coded))
     cells = packed.cells
-    used, why = choose_backend(backend, cells / 32)  # about 32 cells a word operation, both sides
+    used, why = choose_backend(backend, cells, FAMILY)
     picks = _picks(index, sizes, verify)
     if traceback:
         return _run_traceback(
@@ -321,6 +325,7 @@ def run(
     stats = Stats(backend=used, device=device_name(used), cells=cells, kernel_seconds=kernel_s)
     stats.extra.update(pairs=len(pairs), method=solver.method, backend_choice=why)
     stats.seconds = time.perf_counter() - t0
+    backends.observe(FAMILY, cells, stats)
     return BatchResult(values, errors, NoSolutions(len(pairs)), verified, stats)
 
 

@@ -19,10 +19,6 @@ from .kernels import INT64_MAX, build
 
 #: the pruning block size ``e`` unless the caller gives one
 BLOCK = 2048
-#: cell updates (:data:`gpudp.backends.CPU_CELLS_PER_THREAD_S`) one step of the solver's work costs
-#: here, for the predicted time: the lists' merges run on one thread (44 items, 3.4e7 steps: 1.6 s
-#: on the 2-core CI machine under load, 2026-11-27, about 16 times the plain cell rate)
-STEP_COST = 16.0
 
 
 @factory("subset_sum.cpu")

@@ -18,9 +18,6 @@ from .kernels import INT64_MAX, build
 SEARCH_THREADS = 256
 #: the pruning block size ``e`` unless the caller gives one
 BLOCK = 256
-#: cell updates one step of the solver's work costs here, for the predicted time: one, at the GPU's
-#: rate (:data:`gpudp.backends.GPU_CELLS_PER_S`)
-STEP_COST = 1.0
 
 
 def _geometry():

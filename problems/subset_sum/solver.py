@@ -7,7 +7,7 @@ from math import comb
 
 import numpy as np
 
-from gpudp import lowering
+from gpudp import backends, lowering
 from gpudp.backends import choose as choose_backend
 from gpudp.backends import device_name, predicted_seconds
 from gpudp.backends import resolve as resolve_backend
@@ -19,12 +19,14 @@ from gpudp.solution import Solution, Stats
 
 from .kernels import INT64_MAX
 
+#: the kernel family whose rate predicts a solve (gpudp.backends.rates)
+FAMILY = "subset_sum"
 MAX_ITEMS = 64  # two halves of at most 32 items: one uint32 mask per sum
 BYTES_PER_SUM = 12  # int64 sum + uint32 mask
 
 #: the two-list stages, a module a backend: ``two_list``, ``generate_host``, ``prune_pairs``,
-#: ``free_memory`` and the backend's tuning, ``BLOCK`` (the default pruning block) and
-#: ``STEP_COST`` (what a step of :func:`_work_of` costs there, for the predicted time)
+#: ``free_memory`` and the backend's tuning, ``BLOCK`` (the default pruning block); the steps of
+#: :func:`_work_of` a second are the ``subset_sum`` family's rate (:mod:`gpudp.backends.rates`)
 TWO_LIST = "subset_sum.two_list"
 lowering.declare(TWO_LIST, cpu=f"{__package__}.cpu", cuda=f"{__package__}.cuda")
 
@@ -215,10 +217,9 @@ class _Run:
         (list A twice, list B once) of the lists of ``rest``, the weights left to the two lists."""
         steps = (1 << split) * _work_of(n - split)
         what = f"subset sum of {n} usable items" + (f" (2^{split} parts)" if split else "")
-        cost = lowering.get(TWO_LIST, backend).STEP_COST
         announce(
             f"{what} = {steps:.3g} steps",
-            predicted_seconds(steps * cost, backend),
+            predicted_seconds(steps, backend, FAMILY),
             backend_words(backend),
             self.limit,
             self.progress,
@@ -440,7 +441,7 @@ def _run(weights, limit, field, backend, block, split=None, client=None, time_li
     ):
         raise InputError("split", f"{split!r}: must be an int in 0..{MAX_SPLIT} (items fixed), or None")
     time_limit = parse_time_limit(time_limit)
-    backend, why = choose_backend(backend, work=_work(ws, cap))
+    backend, why = choose_backend(backend, _work(ws, cap), FAMILY)
     run = _Run(time_limit, progress)
     try:
         return ws, cap, _best_subset(ws, cap, backend, block, split, client, run), backend, why, None
@@ -462,13 +463,13 @@ def _greedy(ws, cap) -> tuple[int, list]:
 
 
 def _work(ws, cap) -> float:
-    """The solve's size for the backend choice, in cell updates (n: the usable items; see
+    """The solve's size for the backend choice, in steps (n: the usable items; see
     :func:`_work_of`)."""
     return _work_of(sum(1 for w in ws if 0 < w <= cap))
 
 
 def _work_of(n: int) -> float:
-    """The work of the two lists of ``n`` items, in cell updates: their merges touch about
+    """The work of the two lists of ``n`` items, in steps: their merges touch about
     ``4 x 2^(n/2)`` sums, the pruning and the search about as many again."""
     return 8.0 * 2.0 ** ((n + 1) // 2)
 
@@ -483,13 +484,17 @@ def _unproven(stop, best, bound) -> dict:
     }
 
 
-def _stats(backend, info, t0, why):
+def _stats(backend, info, t0, why, ws, cap, whole: bool):
+    """The solve's statistics; a search that ran ``whole`` (no exact hit ended it early, no time
+    limit) tells the rates what its steps cost (:func:`gpudp.backends.observe`)."""
     stats = Stats(backend=backend, device=device_name(backend), seconds=time.perf_counter() - t0)
     stats.extra["backend_choice"] = why
     if info:
         stats.cells = sum(info["list_sizes"])
         stats.kernel_seconds = sum(info["stages"].values())
         stats.extra.update(info)
+        if whole:
+            backends.observe(FAMILY, _work(ws, cap), stats)
     return stats
 
 
@@ -547,7 +552,7 @@ def solve(
         problem="subset-sum",
         value=m if feasible else None,
         solution=subset if feasible else None,
-        stats=_stats(backend, info, t0, why),
+        stats=_stats(backend, info, t0, why, ws, m, not feasible and stop is None),
         details=details,
         optimal=feasible or stop is None,
         checker=check,
@@ -584,7 +589,7 @@ def maximize(
         problem="subset-sum-max",
         value=best,
         solution=subset,
-        stats=_stats(backend, info, t0, why),
+        stats=_stats(backend, info, t0, why, ws, cap, best < cap and stop is None),
         details=details,
         optimal="stopped" not in details,
         checker=check,
@@ -609,3 +614,22 @@ def prune_pairs(a, b, cap, e, backend: str = "cpu"):
     a = np.ascontiguousarray(a, np.int64)
     b = np.ascontiguousarray(b, np.int64)
     return lowering.get(TWO_LIST, resolve_backend(backend)).prune_pairs(a, b, cap, e)
+
+
+def _measure(backend: str, step: int):
+    """The ``subset_sum`` family's measurement (:mod:`gpudp.backends.rates`): ``20 + 2 step`` random
+    even weights (at most 52) of about 2^41 and an odd target (``step`` doubles the steps): no
+    subset hits it, so the search runs whole.
+
+    Returns
+    -------
+    (steps, the solve's :class:`gpudp.Stats`)
+    """
+    rng = np.random.default_rng(step)
+    ws = 2 * rng.integers(1 << 40, 1 << 41, 20 + 2 * min(step, 16))
+    target = int(ws.sum()) // 2 | 1
+    sol = solve(ws, target, backend=backend, progress=False)
+    return _work([int(w) for w in ws], target), sol.stats
+
+
+backends.calibrator(FAMILY, _measure)

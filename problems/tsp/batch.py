@@ -39,7 +39,7 @@ from gpudp.solution import BatchResult, Solution, Stats
 from . import held_karp as hk
 from .instance import FLOAT_LIMIT, Instance, load, value_dtype
 from .kernels import geometry
-from .sizes import transitions
+from .sizes import FAMILY, transitions
 
 __all__ = ["MAX_BATCH_CITIES", "Group", "solve_many"]
 
@@ -287,7 +287,7 @@ def solve_many(distance_matrices, backend: str = "auto", *, allow_infinite: bool
     groups = take.groups()
     host = {"intake": time.perf_counter() - t0}
     work = sum(len(g) * transitions(g.n) for g in groups)
-    used, why = choose_backend(backend, work)
+    used, why = choose_backend(backend, work, FAMILY)
     bar = progress_bar(count, progress, "instance")
     _tick(bar, count - len(take.alone) - sum(len(g) for g in groups))  # errors, one city
     t = time.perf_counter()

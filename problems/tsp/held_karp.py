@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+from gpudp import backends
 from gpudp.backends import choose as choose_backend
 from gpudp.backends import device_name, predicted_seconds
 from gpudp.backends import where as backend_words
@@ -27,7 +28,7 @@ from gpudp.solution import Solution, Stats, warn_unproven
 from .bounds import heuristic_tour, shortest_edges_bound
 from .instance import Instance, from_matrix, from_networkx, from_tsplib, load, tour_length, value_dtype
 from .recurrence import LAYOUTS, HeldKarp
-from .sizes import EXACT_FIGURES, H100_TRANSITIONS_PER_SECOND, check_memory, memory_needed, transitions
+from .sizes import EXACT_FIGURES, FAMILY, check_memory, memory_needed, transitions
 
 __all__ = [
     # the solve front
@@ -85,11 +86,11 @@ def solve(
         memory_budget = parse_bytes(memory_budget, "memory_budget")
     inst = load(instance, weight=weight, allow_infinite=allow_infinite)
     n, d = inst.n, inst.matrix
-    backend, why = choose_backend(backend, work=transitions(n) if n <= EXACT_FIGURES else None)
+    backend, why = choose_backend(backend, transitions(n) if n <= EXACT_FIGURES else None, FAMILY)
     dtype = value_dtype(d)
     need = check_memory(n, dtype, backend, memory_budget, inst.name)
     work = f"tsp {n} cities = {need['transitions']:.3g} transitions"
-    seconds = predicted_seconds(need["transitions"], backend, H100_TRANSITIONS_PER_SECOND)
+    seconds = predicted_seconds(need["transitions"], backend, FAMILY)
     announce(work, seconds, backend_words(backend), time_limit, progress)
     stopped = None
     if n <= 1:
@@ -115,6 +116,7 @@ def solve(
             length = d.dtype.type(tour_length(d, tour))
         else:
             stats, length, tour = _shortest_tour(result, d, m)
+            backends.observe(FAMILY, need["transitions"], stats)
     value = length.item()
     details = {}
     if stopped is not None:
@@ -258,3 +260,20 @@ def cli_solve(args) -> Solution:
     sol = solve(args.file, backend=args.backend, memory_budget=args.memory_budget, time_limit=time_limit)
     warn_unproven(sol)
     return sol
+
+
+def _measure(backend: str, step: int):
+    """The ``tsp`` family's measurement (:mod:`gpudp.backends.rates`): Held-Karp on ``10 + step``
+    cities (at most 24) at random integer distances (a city more about doubles the transitions).
+
+    Returns
+    -------
+    (transitions, the solve's :class:`gpudp.Stats`)
+    """
+    n = 10 + min(step, 14)
+    d = np.random.default_rng(step).integers(1, 1000, (n, n))
+    sol = solve(d, backend=backend, progress=False)
+    return transitions(n), sol.stats
+
+
+backends.calibrator(FAMILY, _measure)

@@ -43,6 +43,8 @@ PRACTICAL_LIMIT = 30
 EXACT_FIGURES = 10_000
 #: the H100's Held-Karp speed (docs/tsp.md), for the time figure of a refusal
 H100_TRANSITIONS_PER_SECOND = 72e9
+#: the kernel family whose rate predicts a solve, single or batch (gpudp.backends.rates)
+FAMILY = "tsp"
 
 
 def _log10(x: int) -> float:

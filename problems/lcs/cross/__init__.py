@@ -22,12 +22,12 @@ import numpy as np
 
 from gpudp import lowering
 from gpudp.backends import choose as choose_backend
-from gpudp.backends import device_name, is_device_array
+from gpudp.backends import device_name, is_device_array, observe
 from gpudp.errors import CheckError, InputError
 from gpudp.solution import Stats
 
 from .. import bitparallel
-from ..batch import PairSolver, check_memory, check_options
+from ..batch import FAMILY, PairSolver, check_memory, check_options
 from ..sequences import bulk_sides, encode, exact_codes, join_codes, kind
 
 __all__ = ["run", "host_bytes", "HOST_BYTES"]
@@ -87,7 +87,7 @@ def run(
         packed = bitparallel.dense(*sides, table=True)
         packed.cells = cells
         lo, hi = (0, NO_CUTOFF if cutoff is None else cutoff) if distance else (cutoff or 0, NO_CUTOFF)
-        used, why = choose_backend(backend, cells / 32)  # about 32 cells a word operation, as a batch
+        used, why = choose_backend(backend, cells, FAMILY)
         picks = _picks(lq, lc, count)
         lowered = lowering.get(solver.family, used)
         t_read = time.perf_counter()
@@ -121,6 +121,7 @@ def run(
             "launch": t_launch - t_result,
             "finish": t_finish - t_launch,
         }
+        observe(FAMILY, cells, stats)
     stats.seconds = time.perf_counter() - t0
     return out, stats
 
