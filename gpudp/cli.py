@@ -114,6 +114,12 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
     warm = sub.add_parser("warmup", help="compile the bundled solvers' kernels into the cache ahead of time")
     warm.add_argument("problems", nargs="*", help="lcs, knapsack, subset-sum, tsp (default: all)")
     warm.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"], help="auto: cpu and cuda")
+    warm.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="then measure the kernels' rates (and the GPU's start-up) on this machine for auto's "
+        "backend choice; gpudp info shows them",
+    )
     demo = sub.add_parser("demo", help="solve the bundled example (LCS of two real genomes)")
     _add_backend(demo)
     demo.add_argument("--json", action="store_true")
@@ -263,7 +269,12 @@ class _Stops:
 def _run(args) -> int:
     if args.command == "info":
         for k, v in info().items():
-            print(f"{k:16s} {v}")
+            if isinstance(v, dict):  # the rates: a line each
+                print(k)
+                for name, text in v.items():
+                    print(f"  {name:22s} {text}")
+            else:
+                print(f"{k:16s} {v}")
     elif args.command == "solve":
         module = _module(SOLVERS, args.problem)
         sol = module.cli_solve(args)
@@ -314,6 +325,17 @@ def _run(args) -> int:
             print(f"{row['problem']:10s} {row['backend']:4s} {row['seconds']:7.2f} s", flush=True)
 
         warmup(args.problems or None, backends, log)
+        if args.calibrate:
+            from .warmup import calibrate
+
+            def told(row):
+                rate = f"{row['rate']:.3g} {row['unit']}"
+                print(
+                    f"rate {row['family']:11s} {row['backend']:4s} {rate:22s} ({row['seconds']:.2f} s)",
+                    flush=True,
+                )
+
+            calibrate(args.problems or None, backends, told)
     elif args.command == "bench":
         if args.out:
             _check_writable(args.out)

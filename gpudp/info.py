@@ -1,4 +1,5 @@
-"""``gpudp info``: versions, devices, the memory this process may use, the kernel cache."""
+"""``gpudp info``: versions, devices, the memory this process may use, the kernel cache, and the
+rates ``auto`` predicts by, with where each came from (:mod:`gpudp.backends.rates`)."""
 
 from __future__ import annotations
 
@@ -34,4 +35,7 @@ def info() -> dict:
 
     out["memory"] = memory.describe()
     out["kernel_cache"] = cache.cache_dir() if cache.enabled() else "off (GPUDP_CACHE_DIR)"
+    path = backends.rates.store_path()
+    out["rates_file"] = path if path is not None else "none (GPUDP_CACHE_DIR off): kept for the process"
+    out["rates"] = {f"{r['family']}/{r['backend']}": r["rate"].words() for r in backends.rate_table()}
     return out

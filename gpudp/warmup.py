@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-__all__ = ["PROBLEMS", "warmup"]
+__all__ = ["PROBLEMS", "FAMILIES", "warmup", "calibrate"]
 
 
 def _lcs(backend):
@@ -61,6 +61,23 @@ def _tsp(backend):
 
 
 PROBLEMS = {"lcs": _lcs, "knapsack": _knapsack, "subset-sum": _subset_sum, "tsp": _tsp}
+#: the kernel families (gpudp.backends.rates) each bundled plug-in's ``auto`` predicts by
+FAMILIES = {
+    "lcs": ("grid", "bitparallel"),
+    "knapsack": ("knapsack_dp",),
+    "subset-sum": ("subset_sum",),
+    "tsp": ("tsp",),
+}
+
+
+def _checked(problems) -> list[str]:
+    problems = list(problems or PROBLEMS)
+    unknown = [p for p in problems if p not in PROBLEMS]
+    if unknown:
+        from .errors import InputError
+
+        raise InputError("problem", f"unknown {', '.join(unknown)}; choose from {', '.join(PROBLEMS)}")
+    return problems
 
 
 def warmup(problems=None, backends=None, log=None) -> list[dict]:
@@ -69,12 +86,7 @@ def warmup(problems=None, backends=None, log=None) -> list[dict]:
     took; ``log`` (a callable) is told of each row as it finishes."""
     from .backends import cuda_usable
 
-    problems = list(problems or PROBLEMS)
-    unknown = [p for p in problems if p not in PROBLEMS]
-    if unknown:
-        from .errors import InputError
-
-        raise InputError("problem", f"unknown {', '.join(unknown)}; choose from {', '.join(PROBLEMS)}")
+    problems = _checked(problems)
     backends = list(backends or (["cpu", "cuda"] if cuda_usable() else ["cpu"]))
     rows = []
     for p in problems:
@@ -86,3 +98,33 @@ def warmup(problems=None, backends=None, log=None) -> list[dict]:
             if log:
                 log(row)
     return rows
+
+
+def calibrate(problems=None, backends=None, log=None) -> list[dict]:
+    """Measure the rates of the kernel families the named bundled plug-ins (all by default) predict
+    by, on the named backends (every usable one by default), and with cuda the GPU's start-up; store
+    them beside the kernel cache for this machine (:mod:`gpudp.backends.rates`). Run it after
+    :func:`warmup`: a measurement's first run at each size compiles or loads, and is not counted.
+
+    Parameters
+    ----------
+    problems : iterable of names of :data:`PROBLEMS`, or None for all
+    backends : iterable of backend names, or None for every usable one
+    log : callable told of each row as it finishes, or None
+
+    Returns
+    -------
+    list of dict, one per (family, backend): ``family``, ``backend``, ``rate``, ``unit``,
+    ``seconds`` (what the measurement took)
+
+    Raises
+    ------
+    InputError
+        an unknown problem.
+    """
+    from . import backends as registry
+    from .problems import knapsack, lcs, subset_sum, tsp  # noqa: F401  (each registers its measurements)
+
+    problems = _checked(problems)
+    families = [f for p in problems for f in FAMILIES[p]]
+    return registry.calibrate(families, backends, log)

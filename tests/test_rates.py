@@ -1,5 +1,5 @@
 """Issue 40: the rates ``auto`` predicts by are measured per machine and kernel family, stored beside
-the kernel cache under the machine's fingerprint, moved by solves that miss."""
+the kernel cache under the machine's fingerprint, moved by solves that miss, shown by ``gpudp info``."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 
 from gpudp import backends
 from gpudp.backends import rates
+from gpudp.cli import main
 from gpudp.solution import Stats
 
 
@@ -225,6 +226,31 @@ def test_a_measurement_needs_its_family_s_calibrator(store, monkeypatch):
         rates.measure("tsp", "cpu")
     with pytest.raises(backends.BackendError, match="unknown kernel family"):
         rates.measure("nonsense", "cpu")
+
+
+def test_info_shows_each_rate_and_its_source(store, capsys):
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert f"rates_file       {store}" in out
+    assert "  grid/cpu" in out and "  tsp/cpu" in out and "assumed" in out
+    _stored(tsp__cpu=3.5e7)
+    assert main(["info"]) == 0
+    line = [x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("tsp/cpu")]
+    assert line and "3.5e+07 transitions/s measured 2026-12-06 12:00" in line[0]
+
+
+def test_warmup_calibrate_measures_on_the_cpu(store, capsys):
+    assert main(["warmup", "tsp", "--backend", "cpu", "--calibrate"]) == 0
+    out = capsys.readouterr().out
+    assert "rate tsp         cpu" in out and "transitions/s" in out
+    entries = json.loads(store.read_text())["machines"][rates.machine_key()]["rates"]
+    assert set(entries) == {"tsp/cpu"}
+    assert all(e["source"] == "measured" and e["value"] > 0 for e in entries.values())
+    # a solve's auto now names the measured rate
+    from gpudp.problems import tsp
+
+    sol = tsp.solve([[0, 3, 4], [3, 0, 5], [4, 5, 0]], progress=False)
+    assert "transitions/s measured" in sol.stats.extra["backend_choice"]
 
 
 @pytest.mark.skipif(backends.cuda_usable(), reason="a GPU here: its start-up is measured on it")
