@@ -32,6 +32,7 @@ ignored with a warning (and rewritten by the next measurement).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import math
@@ -175,9 +176,13 @@ class Rate:
 # ---------------------------------------------------------------------------------------------
 
 
-def _gpu_names() -> str:
-    """The NVIDIA GPUs' names as the driver lists them (no CUDA import: a small solve must not pay
-    it), ``CUDA_VISIBLE_DEVICES`` and the simulator switch; ``none`` without a driver."""
+@functools.lru_cache(maxsize=1)
+def _static() -> tuple[str, str]:
+    """What does not change while a process runs: the NVIDIA GPUs' names as the driver lists them
+    (no CUDA import: a small solve must not pay it; ``none`` without a driver) and the libraries'
+    versions (:func:`gpudp.cache.versions`), read once."""
+    from ..cache import versions
+
     names = []
     base = "/proc/driver/nvidia/gpus"
     try:
@@ -186,7 +191,12 @@ def _gpu_names() -> str:
                 names += [ln.split(":", 1)[1].strip() for ln in f if ln.startswith("Model:")]
     except OSError:
         pass
-    out = ", ".join(names) or "none"
+    return ", ".join(names) or "none", versions()
+
+
+def _gpu_names() -> str:
+    """The GPUs (:func:`_static`), ``CUDA_VISIBLE_DEVICES`` and the simulator switch."""
+    out = _static()[0]
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
         out += f" (CUDA_VISIBLE_DEVICES={visible})"
@@ -226,15 +236,19 @@ def machine() -> dict:
     dict of str: ``cpu`` (the model, numba's threads and the CPUs: ``gpudp.backends.device_name``),
     ``gpu``, ``versions``
     """
-    from ..cache import versions
     from .cpu import device_name
 
-    return {"cpu": device_name(), "gpu": _gpu_names(), "versions": versions()}
+    return {"cpu": device_name(), "gpu": _gpu_names(), "versions": _static()[1]}
 
 
 def machine_key(fields: dict | None = None) -> str:
     """The store's key of a machine: a hash of :func:`machine` (or of ``fields``)."""
     text = json.dumps(fields if fields is not None else machine(), sort_keys=True)
+    return _hashed(text)
+
+
+@functools.lru_cache(maxsize=16)
+def _hashed(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
@@ -291,7 +305,7 @@ def stored() -> dict:
         st = None
     if st is None:
         return dict(_MEMORY.get(mkey, {}))
-    stamp = (path, mkey, st.st_mtime_ns, st.st_size)
+    stamp = (path, mkey, st.st_ino, st.st_mtime_ns, st.st_size)  # each write is a new file
     if stamp not in _READ:
         entry = _read_file(path)["machines"].get(mkey, {})
         rates = entry.get("rates") if isinstance(entry, dict) else None
