@@ -11,6 +11,7 @@ import sys
 import time
 
 import numba
+import numpy as np
 import pytest
 
 from gpudp import backends
@@ -261,3 +262,51 @@ def test_the_start_up_probe_runs_and_reports_a_missing_gpu(store, monkeypatch):
     with pytest.raises(backends.BackendError, match="(?s)start-up failed: .*no CUDA GPU is usable"):
         rates.measure_gpu_start()
     assert rates.start_rate().source == "assumed"
+
+
+def _tsp():
+    from gpudp.problems import tsp
+
+    return tsp.solve(np.random.default_rng(1).integers(1, 99, (9, 9)), progress=False)
+
+
+def _subset_sum():
+    from gpudp.problems import subset_sum
+
+    return subset_sum.solve([2, 4, 6, 8, 10, 12, 14, 16, 18, 20], 31, progress=False)  # none: whole
+
+
+def _knapsack():
+    from gpudp.problems.knapsack import dp
+
+    return dp.solve([5, 4, 3, 9, 7], [40, 30, 20, 70, 50], 90, progress=False)
+
+
+def _lcs():
+    from gpudp.problems import lcs
+
+    return lcs.solve("GATTACA" * 20, "TACGATTA" * 20, progress=False)
+
+
+def _lcs_batch():
+    from gpudp.problems import lcs
+
+    return lcs.solve_many([("GATTACA" * 9, "TACGATTA" * 9)] * 4, verify=0)
+
+
+PLUGINS = {"tsp": _tsp, "subset_sum": _subset_sum, "knapsack_dp": _knapsack, "grid": _lcs}
+PLUGINS["bitparallel"] = _lcs_batch
+
+
+@pytest.mark.parametrize("family", sorted(PLUGINS))
+def test_each_plug_in_predicts_by_its_family_and_teaches_it(store, monkeypatch, family):
+    """A plug-in's auto names its family's rate; its solve, far off an absurd stored rate, moves it."""
+    monkeypatch.setattr(rates, "MIN_OBSERVED_S", 0.0)  # these solves take milliseconds
+    rates.write(f"{family}/cpu", {"value": 1e18, "source": "measured", "at": "2026-12-06T12:00:00Z"})
+    sol = PLUGINS[family]()
+    why = sol.stats.extra["backend_choice"]
+    assert sol.stats.backend == "cpu" and f" of {family} predicted" in why and "/s measured" in why
+    moved = rates.rate(family, "cpu", _threads())
+    entry = json.loads(store.read_text())["machines"][rates.machine_key()]["rates"][f"{family}/cpu"]
+    assert moved.source == "observed" and entry["was"] == 1e18 and entry["seen"] < 1e16
+    assert moved.value == pytest.approx(math.sqrt(1e18 * entry["seen"]))
