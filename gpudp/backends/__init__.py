@@ -138,10 +138,22 @@ def cpu_threads() -> int:
 
 
 def cpu_cell_rate(family: str = "grid") -> float:
-    """Work a second the CPU is predicted to run on all its threads for ``family`` (a key of
-    :data:`gpudp.backends.rates.FAMILIES`; by default the generic sweep's cells): the
-    ``GPUDP_CPU_CELL_RATE`` override, the measured rate, else the assumed one
-    (:func:`gpudp.backends.rates.rate`)."""
+    """Work a second the CPU is predicted to run on all its threads for ``family``.
+
+    Parameters
+    ----------
+    family : a key of :data:`gpudp.backends.rates.FAMILIES` (default: the generic sweep's cells)
+
+    Returns
+    -------
+    float: the ``GPUDP_CPU_CELL_RATE`` override, the measured rate, else the assumed one
+    (:func:`gpudp.backends.rates.rate`)
+
+    Raises
+    ------
+    BackendError
+        an unknown family, or a nonsense override.
+    """
     return rates.rate(family, "cpu", cpu_threads()).value
 
 
@@ -169,9 +181,14 @@ def predicted_seconds(work: float, backend: str, family: str = "grid") -> float:
 
 
 def observe(family: str, work: float, stats):
-    """Tell the rates what a solve of ``family`` cost: ``work`` in the family's unit (as its
-    ``auto`` counted it) and the solve's :class:`gpudp.Stats`. A solve that missed its prediction
-    by more than 2x moves the stored rate (a bounded step: :func:`gpudp.backends.rates.observe`).
+    """Tell the rates what a solve of ``family`` cost. A solve that missed its prediction by more
+    than 2x moves the stored rate (a bounded step: :func:`gpudp.backends.rates.observe`).
+
+    Parameters
+    ----------
+    family : a key of :data:`gpudp.backends.rates.FAMILIES`
+    work : the solve's work in the family's unit, as its ``auto`` counted it
+    stats : the solve's :class:`gpudp.Stats` (its backend, kernel and whole seconds)
 
     Returns
     -------
@@ -181,8 +198,19 @@ def observe(family: str, work: float, stats):
 
 
 def calibrator(family: str, run) -> None:
-    """Register ``run(backend, step) -> (work, stats)``, the measurement of ``family``'s kernels
-    (see :func:`gpudp.backends.rates.calibrator`)."""
+    """Register the measurement of ``family``'s kernels (:func:`gpudp.backends.rates.calibrator`).
+
+    Parameters
+    ----------
+    family : a key of :data:`gpudp.backends.rates.FAMILIES`
+    run : ``run(backend, step) -> (work, stats)``: a solve of a generated input of size ``step``
+        (each about twice the work of the one before) with the family's kernels
+
+    Raises
+    ------
+    BackendError
+        an unknown family.
+    """
     rates.calibrator(family, run)
 
 
@@ -192,9 +220,24 @@ def usable() -> list[str]:
 
 
 def calibrate(families=None, backends=None, log=None) -> list[dict]:
-    """Measure the kernel families' rates (and the GPU's start-up) on ``backends`` (default: every
-    usable one) and store them (:func:`gpudp.backends.rates.calibrate`; the families' solvers must
-    be imported, which registers their measurements)."""
+    """Measure the kernel families' rates (and, with cuda, the GPU's start-up) and store them.
+
+    Parameters
+    ----------
+    families : family names, or None for every one whose solver is imported (importing a solver
+        registers its measurements)
+    backends : backend names, or None for every usable one
+    log : a callable told of each row as it finishes, or None
+
+    Returns
+    -------
+    list of dict, one a measurement (:func:`gpudp.backends.rates.calibrate`)
+
+    Raises
+    ------
+    BackendError
+        an unknown family, or one whose solver is not imported.
+    """
     return rates.calibrate(list(backends or usable()), families, log)
 
 
