@@ -260,7 +260,6 @@ class Prepared:
             raise InputError("capacity", f"must be >= 0, got {capacity!r}")
         if cap > I64_MAX:
             raise InputError("capacity", f"{capacity!r} is beyond the int64 range (2^63 - 1)")
-        self.backend, self.backend_choice = be, _ = choose_backend(backend, len(p) * (cap + 1), FAMILY)
         integral = p.dtype.kind in "iu" or bool(
             p.size and np.all(p == np.round(p)) and np.abs(p).max() < 2.0**62
         )
@@ -272,6 +271,8 @@ class Prepared:
         self.ws, self.ps = w[order], p[order]
         self.all_fit = sum(int(v) for v in self.ws) <= cap  # Python integers: no overflow
         sweep_needed = len(order) and not self.all_fit
+        work = len(order) * (cap + 1) if sweep_needed else 0  # the cells the sweep runs, as predicted
+        self.backend, self.backend_choice = be, _ = choose_backend(backend, work, FAMILY)
         try:
             self.vt = value_dtype(self.ps)
         except InputError:
