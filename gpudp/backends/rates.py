@@ -67,7 +67,7 @@ FORMAT = 1
 #: machines kept in one store (the least recently updated go first)
 MAX_MACHINES = 8
 #: a measurement grows its input until one run computes at least this long (seconds)
-TARGET_S = 0.02
+TARGET_S = 0.05
 #: ... or until this many doublings (a calibrator caps its own sizes below what memory allows)
 MAX_STEPS = 16
 #: the most doublings one step of the growth jumps (each new size may compile new kernels)
@@ -77,7 +77,7 @@ REPEATS = 3
 #: a lazy measurement runs only when the predicted work is at least this many times its cost
 LAZY_SHARE = 10.0
 #: what measuring one family on one backend costs, about (compile of a warm cache included)
-MEASURE_COST_S = 0.3
+MEASURE_COST_S = 0.5
 #: a prediction is updated by a solve that computed at least this long and missed by more than
 #: :data:`MISS` times either way
 MIN_OBSERVED_S = 0.05
