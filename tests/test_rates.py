@@ -310,3 +310,19 @@ def test_each_plug_in_predicts_by_its_family_and_teaches_it(store, monkeypatch, 
     entry = json.loads(store.read_text())["machines"][rates.machine_key()]["rates"][f"{family}/cpu"]
     assert moved.source == "observed" and entry["was"] == 1e18 and entry["seen"] < 1e16
     assert moved.value == pytest.approx(math.sqrt(1e18 * entry["seen"]))
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_rates_and_the_start_up_are_measured(store):
+    """The lent GPU machine: the grid family's GPU rate from its real kernels, far above the CPU's,
+    and a fresh process's start-up, each stored and shown as measured."""
+    from gpudp.problems import lcs  # noqa: F401  (registers the grid family's measurement)
+
+    gpu = rates.measure("grid", "cuda")
+    start = rates.measure_gpu_start()
+    assert gpu.source == start.source == "measured"
+    assert gpu.value > rates.measure("grid", "cpu").value and 0 < start.value < 30
+    entries = json.loads(store.read_text())["machines"][rates.machine_key()]["rates"]
+    assert {"grid/cuda", "start/cuda", "grid/cpu"} <= set(entries)
+    name, why = backends.choose("auto", 1e12)
+    assert name == "cuda" and "start-up measured" in why and "cells/s measured" in why
