@@ -326,3 +326,13 @@ def test_on_a_gpu_the_rates_and_the_start_up_are_measured(store):
     assert {"grid/cuda", "start/cuda", "grid/cpu"} <= set(entries)
     name, why = backends.choose("auto", 1e12)
     assert name == "cuda" and "start-up measured" in why and "cells/s measured" in why
+
+
+def test_a_failing_lazy_measurement_warns_and_the_solve_goes_on(store, monkeypatch):
+    def broken(backend, step):
+        raise MemoryError("no room for the generated input")
+
+    monkeypatch.setitem(rates._CALIBRATORS, "tsp", broken)
+    with pytest.warns(UserWarning, match="measuring the tsp kernels on cpu failed .*no room"):
+        name, why = backends.choose("auto", 1e13, "tsp")
+    assert name == "cpu" and "transitions/s assumed" in why

@@ -602,8 +602,8 @@ def learning() -> bool:
 def lazily(family: str, backend: str, threads: int, predicted_s: float, cost: float = MEASURE_COST_S) -> Rate:
     """The rate of ``family`` on ``backend``, measured now when it never was, a calibrator is
     registered, :func:`learning` holds and the solve is predicted to take at least
-    :data:`LAZY_SHARE` times what the measurement costs (``cost`` seconds); else :func:`rate` as
-    it stands.
+    :data:`LAZY_SHARE` times what the measurement costs (``cost`` seconds); else, or when the
+    measurement fails (a warning says why), :func:`rate` as it stands.
 
     Parameters
     ----------
@@ -617,7 +617,11 @@ def lazily(family: str, backend: str, threads: int, predicted_s: float, cost: fl
     """
     r = rate(family, backend, threads)
     if r.source == "assumed" and learning() and family in _CALIBRATORS and predicted_s >= LAZY_SHARE * cost:
-        return measure(family, backend)
+        try:
+            return measure(family, backend)
+        except Exception as e:  # a measurement never fails the solve that asked for it
+            msg = f"gpudp: measuring the {family} kernels on {backend} failed ({e}); assumed"
+            warnings.warn(msg, stacklevel=3)
     return r
 
 
