@@ -69,6 +69,24 @@ def test_cpu_matches_the_reference(qc, cutoff):
         assert np.array_equal(got, reference(ref, q, c, cutoff, distance)), (cdist, q, c, cutoff)
 
 
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([31, 32, 64, 96, 100]), st.integers(-2, 2))
+def test_the_cpu_stops_early_only_past_the_cutoff(seed, n, delta):
+    """The cpu's text loops stop a pair once its score cannot come back within the cutoff (the
+    distance so far less the symbols left above it; the LCS so far plus them below it, tested every
+    32 symbols): at a cutoff of the true score and one either side, every value is the reference's
+    (text lengths that end on a test, 32 and 64, included). Each fails with the test one step
+    early (``>=`` for ``>``, ``<=`` for ``<``)."""
+    rng = np.random.default_rng(seed)
+    q = ["".join(rng.choice(list("ACG"), n)) for _ in range(2)]
+    c = ["".join(rng.choice(list("ACG"), n)) for _ in range(2)] + [q[0][: n // 2] + q[0][n // 2 :][::-1]]
+    for cdist, ref, distance in SOLVERS:
+        want = reference(ref, q, c)
+        for cutoff in sorted({max(int(v) + delta, 0) for v in want.reshape(-1)}):
+            got = cdist(q, c, backend="cpu", score_cutoff=cutoff, verify=0)
+            assert np.array_equal(got, reference(ref, q, c, cutoff, distance)), (cdist, cutoff)
+
+
 @pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.sim)])
 def test_cells_the_lengths_decide_at_the_cutoffs_edge(backend):
     """A cell whose cut-off score its lengths decide is not computed (an LCS shorter than the cutoff

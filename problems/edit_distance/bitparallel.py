@@ -18,7 +18,7 @@ from numba import prange
 from numba.extending import register_jitable
 
 from gpudp.jit import njit
-from gpudp.problems.lcs.bitparallel import Packed, masks, run_cpu
+from gpudp.problems.lcs.bitparallel import NO_CUTOFF, Packed, masks, run_cpu
 
 __all__ = ["block_step", "distances_cpu", "levenshtein_text"]
 
@@ -52,13 +52,17 @@ def levenshtein_bounds(m, n):
 
 
 @njit(cache=True)
-def levenshtein_text(pm, w, m, txt, b0, b1, table, mapped, v):
+def levenshtein_text(pm, w, m, txt, b0, b1, table, mapped, v, lo, hi):
     """The Levenshtein distance of a pattern of ``m`` symbols, its masks ``pm``
     (:func:`gpudp.problems.lcs.bitparallel.masks`, ``w`` words a code), and the text ``txt[b0:b1]``
     (codes through ``table`` when ``mapped``); ``v``: at least ``2 * w`` words of scratch for the
-    vertical differences."""
+    vertical differences. ``lo``, ``hi``: the score cutoff's bounds (a distance has only ``hi``:
+    :func:`gpudp.problems.lcs.bitparallel.clamp`); a distance above ``hi`` is reported as ``hi + 1``
+    as soon as it is certain: ``D[m][k]`` changes by at most 1 a text symbol, so once it exceeds
+    ``hi`` by more than the symbols left the distance does too."""
     if m == 0 or b1 == b0:
         return m + (b1 - b0)
+    cut = hi < m + (b1 - b0)  # else no distance can pass it
     top = np.uint64(1) << np.uint64(63)
     last = np.uint64(1) << np.uint64((m - 1) & 63)
     for q in range(w):
@@ -74,6 +78,8 @@ def levenshtein_text(pm, w, m, txt, b0, b1, table, mapped, v):
         for q in range(w):
             v[q], v[w + q], h = block_step(v[q], v[w + q], pm[row + q], h, last if q == w - 1 else top)
         score += h
+        if cut and score - (b1 - 1 - k) > hi:
+            return hi + 1
     return score
 
 
@@ -85,7 +91,7 @@ def _distances(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
         peq = np.empty(sigma * w, np.uint64)
         masks(pat, a0, m, w, sigma, table, mapped, peq)
         v = np.empty(2 * w, np.uint64)
-        out[p] = levenshtein_text(peq, w, m, txt, txt_off[p], txt_off[p + 1], table, mapped, v)
+        out[p] = levenshtein_text(peq, w, m, txt, txt_off[p], txt_off[p + 1], table, mapped, v, 0, NO_CUTOFF)
 
 
 def distances_cpu(packed: Packed) -> np.ndarray:

@@ -274,13 +274,23 @@ def lcs_of(s, w, m):
     return m - ones - popcount64(last)
 
 
+#: symbols of the text between two tests of :func:`lcs_text`'s early stop (each counts ``w`` words)
+CUT_EVERY = 32
+#: ``hi`` of a score with no upper cutoff (no value comes near it)
+NO_CUTOFF = 1 << 62
+
+
 @njit(cache=True)
-def lcs_text(pm, w, m, txt, b0, b1, table, mapped, s):
+def lcs_text(pm, w, m, txt, b0, b1, table, mapped, s, lo, hi):
     """The LCS length of a pattern of ``m`` symbols, its masks ``pm`` (:func:`masks`, ``w`` words a
     code), and the text ``txt[b0:b1]`` (codes through ``table`` when ``mapped``); ``s``: at least
-    ``w`` words of scratch for the vector."""
+    ``w`` words of scratch for the vector. ``lo``, ``hi``: the score cutoff's bounds (a similarity
+    has only ``lo``, :func:`clamp`); a length below ``lo`` is reported as 0 as soon as it
+    is certain, the length so far plus the symbols left below ``lo`` (each text symbol adds at most
+    1), tested every :data:`CUT_EVERY` symbols (the length so far is a count of ``w`` words)."""
     if m == 0 or b1 == b0:
         return 0
+    cut = lo > 0
     for q in range(w):
         s[q] = ~np.uint64(0)
     for k in range(b0, b1):
@@ -291,6 +301,8 @@ def lcs_text(pm, w, m, txt, b0, b1, table, mapped, s):
         carry = np.uint64(0)
         for q in range(w):
             s[q], carry = word_step(s[q], pm[row + q], carry)
+        if cut and (k - b0) % CUT_EVERY == CUT_EVERY - 1 and lcs_of(s, w, m) + (b1 - 1 - k) < lo:
+            return np.int64(0)
     return np.int64(lcs_of(s, w, m))
 
 
@@ -320,7 +332,7 @@ def _lengths(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
         pm = np.empty(sigma * w, np.uint64)
         masks(pat, a0, m, w, sigma, table, mapped, pm)
         s = np.empty(w, np.uint64)
-        out[p] = lcs_text(pm, w, m, txt, txt_off[p], txt_off[p + 1], table, mapped, s)
+        out[p] = lcs_text(pm, w, m, txt, txt_off[p], txt_off[p + 1], table, mapped, s, 0, NO_CUTOFF)
 
 
 def run_cpu(kernel, packed: Packed) -> np.ndarray:

@@ -28,6 +28,7 @@ from gpudp.solution import Stats
 
 from .. import bitparallel
 from ..batch import FAMILY, PairSolver, check_memory, check_options
+from ..bitparallel import NO_CUTOFF
 from ..sequences import bulk_sides, encode, exact_codes, join_codes, kind
 
 __all__ = ["run", "host_bytes", "HOST_BYTES"]
@@ -35,8 +36,6 @@ __all__ = ["run", "host_bytes", "HOST_BYTES"]
 #: host bytes a cross product takes beside its result, ``(a sequence, a symbol)``: the codes read,
 #: their dense copy and the sort that finds them (an estimate from the arrays made, not measured)
 HOST_BYTES = (200, 40)
-#: ``hi`` of a score with no upper cutoff (no value comes near it)
-NO_CUTOFF = 1 << 62
 
 
 def host_bytes(queries: int, choices: int, symbols: int, itemsize: int) -> int:

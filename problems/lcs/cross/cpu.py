@@ -38,7 +38,8 @@ def _cross(text, bounds, pat, pat_off, txt, txt_off, sigma, table, mapped, runs,
             lower, upper = bounds(m, txt_off[j + 1] - txt_off[j])
             v = clamp(lower, lo, hi)
             if v != clamp(upper, lo, hi):  # else the lengths decide it: not computed
-                v = clamp(text(pm, w, m, txt, txt_off[j], txt_off[j + 1], table, mapped, scratch), lo, hi)
+                v = text(pm, w, m, txt, txt_off[j], txt_off[j + 1], table, mapped, scratch, lo, hi)
+                v = clamp(v, lo, hi)
             out[i * rs + j * cs] = v
 
 
