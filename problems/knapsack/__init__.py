@@ -88,7 +88,9 @@ DP_AT_ONCE_S = 0.05
 #: where the DP refuses: ``reach`` joins the plan when an item that can be packed weighs at least
 #: ``C`` over this (few items fit), after ``sparse`` for at most :data:`SPARSE_FIRST_S` seconds
 REACH_WEIGHT_SHARE = 16
-SPARSE_FIRST_S = 0.5
+#: (sparse answers those it proves in milliseconds there; where it stalls, reach proves in tenths of
+#: a second what sparse leaves unproven at 5 s: docs/knapsack_reach.md, "auto")
+SPARSE_FIRST_S = 0.1
 
 
 def _integer_capacity(inst: KnapsackInstance) -> int | None:
