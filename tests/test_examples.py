@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpudp import InputError
+from gpudp import sweep as gpudp_sweep
 from gpudp.engine import plan_sweep
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -704,3 +705,78 @@ def test_cdist_example_on_the_cpu(capsys):
     for line in out[3:]:  # each query's nearest choice is within its ~10% of substitutions
         q, c = re.findall(r"'([a-z]*)'", line)
         assert f"distance {min(levenshtein(q, c), 4)}," in line
+
+
+# ---------------------------------------------------------------------------------------------
+# examples/banded_alignment.py
+# ---------------------------------------------------------------------------------------------
+
+banded = load_example("banded_alignment")
+
+
+def banded_ref(a: str, b: str, w: int, match=1, mismatch=-1, gap=1) -> int:
+    """Needleman-Wunsch over the cells with |i - j| <= w only (the others unreachable), row -1
+    and column -1 the gaps' prefixes, in plain Python."""
+    n, m, low = len(a), len(b), float("-inf")
+    D = {(-1, j): -(j + 1) * gap for j in range(-1, m)} | {(i, -1): -(i + 1) * gap for i in range(n)}
+    for i in range(n):
+        for j in range(m):
+            if abs(i - j) > w:
+                D[i, j] = low
+                continue
+            s = match if a[i] == b[j] else mismatch
+            D[i, j] = max(D[i - 1, j - 1] + s, D[i - 1, j] - gap, D[i, j - 1] - gap)
+    return D[n - 1, m - 1]
+
+
+def _alignment_score(top: str, bottom: str, match=1, mismatch=-1, gap=1) -> int:
+    return sum(
+        -gap if "-" in (x, y) else match if x == y else mismatch for x, y in zip(top, bottom, strict=True)
+    )
+
+
+@st.composite
+def banded_case(draw, most=14):
+    a = draw(st.text("ACG", max_size=most))
+    b = draw(st.text("ACG", max_size=most))
+    return a, b, draw(st.integers(abs(len(a) - len(b)), max(len(a), len(b), 1) + 2))
+
+
+def _check_banded(a, b, w, **opts):
+    score, top, bottom, _ = banded.align(a, b, w, progress=False, **opts)
+    assert score == banded_ref(a, b, w), (a, b, w)
+    assert top.replace("-", "") == a and bottom.replace("-", "") == b
+    assert _alignment_score(top, bottom) == score
+    # every column of the alignment inside the band: a[i] or b[j] at most w apart
+    i = j = -1
+    for x, y in zip(top, bottom, strict=True):
+        i, j = i + (x != "-"), j + (y != "-")
+        assert abs(i - j) <= w or min(i, j) < 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(banded_case())
+def test_banded_alignment_cpu_matches_the_banded_reference(case):
+    _check_banded(*case, backend="cpu")
+
+
+def test_banded_alignment_wide_band_is_the_full_table_and_narrow_is_refused(capsys):
+    ga = load_example("many_alignments").GlobalAlignment
+    a, b = "GATTACAGATTACA", "GATTTACAGATACA"
+    full = gpudp_sweep(ga(a, b), backend="cpu").last_row[-1]
+    assert banded.align(a, b, 14, backend="cpu")[0] == full
+    with pytest.raises(ValueError, match="cannot reach"):
+        banded.align("ACGTACGT", "AC", 3)
+    banded.main([a, b, "--band", "2", "--backend", "cpu"])
+    assert capsys.readouterr().out.splitlines() == [
+        "score 11 within a band of 2",
+        "GA-TTACAGATTACA",
+        "GATTTACAGA-TACA",
+    ]
+
+
+@pytest.mark.sim
+@settings(max_examples=4, deadline=None)
+@given(banded_case(most=6))
+def test_banded_alignment_cuda_matches_the_banded_reference(case):
+    _check_banded(*case, backend="cuda")
