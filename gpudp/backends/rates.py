@@ -435,10 +435,8 @@ def rate(family: str, backend: str, threads: int) -> Rate:
     unit = f"{f.unit}/s"
     if backend == "cpu" and _env("GPUDP_CPU_CELL_RATE"):
         return Rate(assumed(family, backend, threads), "GPUDP_CPU_CELL_RATE", None, unit)
-    e = stored().get(f"{family}/{backend}")
-    if isinstance(e, dict) and _positive(e.get("value")):
-        return Rate(float(e["value"]), str(e.get("source", "measured")), e.get("at"), unit)
-    return Rate(assumed(family, backend, threads), "assumed", None, unit)
+    got = _stored(f"{family}/{backend}", unit)
+    return got or Rate(assumed(family, backend, threads), "assumed", None, unit)
 
 
 def start_rate() -> Rate:
@@ -447,10 +445,15 @@ def start_rate() -> Rate:
     env = _env("GPUDP_GPU_START_S")
     if env is not None:
         return Rate(env, "GPUDP_GPU_START_S", None, "s")
-    e = stored().get(f"{START}/cuda")
+    return _stored(f"{START}/cuda", "s") or Rate(GPU_START_S, "assumed", None, "s")
+
+
+def _stored(key: str, unit: str) -> Rate | None:
+    """The stored rate of ``key`` (``family/backend``), or None where none is stored."""
+    e = stored().get(key)
     if isinstance(e, dict) and _positive(e.get("value")):
-        return Rate(float(e["value"]), str(e.get("source", "measured")), e.get("at"), "s")
-    return Rate(GPU_START_S, "assumed", None, "s")
+        return Rate(float(e["value"]), str(e.get("source", "measured")), e.get("at"), unit)
+    return None
 
 
 def _positive(x) -> bool:

@@ -40,6 +40,7 @@ the values are picked from them on the device and copied alone. A caller that re
 from __future__ import annotations
 
 import functools
+import itertools
 import time
 
 import numba
@@ -610,7 +611,7 @@ class _Buffers:
     def hosts(self):
         """``empty(n, dtype)`` for :meth:`gpudp.many.chunks.ChunkOut.allocate`: its arrays on this
         set's page-locked blocks, one a call in the order they are asked for."""
-        calls = iter(range(1 << 30))
+        calls = itertools.count()
         return lambda n, dtype: self.host(f"out{next(calls)}", n, dtype)
 
     def device(self, name: str, like: np.ndarray, s, upload: bool = False):
