@@ -181,6 +181,9 @@ def test_lcs_solve_with_checkpoints_and_auto():
     auto = lcs.solve(a, b, backend="cpu", memory_budget=20_000)
     assert auto.stats.extra["store"] == "checkpoints" and auto.value == want.value
     assert "store" not in lcs.solve(a, b, backend="cpu").stats.extra  # fits: the full store
+    # the reason auto gave stays the solve's (the forward sweep itself was asked for a backend)
+    chosen = lcs.solve(a, b, store="checkpoints", checkpoint_every=512).stats.extra["backend_choice"]
+    assert chosen.startswith("auto: ")
 
 
 def test_auto_takes_checkpoints_above_the_full_store_cap(monkeypatch):

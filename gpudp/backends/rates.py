@@ -19,7 +19,8 @@ A measurement runs the family's real kernels (a function the family's owner regi
 :func:`calibrator`) on small generated inputs, growing them (by up to :data:`MAX_JUMP` doublings at
 a time, as the last run's time suggests) until one run computes for at least :data:`TARGET_S`,
 compile time excluded (the first run at each size warms), best of :data:`REPEATS`. The GPU's
-start-up is measured as the first-use cost in a fresh process (:func:`measure_gpu_start`).
+start-up is measured as what a fresh process's whole wall gains by one GPU solve, exit included
+(:func:`measure_gpu_start`).
 
 The store is one JSON file, ``rates.json``, in ``GPUDP_RATES_DIR`` when set, else beside the kernel
 cache (:func:`gpudp.cache.cache_dir`; with the cache off, rates are kept for the process only). It
@@ -546,29 +547,45 @@ def _keep(key: str, entry: dict) -> None:
 #: import, context, a cached kernel's load, a small LCS sweep (the generic grid kernels); then the
 #: same sweep again (what one more solve costs). Prints whether a GPU answered and both times.
 _START_CODE = """
-import time
+import sys, time
 import numpy as np
 from gpudp.problems import lcs
 a = np.random.default_rng(0).integers(0, 4, 1024).astype(np.uint8)
 b = a[::-1].copy()
 lcs.solve(a, b, backend="cpu", progress=False)
-t = time.perf_counter()
-from gpudp import backends
-ok = backends.cuda_usable()
-lcs.solve(a, b, backend="cuda", progress=False)
-first = time.perf_counter() - t
-t = time.perf_counter()
-lcs.solve(a, b, backend="cuda", progress=False)
-print(ok, first, time.perf_counter() - t)
+if sys.argv[1] == "cuda":
+    from gpudp import backends
+    ok = backends.cuda_usable()
+    lcs.solve(a, b, backend="cuda", progress=False)
+    t = time.perf_counter()
+    lcs.solve(a, b, backend="cuda", progress=False)
+    print(ok, time.perf_counter() - t)
 """
 
 
+def _probe(backend: str) -> tuple[float, list[str]]:
+    """The wall seconds of a fresh process running the start-up probe (:data:`_START_CODE`) on
+    ``backend``, and what it printed."""
+    from ..errors import BackendError
+
+    t = time.perf_counter()
+    r = subprocess.run(
+        [sys.executable, "-c", _START_CODE, backend], capture_output=True, text=True, timeout=600
+    )
+    wall = time.perf_counter() - t
+    if r.returncode:
+        raise BackendError(f"measuring the GPU's start-up failed: {(r.stderr or r.stdout)[-800:]}")
+    return wall, r.stdout.split()
+
+
 def measure_gpu_start(store: bool = True, processes: int = 2) -> Rate:
-    """Measure what a fresh process pays for its first GPU solve beyond the kernels (importing
-    numba-cuda, the context, loading the cached kernels, the first copies): a new Python process
-    sweeps a small grid on the GPU twice; the first sweep's time less the second's. The least of
-    ``processes`` such processes counts: the first may have compiled the probe's kernels into the
-    cache, which later processes, like real ones after ``gpudp warmup``, only load.
+    """Measure what a fresh process pays for its first GPU solve beyond the kernels: importing
+    numba-cuda, the driver and the context, loading the cached kernels, the first copies, and the
+    context's teardown at exit. Two fresh processes solve the same small LCS on the CPU; one of
+    them then twice on the GPU. The start-up is the difference of their whole walls less the second
+    GPU solve (what a warm process pays). The least of ``processes`` such pairs counts: the first
+    may have compiled the probe's kernels into the cache, which later processes, like real ones
+    after ``gpudp warmup``, only load.
 
     Returns
     -------
@@ -583,13 +600,13 @@ def measure_gpu_start(store: bool = True, processes: int = 2) -> Rate:
 
     seconds = math.inf
     for _ in range(max(1, processes)):
-        r = subprocess.run([sys.executable, "-c", _START_CODE], capture_output=True, text=True, timeout=600)
-        fields = r.stdout.split()
-        if r.returncode or len(fields) != 3:
-            raise BackendError(f"measuring the GPU's start-up failed: {(r.stderr or r.stdout)[-800:]}")
+        wall_gpu, fields = _probe("cuda")
+        if len(fields) != 2:
+            raise BackendError(f"measuring the GPU's start-up: the probe printed {' '.join(fields)!r}")
         if fields[0] != "True":
             raise BackendError("measuring the GPU's start-up: no usable GPU in a fresh process")
-        seconds = min(seconds, max(float(fields[1]) - float(fields[2]), 0.0))
+        wall_cpu, _ = _probe("cpu")
+        seconds = min(seconds, max(wall_gpu - float(fields[1]) - wall_cpu, 0.0))
     out = Rate(seconds, "measured", _now(), "s")
     if store:
         _keep(f"{START}/cuda", {"value": seconds, "source": "measured", "at": out.at})

@@ -217,6 +217,7 @@ def checkpoint_sweep(
         _checkpoint=k,
     )
     fwd.stats.extra.update(
+        backend_choice=plan.choice,  # the caller's choice, not the forward sweep's "asked for"
         store="checkpoints",
         checkpoint_every=k,
         checkpoint_bytes=need,
