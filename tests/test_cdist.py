@@ -254,7 +254,7 @@ def test_cuda_chunks_by_rows(monkeypatch):
 @pytest.mark.parametrize("short_words", [4, 16, 0])
 def test_gpu_matches_the_cpu_at_scale(monkeypatch, short_words):
     """Lengths 0-300 (short kernels of 1 to 4 words, or up to 16, or none, beside the general
-    one), cutoffs, and rows of 2-D arrays, against the cpu."""
+    one), cutoffs (20: most cells stop early), and rows of 2-D arrays, against the cpu."""
     from gpudp.problems.lcs.cross import cuda as cross_cuda
 
     monkeypatch.setattr(cross_cuda, "SHORT_WORDS", short_words)
@@ -262,7 +262,7 @@ def test_gpu_matches_the_cpu_at_scale(monkeypatch, short_words):
     q = [bytes(rng.integers(0, 4, rng.integers(0, 300)).astype(np.uint8)) for _ in range(300)]
     c = [bytes(rng.integers(0, 4, rng.integers(0, 300)).astype(np.uint8)) for _ in range(400)]
     for cdist, _, _ in SOLVERS:
-        for cutoff in (None, 100):
+        for cutoff in (None, 20, 100):
             gpu = cdist(q, c, backend="cuda", score_cutoff=cutoff)
             assert np.array_equal(gpu, cdist(q, c, backend="cpu", score_cutoff=cutoff, verify=0))
     a, b = rng.integers(0, 20, (200, 1000)).astype(np.uint8), rng.integers(0, 20, (300, 100)).astype(np.uint8)
@@ -341,6 +341,51 @@ def monkeypatch_module():
     mp.undo()
 
 
+#: lengths of the early stop's tests: within a word, across one and two words' boundaries, and ending
+#: on a test (64, 128: a multiple of the 32 symbols between two)
+STOP_LENGTHS = st.sampled_from([20, 63, 64, 65, 100, 127, 128, 129, 150])
+
+
+@st.composite
+def stop_sides(draw):
+    """A query and two choices over ``ACG``: the query itself (each text symbol moves both scores by
+    one: every test's bound is tight), the query with a few symbols changed near its end, and another
+    string; returns the sides and the cell whose true score sets the cutoffs."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    word = lambda n: "".join(rng.choice(list("ACG"), n))  # noqa: E731
+    q = word(draw(STOP_LENGTHS))
+    tail = [rng.integers(max(len(q) - 40, 0), len(q)) for _ in range(draw(st.integers(1, 3)))]
+    near = "".join("T" if k in tail else x for k, x in enumerate(q))
+    c = [draw(st.sampled_from([q, near])), word(draw(STOP_LENGTHS))]
+    return [q], c, draw(st.integers(0, len(c) - 1))
+
+
+@pytest.mark.sim
+@settings(max_examples=6, deadline=None)
+@given(stop_sides(), st.sampled_from([4, 0]), st.sampled_from([32, 1]))
+def test_cuda_stops_early_only_past_the_cutoff(monkeypatch_module, qcj, short_words, stop_every):
+    """The cross kernels stop a cell once its vectors so far decide its cut-off score (the LCS so
+    far plus the symbols left below the cutoff; the distance so far less them above it), tested
+    every ``STOP_EVERY`` symbols: at a cutoff of a cell's true score and one either side, every
+    value is the reference's and the cpu's, through the short kernels and the general one. Each
+    fails with either bound one symbol early (``left - 1``)."""
+    from gpudp.problems.lcs.cross import cuda as cross_cuda
+
+    monkeypatch_module.setattr(cross_cuda, "SHORT_WORDS", short_words)
+    monkeypatch_module.setattr(cross_cuda, "STOP_EVERY", stop_every)
+    q, c, j = qcj
+    for (solver, ref, distance), (cdist, _, _) in zip(
+        ((lcs._SOLVER, lcs_ref, False), (edit_distance._SOLVER, lev_ref, True)), SOLVERS, strict=True
+    ):
+        true = int(reference(ref, q, c)[0, j])
+        for cutoff in sorted({max(true + d, 0) for d in (-1, 0, 1)}):
+            got, kernels = _cuda_run(solver, q, c, cutoff, distance)
+            want = reference(ref, q, c, cutoff, distance)
+            assert np.array_equal(got, want), (solver.what, q, c, cutoff, got, want)
+            assert np.array_equal(got, cdist(q, c, backend="cpu", score_cutoff=cutoff, verify=0))
+            assert all(k.startswith("short" if short_words else "general") for k in kernels), kernels
+
+
 @pytest.mark.sim
 def test_cuda_short_and_general_kernels_in_one_chunk(monkeypatch):
     """One chunk of patterns of 0, 1, 2 and 3 words with ``SHORT_WORDS`` 2: the short kernels of 1
@@ -363,7 +408,8 @@ def test_cuda_short_and_general_kernels_in_one_chunk(monkeypatch):
             assert kernels == ["general, 4 words", "short, 1 word", "short, 2 words"]
             got, _ = _cuda_run(solver, c, q, None, distance)  # the queries as the texts
             assert np.array_equal(got, reference(ref, c, q, distance=distance)), wide
-    for knob, off in (("SHORT_WORDS", 0), ("ONE_UPLOAD", False), ("PINNED_RESULT_BYTES", 0)):
+    knobs = {"SHORT_WORDS": 0, "ONE_UPLOAD": False, "PINNED_RESULT_BYTES": 0, "STOP_EVERY": 0}
+    for knob, off in knobs.items():
         monkeypatch.setattr(cross_cuda, knob, off)
     for solver, ref, distance in ((lcs._SOLVER, lcs_ref, False), (edit_distance._SOLVER, lev_ref, True)):
         got, kernels = _cuda_run(solver, q, c, 3, distance)

@@ -250,8 +250,9 @@ def cdist(queries, choices, *, backend: str = "auto", dtype=None, score_cutoff=N
         rapidfuzz's semantics for a distance: a distance above ``score_cutoff`` is reported as
         ``score_cutoff + 1`` (None: every distance as it is). Every distance at or below it is
         exact. A pair whose lengths differ by more than ``score_cutoff`` is reported
-        ``score_cutoff + 1`` without being computed; on the cpu a pair stops once its distance so
-        far, less the symbols left, passes ``score_cutoff`` (it can fall by at most one a symbol).
+        ``score_cutoff + 1`` without being computed; a pair stops once its distance so far, less
+        the symbols left, passes ``score_cutoff`` (it can fall by at most one a symbol; tested
+        every symbol on the cpu, every 32 on the GPU).
 
     Returns
     -------

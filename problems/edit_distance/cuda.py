@@ -45,6 +45,8 @@ LEVENSHTEIN = PairKernel(
     functions=(("block_step", block_step),),
     lower="abs(m - n)",
     upper="max(m, n)",
+    # D[m][k] moves by at most 1 a text symbol
+    so_far="low = score - left\nhigh = score + left",
 )
 
 

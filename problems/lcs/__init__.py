@@ -552,9 +552,9 @@ def cdist(queries, choices, *, backend: str = "auto", dtype=None, score_cutoff=N
     score_cutoff : int or None
         rapidfuzz's semantics for a similarity: a length below ``score_cutoff`` is reported as 0
         (None or 0: every length as it is). The lengths are exact either way. A pair whose
-        shorter sequence is shorter than ``score_cutoff`` is reported 0 without being computed; on
-        the cpu a pair stops once its length so far plus the symbols left falls below
-        ``score_cutoff`` (tested every 32 symbols).
+        shorter sequence is shorter than ``score_cutoff`` is reported 0 without being computed; a
+        pair stops once its length so far plus the symbols left falls below ``score_cutoff``
+        (tested every 32 symbols, on the cpu and the GPU).
     verify : int, bool or None
         how many cells (chosen at random among the shorter queries and choices) are re-solved with
         their subsequence by :func:`solve` on the cpu, while the kernels run, and compared; a

@@ -107,7 +107,10 @@ class PairKernel:
     ``m``, ``b0``, ``b1``), the vectors' set-up, one text symbol's step (``row``: its masks' offset
     in ``pm``), the value after the whole text (an expression), and the device functions they
     call; ``lower`` and ``upper``: bounds of the value from the lengths alone (expressions of ``m``
-    and ``n``), which let the cross product skip a cell whose cut-off score they decide."""
+    and ``n``), which let the cross product skip a cell whose cut-off score they decide;
+    ``so_far``: lines that set ``low`` and ``high``, bounds of the value from the vectors after
+    part of the text, ``left`` its symbols still to come, which let the cross product stop a cell
+    once they decide its cut-off score (:data:`.cross.cuda.STOP_EVERY`)."""
 
     name: str
     empty: str
@@ -116,6 +119,7 @@ class PairKernel:
     value: str
     lower: str
     upper: str
+    so_far: str
     functions: tuple = ()
 
 
@@ -128,6 +132,8 @@ LCS = PairKernel(
     functions=(("word_step", word_step), ("lcs_of", lcs_of)),
     lower="0",
     upper="min(m, n)",
+    # each text symbol adds at most 1 to the length, which is at most the pattern's
+    so_far="low = lcs_of(s, w, m)\nhigh = min(low + left, m)",
 )
 
 

@@ -29,7 +29,15 @@ longer ones through the general kernel.
 (the inputs in one device allocation and one copy, :func:`gpudp.backends.cuda.upload`,
 instead of a ``cuda.to_device`` each) and :data:`PINNED_RESULT_BYTES` (a result of at most that
 many bytes is made in page-locked memory, :func:`host_result`: its copy from the device runs at the
-bus's speed and writes no fresh pages; 0: plain memory).
+bus's speed and writes no fresh pages; 0: plain memory) and :data:`STOP_EVERY` (0: every cell runs
+its whole text, as before the knob).
+
+**A score cutoff stops a cell early** (issue 38, as the cpu's text loops do): every
+:data:`STOP_EVERY` text symbols, a cell whose cutoff lies within its lengths' bounds takes bounds of
+its value from its vectors so far (the algorithm's ``so_far``: an LCS gains at most 1 a symbol left;
+a Levenshtein distance's last row moves by at most 1 a symbol) and stops once both give one cut-off
+score, which it writes: exactly the value the whole text would give. A thread a cell, so a
+thread's stop is its own (it ends its text loop and takes its next cell; no barrier waits on it).
 """
 
 from __future__ import annotations
@@ -75,13 +83,18 @@ WIDE_READS = True
 ONE_UPLOAD = True
 #: a result of at most this many bytes is made in page-locked memory (:func:`host_result`; 0: never)
 PINNED_RESULT_BYTES = 64 << 20
+#: a cell whose cutoff lies within its lengths' bounds tests, every this many text symbols, whether
+#: its vectors so far decide its cut-off score, and stops if they do (:data:`_STOPS`); 0: never (the
+#: whole text, as before this knob)
+STOP_EVERY = 32
 
 # The cells of pattern ``i = rows[r]`` (one of the chunk's rows ``r0 .. r1 - 1``, ``m`` symbols)
 # against the thread's texts ``j``: each value goes to ``out[(i - r0) * rs + j * cs]``, not computed
 # where the bounds of its lengths (``{lower}``, ``{upper}``) give the same cut-off score. ``{init}``,
 # ``{step}`` and ``{value}`` are the algorithm's (:class:`gpudp.problems.lcs.cuda.PairKernel`);
 # ``pm[row + q]`` is word ``q`` of the pattern's mask of the text symbol ``txt[k]``, its row found by
-# the schedule's ``{row}`` (after its ``{start}`` for the text).
+# the schedule's ``{row}`` (after its ``{start}`` for the text); ``{text}`` runs the text through
+# them and leaves the cut-off score in ``v`` (:data:`_WHOLE` or :data:`_STOPS`).
 _CELLS = """
 for j in range(first, n_txt, stride):
     b0 = txt_off[j]
@@ -94,10 +107,38 @@ for j in range(first, n_txt, stride):
         continue
     {init}
     {start}
-    for k in range(b0, b1):
+    {text}
+    out[p] = v
+"""
+# The whole text, then its score cut off.
+_WHOLE = """
+for k in range(b0, b1):
+    {row}
+    {step}
+v = clamp({value}, lo, hi)
+"""
+# The text in runs of ``STOP`` symbols; after each, where the cutoff lies within the lengths' bounds
+# (else no score passes it), the algorithm's ``{so_far}`` bounds the value from the vectors (``left``
+# symbols to come) and the cell stops once both bounds give one cut-off score: the value lies
+# between them and the cutoff is monotone. Only this thread's loop ends (a ``break``, no return):
+# the short schedule's barriers, outside the cells' loop, are reached by every thread as before.
+_STOPS = """
+cut = lo > {lower} or hi < {upper}
+decided = False
+for k0 in range(b0, b1, STOP):
+    k1 = min(k0 + STOP, b1)
+    for k in range(k0, k1):
         {row}
         {step}
-    out[p] = clamp({value}, lo, hi)
+    if cut:
+        left = b1 - k1
+        {so_far}
+        v = clamp(low, lo, hi)
+        if v == clamp(high, lo, hi):
+            decided = True
+            break
+if not decided:
+    v = clamp({value}, lo, hi)
 """
 
 # The general schedule: a block's threads on one pattern at a time, ``w`` its words (read at run
@@ -172,10 +213,11 @@ def text_word(txt, txt8, q):
     return word
 
 
-def _generated(spec, template: str, row: tuple[str, str], name: str, words: int):
+def _generated(spec, template: str, row: tuple[str, str], name: str, words: int, stop: int):
     """``template`` (a schedule: :data:`_CROSS` or :data:`_SHORT`) with the algorithm ``spec``'s
     cells (:data:`_CELLS`, a symbol's row found by ``row``: the lines before a text and a step's),
-    compiled as ``{spec.name}_{name}``."""
+    each stopped early every ``stop`` text symbols where its vectors decide its cut-off score
+    (:data:`_STOPS`; 0: never, :data:`_WHOLE`), compiled as ``{spec.name}_{name}``."""
     import numba
 
     ns = {
@@ -183,30 +225,34 @@ def _generated(spec, template: str, row: tuple[str, str], name: str, words: int)
         "numba": numba,
         "WORDS": words,
         "SHARED": SHORT_SYMBOLS * words,  # shared.array takes a constant, not an expression
+        "STOP": stop,
         "clamp": clamp,
         "text_word": text_word,
         **dict(spec.functions),
     }
-    parts = {k: getattr(spec, k) for k in ("lower", "upper", "init", "step", "value")}
-    cells = fill(_CELLS.strip("\n"), start=row[0], row=row[1], **parts)
+    parts = {k: getattr(spec, k) for k in ("lower", "upper", "init", "step", "value", "so_far")}
+    text = fill((_STOPS if stop else _WHOLE).strip("\n"), row=row[1], **parts)
+    cells = fill(_CELLS.strip("\n"), start=row[0], text=text, **parts)
     head = template.split("(", 1)[0].split()[-1]  # the template's own name
     src = fill(template, cells=cells).replace(f"def {head}(", f"def {spec.name}_{name}(", 1)
     return generated_kernel(src, f"{spec.name}_{name}", ns)
 
 
 @factory("lcs.cuda.cross")
-def _cross_kernel(spec, words: int):
+def _cross_kernel(spec, words: int, stop: int):
     """The general cross kernel of the algorithm ``spec`` for patterns of at most ``words`` 64-bit
-    words (a power of two, so that few are compiled)."""
-    return _generated(spec, _CROSS, _GENERAL_ROW, "cross", words)
+    words (a power of two, so that few are compiled), a cell stopped early as ``stop`` says
+    (:func:`_generated`)."""
+    return _generated(spec, _CROSS, _GENERAL_ROW, f"cross_stop{stop}", words, stop)
 
 
 @factory("lcs.cuda.cross_short")
-def _short_kernel(spec, words: int, wide: bool):
+def _short_kernel(spec, words: int, wide: bool, stop: int):
     """The cross kernel of the algorithm ``spec`` for patterns of exactly ``words`` 64-bit words
-    (:data:`_SHORT`), its texts read a byte a step or (``wide``) 8 bytes at a time."""
+    (:data:`_SHORT`), its texts read a byte a step or (``wide``) 8 bytes at a time, a cell stopped
+    early as ``stop`` says (:func:`_generated`)."""
     row, name = (_WIDE_ROW, "cross_wide") if wide else (_SHORT_ROW, "cross_short")
-    return _generated(spec, _SHORT, row, f"{name}{words}", words)
+    return _generated(spec, _SHORT, row, f"{name}{words}_stop{stop}", words, stop)
 
 
 @factory("lcs.cuda.pattern_masks")
@@ -262,7 +308,7 @@ class CrossLaunch:
         self.streams = [stream() for _ in range(slots)]
         p = packed
         arrays = (p.pat, p.pat_off, p.txt, p.txt_off, p.table, self.rows)
-        self.uploaded = ONE_UPLOAD
+        self.uploaded, self.stop = ONE_UPLOAD, STOP_EVERY
         if ONE_UPLOAD:  # the chunks' mask offsets with them: a chunk's are a slice
             *inputs, self.d_pm_off = upload((*arrays, self.pm_off), self.streams[0])
         else:  # as before the knob (a chunk's mask offsets copied with it)
@@ -313,14 +359,14 @@ class CrossLaunch:
             rows = self.d_rows[a:b]
             if kind:
                 args = (rows, self.d_pat, self.d_pat_off, self.d_txt, self.d_txt8, self.d_txt_off, *tail)
-                _short_kernel(self.spec, kind, self.wide)[grid, THREADS, st](*args)
+                _short_kernel(self.spec, kind, self.wide, self.stop)[grid, THREADS, st](*args)
                 continue
             blocks, threads = stride_grid(r1 - r0)  # the general patterns' masks (a short one has none)
             _masks_kernel()[blocks, threads, st](
                 self.d_pat, self.d_pat_off, r0, r1, p.sigma, self.d_table, p.mapped, pm_off, pm0, d_pm
             )
             args = (rows, self.d_pat_off, d_pm, pm_off, pm0, self.d_txt, self.d_txt_off, self.d_table)
-            _cross_kernel(self.spec, self.general_words)[grid, THREADS, st](*args, p.mapped, *tail)
+            _cross_kernel(self.spec, self.general_words, self.stop)[grid, THREADS, st](*args, p.mapped, *tail)
         ev[1].record(st)
         self.events.append(ev)
         self.held[k % 2] = pm_off
