@@ -458,3 +458,31 @@ def test_cuda_result_in_page_locked_memory_is_the_callers():
     del held, first
     gc.collect()
     assert gone() is None
+
+
+def test_the_bench_times_a_cutoff(tmp_path):
+    """``tools/cdist_bench.py --cutoff none,0.1`` times each problem without a cutoff and at a tenth
+    of the length (the edit distance at 10, the LCS at 90 of 100), every run's values equal to the
+    first's and rapidfuzz's; a cutoff out of 0..1 is refused before anything runs."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).parents[1] / "tools" / "cdist_bench.py"
+    spec = importlib.util.spec_from_file_location("cdist_bench", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out = tmp_path / "runs.json"
+    argv = ["--sizes", "3x4x100", "--backends", "cpu", "--peers", "rapidfuzz", "--repeat", "1"]
+    assert bench.main([*argv, "--cutoff", "none,0.1", "--out", str(out)]) == 0
+    runs = [r for r in json.loads(out.read_text())["runs"] if "skipped" not in r]
+    cutoffs = {(r["problem"], r["score_cutoff"]) for r in runs}
+    assert cutoffs == {("lcs", None), ("lcs", 90), ("edit", None), ("edit", 10)}
+    assert all(r["equal"] is not False for r in runs)
+    q, c = bench.data(3, 4, 100)
+    for problem, ref, distance in (("lcs", lcs_ref, False), ("edit", lev_ref, True)):
+        full = reference(ref, q, c)
+        cut = bench.score_cutoff(problem, "0.1", 100)
+        assert np.array_equal(bench.cut_off(full, problem, cut), reference(ref, q, c, cut, distance))
+    with pytest.raises(SystemExit) as e:
+        bench.main([*argv, "--cutoff", "2"])
+    assert e.value.code == 2

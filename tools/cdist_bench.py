@@ -4,7 +4,7 @@ where they are installed; every peer's values compared with gpudp's.
 
     python tools/cdist_bench.py [--sizes 316x316x1000,1000x1000x100] [--problems lcs,edit]
                                 [--backends cpu,cuda] [--repeat 3] [--out FILE.json]
-                                [--variants before,kernel,host,default]
+                                [--variants before,kernel,host,default] [--cutoff none,0.1]
 
 A size ``NxMxL`` is N queries and M choices of L random bytes (4 letters, ACGT). Each run is timed
 after one warm-up call (compilation), ``--repeat`` times, the best kept; the JSON holds the device,
@@ -12,6 +12,13 @@ the versions, each run's seconds and GCUPS (N * M * L * L cell updates a second)
 kernel seconds (``kernel_s``: its CUDA events, from the first chunk's masks to the last chunk's
 cross kernels), the kernels it ran and where its whole call went (``host_s``: reading both sides,
 making the result, the launch, the wait and copy back; ``cross.run``'s ``stats.extra``).
+
+``--cutoff`` times each problem at each ``score_cutoff`` it names: ``none``, or a fraction ``F`` of
+the length, a cutoff as tight as a search's (the edit distance's ``round(F * L)``, the LCS's
+``round((1 - F) * L)``: ``0.1`` puts the edit distance at 10 % of the length, the LCS at 90 %), so
+that the kernels' early stop (``STOP_EVERY``; variant ``nostop`` without it) shows; rapidfuzz gets
+the same cutoff, StringZilla (no cutoff) has its values cut off before they are compared. GCUPS
+count every cell of the table, computed or not.
 
 ``--variants`` runs the cuda backend once for each named setting of the launch's knobs
 (:data:`VARIANTS`, :mod:`gpudp.problems.lcs.cross.cuda`: the short patterns' kernels, their texts
@@ -51,15 +58,37 @@ VARIANTS = {
     "short16": {"SHORT_WORDS": 16},
     "threads64": {"THREADS": 64},
     "threads256": {"THREADS": 256},
+    "nostop": {"STOP_EVERY": 0},
 }
 
 
-def cdist(problem, q, c, backend):
-    """``(result, stats)`` of ``problem``'s cdist (as ``cdist(q, c, backend=backend, verify=0)``)."""
+def cdist(problem, q, c, backend, cutoff=None):
+    """``(result, stats)`` of ``problem``'s cdist (as ``cdist(q, c, backend=backend,
+    score_cutoff=cutoff, verify=0)``)."""
     from gpudp.problems.lcs import cross
 
     solver, distance = SOLVERS[problem]
-    return cross.run(solver, q, c, backend, None, None, 0, distance)
+    return cross.run(solver, q, c, backend, None, cutoff, 0, distance)
+
+
+def score_cutoff(problem: str, fraction: str, length: int) -> int | None:
+    """The ``score_cutoff`` that ``--cutoff``'s ``fraction`` (``none``, or ``F`` of the length)
+    gives ``problem`` for sequences of ``length``: the edit distance's ``round(F * length)``, the
+    LCS's ``round((1 - F) * length)``."""
+    if fraction == "none":
+        return None
+    f = float(fraction)
+    return round((f if SOLVERS[problem][1] else 1 - f) * length)
+
+
+def cut_off(values: np.ndarray, problem: str, cutoff: int | None) -> np.ndarray:
+    """``values`` as ``score_cutoff`` reports them (rapidfuzz's meaning: a distance above it as
+    ``cutoff + 1``, a similarity below it as 0)."""
+    if cutoff is None:
+        return values
+    if SOLVERS[problem][1]:
+        return np.where(values > cutoff, cutoff + 1, values)
+    return np.where(values < cutoff, 0, values)
 
 
 def knobs(variant: str) -> dict:
@@ -114,7 +143,9 @@ def device(backends: list[str]) -> dict:
     return out
 
 
-def gpudp_rows(problem, q, c, backends, repeat, cells, variants=()) -> tuple[list[dict], np.ndarray | None]:
+def gpudp_rows(
+    problem, q, c, backends, repeat, cells, variants=(), cutoff=None
+) -> tuple[list[dict], np.ndarray | None]:
     runs = [(b, None) for b in backends if b != "cuda" or not variants]
     runs += [("cuda", v) for v in variants if "cuda" in backends]
     rows, want = [], None
@@ -122,7 +153,7 @@ def gpudp_rows(problem, q, c, backends, repeat, cells, variants=()) -> tuple[lis
         name = f"gpudp cdist ({backend}{'' if variant is None else f', variant {variant}'})"
         before = knobs(variant) if variant else {}
         try:
-            s, (got, stats) = best_of(lambda backend=backend: cdist(problem, q, c, backend), repeat)
+            s, (got, stats) = best_of(lambda backend=backend: cdist(problem, q, c, backend, cutoff), repeat)
         except Exception as e:
             rows.append({"run": name, "skipped": f"{type(e).__name__}: {e}"})
             continue
@@ -144,22 +175,23 @@ def gpudp_rows(problem, q, c, backends, repeat, cells, variants=()) -> tuple[lis
     return rows, want
 
 
-def rapidfuzz_row(problem, q, c, repeat, cells, want) -> dict:
+def rapidfuzz_row(problem, q, c, repeat, cells, want, cutoff=None) -> dict:
     try:
         from rapidfuzz import process
         from rapidfuzz.distance import LCSseq, Levenshtein
     except ImportError:
         return {"run": "rapidfuzz process.cdist", "skipped": "not installed"}
     scorer = LCSseq.similarity if problem == "lcs" else Levenshtein.distance
-    s, got = best_of(lambda: process.cdist(q, c, scorer=scorer, workers=-1), repeat)
+    s, got = best_of(lambda: process.cdist(q, c, scorer=scorer, workers=-1, score_cutoff=cutoff), repeat)
     name = "LCSseq.similarity" if problem == "lcs" else "Levenshtein.distance"
     row = {"run": f"rapidfuzz process.cdist {name}, workers=-1", "seconds": s}
     row.update(gcups=cells / s / 1e9, equal=None if want is None else bool(np.array_equal(got, want)))
     return row
 
 
-def stringzilla_rows(problem, q, c, repeat, cells, want) -> list[dict]:
-    """StringZilla's cross-product engines (see the module's docstring)."""
+def stringzilla_rows(problem, q, c, repeat, cells, want, cutoff=None) -> list[dict]:
+    """StringZilla's cross-product engines (see the module's docstring; no cutoff: its values are
+    cut off before they are compared)."""
     try:
         import stringzilla as sz
         import stringzillas as szs
@@ -187,6 +219,7 @@ def stringzilla_rows(problem, q, c, repeat, cells, want) -> list[dict]:
             la = np.array([len(x) for x in q])[:, None]
             lb = np.array([len(y) for y in c])[None, :]
             got = (la + lb - got) // 2
+        got = cut_off(got, problem, cutoff)
         equal = None if want is None else bool(np.array_equal(got, want))
         rows.append({"run": name, "seconds": s, "gcups": cells / s / 1e9, "build_s": build_s, "equal": equal})
     return rows
@@ -204,11 +237,21 @@ def main(argv=None) -> int:
         default="",
         help=f"comma-separated knob settings for the cuda runs, of {', '.join(VARIANTS)} (empty: the tree's)",
     )
+    ap.add_argument(
+        "--cutoff",
+        default="none",
+        help="comma-separated score_cutoffs: none, or a fraction F of the length (edit distance F * L, "
+        "LCS (1 - F) * L)",
+    )
     ap.add_argument("--out", default=None, help="JSON file (default: stdout)")
     args = ap.parse_args(argv)
     backends = [b for b in args.backends.split(",") if b]
     peers = {p for p in args.peers.split(",") if p}
     variants = [v for v in args.variants.split(",") if v]
+    fractions = [f for f in args.cutoff.split(",") if f]
+    for f in fractions:
+        if f != "none" and not 0 <= _float(f) <= 1:
+            ap.error(f"--cutoff {f!r}: none, or a fraction of the length from 0 to 1")
     for v in variants:
         if v not in VARIANTS:
             ap.error(f"unknown variant {v!r}: one of {', '.join(VARIANTS)}")
@@ -219,15 +262,18 @@ def main(argv=None) -> int:
         q, c = data(n, m, length)
         cells = n * m * length * length
         for problem in args.problems.split(","):
-            rows, want = gpudp_rows(problem, q, c, backends, args.repeat, cells, variants)
-            if "rapidfuzz" in peers:
-                rows.append(rapidfuzz_row(problem, q, c, args.repeat, cells, want))
-            if "stringzilla" in peers:
-                rows += stringzilla_rows(problem, q, c, args.repeat, cells, want)
-            for row in rows:
-                row.update(problem=problem, queries=n, choices=m, length=length, cells=cells)
-                print(json.dumps(row), file=sys.stderr)
-            report["runs"] += rows
+            for fraction in fractions:
+                cutoff = score_cutoff(problem, fraction, length)
+                rows, want = gpudp_rows(problem, q, c, backends, args.repeat, cells, variants, cutoff)
+                if "rapidfuzz" in peers:
+                    rows.append(rapidfuzz_row(problem, q, c, args.repeat, cells, want, cutoff))
+                if "stringzilla" in peers:
+                    rows += stringzilla_rows(problem, q, c, args.repeat, cells, want, cutoff)
+                for row in rows:
+                    row.update(problem=problem, queries=n, choices=m, length=length, cells=cells)
+                    row.update(score_cutoff=cutoff)
+                    print(json.dumps(row), file=sys.stderr)
+                report["runs"] += rows
     text = json.dumps(report, indent=1)
     if args.out:
         with open(args.out, "w") as f:
@@ -235,6 +281,13 @@ def main(argv=None) -> int:
     else:
         print(text)
     return 0
+
+
+def _float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return -1.0
 
 
 if __name__ == "__main__":
