@@ -368,7 +368,9 @@ def test_cuda_stops_early_only_past_the_cutoff(monkeypatch_module, qcj, short_wo
     far plus the symbols left below the cutoff; the distance so far less them above it), tested
     every ``STOP_EVERY`` symbols: at a cutoff of a cell's true score and one either side, every
     value is the reference's and the cpu's, through the short kernels and the general one. Each
-    fails with either bound one symbol early (``left - 1``)."""
+    fails with either bound one symbol early (``left - 1``). A product with no cutoff (an LCS's
+    cutoff 0 is none) runs the kernels without the tests."""
+    from gpudp.problems.lcs import cross
     from gpudp.problems.lcs.cross import cuda as cross_cuda
 
     monkeypatch_module.setattr(cross_cuda, "SHORT_WORDS", short_words)
@@ -378,12 +380,15 @@ def test_cuda_stops_early_only_past_the_cutoff(monkeypatch_module, qcj, short_wo
         ((lcs._SOLVER, lcs_ref, False), (edit_distance._SOLVER, lev_ref, True)), SOLVERS, strict=True
     ):
         true = int(reference(ref, q, c)[0, j])
-        for cutoff in sorted({max(true + d, 0) for d in (-1, 0, 1)}):
-            got, kernels = _cuda_run(solver, q, c, cutoff, distance)
+        for cutoff in [None, *sorted({max(true + d, 0) for d in (-1, 0, 1)})]:
+            got, stats = cross.run(solver, q, c, "cuda", None, cutoff, 0, distance)
             want = reference(ref, q, c, cutoff, distance)
             assert np.array_equal(got, want), (solver.what, q, c, cutoff, got, want)
             assert np.array_equal(got, cdist(q, c, backend="cpu", score_cutoff=cutoff, verify=0))
+            kernels = stats.extra["kernels"]
             assert all(k.startswith("short" if short_words else "general") for k in kernels), kernels
+            cut = cutoff is not None and (distance or cutoff > 0)
+            assert stats.extra["stop_every"] == (stop_every if cut else 0), (solver.what, cutoff)
 
 
 @pytest.mark.sim

@@ -168,6 +168,7 @@ def gpudp_rows(
         row = {"run": name, "seconds": s, "gcups": cells / s / 1e9, "equal": bool(np.array_equal(got, want))}
         if backend == "cuda":
             row.update(kernel_s=stats.kernel_seconds, kernels=stats.extra.get("kernels"))
+            row.update(stop_every=stats.extra.get("stop_every"))
             row.update(host_s=stats.extra.get("host_s"))  # the best run's split of its whole call
         if variant:
             row.update(variant=variant, knobs=VARIANTS[variant])

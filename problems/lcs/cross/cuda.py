@@ -60,7 +60,7 @@ from gpudp.codegen import fill
 from gpudp.kernel import factory, load
 
 from .. import cuda_code
-from ..bitparallel import Packed, clamp, ensure_table, masks
+from ..bitparallel import NO_CUTOFF, Packed, clamp, ensure_table, masks
 
 __all__ = ["CHUNK_BYTES", "CrossLaunch", "elapsed", "host_result", "launch", "row_chunks"]
 
@@ -85,7 +85,7 @@ ONE_UPLOAD = True
 PINNED_RESULT_BYTES = 64 << 20
 #: a cell whose cutoff lies within its lengths' bounds tests, every this many text symbols, whether
 #: its vectors so far decide its cut-off score, and stops if they do (:data:`_STOPS`); 0: never (the
-#: whole text, as before this knob)
+#: whole text, as before this knob, and as a product with no cutoff runs either way)
 STOP_EVERY = 32
 
 # The cells of pattern ``i = rows[r]`` (one of the chunk's rows ``r0 .. r1 - 1``, ``m`` symbols)
@@ -308,7 +308,8 @@ class CrossLaunch:
         self.streams = [stream() for _ in range(slots)]
         p = packed
         arrays = (p.pat, p.pat_off, p.txt, p.txt_off, p.table, self.rows)
-        self.uploaded, self.stop = ONE_UPLOAD, STOP_EVERY
+        # no cutoff (every value as it is): the kernels without the tests, as before the early stop
+        self.uploaded, self.stop = ONE_UPLOAD, STOP_EVERY if lo > 0 or hi < NO_CUTOFF else 0
         if ONE_UPLOAD:  # the chunks' mask offsets with them: a chunk's are a slice
             *inputs, self.d_pm_off = upload((*arrays, self.pm_off), self.streams[0])
         else:  # as before the knob (a chunk's mask offsets copied with it)
@@ -326,6 +327,7 @@ class CrossLaunch:
         kinds = sorted({kind for segs in self.segments for kind, _, _ in segs})
         self.info = {
             "chunks": len(self.chunks),
+            "stop_every": self.stop,
             "masks_bytes": int(self.pm_off[-1]) * 8,
             "kernels": [
                 f"short, {k} word{'s' * (k > 1)}" if k else f"general, {self.general_words} words"
