@@ -18,7 +18,6 @@ import sys
 import threading
 import traceback
 
-from . import prestart
 from .bench import options as bench_options
 from .errors import GpudpError, InputError
 from .info import info
@@ -58,12 +57,6 @@ class Terminated(BaseException):
     def __init__(self, signum: int):
         self.signum = signum
         super().__init__(signal.Signals(signum).name)
-
-
-def _asks_cuda(argv) -> bool:
-    """The command line names the cuda backend (``--backend cuda`` or ``--backend=cuda``)."""
-    pairs = zip(argv, [*argv[1:], ""], strict=True)
-    return any(a == "--backend=cuda" or (a == "--backend" and b == "cuda") for a, b in pairs)
 
 
 def _module(table, name):
@@ -161,8 +154,6 @@ def _main(argv) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv or os.environ.get("GPUDP_DEBUG", "") not in ("", "0")
     argv = [a for a in argv if a != "--debug"]
-    if _asks_cuda(argv):  # before the plug-in's import (numba's): the driver starts meanwhile
-        prestart.start()
     args = build_parser(argv).parse_args(argv)
     try:
         code = _run(args)

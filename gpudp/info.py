@@ -10,7 +10,7 @@ def info() -> dict:
     import numba
     import numpy
 
-    from . import backends, prestart
+    from . import backends
     from ._version import __version__
 
     out = {
@@ -27,7 +27,6 @@ def info() -> dict:
     except Exception:
         out["numba-cuda"] = None
     out["cuda_usable"] = backends.cuda_usable()
-    out["cuda_prestart"] = prestart.report() or "not run"
     out["cuda_device"] = backends.device_name("cuda") if out["cuda_usable"] else backends.unavailable_reason()
     out["default_backend"] = (
         "auto: cpu for work it finishes before CUDA starts, else cuda" if out["cuda_usable"] else "auto: cpu"

@@ -97,7 +97,6 @@ BACKEND_MAY_USE = {
     "gpudp.jit",
     "gpudp.kernel",
     "gpudp.memory",
-    "gpudp.prestart",  # a leaf: the driver started on a thread before the backend is imported
     "gpudp.store",
     "gpudp.values",
 }
@@ -214,12 +213,10 @@ def test_every_kit_name_exists():
 
 def test_one_simulator_switch_and_one_pinned_pool():
     """The simulator is asked about in the backends only (features take ``sim_geometry``), and
-    page-locked memory is allocated in the cuda backend only (its one pool and its own staging).
-    ``gpudp.prestart`` is of the driver's kind but outside the package, so that the command line
-    reaches it without importing numba."""
+    page-locked memory is allocated in the cuda backend only (its one pool and its own staging)."""
     bad = []
     for name, path in MODULES.items():
-        if name.startswith("gpudp.backends") or name == "gpudp.prestart":
+        if name.startswith("gpudp.backends"):
             continue
         text = path.read_text()
         for word in ("NUMBA_ENABLE_CUDASIM", "is_simulator", "pinned_array", "pinned_empty", "mapped_array"):

@@ -13,7 +13,6 @@ import importlib
 import os
 import sys
 
-from .. import prestart
 from ..errors import BackendError, InputError
 from . import rates
 from .base import Backend
@@ -51,8 +50,6 @@ def get(name: str) -> Backend:
     """The registered backend called ``name`` (its module is imported on first use)."""
     if name not in MODULES:
         raise BackendError(f"unknown backend {name!r}; choose one of {', '.join(MODULES)}")
-    if name == "cuda" and MODULES[name] not in sys.modules:
-        prestart.start()  # the driver's start overlaps numba-cuda's import and set-up
     return importlib.import_module(MODULES[name]).BACKEND
 
 
