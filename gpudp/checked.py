@@ -43,7 +43,7 @@ from .checks import cell_symbols, check_return, check_value, probe_back
 from .errors import ContractError, InputError, decision_overflow
 from .recurrence import bad_step, contiguous, read_only
 
-__all__ = ["ENV", "check_grid", "check_grid3", "check_interval", "check_layered", "wanted"]
+__all__ = ["ENV", "check_grid", "check_grid3", "check_interval", "check_layered", "checked_back", "wanted"]
 
 #: the environment variable that turns the checked mode on for every sweep whose ``check`` is None
 ENV = "GPUDP_CHECK"
@@ -110,13 +110,33 @@ def _backs(call) -> bool:
     )
 
 
-def _step(cls, at: tuple, d: int, data: tuple, n: int) -> tuple:
-    """``back(*at, d)`` in plain Python: a tuple of ``n`` integers, or the probe's error."""
-    out = _run(cls, "back", at, (d,), data)
+def _step(cls, at: tuple, d: int, data: tuple, n: int, state=None, table=None) -> tuple:
+    """``back(*at, d[, state][, table])`` in plain Python: a tuple of ``n`` integers, or the probe's
+    error."""
+    extra = (*(() if state is None else (state,)), *(() if table is None else (table,)))
+    out = _run(cls, "back", at, (d, *extra), data)
     if not (isinstance(out, tuple) and len(out) == n and all(isinstance(x, int | np.integer) for x in out)):
-        probe_back(cls, at, d, data)  # raises, worded as for the walk
+        probe_back(cls, at, d, data, state, table)  # raises, worded as for the walk
         raise ContractError(f"{cls.__name__}.back{(*at, d)} returned {out!r}: a tuple of {n} integers is due")
     return tuple(int(x) for x in out)
+
+
+def checked_back(cls, table: np.ndarray, data: tuple):
+    """A stateful interval ``back`` as the checked walk calls it (the tree walk of a checked sweep's
+    result, :meth:`gpudp.interval.IntervalResult.traceback_tree`): in plain Python, the data
+    read-only, the table through :class:`~gpudp.interval.table.TableView` (a read outside the stored
+    intervals, or a write, refused naming the node and its state), the return checked; what it
+    raises names the node."""
+    from .interval.table import TableView
+
+    data = tuple(read_only(contiguous(x)) for x in data)
+    n = len(cls._back_returns())
+
+    def back(i, j, d, s, T, *_):
+        at, s = (int(i), int(j)), int(s)
+        return _step(cls, at, int(d), data, n, s, TableView(cls.__name__, table, *at, s))
+
+    return back
 
 
 # --- grids: the offsets' values and the boundary ---------------------------------------------------

@@ -82,17 +82,21 @@ def probe_boundary(cls, index: tuple, data: tuple) -> bool:
     return True
 
 
-def probe_back(cls, index: tuple, decision, data: tuple, state=None) -> bool:
-    """Call ``cls.back(*index, decision[, state], *data)`` once in plain Python (``data``
+def probe_back(cls, index: tuple, decision, data: tuple, state=None, table=None) -> bool:
+    """Call ``cls.back(*index, decision[, state][, table], *data)`` once in plain Python (``data``
     read-only) before a traceback's walk compiles, and check that it returns what the walk unpacks:
     a tuple of integers named by :meth:`~gpudp.recurrence.Recurrence._back_returns` (the
-    predecessor's coordinates, its state with ``traceback_state``; an interval's two children). A
-    :class:`ContractError` naming the call, the return and the form otherwise; False (left to the
-    compiler) when ``back`` cannot run so."""
+    predecessor's coordinates, its state with ``traceback_state``; an interval's two children, and
+    their states). A :class:`ContractError` naming the call, the return and the form otherwise;
+    False (left to the compiler) when ``back`` cannot run so. ``table``: what an interval's stateful
+    ``back`` reads, passed as it is (the caller's guarded view: its error is the caller's to word,
+    and passes unchanged)."""
     args = (*index, decision, *(() if state is None else (state,)))
     try:
         with np.errstate(all="ignore"):
-            out = cls.back(*args, *(read_only(x) for x in data))
+            out = cls.back(*args, *(() if table is None else (table,)), *(read_only(x) for x in data))
+    except ContractError:
+        raise
     except Exception:
         return False
     names = cls._back_returns()
@@ -108,7 +112,7 @@ def probe_back(cls, index: tuple, decision, data: tuple, state=None) -> bool:
     floats = isinstance(out, tuple) and any(isinstance(x, float | np.floating) for x in out)
     form = cls._form("back", len(data))
     form += "" if "->" in form else f" -> ({', '.join(names)})"
-    call = ", ".join(str(int(a)) for a in args)
+    call = ", ".join([str(int(a)) for a in args] + ([] if table is None else ["T"]))
     raise ContractError(
         f"{cls.__name__}.back({call}) returned {what}: back must return a tuple of {len(names)} integers"
         f"{' (// divides integers)' if floats else ''}: {form}"

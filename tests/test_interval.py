@@ -409,11 +409,21 @@ def test_arity_mistakes_are_caught_before_compiling():
     with pytest.raises(ContractError, match="NoSize must define size"):
         sweep(NoSize(), backend="cpu")
 
-    class Stateful(Chain):
+    class Reducing(Chain):
+        reduce = "max"
+
+    with pytest.raises(ContractError, match="Reducing.reduce = 'max': an IntervalRecurrence has no reduce"):
+        sweep(Reducing(), backend="cpu")
+
+    class StatelessBack(Chain):  # traceback_state, but back of the plain form
         traceback_state = True
 
-    with pytest.raises(ContractError, match="traceback_state"):
-        sweep(Stateful(), backend="cpu")
+    with pytest.raises(
+        ContractError,
+        match=r"back takes 3 arguments, but the engine passes 5: "
+        r"back\(i, j, decision, state, T\) -> \(i1, j1, state1, i2, j2, state2\)",
+    ):
+        sweep(StatelessBack(), backend="cpu")
 
 
 def test_bad_backs_are_clear_errors_never_loops():
@@ -559,3 +569,189 @@ def test_the_examples_run_as_scripts(script, args, want):
     cmd = [sys.executable, str(ROOT / "examples" / script), *args, "--backend", "cpu"]
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.splitlines() == want
+
+
+# ---------------------------------------------------------------------------------------------
+# a tree whose nodes carry a state (traceback_state): back(i, j, decision, state, T) gives each child
+# its state, reading the finished table
+# ---------------------------------------------------------------------------------------------
+
+
+class Heap(Chain):
+    """Chain's tree, each node's state numbered as in a heap (children 2s and 2s + 1), plus what
+    ``back`` reads of the table: the left child's value (its length) times 1000."""
+
+    traceback_state = True
+
+    @staticmethod
+    def back(i, j, d, s, T):
+        if i == j:
+            return -1, -1, 0, -1, -1, 0
+        k = i + d
+        return i, k, 2 * s + 1000 * T[i, k], k + 1, j, 2 * s + 1
+
+
+def heap_rows(i, j, s) -> list:
+    """Heap's tree from ``(i, j)`` in state ``s``, preorder, in plain Python."""
+    if i == j:
+        return [[i, j, 0, s]]
+    k = (i + j) // 2
+    rows = [[i, j, k - i, s]]
+    return rows + heap_rows(i, k, 2 * s + 1000 * (k - i + 1)) + heap_rows(k + 1, j, 2 * s + 1)
+
+
+@st.composite
+def heap_case(draw, most=14):
+    n = draw(st.integers(1, most))
+    i = draw(st.integers(0, n - 1))
+    return n, (i, draw(st.integers(i, n - 1))), draw(st.integers(-(2**20), 2**20))
+
+
+@given(heap_case())
+@settings(max_examples=30)
+def test_a_tree_with_a_state_cpu(case):
+    n, root, s0 = case
+    res = sweep(Heap(n), backend="cpu", progress=False)
+    assert res.traceback_tree(root, state=s0).tolist() == heap_rows(*root, s0)
+    assert res.traceback_tree().tolist() == heap_rows(0, n - 1, 0)  # state 0 by default
+
+
+@SIM
+@given(heap_case(most=6))
+@settings(max_examples=3)
+def test_a_tree_with_a_state_cuda(case):
+    n, root, s0 = case
+    res = sweep(Heap(n), backend="cuda", progress=False)
+    assert res.traceback_tree(root, state=s0).tolist() == heap_rows(*root, s0)
+
+
+def test_a_state_without_decisions_reads_the_table():
+    class Lengths(Heap):  # no decisions: back splits in halves by the table alone
+        decision_bits = 0
+
+        @staticmethod
+        def cell(i, j, T):
+            return 1 if i == j else T[i, (i + j) // 2] + T[(i + j) // 2 + 1, j]
+
+        @staticmethod
+        def back(i, j, d, s, T):
+            if i == j:
+                return -1, -1, 0, -1, -1, 0
+            k = i + (T[i, j] - 1) // 2
+            return i, k, 2 * s + 1000 * T[i, k], k + 1, j, 2 * s + 1
+
+    res = sweep(Lengths(7), backend="cpu", progress=False)
+    want = [[i, j, 0, s] for i, j, _, s in heap_rows(0, 6, 3)]
+    assert res.decisions is None and res.traceback_tree(state=3).tolist() == want
+    with pytest.raises(ContractError, match="declares decision_bits = 0"):
+        res.decision(0, 6)
+
+    class Plain(Chain):  # no state, no decisions: nothing to walk
+        decision_bits = 0
+        cell = staticmethod(Lengths.cell)
+
+    with pytest.raises(ContractError, match="declares decision_bits = 0: there is nothing to trace back"):
+        sweep(Plain(), backend="cpu", progress=False).traceback_tree()
+    values = sweep(Heap(5), backend="cpu", progress=False, traceback=False)  # decisions dropped
+    with pytest.raises(ContractError, match="swept with traceback=False"):
+        values.traceback_tree(state=1)
+
+
+def test_state_mistakes_are_clear_errors():
+    res = sweep(Chain(5), backend="cpu", progress=False)
+    with pytest.raises(
+        ContractError, match=r"Chain.traceback_tree\(root, state=...\).*traceback_state = False"
+    ):
+        res.traceback_tree(state=1)
+    heap = sweep(Heap(5), backend="cpu", progress=False)
+    with pytest.raises(InputError, match="state: 1.5: the root's state must be an integer"):
+        heap.traceback_tree(state=1.5)
+    with pytest.raises(InputError, match="must fit an int64"):
+        heap.traceback_tree(state=2**63)
+
+    class Four(Heap):  # the stateless return
+        @staticmethod
+        def back(i, j, d, s, T):
+            return -1, -1, -1, -1
+
+    with pytest.raises(
+        ContractError,
+        match=r"Four.back\(0, 4, 2, 7, T\) returned \(-1, -1, -1, -1\), a tuple of 4.*6 integers",
+    ):
+        sweep(Four(), backend="cpu", progress=False).traceback_tree(state=7)
+
+    class Outside(Heap):  # a child past the interval, at the second level
+        @staticmethod
+        def back(i, j, d, s, T):
+            if i == j:
+                return -1, -1, 0, -1, -1, 0
+            return i, i + d, s + 1, i + d + 1, j + (s == 1), s + 1
+
+    with pytest.raises(
+        ContractError, match=r"Outside.back\(0, 2, 1, 1, T\) returned the child \(2, 3\).*inside"
+    ):
+        sweep(Outside(), backend="cpu", progress=False).traceback_tree(state=0)
+
+    class Overlapping(Heap):  # both halves less one end: refused at n(n+1)/2 intervals
+        @staticmethod
+        def back(i, j, d, s, T):
+            if i == j:
+                return -1, -1, 0, -1, -1, 0
+            return i, j - 1, s, i + 1, j, s
+
+    with pytest.raises(ContractError, match="more than 36 intervals.*children overlap"):
+        sweep(Overlapping(8), backend="cpu", progress=False).traceback_tree()
+
+    class Below(Heap):  # reads under the diagonal (an empty interval): refused at the root, in Python
+        @staticmethod
+        def back(i, j, d, s, T):
+            return -1, -1, T[j, i], -1, -1, 0
+
+    with pytest.raises(ContractError, match=r"Below.back at \(0, 4\) in state 2 read T\[4, 0\]: .*stored"):
+        sweep(Below(), backend="cpu", progress=False).traceback_tree(state=2)
+
+    class Writes(Heap):
+        @staticmethod
+        def back(i, j, d, s, T):
+            T[i, j] = 0
+            return -1, -1, 0, -1, -1, 0
+
+    writes = sweep(Writes(), backend="cpu", progress=False)
+    with pytest.raises(ContractError, match=r"Writes.back at \(0, 4\) in state 0 wrote T.*read-only"):
+        writes.traceback_tree()
+
+    class WritesBelow(Heap):  # writes where the root's probe does not see it: numba refuses to compile
+        @staticmethod
+        def back(i, j, d, s, T):
+            if i == j:
+                T[i, j] = 0
+                return -1, -1, 0, -1, -1, 0
+            return i, i + d, s, i + d + 1, j, s
+
+    with pytest.raises(ContractError, match="WritesBelow.back does not compile.*readonly"):
+        sweep(WritesBelow(), backend="cpu", progress=False).traceback_tree()
+
+
+def test_the_checked_mode_walks_a_state_tree_in_python():
+    """A checked sweep's result walks its tree in plain Python first: a read that only a node below
+    the root makes (an empty interval, fill compiled) is refused naming the node and its state."""
+
+    class Deep(Heap):  # reads under the diagonal below the root; divides by 0 in state 7
+        @staticmethod
+        def back(i, j, d, s, T):
+            if i == j:
+                return -1, -1, 0, -1, -1, 0
+            k = i + d
+            if i + 1 == j:
+                return i, i, s + T[j, i], j, j, s  # T[j, i]: under the diagonal
+            return i, k // (s - 7) if s == 7 else k, 2 * s + 1000 * T[i, k], k + 1, j, 2 * s + 1
+
+    assert sweep(Deep(4), backend="cpu", progress=False).traceback_tree(state=5).shape == (7, 4)
+    checked = sweep(Deep(4), backend="cpu", progress=False, check=True)
+    with pytest.raises(ContractError, match=r"Deep.back at \(0, 1\) in state 2010 read T\[1, 0\]"):
+        checked.traceback_tree(state=5)
+    with pytest.raises(ContractError, match=r"Deep.back at \(0, 3\) raised ZeroDivisionError"):
+        checked.traceback_tree(state=7)
+    fine = sweep(Heap(6), backend="cpu", progress=False, check=True)
+    assert fine.stats.extra["checked"] == 21
+    assert fine.traceback_tree(state=2).tolist() == heap_rows(0, 5, 2)

@@ -33,6 +33,7 @@ decision wider than ``decision_bits`` and returns an :class:`IntervalResult`.
 
 from __future__ import annotations
 
+import operator
 import time
 from dataclasses import dataclass
 
@@ -40,9 +41,10 @@ import numpy as np
 
 from .. import backends, lowering
 from ..cache import jit_generated
+from ..checked import checked_back
 from ..checks import check_memory, probe_back, probe_cell, typing_errors
-from ..codegen import data_args, decision_dtype
-from ..errors import ContractError, decision_overflow
+from ..codegen import data_args, decision_dtype, fill, source_code
+from ..errors import ContractError, InputError, decision_overflow
 from ..jit import njit
 from ..kernel import KernelFactory
 from ..progress import progress_bar
@@ -52,6 +54,7 @@ from .table import (
     SERIAL_WORK,
     OutsideRead,
     ProbeView,
+    TableView,
     interval_memory,
     make_diagonal_view,
     work_of,
@@ -106,30 +109,63 @@ class IntervalResult:
         self._need_decisions()
         return int(self.decisions[self._cell(i, j)])
 
-    def traceback_tree(self, root=None) -> np.ndarray:
+    def traceback_tree(self, root=None, state=None) -> np.ndarray:
         """The tree of intervals ``back`` splits ``root`` (default ``(0, n - 1)``) into, walked
         compiled with an explicit stack: an int64 array of rows ``(i, j, decision)`` in preorder
         (a cell, its first child's subtree, its second's).
 
-        Raises :class:`ContractError` when no decisions were kept, ``back`` does not return four
-        integers, or returns a child that is not a shorter interval inside its own (or more
-        intervals than the root holds: children that overlap); ``IndexError`` for a root outside."""
-        self._need_decisions()
+        With ``traceback_state = True`` the root starts in ``state`` (an integer, default 0),
+        ``back(i, j, decision, state, T, *data)`` gives each child its state, reading the finished
+        table ``T`` (read-only) as it needs, and the rows are ``(i, j, decision, state)``, each
+        with the state ``back`` was called with; a class with ``decision_bits = 0`` walks with
+        every decision 0. A result of a checked sweep (``sweep(rec, check=True)``) is walked once
+        in plain Python first, ``back``'s reads of ``T`` and of its data checked at every node.
+
+        Example (``examples/cyk_parse.py``: the state is the nonterminal a node derives)::
+
+            rows = result.traceback_tree((0, n - 1), state=start)   # rows (i, j, 0, nonterminal)
+
+        Raises :class:`ContractError` when no decisions were kept (a class without
+        ``traceback_state``), ``state`` is given to a class without ``traceback_state``, ``back``
+        does not return four integers (six with a state), or returns a child that is not a shorter
+        interval inside its own (or more intervals than the root holds: children that overlap);
+        ``IndexError`` for a root outside; :class:`InputError` for a state that is not an int64."""
         cls = type(self.recurrence)
+        if state is not None and not cls.traceback_state:
+            raise ContractError(
+                f"{cls.__name__}.traceback_tree(root, state=...): the class declares traceback_state = False"
+            )
+        if not cls.traceback_state or cls.decision_bits:  # a state's walk may read T alone
+            self._need_decisions()
         i0, j0 = self._cell(*((0, self.n - 1) if root is None else root))
+        s0 = _state(state) if cls.traceback_state else 0
         data = tuple(contiguous(x) for x in self.recurrence.data())
         if getattr(cls, "back", None) is None:
             raise ContractError(
                 f"{cls.__name__} defines no back(...): its decisions cannot be traced back; define "
                 f"{cls._form('back', len(data))} as a @staticmethod"
             )
-        probe_back(cls, (i0, j0), int(self.decisions[i0, j0]), data)  # in plain Python, before compiling
+        D = self.decisions if self.decisions is not None else np.broadcast_to(np.uint8(0), self.table.shape)
+        T = (read_only(self.table),) if cls.traceback_state else ()
+        view = TableView(cls.__name__, self.table, i0, j0, s0) if T else None
+        # back's return, in plain Python, before compiling
+        probe_back(cls, (i0, j0), int(D[i0, j0]), data, s0 if T else None, view)
         length = j0 - i0 + 1
         cap = length * (length + 1) // 2  # the intervals inside the root
+        if self.stats.extra.get("checked") and T:  # the same walk in plain Python, each call checked
+            walk = _walker(cls, len(data), checked_back(cls, self.table, data))
+            self._walked(walk(i0, j0, s0, cap, D, *T, *data), i0, j0, cap)
         with typing_errors(cls):
-            path, err, i, j, a, b = _walker(cls, len(data))(i0, j0, cap, self.decisions, *data)
+            out = _walker(cls, len(data))(i0, j0, s0, cap, D, *T, *data)
+        return self._walked(out, i0, j0, cap)
+
+    def _walked(self, out, i0: int, j0: int, cap: int) -> np.ndarray:
+        """The walk's path, or its error (``out``: what the walk returned)."""
+        cls = type(self.recurrence)
+        path, err, i, j, s, a, b = out
         if err == 1:
-            raise child_error(cls, i, j, self.decisions[i, j], a, b)
+            d = int(path[-1, 2])
+            raise child_error(cls, i, j, d, a, b, s if cls.traceback_state else None)
         if err == 2:
             raise ContractError(
                 f"{cls.__name__}.back(): the walk from ({i0}, {j0}) met more than {cap} intervals, all "
@@ -149,53 +185,92 @@ class IntervalResult:
 
 
 _TREE_WALK = """
-def walk(i0, j0, cap, D{da}):
-    # err 0: done; 1: a bad child (i, j, its child a, b); 2: more than cap intervals (overlaps)
-    path = np.empty((min(2 * (j0 - i0 + 1), cap), 3), np.int64)
-    stack = np.empty((j0 - i0 + 2, 2), np.int64)  # a child is shorter: depth <= length
+def walk(i0, j0, s0, cap, D{T}{da}):
+    # err 0: done; 1: a bad child (i, j in state s, its child a, b); 2: more than cap intervals
+    path = np.empty((min(2 * (j0 - i0 + 1), cap), {width}), np.int64)
+    stack = np.empty((j0 - i0 + 2, 3), np.int64)  # a child is shorter: depth <= length
     stack[0, 0] = i0
     stack[0, 1] = j0
+    stack[0, 2] = s0
     top = 1
     n = 0
     while top > 0:
         top -= 1
         i = stack[top, 0]
         j = stack[top, 1]
+        s = stack[top, 2]
         if n == cap:
-            return path[:n], 2, i, j, 0, 0
+            return path[:n], 2, i, j, s, 0, 0
         if n == path.shape[0]:
-            grown = np.empty((min(2 * n, cap), 3), np.int64)
+            grown = np.empty((min(2 * n, cap), {width}), np.int64)
             grown[:n] = path[:n]
             path = grown
         d = np.int64(D[i, j])
         path[n, 0] = i
         path[n, 1] = j
         path[n, 2] = d
+        {rec}
         n += 1
-        i1, j1, i2, j2 = back(i, j, d{da})
+        {step}
         for c in range(2):  # the second child first: the stack pops the first one next
             a = np.int64(i2) if c == 0 else np.int64(i1)
             b = np.int64(j2) if c == 0 else np.int64(j1)
             if (a == -1 and b == -1) or (b == a - 1 and a >= i and a <= j + 1):
                 continue  # absent, or an empty interval
             if a < i or b > j or a > b or (a == i and b == j):
-                return path[:n], 1, i, j, a, b
+                return path[:n], 1, i, j, s, a, b
             stack[top, 0] = a
             stack[top, 1] = b
+            stack[top, 2] = np.int64(s2) if c == 0 else np.int64(s1)
             top += 1
-    return path[:n], 0, 0, 0, 0, 0
+    return path[:n], 0, 0, 0, 0, 0, 0
 """
 
 _WALKERS = KernelFactory("interval.walk", "rec", "n_data")
 
 
-def _walker(rec_cls, n_data: int):
+def _walk_source(rec_cls, n_data: int) -> str:
+    """The tree walk's source: with ``traceback_state``, ``back`` takes each node's state and the
+    table and gives the children theirs (a fourth column, the state); without, states stay 0."""
+    da = data_args(n_data)
+    if rec_cls.traceback_state:
+        pieces = {
+            "T": ", T",
+            "width": 4,
+            "rec": "path[n, 3] = s",
+            "step": f"i1, j1, s1, i2, j2, s2 = back(i, j, d, s, T{da})",
+        }
+    else:
+        step = f"i1, j1, i2, j2 = back(i, j, d{da})\ns1 = 0\ns2 = 0"  # no states: each 0
+        pieces = {"T": "", "width": 3, "rec": "", "step": step}
+    return fill(_TREE_WALK, da=da, **pieces)
+
+
+def _walker(rec_cls, n_data: int, back=None):
+    """The compiled walk of ``rec_cls.back``; with ``back`` (a plain-Python stand-in, the checked
+    walk's), the same source run in plain Python calling it."""
+    if back is not None:
+        ns = {"np": np, "back": back}
+        exec(source_code(_walk_source(rec_cls, n_data), "walk"), ns)
+        return ns["walk"]
     k = _WALKERS.lookup(rec=rec_cls, n_data=n_data)
     if not k.ready:
         ns = {"np": np, "back": njit(rec_cls.back)}
-        src = _TREE_WALK.format(da=data_args(n_data))
-        k = k.keep(jit_generated(src, "walk", ns, njit, "cpu"))
+        k = k.keep(jit_generated(_walk_source(rec_cls, n_data), "walk", ns, njit, "cpu"))
     return k.fn
+
+
+def _state(state) -> int:
+    """A tree walk's first state: an int64 (0 when None)."""
+    if state is None:
+        return 0
+    try:
+        s = operator.index(state)
+    except TypeError:
+        raise InputError("state", f"{state!r}: the root's state must be an integer") from None
+    if not -(2**63) <= s < 2**63:
+        raise InputError("state", f"{state!r}: the root's state must fit an int64")
+    return int(s)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -244,11 +319,12 @@ def outside_read_error(cls, e: OutsideRead) -> ContractError:
     )
 
 
-def child_error(cls, i: int, j: int, decision, a: int, b: int) -> ContractError:
-    """The error for ``back(i, j, decision)``'s child ``(a, b)``, not a shorter interval inside
-    (the tree walk's and the checked sweep's)."""
+def child_error(cls, i: int, j: int, decision, a: int, b: int, state=None) -> ContractError:
+    """The error for ``back(i, j, decision[, state, T])``'s child ``(a, b)``, not a shorter interval
+    inside (the tree walk's and the checked sweep's)."""
+    call = f"{i}, {j}, {decision}" + ("" if state is None else f", {state}, T")
     return ContractError(
-        f"{cls.__name__}.back({i}, {j}, {decision}) returned the child ({a}, {b}): a "
+        f"{cls.__name__}.back({call}) returned the child ({a}, {b}): a "
         f"child must be a shorter interval inside ({i}, {j}) (an empty one is written (a, a - 1)), "
         "or (-1, -1) for none"
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..codegen import cell_call, data_args, decision_dtype, fill, indent
+from ..errors import ContractError
 from ..kernel import KernelFactory
 
 #: a diagonal whose work (cells x length, the split points its cells read) is below this runs on
@@ -126,6 +127,35 @@ class ProbeView:
         if not (self.i <= a <= b <= self.j and (a, b) != (self.i, self.j)):
             raise OutsideRead(self.i, self.j, a, b)
         return self.fill if self.table is None else self.table[a, b]
+
+
+class TableView:
+    """The finished table as a stateful ``back`` (``traceback_state``) sees it in plain Python, at
+    node ``(i, j)`` in state ``s`` (the tree walk's probe at its root, the checked walk at every
+    node): ``T[a, b]`` gives ``table[a, b]`` at a stored interval, ``0 <= a <= b < n``; any other
+    read (an empty interval, an index outside), or a write, is a :class:`ContractError` naming the
+    call (compiled, such a read gives ``fill`` or whatever memory holds)."""
+
+    def __init__(self, name: str, table, i: int, j: int, s: int):
+        self.name, self.table, self.at = name, table, (int(i), int(j), int(s))
+        self.shape = table.shape
+
+    def _where(self) -> str:
+        i, j, s = self.at
+        return f"{self.name}.back at ({i}, {j}) in state {s}"
+
+    def __getitem__(self, ab):
+        a, b = (int(x) for x in ab)
+        n = self.shape[0]
+        if not 0 <= a <= b < n:
+            raise ContractError(
+                f"{self._where()} read T[{a}, {b}]: back may read T[a, b] only at a stored interval, "
+                f"0 <= a <= b < {n} (an empty interval is not stored: test for it)"
+            )
+        return self.table[a, b]
+
+    def __setitem__(self, ab, v):
+        raise ContractError(f"{self._where()} wrote T[{ab}]: the table is read-only to back")
 
 
 class OutsideRead(Exception):

@@ -37,7 +37,8 @@ All return ``value`` or ``(value, decision)`` from ``cell``; ``decision`` (``dec
 0 = none) is evicted to the host store and read back by ``back`` during the traceback. With
 ``traceback_state = True`` the traceback carries a state from step to step (which matrix of an
 affine-gap alignment, which phase of a walk): ``back(i, j, decision, state, *data) -> (i2, j2,
-state2)``.
+state2)``; an interval's tree carries one from node to node (CYK's nonterminal), ``back(i, j,
+decision, state, T, *data) -> (i1, j1, state1, i2, j2, state2)`` reading the finished table ``T``.
 
 **What is declared, and what is an option of the sweep.** A class attribute says what ``cell``
 *is*: its arguments and what it returns. ``symbols`` (two more arguments, a row's and a column's

@@ -175,7 +175,7 @@ class Recurrence:
         n_sym += 1 if getattr(cls, "reads_line", False) else 0  # the line: one argument more
         want = {"cell": len(cls._INDEX) + cls._n_deps() + n_sym + n_data}
         if getattr(cls, "back", None) is not None:
-            want["back"] = len(cls._INDEX) + 1 + bool(cls.traceback_state) + n_data
+            want["back"] = len(cls._INDEX) + 1 + len(cls._back_takes()) + n_data
         if hasattr(cls, "boundary"):
             want["boundary"] = len(cls._INDEX) + n_data
         for meth, n in want.items():
@@ -207,6 +207,12 @@ class Recurrence:
                 return f"back({idx}, decision, state{data}) -> ({a}2, {b}2, state2)"
             return f"back({idx}, decision{data})"
         return f"{meth}({idx}{data})"
+
+    @classmethod
+    def _back_takes(cls) -> tuple[str, ...]:
+        """The names of what ``back`` takes between the decision and the data: the state with
+        ``traceback_state``."""
+        return ("state",) if cls.traceback_state else ()
 
     @classmethod
     def _back_returns(cls) -> tuple[str, ...]:

@@ -22,6 +22,8 @@ class IntervalRecurrence(Recurrence):
         def cell(i, j, T, *data) -> value or (value, decision)
         @staticmethod
         def back(i, j, decision, *data) -> (i1, j1, i2, j2)
+                                        # (traceback_state: back(i, j, decision, state, T,
+                                        # *data) -> (i1, j1, state1, i2, j2, state2))
 
     ``T`` is the table, a 2-D array indexed ``T[a, b]``. ``cell`` may read it at every shorter
     interval inside its own, ``i <= a <= b <= j`` with ``(a, b) != (i, j)``, and must not write
@@ -50,9 +52,25 @@ class IntervalRecurrence(Recurrence):
     traceback_tree` walks the tree (compiled, an explicit stack) and returns rows ``(i, j,
     decision)`` in preorder: a cell, then its first child's subtree, then its second's.
 
+    **A tree whose nodes carry a state.** Where a child's meaning depends on its parent's, more than
+    one decision per interval can hold (CYK: the nonterminal a node derives picks the production,
+    and so its children's nonterminals), declare ``traceback_state = True``; ``back`` then takes the
+    node's state and the finished table and gives each child its state::
+
+        @staticmethod
+        def back(i, j, decision, state, T, *data) -> (i1, j1, state1, i2, j2, state2)
+
+    ``T`` is the whole table as the sweep left it (``result.table``, read-only, indexed ``T[a, b]``
+    as in ``cell``): ``back`` may read any stored interval, ``0 <= a <= b < n``, to choose the
+    split and the children's states (the value of ``(i, j)`` itself included). States are integers
+    (int64); an absent child's state is ignored. ``traceback_tree(root, state=s0)`` starts the root
+    in ``s0`` and returns rows ``(i, j, decision, state)``. Such a class may declare
+    ``decision_bits = 0`` (a cell then returns its value alone) when ``back`` reads all it needs
+    from ``T``: every decision is then 0.
+
     ``size() == 0`` gives an empty table (nothing to compute; ``value``, ``decision`` and the
-    traceback then raise ``IndexError``). Not available on this shape: ``traceback_state``,
-    ``reduce`` (the whole table is the result: reduce ``result.table`` with numpy).
+    traceback then raise ``IndexError``). Not available on this shape: ``reduce`` (the whole table
+    is the result: reduce ``result.table`` with numpy).
     """
 
     family = "interval"
@@ -64,12 +82,11 @@ class IntervalRecurrence(Recurrence):
     @classmethod
     def _validate_class(cls):
         super()._validate_class()
-        for attr in ("traceback_state", "reduce"):
-            if getattr(cls, attr):
-                raise ContractError(
-                    f"{cls.__name__}.{attr} = {getattr(cls, attr)!r}: an IntervalRecurrence has no {attr} "
-                    "(its traceback is a tree, and result.table holds every cell)"
-                )
+        if cls.reduce:
+            raise ContractError(
+                f"{cls.__name__}.reduce = {cls.reduce!r}: an IntervalRecurrence has no reduce "
+                "(result.table holds every cell: reduce it with numpy)"
+            )
         if np.dtype(cls.value_dtype).names is not None:
             raise ContractError(
                 f"{cls.__name__}.value_dtype is a record: an IntervalRecurrence keeps scalar cells (one "
@@ -87,12 +104,19 @@ class IntervalRecurrence(Recurrence):
     @classmethod
     def _form(cls, meth: str, n_data: int) -> str:
         if meth == "back":
-            data = "".join(f", data_{k}" for k in range(n_data))
-            return f"back(i, j, decision{data}) -> (i1, j1, i2, j2), (-1, -1) for an absent child"
+            takes = "".join(f", {a}" for a in (*cls._back_takes(), *(f"data_{k}" for k in range(n_data))))
+            returns = ", ".join(cls._back_returns())
+            return f"back(i, j, decision{takes}) -> ({returns}), (-1, -1) for an absent child"
         return super()._form(meth, n_data)
 
     @classmethod
+    def _back_takes(cls) -> tuple[str, ...]:
+        return ("state", "T") if cls.traceback_state else ()
+
+    @classmethod
     def _back_returns(cls) -> tuple[str, ...]:
+        if cls.traceback_state:
+            return ("i1", "j1", "state1", "i2", "j2", "state2")
         return ("i1", "j1", "i2", "j2")
 
     def _checked_size(self) -> int:
