@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import doctest
 import itertools
+import random
 import re
 import shlex
 import subprocess
@@ -780,3 +781,153 @@ def test_banded_alignment_wide_band_is_the_full_table_and_narrow_is_refused(caps
 @given(banded_case(most=6))
 def test_banded_alignment_cuda_matches_the_banded_reference(case):
     _check_banded(*case, backend="cuda")
+
+
+# ---------------------------------------------------------------------------------------------
+# examples/cyk_parse.py: a tree whose nodes carry a state (the nonterminal), against plain-Python CYK
+# ---------------------------------------------------------------------------------------------
+
+cyk = load_example("cyk_parse")
+
+
+def cyk_sets(grammar, words) -> dict:
+    """Plain-Python CYK: the set of nonterminals (indices) deriving each interval ``(i, j)``."""
+    n, N = len(words), {}
+    for i, w in enumerate(words):
+        N[i, i] = set(grammar.lexicon[w])
+    for length in range(2, n + 1):
+        for i in range(n - length + 1):
+            j = i + length - 1
+            N[i, j] = {
+                int(a)
+                for k in range(i, j)
+                for a, b, c in grammar.binary.tolist()
+                if b in N[i, k] and c in N[k + 1, j]
+            }
+    return N
+
+
+def check_parse_tree(grammar, words, rows) -> None:
+    """``rows`` (preorder ``(i, j, decision, nonterminal)``) is a parse tree of ``words`` from the
+    start symbol: every node's rule is in the grammar, the children split their parent, and the
+    leaves spell the words in order."""
+    rules = {tuple(r) for r in grammar.binary.tolist()}
+    rows = [tuple(int(x) for x in r) for r in rows]
+    leaves, at = [], [0]
+
+    def node(i, j, a):
+        assert at[0] < len(rows) and rows[at[0]] == (i, j, 0, a), (rows, at[0], (i, j, a))
+        at[0] += 1
+        if i == j:
+            assert a in grammar.lexicon[words[i]]  # a -> word i
+            leaves.append(words[i])
+            return
+        li, lj, _, b = rows[at[0]]
+        assert li == i and i <= lj < j, (rows, at[0])
+        node(li, lj, b)
+        ri, rj, _, c = rows[at[0]]
+        assert ri == lj + 1 and rj == j and (a, b, c) in rules, (i, j, a, b, c)
+        node(ri, rj, c)
+
+    node(0, len(words) - 1, 0)
+    assert at[0] == len(rows) and leaves == list(words)
+
+
+def check_cyk(grammar, words, **options) -> bool:
+    tree, stats = cyk.parse(grammar, words, progress=False, **options)
+    member = bool(words) and 0 in cyk_sets(grammar, words)[0, len(words) - 1]
+    assert (tree is not None) == member, (words, member)
+    if member:
+        check_parse_tree(grammar, words, tree)
+    return member
+
+
+@st.composite
+def cnf_grammars(draw):
+    """A random grammar in Chomsky normal form over the words a, b, c: 1 to 5 nonterminals, each with
+    at least one rule (binary rules among them, or a word); the start is N0."""
+    m = draw(st.integers(1, 5))
+    lines = []
+    for a in range(m):
+        rule = st.one_of(
+            st.tuples(st.integers(0, m - 1), st.integers(0, m - 1)).map(lambda bc: f"N{bc[0]} N{bc[1]}"),
+            st.sampled_from("abc"),
+        )
+        bodies = draw(st.lists(rule, min_size=1, max_size=4, unique=True))
+        lines.append(f"N{a} -> " + " | ".join(bodies))
+    if not any(len(body.split()) == 1 for line in lines for body in line.split("->")[1].split("|")):
+        lines[-1] += " | a"  # a word at least: else no sentence to parse
+    return cyk.Grammar("\n".join(lines))
+
+
+def derive(grammar, rng, a: int, depth: int) -> list:
+    """Words the nonterminal ``a`` derives, by random rules (words preferred past ``depth``); []
+    when ``a`` derives nothing short enough."""
+    words = [w for w, heads in grammar.lexicon.items() if a in heads]
+    pairs = [(b, c) for h, b, c in grammar.binary.tolist() if h == a]
+    if words and (depth <= 0 or not pairs or rng.random() < 0.3):
+        return [rng.choice(sorted(words))]
+    if not pairs or depth < -4:
+        return []
+    b, c = rng.choice(pairs)
+    left, right = derive(grammar, rng, b, depth - 1), derive(grammar, rng, c, depth - 1)
+    return left + right if left and right else []
+
+
+@settings(max_examples=60, deadline=None)
+@given(cnf_grammars(), st.data())
+def test_cyk_cpu_matches_plain_python_cyk(grammar, data):
+    """Membership as plain-Python CYK says, and a valid parse tree, for random strings and for
+    strings the grammar derives (so that most of the latter are members)."""
+    vocab = sorted(grammar.lexicon)
+    words = data.draw(st.lists(st.sampled_from(vocab), min_size=1, max_size=9))
+    check_cyk(grammar, words, backend="cpu")
+    derived = derive(grammar, random.Random(data.draw(st.integers(0, 2**32))), 0, 5)
+    if derived and len(derived) <= 12:
+        assert check_cyk(grammar, derived, backend="cpu")
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from("()"), min_size=1, max_size=12))
+def test_cyk_parens_is_balance(text):
+    grammar = cyk.Grammar(cyk.PARENS)
+    depth, balanced = 0, True
+    for c in text:
+        depth += 1 if c == "(" else -1
+        balanced &= depth >= 0
+    assert check_cyk(grammar, list(text), backend="cpu") == (balanced and depth == 0)
+
+
+def test_cyk_english_and_its_cli(capsys):
+    grammar = cyk.Grammar(cyk.ENGLISH)
+    words = "the man saw a dog with a telescope".split()
+    assert check_cyk(grammar, words, backend="cpu")
+    tree, _ = cyk.parse(grammar, words, backend="cpu")
+    assert cyk.bracketed(tree, grammar.names, words) == (
+        "(S (NP (Det the) (N man)) (VP (V saw) (NP (NP (Det a) (N dog)) (PP (P with) (NP (Det a) "
+        "(N telescope))))))"
+    )
+    assert not check_cyk(grammar, ["saw", "the"], backend="cpu")
+    cyk.main(["john", "slept", "--backend", "cpu"])
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["parsed 2 words (cpu backend)", "(S (NP john) (VP slept))"]
+    with pytest.raises(SystemExit) as out:
+        cyk.main(["mary", "the", "--backend", "cpu"])
+    assert out.value.code == 1 and capsys.readouterr().out == "not in the language (cpu backend)\n"
+    with pytest.raises(SystemExit) as out:
+        cyk.main(["a", "cat", "--backend", "cpu"])
+    assert out.value.code == 2 and "no rule derives the word 'cat'" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="not A -> B C nor A -> word"):
+        cyk.Grammar("S -> A B C")
+
+
+@pytest.mark.sim
+@settings(max_examples=4, deadline=None)
+@given(st.lists(st.sampled_from(["john", "mary", "saw", "slept", "the", "dog"]), min_size=1, max_size=4))
+def test_cyk_cuda_matches_plain_python_cyk(words):
+    check_cyk(cyk.Grammar(cyk.ENGLISH), words, backend="cuda")
+
+
+@pytest.mark.sim
+def test_cyk_cuda_parses_a_sentence():
+    assert check_cyk(cyk.Grammar(cyk.ENGLISH), ["john", "saw", "the", "dog"], backend="cuda")

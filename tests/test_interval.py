@@ -563,6 +563,11 @@ def test_the_diagonal_view_on_the_cpu():
     [
         ("matrix_chain.py", ["10", "30", "5", "60"], ["cost 4500 (cpu backend)", "((A0A1)A2)"]),
         ("rna_folding.py", ["GGGAAAUCC"], ["3 base pairs (cpu backend)", "GGGAAAUCC", "(((...)))"]),
+        (
+            "cyk_parse.py",
+            ["(", "(", ")", ")", "--grammar", "parens"],
+            ["parsed 4 words (cpu backend)", "(S (L () (X (S (L () (R ))) (R ))))"],
+        ),
     ],
 )
 def test_the_examples_run_as_scripts(script, args, want):
