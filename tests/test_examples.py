@@ -861,11 +861,11 @@ def cnf_grammars(draw):
 
 
 def derive(grammar, rng, a: int, depth: int) -> list:
-    """Words the nonterminal ``a`` derives, by random rules (words preferred past ``depth``); []
-    when ``a`` derives nothing short enough."""
+    """Words the nonterminal ``a`` derives, by random rules (a word likelier the deeper, always at
+    ``depth`` 0); [] when ``a`` derives nothing short enough."""
     words = [w for w, heads in grammar.lexicon.items() if a in heads]
     pairs = [(b, c) for h, b, c in grammar.binary.tolist() if h == a]
-    if words and (depth <= 0 or not pairs or rng.random() < 0.3):
+    if words and (depth <= 0 or not pairs or rng.random() < 0.1 * (6 - depth)):
         return [rng.choice(sorted(words))]
     if not pairs or depth < -4:
         return []
