@@ -382,8 +382,7 @@ def check_layered(call) -> int:
 def check_interval(call) -> int:
     """The checked pass of an :class:`~gpudp.IntervalRecurrence`, by length, each cell reading the
     table through :class:`~gpudp.interval.table.ProbeView` with the values computed."""
-    from .interval import child_error, outside_read_error
-    from .interval.table import OutsideRead, ProbeView
+    from .interval.table import OutsideRead, ProbeView, child_error, outside_read_error
 
     rec = call.rec
     cls = type(rec)

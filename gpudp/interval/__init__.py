@@ -55,8 +55,10 @@ from .table import (
     OutsideRead,
     ProbeView,
     TableView,
+    child_error,
     interval_memory,
     make_diagonal_view,
+    outside_read_error,
     work_of,
 )
 from .table import chunks as diagonal_chunks
@@ -305,29 +307,6 @@ def _probe(rec, n: int, data: tuple) -> None:
             raise outside_read_error(cls, e) from None
         except Exception:
             return
-
-
-def outside_read_error(cls, e: OutsideRead) -> ContractError:
-    """The error for cell ``e.cell``'s read ``e.read`` outside its shorter sub-intervals (the probe's
-    and the checked sweep's, :mod:`gpudp.checked`)."""
-    (i, j), (a, b) = e.cell, e.read
-    return ContractError(
-        f"{cls.__name__}.cell at ({i}, {j}) read T[{a}, {b}]: a cell may read T[a, b] only at "
-        f"the shorter intervals inside its own, {i} <= a <= b <= {j} and (a, b) != ({i}, {j}); "
-        "other reads give whatever memory holds on the CPU and anything on the GPU. Test for an "
-        "empty interval instead of reading it: T[i + 1, j - 1] if i + 1 <= j - 1 else 0"
-    )
-
-
-def child_error(cls, i: int, j: int, decision, a: int, b: int, state=None) -> ContractError:
-    """The error for ``back(i, j, decision[, state, T])``'s child ``(a, b)``, not a shorter interval
-    inside (the tree walk's and the checked sweep's)."""
-    call = f"{i}, {j}, {decision}" + ("" if state is None else f", {state}, T")
-    return ContractError(
-        f"{cls.__name__}.back({call}) returned the child ({a}, {b}): a "
-        f"child must be a shorter interval inside ({i}, {j}) (an empty one is written (a, a - 1)), "
-        "or (-1, -1) for none"
-    )
 
 
 def _host_arrays(runner, n: int, vt: np.dtype, dt: np.dtype, bits: int) -> tuple[np.ndarray, np.ndarray]:

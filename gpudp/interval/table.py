@@ -1,6 +1,7 @@
 """The interval table: its two layouts (row-major on the CPU, by diagonals on the GPU), the sizes
-and the work of a sweep, and the chunks of diagonals the backends run. Shared by the driver
-(:mod:`gpudp.interval`) and both backends' modules.
+and the work of a sweep, the chunks of diagonals the backends run, and the guarded views of it that
+plain-Python calls read (with the errors they and the tree walk raise). Shared by the driver
+(:mod:`gpudp.interval`), both backends' modules and the checked pass (:mod:`gpudp.checked`).
 """
 
 from __future__ import annotations
@@ -164,6 +165,29 @@ class OutsideRead(Exception):
     def __init__(self, i: int, j: int, a: int, b: int):
         super().__init__(i, j, a, b)
         self.cell, self.read = (i, j), (a, b)
+
+
+def outside_read_error(cls, e: OutsideRead) -> ContractError:
+    """The error for cell ``e.cell``'s read ``e.read`` outside its shorter sub-intervals (the probe's
+    and the checked sweep's, :mod:`gpudp.checked`)."""
+    (i, j), (a, b) = e.cell, e.read
+    return ContractError(
+        f"{cls.__name__}.cell at ({i}, {j}) read T[{a}, {b}]: a cell may read T[a, b] only at "
+        f"the shorter intervals inside its own, {i} <= a <= b <= {j} and (a, b) != ({i}, {j}); "
+        "other reads give whatever memory holds on the CPU and anything on the GPU. Test for an "
+        "empty interval instead of reading it: T[i + 1, j - 1] if i + 1 <= j - 1 else 0"
+    )
+
+
+def child_error(cls, i: int, j: int, decision, a: int, b: int, state=None) -> ContractError:
+    """The error for ``back(i, j, decision[, state, T])``'s child ``(a, b)``, not a shorter interval
+    inside (the tree walk's and the checked sweep's)."""
+    call = f"{i}, {j}, {decision}" + ("" if state is None else f", {state}, T")
+    return ContractError(
+        f"{cls.__name__}.back({call}) returned the child ({a}, {b}): a "
+        f"child must be a shorter interval inside ({i}, {j}) (an empty one is written (a, a - 1)), "
+        "or (-1, -1) for none"
+    )
 
 
 _SWEEPS = KernelFactory("interval.sweep", "backend", "rec", "n_data")
