@@ -52,8 +52,11 @@ __all__ = ["WARP", "Unsupported", "column_cell", "rewritten", "warp_cell"]
 #: lanes that share a cell
 WARP = 32
 #: iterations a lane runs a trip of its loop, one after the other (each with its own reads, which
-#: then need not wait on the update before them); GPUDP_SPLIT_UNROLL for measurements
-UNROLL = int(os.environ.get("GPUDP_SPLIT_UNROLL", "1"))
+#: then need not wait on the update before them); GPUDP_SPLIT_UNROLL for measurements. H100,
+#: 2026-12-06 (tools/interval_gpu.py, whole sweeps 1 / 2 / 4): matrix chain n = 2,000 0.0321 /
+#: 0.0265 / 0.0259 s, triangulation n = 1,500 0.0221 / 0.0209 / 0.0205 s, Nussinov n = 2,000
+#: 0.0405 / 0.0403 / 0.0471 s: 2 is never slower than 1, 4 loses on Nussinov
+UNROLL = int(os.environ.get("GPUDP_SPLIT_UNROLL", "2"))
 #: the prefix of every name the rewrite adds
 _P = "_gpudp_"
 _LANE = _P + "lane"

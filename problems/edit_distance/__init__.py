@@ -236,7 +236,7 @@ def cdist(queries, choices, *, backend: str = "auto", dtype=None, score_cutoff=N
     one side a pattern whose masks are built once and reused for every sequence of the other side
     (the queries, unless the choices make less work as patterns: the distance is symmetric). On
     the cpu a parallel loop over the patterns; on the GPU a thread a cell of the result (patterns
-    of up to 256 symbols through kernels of their word count, as for the LCS). Exact
+    of up to 1,024 symbols through kernels of their word count, as for the LCS). Exact
     integers throughout; non-ASCII text is compared by code point. Parameters, inputs and errors
     as :func:`gpudp.problems.lcs.cdist`, except:
 

@@ -531,7 +531,7 @@ def cdist(queries, choices, *, backend: str = "auto", dtype=None, score_cutoff=N
     queries, unless the choices make less work as patterns (the lengths are symmetric). On the cpu
     a parallel loop over the patterns (or patterns and runs of texts, when they are few); on the
     GPU a thread a cell of the result, every pattern's masks built once on the device (patterns of
-    up to 256 symbols through kernels of their word count, vectors in registers, masks in shared
+    up to 1,024 symbols through kernels of their word count, vectors in registers, masks in shared
     memory: :mod:`.cross.cuda`). Exact integers throughout; non-ASCII text is compared by code
     point.
 
