@@ -109,15 +109,15 @@ def check_memory(need: int, what: str, change: str, budget: int | None = None, o
     (given as ``option``): one :class:`InputError` naming the bytes, the limit and ``change``, what
     to do instead."""
     avail = available_memory()
-    if budget is not None and budget < avail:
-        limit, over = budget, f"the memory budget of {budget / 2**30:.2f} GiB"
-        change += f", or a larger {option}"
+    by_budget = budget is not None and budget < avail
+    if need <= (budget if by_budget else avail):
+        return
+    if by_budget:
+        over, change = f"the memory budget of {budget / 2**30:.2f} GiB", f"{change}, or a larger {option}"
     else:
-        limit, over = avail, describe()
-    if need > limit:
-        raise InputError(
-            "memory", f"{what} needs about {need / 2**30:.2f} GiB of host memory, over {over}: {change}"
-        )
+        over = describe()  # reads the host's figures again: only for the message
+    need_words = f"{what} needs about {need / 2**30:.2f} GiB of host memory"
+    raise InputError("memory", f"{need_words}, over {over}: {change}")
 
 
 #: ``verify`` when not given (None) or True: pairs re-solved by the checked path
