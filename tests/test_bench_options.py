@@ -41,6 +41,10 @@ BAD = [
     "batch --traceback-pairs -1",
     "batch --problems lcs,foo",
     "batch --seed x",
+    "batch --forms foo",
+    "batch --forms arrays,lists",
+    "batch --peers none,rapidfuzz",
+    "batch --peers sz",
     "scale --workers 1,x",
     "scale --pairs 0",
     "scale --length 0",
@@ -231,3 +235,29 @@ def test_tsp_sizes_from_one_city(monkeypatch):
     argv = ["bench", "tsp", "--sizes", "1,4", "--backends", "cpu", "--no-peers"]
     out = tsp.cli_bench(build_parser(argv).parse_args(argv))
     assert [r["cities"] for r in out["results"]] == [1, 4] and not out["skipped"]
+
+
+def test_batch_forms_and_peers_side_by_side(capsys):
+    """``--forms arrays,cdist``: the batch given as two 2-D arrays, and the cross product of
+    isqrt(pairs) queries and choices; each beside rapidfuzz's (cpdist, cdist) in ``side_by_side``
+    (StringZilla skipped where it is not installed); ``--peers none`` times gpudp alone."""
+    pytest.importorskip("rapidfuzz")
+    from gpudp.bench import batch
+
+    argv = ["bench", "batch", "--backends", "cpu", "--pairs", "30", "--length", "20", "--repeat", "1"]
+    argv += ["--traceback-pairs", "0", "--problems", "edit", "--forms", "arrays,cdist"]
+    out = batch.cli_bench(build_parser(argv).parse_args([*argv, "--peers", "rapidfuzz,stringzilla"]))
+    table = {(r["form"], r["peer"]) for r in out["side_by_side"]}
+    assert (
+        table
+        == {
+            ("two 2-D arrays", "rapidfuzz process.cpdist Levenshtein.distance"),
+            ("cdist", "rapidfuzz process.cdist"),
+        }
+        or ("cdist", "stringzillas LevenshteinDistances (cpu)") in table
+    )
+    cross = [r for r in out["results"] if r.get("form") == "cdist"]
+    assert {r["queries"] for r in cross} == {5} and any(r.get("equal") for r in cross)
+    assert all(r["ratio"] > 0 for r in out["side_by_side"])
+    alone = batch.cli_bench(build_parser(argv).parse_args([*argv, "--peers", "none"]))
+    assert not alone["side_by_side"] and all("rapidfuzz" not in r["run"] for r in alone["results"])

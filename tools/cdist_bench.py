@@ -40,10 +40,10 @@ import json
 import os
 import platform
 import sys
-import time
 
 import numpy as np
 
+from gpudp.bench.peers import best_of, stringzilla_cross
 from gpudp.problems import edit_distance, lcs
 
 #: the solver of each problem and whether its value is a distance (``cross.run``'s arguments)
@@ -108,16 +108,6 @@ def data(n: int, m: int, length: int, seed: int = 0) -> tuple[list[bytes], list[
     q = acgt[rng.integers(0, 4, (n, length))]
     c = acgt[rng.integers(0, 4, (m, length))]
     return [r.tobytes() for r in q], [r.tobytes() for r in c]
-
-
-def best_of(fn, repeat: int) -> tuple[float, object]:
-    fn()  # warm-up: compilation, CUDA's start
-    times, out = [], None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return min(times), out
 
 
 def versions() -> dict:
@@ -191,38 +181,18 @@ def rapidfuzz_row(problem, q, c, repeat, cells, want, cutoff=None) -> dict:
 
 
 def stringzilla_rows(problem, q, c, repeat, cells, want, cutoff=None) -> list[dict]:
-    """StringZilla's cross-product engines (see the module's docstring; no cutoff: its values are
-    cut off before they are compared)."""
-    try:
-        import stringzilla as sz
-        import stringzillas as szs
-    except ImportError as e:
-        return [{"run": "stringzillas LevenshteinDistances", "skipped": f"not installed ({e})"}]
-    t = time.perf_counter()
-    a, b = sz.Strs(q), sz.Strs(c)
-    build_s = time.perf_counter() - t
-    costs = {} if problem == "edit" else {"match": 0, "mismatch": 2, "open": 1, "extend": 1}
-    scopes = [("cpu", lambda: szs.DeviceScope(cpu_cores=os.cpu_count()))]
-    if "cuda" in getattr(szs, "__capabilities__", ()):
-        scopes.append(("cuda", lambda: szs.DeviceScope(gpu_device=0)))
+    """StringZilla's cross-product engines (:func:`gpudp.bench.peers.stringzilla_cross`; no cutoff:
+    its values are cut off before they are compared)."""
     rows = []
-    for where, scope in scopes:
-        name = f"stringzillas LevenshteinDistances{'(indel)' if problem == 'lcs' else ''} ({where})"
-        try:
-            dev = scope()
-            engine = szs.LevenshteinDistances(**costs, capabilities=dev)
-            s, got = best_of(lambda dev=dev, engine=engine: engine(a, b, device=dev), repeat)
-        except Exception as e:
-            rows.append({"run": name, "skipped": f"{type(e).__name__}: {e}"})
-            continue
-        got = np.asarray(got, np.int64).reshape(len(q), len(c))
-        if problem == "lcs":  # indel distance -> LCS length
-            la = np.array([len(x) for x in q])[:, None]
-            lb = np.array([len(y) for y in c])[None, :]
-            got = (la + lb - got) // 2
-        got = cut_off(got, problem, cutoff)
-        equal = None if want is None else bool(np.array_equal(got, want))
-        rows.append({"run": name, "seconds": s, "gcups": cells / s / 1e9, "build_s": build_s, "equal": equal})
+    for r in stringzilla_cross(problem, q, c, repeat):
+        if "values" in r:
+            got = cut_off(r.pop("values"), problem, cutoff)
+            r.pop("where")
+            r.update(
+                gcups=cells / r["seconds"] / 1e9,
+                equal=None if want is None else bool(np.array_equal(got, want)),
+            )
+        rows.append(r)
     return rows
 
 

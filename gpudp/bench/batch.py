@@ -14,12 +14,19 @@ end to end (pairs in host memory to the returned result holding the checked posi
 make every subsequence a Python object is reported apart); beside it rapidfuzz's
 ``LCSseq.editops`` (one pair a call, one thread) on ``--traceback-pairs`` pairs. The edit distance
 still solves each pair with its script by one engine sweep: timed on ``--traceback-pairs``.
+
+``--forms`` picks the forms (``pairs``, ``str``, ``arrays``; ``cdist``: the cross product of
+``isqrt(--pairs)`` queries and as many choices by ``cdist``), ``--peers`` the peers (rapidfuzz;
+``stringzilla``, whose engines compute cross products only: beside the ``cdist`` form; ``none``).
+The JSON's ``side_by_side`` pairs every gpudp row with each peer's on the same pairs (``ratio``: the
+peer's seconds over gpudp's).
 """
 
 from __future__ import annotations
 
 import datetime
 import importlib
+import math
 import os
 import statistics
 import time
@@ -49,6 +56,20 @@ def bench_arguments(p):
         default=200,
         help="pairs timed one by one: rapidfuzz's LCSseq.editops, and the edit distance with traceback=True",
     )
+    p.add_argument(
+        "--forms",
+        type=options.choice_list(*FORMS),
+        default="pairs,str,arrays",
+        help="comma-separated: pairs (a list of pairs of byte arrays), str (a list of (str, str)), arrays "
+        "(two 2-D arrays), cdist (the cross product of isqrt(--pairs) queries and as many choices)",
+    )
+    p.add_argument(
+        "--peers",
+        type=options.choice_list(*PEERS, alone=("none",)),
+        default="rapidfuzz",
+        help="comma-separated: rapidfuzz (process.cpdist / cdist, every core), stringzilla (its "
+        "cross-product engines: the cdist form only), or none",
+    )
     p.add_argument("--seed", type=options.seed, default=0)
 
 
@@ -62,6 +83,11 @@ def _timed(fn, repeat):
         runs.append(time.perf_counter() - t)
     return out, runs
 
+
+#: the forms a batch is given in (--forms), by name: what the rows call them
+FORMS = {"pairs": "list of pairs", "str": "list of (str, str)", "arrays": "two 2-D arrays", "cdist": "cdist"}
+#: the peers --peers may name
+PEERS = ("rapidfuzz", "stringzilla", "none")
 
 #: problem -> (module of solve_many, rapidfuzz scorer name, what the values are)
 PROBLEMS = {
@@ -82,8 +108,11 @@ def cli_bench(args) -> dict:
     for problem in args.problems:
         module, scorer, what = PROBLEMS[problem]
         solve_many = importlib.import_module(module).solve_many
-        reference = _peer(rows, problem, scorer, seqs, cells, args.repeat)
-        forms = (("list of pairs", seqs), ("list of (str, str)", texts), ("two 2-D arrays", arrays))
+        reference = None
+        if "rapidfuzz" in args.peers:
+            reference = _peer(rows, problem, scorer, seqs, cells, args.repeat)
+        given = {"pairs": seqs, "str": texts, "arrays": arrays}
+        forms = [(FORMS[f], given[f]) for f in args.forms if f != "cdist"]
         for backend, (form, batch) in [(b, f) for b in backends for f in forms]:
             res, runs = _timed(lambda b=backend, x=batch, f=solve_many: f(x, backend=b), args.repeat)
             if reference is None:
@@ -135,16 +164,89 @@ def cli_bench(args) -> dict:
                     }
                 )
                 _log(rows[-1])
-        if problem == "lcs" and min(args.traceback_pairs, n):
+        if problem == "lcs" and min(args.traceback_pairs, n) and "rapidfuzz" in args.peers:
             _editops_peer(rows, seqs[: min(args.traceback_pairs, n)], length)
+        if "cdist" in args.forms:
+            rows += _cross_rows(problem, texts, backends, args.peers, args.repeat)
     return {
         "benchmark": "batch",
         "date": datetime.date.today().isoformat(),
         "workload": {"problems": ",".join(args.problems), "pairs": n, "length": length, "cells": cells},
         "results": rows,
+        "side_by_side": side_by_side(rows),
         "goal": "LCS and edit-distance scores of 100,000 pairs of 1,000 x 1,000: >= 1 TCUPS end to end; "
         "LCS subsequences of all of them: >= 200 GCUPS end to end",
     }
+
+
+def _cross_rows(problem: str, texts: list, backends: list, peers: list, repeat: int) -> list[dict]:
+    """The ``cdist`` form: ``problem``'s ``cdist`` of the first ``isqrt(len(texts))`` pairs' first
+    sequences (the queries) against their second ones (the choices) on each backend, and the peers'
+    cross products of the same (rapidfuzz's ``process.cdist`` on every core, StringZilla's engines);
+    every peer's values compared with gpudp's first."""
+    from .peers import best_of, stringzilla_cross
+
+    side = math.isqrt(len(texts))
+    q, c = [a for a, _ in texts[:side]], [b for _, b in texts[:side]]
+    cells = sum(map(len, q)) * sum(map(len, c))
+    cdist = importlib.import_module(PROBLEMS[problem][0]).cdist
+    rows, want = [], None
+    for backend in backends:
+        s, got = best_of(lambda b=backend: cdist(q, c, backend=b), repeat)
+        want = got if want is None else want
+        if not np.array_equal(got, want):
+            raise CheckError(f"{problem}, cdist on {backend}: {int((got != want).sum())} values differ")
+        rows.append({"problem": problem, "run": "cdist", "backend": backend, "seconds": s})
+        rows[-1]["device"] = device_name(backend)
+    if "rapidfuzz" in peers:
+        try:
+            from rapidfuzz import distance, process
+        except ImportError:
+            rows.append({"problem": problem, "run": "rapidfuzz process.cdist", "skipped": "not installed"})
+        else:
+            cls, fn = PROBLEMS[problem][1].split(".")
+            scorer = getattr(getattr(distance, cls), fn)
+            s, got = best_of(lambda: process.cdist(q, c, scorer=scorer, workers=-1), repeat)
+            rows.append({"problem": problem, "run": "rapidfuzz process.cdist", "seconds": s, "values": got})
+    if "stringzilla" in peers:
+        rows += [dict(r, problem=problem) for r in stringzilla_cross(problem, q, c, repeat)]
+    for r in rows:
+        r.update(form="cdist", queries=side, choices=side, cells=cells)
+        if "values" in r:
+            if not np.array_equal(np.asarray(r.pop("values"), np.int64), want):
+                raise CheckError(f"{problem}, cdist: {r['run']} differs from gpudp's values")
+            r["equal"] = True
+        if "seconds" in r:
+            r["gcups"] = cells / r["seconds"] / 1e9
+        _log(r)
+    return rows
+
+
+def side_by_side(rows: list[dict]) -> list[dict]:
+    """The table of the run: for each problem and form, gpudp's seconds on each backend beside each
+    peer's on the same pairs (``ratio``: the peer's seconds over gpudp's; above 1, gpudp is faster)."""
+    table = []
+    timed = [r for r in rows if "seconds" in r and "traceback" not in r["run"]]
+    for r in timed:
+        if not (r["run"].startswith("solve_many, bit-parallel") or r["run"] == "cdist"):
+            continue
+        form = r.get("form") or r["run"].rsplit(", ", 1)[-1]
+        cross = form == "cdist"
+        for p in timed:
+            same = p.get("form") == "cdist" if cross else "cpdist" in p["run"]
+            if p["problem"] == r["problem"] and same and not p["run"].startswith(("cdist", "solve_many")):
+                table.append(
+                    {
+                        "problem": r["problem"],
+                        "form": form,
+                        "backend": r["backend"],
+                        "gpudp_s": r["seconds"],
+                        "peer": p["run"],
+                        "peer_s": p["seconds"],
+                        "ratio": p["seconds"] / r["seconds"],
+                    }
+                )
+    return table
 
 
 def _subsequences_row(solve_many, backend, form, batch, reference, cells, repeat) -> dict:
