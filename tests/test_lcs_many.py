@@ -442,6 +442,27 @@ def test_cuda_lengths_match_the_reference():
 
 
 @pytest.mark.sim
+def test_cuda_long_patterns_a_warp_a_pair(monkeypatch):
+    """The LCS a warp a pair (``LONG_WORDS``: lowered to 1 here, so that small pairs take it): the
+    words spread over the lanes, one lane's carry into the next a step later; patterns of one word
+    to 66 (three words a lane: wpl 4), texts shorter and longer than the 31-step skew, empty sides,
+    a pair equal to itself; against the reference and the thread-a-pair kernel."""
+    from gpudp.problems.lcs import cuda as lcs_cuda
+
+    rng = np.random.default_rng(11)
+    sizes = [(0, 5), (1, 1), (63, 20), (65, 3), (129, 129), (200, 60), (4200, 3), (7, 0)]
+    pairs = [
+        (rng.integers(0, 4, m).astype(np.uint8), rng.integers(0, 4, k).astype(np.uint8)) for m, k in sizes
+    ]
+    pairs.append((pairs[5][0], pairs[5][0].copy()))
+    want = reference(pairs)
+    monkeypatch.setattr(lcs_cuda, "LONG_WORDS", 1)
+    assert lcs.solve_many(pairs, backend="cuda", verify=0).values.tolist() == want
+    monkeypatch.setattr(lcs_cuda, "LONG_WORDS", 0)
+    assert lcs.solve_many(pairs[4:6], backend="cuda", verify=0).values.tolist() == want[4:6]
+
+
+@pytest.mark.sim
 def test_cuda_lists_of_str_of_one_length_a_side_and_not():
     """Lists of str on the GPU: one length a side (packed as rows), ragged (offsets), ASCII and
     not, empty sides; both sequence solvers against the reference."""

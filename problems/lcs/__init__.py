@@ -438,7 +438,9 @@ def solve_many(
     backend : "auto", "cpu" or "cuda"
     traceback : bool
         False (the default): lengths only, by the bit-parallel recurrence (64 cells per word
-        operation; one pair per thread on the GPU, one per loop iteration on every CPU core).
+        operation; one pair per thread on the GPU, or, in a batch whose longest pattern has 2,048
+        symbols or more, a warp a pair with the pattern's words over its lanes; one pair per loop
+        iteration on every CPU core).
         True: the same recurrence with every column's bit vector kept (``m * n / 8`` bytes a pair),
         then walked back from the last cell to a longest common subsequence
         (:mod:`gpudp.problems.lcs.bitparallel` derives the walk). On the CPU a pair per loop

@@ -1,6 +1,9 @@
 """The GPU twins of the bit-parallel pair kernels: one pair per thread, its masks and bit vectors in
 the thread's local memory (:data:`LCS` here; the edit distance's in
-:mod:`gpudp.problems.edit_distance.cuda`). Imported only when the cuda backend runs."""
+:mod:`gpudp.problems.edit_distance.cuda`); the LCS of long patterns a warp a pair
+(:data:`LONG_WORDS`, :func:`.cuda_code.lcs_long`): a pair a thread leaves most of the GPU idle when
+the pairs are few and long (2,000 pairs of 10,000: 2,000 threads), and its vectors in local memory
+cost a load and a store a word a step. Imported only when the cuda backend runs."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from gpudp.backends.cuda import (
     as_device_array,  # noqa: F401  (for .batch, which reaches the GPU only through this module)
     cached_grid,
     cuda,
+    device_jit,
     event,
     generated_kernel,
     is_device_array,
@@ -36,6 +40,7 @@ from .bitparallel import (
     ensure_table,
     lcs_of,
     masks,
+    popcount64,
     span,
     store_columns,
     table_of,
@@ -154,6 +159,31 @@ def _kernel(spec: PairKernel, sigma: int, words: int):
     src = fill(_PAIRS, empty=spec.empty, init=spec.init, step=spec.step, value=spec.value)
     src = src.replace("def pairs(", f"def {spec.name}(")
     return generated_kernel(src, spec.name, ns)
+
+
+#: a batch whose longest pattern has at least this many 64-bit words runs the LCS a warp a pair
+#: (:func:`_long_kernel`), its words spread over the lanes; 0: never (a thread a pair throughout)
+LONG_WORDS = 32
+
+
+@factory("lcs.cuda.long")
+def _long_kernel(sigma: int, wpl: int):
+    """The LCS kernel a warp a pair (:func:`.cuda_code.lcs_long`) for at most ``sigma`` symbols and
+    ``wpl`` words a lane (powers of two, so that few are compiled)."""
+    import numba
+
+    real = sim_geometry(True, False)
+    ns = {
+        "cuda": cuda,
+        "numba": numba,
+        "WPL": wpl,
+        "PMSIZE": sigma * wpl,
+        "word_step": word_step,
+        "popcount64": popcount64,
+        "carry_up": device_jit(cuda_code.carry_up if real else cuda_code.carry_up_sim),
+        "warp_sum": device_jit(cuda_code.warp_sum if real else cuda_code.warp_sum_sim),
+    }
+    return load(cuda_code.lcs_long, ns, generated_kernel)
 
 
 def cross(packed: Packed, lo: int, hi: int, out: np.ndarray, turned: bool) -> cross_cuda.CrossLaunch:
@@ -506,7 +536,11 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
         if k == 0:
             start.record(compute)
         codes = max(sigma, 1)
-        kernel = _kernel(spec, _pow2(codes), words)
+        long = spec is LCS and LONG_WORDS and packed.max_words >= LONG_WORDS
+        if long:  # a warp a pair: the words over its 32 lanes
+            kernel = _long_kernel(_pow2(codes), -(-words // 32))
+        else:
+            kernel = _kernel(spec, _pow2(codes), words)
         args = (
             d_pat,
             pat_off[p0 : p1 + 1],
@@ -517,7 +551,8 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
             packed.mapped,
             d_out[p0:p1],
         )
-        kernel[cached_grid(kernel, args, threads, -(-(p1 - p0) // threads)), threads, compute](*args)
+        each = 32 if long else 1  # threads a pair
+        kernel[cached_grid(kernel, args, threads, -(-(p1 - p0) * each // threads)), threads, compute](*args)
     end.record(compute)
     if grow:
         packed.table, packed.sigma = table, max(sigma, 1)

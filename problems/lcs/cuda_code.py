@@ -11,9 +11,9 @@ it is.
 import numba
 from numba import cuda
 
-from .bitparallel import lcs_of, masks, span, store_columns, walk_back
+from .bitparallel import lcs_of, masks, popcount64, span, store_columns, walk_back, word_step
 
-GROUP = WORDS = PMSIZE = 0
+GROUP = WORDS = PMSIZE = WPL = 0
 
 
 def rows(off, length):
@@ -87,3 +87,96 @@ def lcs_walk(pat, pat_off, txt, txt_off, swapped, order, t0, t1, goff, gwords, b
     else:
         found[t] = walk_back(pat, a0, m, txt, b0, n, store, base, col, GROUP, lengths[t], out_a, out_b, o)
 # fmt: on
+
+
+def lcs_long(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
+    """The LCS length of each pair, a warp a pair (long patterns): lane ``L`` holds ``wl`` of the
+    pattern's words from word ``L * wl`` (at most ``WPL``, a constant: its vector in registers, its
+    masks in local memory) and runs text symbol ``k`` at step ``k + L``, one step behind lane
+    ``L - 1``, whose carry out of that symbol it takes by a shuffle (``carry_up``); the lanes' counts
+    of one bits summed across the warp at the end (``warp_sum``). Lane 0 writes the length."""
+    pm = cuda.local.array(PMSIZE, numba.uint64)
+    s = cuda.local.array(WPL, numba.uint64)
+    lane = cuda.threadIdx.x & 31
+    for p in range(cuda.grid(1) >> 5, out.shape[0], cuda.gridsize(1) >> 5):
+        a0 = pat_off[p]
+        m = pat_off[p + 1] - a0
+        b0 = txt_off[p]
+        n = txt_off[p + 1] - b0
+        if m == 0 or n == 0:
+            if lane == 0:
+                out[p] = 0
+            continue
+        w = (m + 63) // 64
+        wl = (w + 31) // 32
+        q0 = lane * wl
+        nq = min(wl, max(w - q0, 0))
+        for r in range(sigma * WPL):
+            pm[r] = numba.uint64(0)
+        for i in range(64 * q0, min(m, 64 * (q0 + nq))):
+            x = pat[a0 + i]
+            if mapped:
+                x = table[x]
+            pm[x * WPL + (i >> 6) - q0] |= numba.uint64(1) << numba.uint64(i & 63)
+        for q in range(WPL):
+            s[q] = ~numba.uint64(0)
+        out_carry = numba.uint64(0)
+        for step in range(n + 31):
+            carry = carry_up(out_carry, lane)
+            k = step - lane
+            if k >= 0 and k < n and nq > 0:
+                x = txt[b0 + k]
+                if mapped:
+                    x = table[x]
+                row = x * WPL
+                for q in range(WPL):
+                    if q < nq:
+                        s[q], carry = word_step(s[q], pm[row + q], carry)
+            out_carry = carry
+        ones = 0
+        for q in range(WPL):
+            if q < nq:
+                word = s[q]
+                tail = m - 64 * (q0 + q)
+                if tail < 64:
+                    word &= (numba.uint64(1) << numba.uint64(tail)) - numba.uint64(1)
+                ones += popcount64(word)
+        ones = warp_sum(ones, lane)
+        if lane == 0:
+            out[p] = m - ones
+
+
+def carry_up(c, lane):
+    """Lane ``L - 1``'s ``c`` (0 in lane 0): a shuffle up."""
+    v = cuda.shfl_up_sync(0xFFFFFFFF, c, 1)
+    return numba.uint64(0) if lane == 0 else v
+
+
+def warp_sum(x, lane):
+    """The sum of ``x`` over the warp's lanes, in every lane."""
+    for m in (16, 8, 4, 2, 1):
+        x += cuda.shfl_xor_sync(0xFFFFFFFF, x, m)
+    return x
+
+
+def carry_up_sim(c, lane):
+    """:func:`carry_up` under the simulator (no shuffles there): through shared memory, the block
+    being one warp."""
+    buf = cuda.shared.array(32, numba.uint64)
+    buf[lane] = c
+    cuda.syncthreads()
+    v = buf[lane - 1] if lane > 0 else numba.uint64(0)
+    cuda.syncthreads()
+    return v
+
+
+def warp_sum_sim(x, lane):
+    """:func:`warp_sum` under the simulator: through shared memory."""
+    buf = cuda.shared.array(32, numba.int64)
+    buf[lane] = x
+    cuda.syncthreads()
+    total = 0
+    for q in range(32):
+        total += buf[q]
+    cuda.syncthreads()
+    return total
