@@ -339,9 +339,42 @@ class LayerView(GuardedArray):
             raise BadRead(f"read prev_{self.w}[{q}], cell {q} of layer {self.s}: {why}. {tail}")
 
 
+class Layer2View:
+    """A 2-D layer's values as cell ``(t, i, j)`` of a checked sweep sees them, ``prev_w``: any numpy
+    index (``prev[i, j]``, a row, a slice) is applied to the layer's cell numbers first, and a read
+    of a cell outside layer ``s``'s ``rows x cols`` (every cell of the buffer before the first
+    layer, which holds ``fill``) raises :class:`BadRead`; a negative index, which numpy wraps, too."""
+
+    def __init__(self, buf, w: int, s: int, shape: tuple[int, int]):
+        self.buf, self.w, self.s, self.cells = buf, w, s, shape
+        self.shape, self.size, self.dtype, self.ndim = buf.shape, buf.size, buf.dtype, 2
+
+    def __getitem__(self, q):
+        parts = q if isinstance(q, tuple) else (q,)
+        neg = any(isinstance(x, int | np.integer) and x < 0 for x in parts)
+        rows, cols = self.cells
+        try:  # the cells the index reads: past the buffer (the widest layer) is outside too
+            got = np.indices(self.buf.shape)[(slice(None), *parts)]
+        except IndexError:
+            got = None
+        if neg or got is None or (got.size and ((got[0] >= rows) | (got[1] >= cols)).any()):
+            what = "before the first layer the window holds fill" if self.s < 0 else f"layer {self.s}"
+            raise BadRead(
+                f"read prev_{self.w}[{', '.join(map(str, parts))}]: {what} has cells [0 .. {rows - 1}, "
+                f"0 .. {cols - 1}]"
+                + (" (a negative index wraps around only in numpy)" if neg else "")
+                + ". Compiled, such a read gives whatever the ring holds there (a stale value), not an error"
+            )
+        out = self.buf[q]
+        return read_only(out) if isinstance(out, np.ndarray) else out
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self[:, :], dtype=dtype)
+
+
 def check_layered(call) -> int:
     """The checked pass of a :class:`~gpudp.LayeredRecurrence`, layer after layer, the cells of each
-    layer's active range in order."""
+    layer's active range in order (a 2-D layer's row by row)."""
     from .grid.plan import make_plan, plan_layered
 
     rec = call.rec
@@ -349,7 +382,12 @@ def check_layered(call) -> int:
     cls = type(rec)
     data = tuple(read_only(contiguous(x)) for x in rec._validate_instance())
     sizes, lo, hi, reach = plan.sizes, plan.lo, plan.hi, plan.reach
-    width = max(int(sizes.max(initial=0)), 1)
+    shapes = plan.shapes
+    if shapes is not None:
+        width = tuple(max(int(x.max(initial=0)), 1) for x in shapes)
+        shape_of = lambda s: (int(shapes[0][s]), int(shapes[1][s])) if s >= 0 else width  # noqa: E731
+    else:
+        width = max(int(sizes.max(initial=0)), 1)
     vt = np.dtype(cls.value_dtype)
     before = read_only(np.full(width, cls.fill, vt))
     layers = {}
@@ -357,23 +395,57 @@ def check_layered(call) -> int:
     for t in range(len(sizes)):
         cur = np.full(width, cls.fill, vt)
         for k in range(int(lo[t]), int(hi[t])):
+            at = (t, *divmod(k, int(shapes[1][t]))) if shapes is not None else (t, k)
             prev = []
             for w in range(1, cls.window + 1):
                 s = t - w
+                buf = before if s < 0 else layers[s]
+                if shapes is not None:
+                    prev.append(Layer2View(buf, w, s, shape_of(s)))
+                    continue
                 r = None if reach is None else int(reach[t])
                 if s < 0:
                     prev.append(LayerView(before, t, k, w, s, 0, width, width, r))
                 else:
-                    prev.append(LayerView(layers[s], t, k, w, s, int(lo[s]), int(hi[s]), int(sizes[s]), r))
-            value, d = _decide(cls, _run(cls, "cell", (t, k), tuple(prev), data), (t, k), "t, k")
-            cur[k] = value
+                    prev.append(LayerView(buf, t, k, w, s, int(lo[s]), int(hi[s]), int(sizes[s]), r))
+            value, d = _decide(cls, _run(cls, "cell", at, tuple(prev), data), at, ", ".join(cls._INDEX))
+            cur[at[1:]] = value
             if backs:
-                t2, k2 = _step(cls, (t, k), d, data, 2)
-                if t2 >= t or (t2 >= 0 and not lo[t2] <= k2 < hi[t2]):
-                    bad_step(cls, np.array([[t, k, d]]), (t2, k2), (sizes, lo, hi))
+                _check_layer_steps(cls, plan, at, d, data)
         layers[t] = read_only(cur)
         layers.pop(t - cls.window, None)
     return plan.cells
+
+
+def _check_layer_steps(cls, plan, at: tuple, d: int, data: tuple) -> None:
+    """``back`` at a layered cell: one predecessor (``traceback``) or two (``traceback_tree``), each
+    on an earlier layer inside its cells, or absent (``t = -1``); a :class:`ContractError` as the
+    walks word it otherwise."""
+    from .grid.result import _layer_step_error
+
+    m = len(at)
+    out = _run(cls, "back", at, (d,), data)
+    if not (isinstance(out, tuple) and len(out) in (m, 2 * m) and all(map(_is_int, out))):
+        probe_back(cls, at, d, data)  # raises, worded as for the walk
+        raise ContractError(
+            f"{cls.__name__}.back{(*at, d)} returned {out!r}: a tuple of {m} integers (one predecessor) "
+            f"or {2 * m} (two, for traceback_tree) is due"
+        )
+    for c in range(0, len(out), m):
+        to = tuple(int(x) for x in out[c : c + m])
+        t2 = to[0]
+        if t2 < 0:
+            continue
+        if plan.shapes is not None:
+            inside = 0 <= to[1] < plan.shapes[0][t2] and 0 <= to[2] < plan.shapes[1][t2]
+        else:
+            inside = plan.lo[t2] <= to[1] < plan.hi[t2]
+        if t2 >= at[0] or not inside:
+            raise _layer_step_error(cls, plan, (*at, d), to)
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int | np.integer) and not isinstance(x, bool)
 
 
 # --- intervals: a guarded view of the table --------------------------------------------------------

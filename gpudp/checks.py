@@ -82,12 +82,13 @@ def probe_boundary(cls, index: tuple, data: tuple) -> bool:
     return True
 
 
-def probe_back(cls, index: tuple, decision, data: tuple, state=None, table=None) -> bool:
+def probe_back(cls, index: tuple, decision, data: tuple, state=None, table=None, returns=None) -> bool:
     """Call ``cls.back(*index, decision[, state][, table], *data)`` once in plain Python (``data``
     read-only) before a traceback's walk compiles, and check that it returns what the walk unpacks:
     a tuple of integers named by :meth:`~gpudp.recurrence.Recurrence._back_returns` (the
     predecessor's coordinates, its state with ``traceback_state``; an interval's two children, and
-    their states). A :class:`ContractError` naming the call, the return and the form otherwise;
+    their states), or by ``returns`` where the walk unpacks another form (a splitting ``back``'s two
+    predecessors). A :class:`ContractError` naming the call, the return and the form otherwise;
     False (left to the compiler) when ``back`` cannot run so. ``table``: what an interval's stateful
     ``back`` reads, passed as it is (the caller's guarded view: its error is the caller's to word,
     and passes unchanged)."""
@@ -99,7 +100,7 @@ def probe_back(cls, index: tuple, decision, data: tuple, state=None, table=None)
         raise
     except Exception:
         return False
-    names = cls._back_returns()
+    names = cls._back_returns() if returns is None else returns
     if isinstance(out, tuple) and len(out) == len(names) and all(map(_is_integer, out)):
         return True
     if not isinstance(out, tuple):
@@ -111,7 +112,7 @@ def probe_back(cls, index: tuple, decision, data: tuple, state=None, table=None)
         what = f"{short_repr(out)}, whose {names[k]} is {short_repr(out[k])} ({type(out[k]).__name__})"
     floats = isinstance(out, tuple) and any(isinstance(x, float | np.floating) for x in out)
     form = cls._form("back", len(data))
-    form += "" if "->" in form else f" -> ({', '.join(names)})"
+    form += "" if "->" in form and returns is None else f" -> ({', '.join(names)})"
     call = ", ".join([str(int(a)) for a in args] + ([] if table is None else ["T"]))
     raise ContractError(
         f"{cls.__name__}.back({call}) returned {what}: back must return a tuple of {len(names)} integers"

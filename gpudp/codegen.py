@@ -215,7 +215,8 @@ def cell_call(
     args = ", ".join([coords, *deps, *(syms if sp.symbols else ())]) + sp.fn_args(n_data)
     call = f"{head}{args})"
     bits = rec_cls.decision_bits
-    a, b = (x.strip() for x in coords.split(","))
+    at = [x.strip() for x in coords.split(",")]
+    a, b = at[:2]
     red = ""
     if sp.reduce_slots and reduce_here:  # this thread's slot keeps its best so far
         rv, rc = sp.slots(n_data)
@@ -233,8 +234,9 @@ def cell_call(
         return (
             f"{v}, {d} = {call}\n{v} = VT({v}){red}\n"
             f"if {wide}:\n"
-            f"    {flag}[0] += 1\n    {flag}[1] = {d}\n    {flag}[2] = {a}\n    {flag}[3] = {b}\n"
-            f"    {d} = 0"
+            f"    {flag}[0] += 1\n    {flag}[1] = {d}\n"
+            + "".join(f"    {flag}[{2 + m}] = {x}\n" for m, x in enumerate(at))
+            + f"    {d} = 0"
         )
     if sp.drops_decisions:  # swept with traceback=False
         return f"{v}, {d} = {call}\n{v} = VT({v}){red}\n{d} = 0"
@@ -331,6 +333,13 @@ def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None, rows: boo
         ring = [f"ring[(t - {w}) % W1]" for w in range(1, rec_cls.window + 1)]
         prev = spec_of(rec_cls).layer_rows() if rows else ring
         args = ", ".join(prev) if rows else "ring, W1"
+        if rec_cls._two_d():  # cell (t, i, j) of 2-D layers: the ring's layers are 2-D too
+            body = cell_call(rec_cls, "t, i, j", prev, n_data, "v", "dd")
+            if rows:  # the caller finds (i, j) (cpu: once a group of 32 cells)
+                return cell_function(f"def lcell(t, i, j, {args}, last_row, last_col, R, C{da}):", body)
+            # cuda: the flat cell p of the layer row-major, its columns LC[t]
+            body = "i = p // LC[t]\nj = p - i * LC[t]\n" + body
+            return cell_function(f"def lcell(t, p, {args}, last_row, last_col, R, C, LC{da}):", body)
         body = cell_call(rec_cls, "t, p", prev, n_data, "v", "dd")
         return cell_function(f"def lcell(t, p, {args}, last_row, last_col, R, C{da}):", body)
     s = schedule

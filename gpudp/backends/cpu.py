@@ -15,7 +15,7 @@ from .. import values
 from ..jit import njit
 from ..kernel import KernelFactory
 from ..store import WORD_BYTES, encode_bands, tiled_last_row
-from .base import Backend, checkpoint_arrays, line_edges
+from .base import Backend, checkpoint_arrays, last_layer, line_edges, ring_shape, shape_args
 
 #: the kit: what shapes, features and plug-ins may take from this backend (tests/test_imports.py);
 #: the rest is private to it (the registry takes ``BACKEND``)
@@ -125,7 +125,7 @@ def run_tiles(d0, d1, NI, NJ, R, C, BH, TW, bottom, right, words, wtile0, diag_o
 
 _LAYERED = """
 def run_layers(t0, t1, q0, q1, serial, ring, lo, hi, g0, gn, woff, words, wbase, last_row, last_col, R,
-               C{da}):
+               C{lc}{da}):
     W1 = ring.shape[0]
     for t in range(t0, t1):
         a = lo[t]
@@ -176,6 +176,34 @@ elif s + 32 > a and s < b:
             v, dd = lcell(t, p, {prev}, last_row, last_col, R, C{da})
             row[p] = v
             {planes_or2}
+{planes_store}
+"""
+
+
+# A group of 32 cells of a 2-D layer (``layer_shape``), row-major: ``row`` and the window's layers are
+# 2-D, cell ``(i, j)`` is flat cell ``i * LCt + j``. The group's first cell is divided once; a group
+# inside one row (most, where a row has many more than 32 cells) runs ``j + lane`` as the 1-D group
+# does, one that wraps to the next row steps ``(i, j)`` cell by cell.
+_GROUP2 = """
+q = qq + q0
+s = max((g0[t] + q) * 32, 0)
+{planes_init}
+i = max(s // LCt, 0)  # max: never negative to LLVM, as s (see _GROUP)
+j = max(s - i * LCt, 0)
+if j + 32 <= LCt and s + 32 <= b:  # the group lies in one row
+    for lane in range(32):
+        v, dd = lcell(t, i, j + lane, {prev}, last_row, last_col, R, C{da})
+        row[i, j + lane] = v
+        {planes_or}
+else:
+    for lane in range(min(b - s, 32)):
+        v, dd = lcell(t, i, j, {prev}, last_row, last_col, R, C{da})
+        row[i, j] = v
+        {planes_or2}
+        j += 1
+        if j == LCt:
+            j = 0
+            i += 1
 {planes_store}
 """
 
@@ -410,8 +438,11 @@ def layered_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
     store = "".join(f"words[woff[t] - wbase + q * {bits} + {b}] = w{b}\n" for b in range(bits)) or "pass\n"
     prev = spec_of(rec_cls).layer_rows() if rows else ["ring", "W1"]
     hoist = "".join(f"{r} = ring[(t - {w}) % W1]\n" for w, r in enumerate(prev, 1)) if rows else "pass\n"
+    two_d = rec_cls._two_d() if schedule is None else False
+    if two_d:  # the layer's columns, once a layer (at least 1: a division by it finds each group's row)
+        hoist += "LCt = max(LC[t], 1)\n"
     body = fill(
-        _GROUP,
+        _GROUP2 if two_d else _GROUP,
         prev=", ".join(prev),
         da=data_args(n_data),
         planes_init=init,
@@ -419,7 +450,7 @@ def layered_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
         planes_or2=orr,
         planes_store=store,
     )
-    src = fill(_LAYERED, da=data_args(n_data), body=body, hoist=hoist)
+    src = fill(_LAYERED, da=data_args(n_data), body=body, hoist=hoist, lc=", LC" if two_d else "")
     src = _runtime_note(src, nrt)
     return k.keep(jit_generated(src, "run_layers", ns, njit, "cpu", **_sweep_options(parallel=True))).fn
 
@@ -494,8 +525,7 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
         out["last_row"], out["last_col"] = line_edges(plan, line)
     else:
         window = plan.schedule.window if plan.schedule else cls.window
-        width = int(plan.sizes.max()) if plan.n_units else 1
-        ring = np.full((window + 1, max(width, 1)), cls.fill, vt)
+        ring = np.full((window + 1, *ring_shape(plan)), cls.fill, vt)
         last_row = np.full(max(cols, 1), cls.fill, vt)
         last_col = np.full(max(rows, 1), cls.fill, vt)
         woff = plan.layout.woff
@@ -504,13 +534,13 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
         if bands:  # each chunk computes into a slab; its bands then go to the store
             words = np.zeros(plan.max_chunk_words(), np.uint32)
             packed = np.zeros_like(words)
+        tail = (last_row, last_col, rows, cols, *shape_args(plan), *data)  # after each chunk's own
         fn = compiled(  # compile (or load)
             lambda nrt: layered_runner(cls, len(data), plan.schedule, nrt),
-            *(0, 0, 0, 0, 0, ring, *ranges, words, 0, last_row, last_col, rows, cols, *data),
+            *(0, 0, 0, 0, 0, ring, *ranges, words, 0, *tail),
         )
         stats.extra["compile_seconds"] = time.perf_counter() - t0
         serial = serial_groups()
-        tail = (last_row, last_col, rows, cols, *data)  # the arguments after each chunk's own
         t0 = time.perf_counter()
         for t0_, t1_ in plan.chunks:
             wbase = int(woff[t0_]) if bands else 0
@@ -523,8 +553,7 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
         if plan.schedule is not None:
             out["last_row"], out["last_col"] = last_row[:cols], last_col[:rows]
         elif plan.n_units:
-            last = plan.n_units - 1
-            out["last_layer"] = ring[last % (window + 1), : plan.sizes[last]].copy()
+            out["last_layer"] = last_layer(plan, ring[(plan.n_units - 1) % (window + 1)]).copy()
     stats.kernel_seconds = time.perf_counter() - t0
     return out
 

@@ -122,7 +122,7 @@ def sweep_planned(call: SweepCall):
         data = (*data, *red)
     bits = type(rec).decision_bits
     if bits:  # the decision-overflow flag, last of the kernels' data (see codegen.Spec.flags)
-        data = (*data, np.zeros(4, np.int64))
+        data = (*data, np.zeros(2 + len(type(rec)._INDEX), np.int64))  # [count, decision, *cell]
     store = None
     if bits:
         allocate = runner.allocate_words
@@ -148,7 +148,7 @@ def sweep_planned(call: SweepCall):
     finally:
         if bar is not None:
             bar.close()
-    axes = "t, k" if plan.schedule is None and plan.kind == "layered" else "i, j"
+    axes = ", ".join(type(rec)._INDEX) if plan.schedule is None and plan.kind == "layered" else "i, j"
     err = decision_overflow(type(rec).__name__, data[-1], axes, bits) if bits else None
     if err is not None:
         store.close()
@@ -199,6 +199,10 @@ def _probe(rec, plan, data) -> None:
         probe_grid(rec, data, (plan.rows, plan.cols))
         return
     vt = np.dtype(cls.value_dtype).type
+    if plan.shapes is not None:  # 2-D layers: cell (0, 0, 0), each previous layer as the ring keeps it
+        shape = tuple(min(max(int(x.max()), 1), 1 << 8) for x in plan.shapes)
+        probe_cell(cls, (0, 0, 0), [np.full(shape, cls.fill, vt) for _ in range(cls.window)], data)
+        return
     size = min(max(int(plan.sizes.max()), 1), 1 << 16)
     probe_cell(cls, (0, 0), [np.full(size, cls.fill, vt) for _ in range(cls.window)], data)
 

@@ -57,6 +57,9 @@ class Plan:
     itemsize: int = 8
     bits: int = 0
     window: int = 1
+    #: layered, 2-D layers (``layer_shape``): each layer's rows and columns, two int64 arrays (a
+    #: layer's cell ``(i, j)`` is its flat cell ``i * cols + j``); None for 1-D layers
+    shapes: tuple[np.ndarray, np.ndarray] | None = None
     #: tiled: K > 0 has the kernels copy every K-th row and column (K - 1, 2K - 1, ...) aside as
     #: checkpoints (:func:`gpudp.backends.base.checkpoint_arrays`, :mod:`gpudp.checkpoints`)
     checkpoint: int = 0
@@ -214,7 +217,11 @@ def plan_layered(rec, backend: str, tile, codec=None, reach=None) -> tuple[Plan,
     n = int(rec.num_layers())
     if n < 0:
         raise InputError("num_layers", f"must be >= 0, got {n}")
-    sizes = np.array([int(rec.layer_size(t)) for t in range(n)], dtype=np.int64)
+    shapes = rec._checked_shapes(n) if cls._two_d() else None
+    if shapes is not None:
+        sizes = shapes[0] * shapes[1]
+    else:
+        sizes = np.array([int(rec.layer_size(t)) for t in range(n)], dtype=np.int64)
     if (sizes < 0).any():
         raise InputError("layer_size", "layer sizes must be >= 0")
     lo, hi = rec._checked_active_range(sizes)
@@ -223,6 +230,7 @@ def plan_layered(rec, backend: str, tile, codec=None, reach=None) -> tuple[Plan,
         codec = auto_codec(sizes, lo, hi)
     plan = _layered_plan(0, 0, None, sizes, lo, hi, bits, codec, int((hi - lo).sum()))
     plan.reach = rec._checked_reach(n, reach)
+    plan.shapes = shapes
     backend, why = backends.choose(backend, plan.cells)
     return plan, backend, why
 

@@ -55,8 +55,11 @@ class SweepResult:
     swept: type | None = None
 
     def decision(self, *cell) -> int:
-        """The decision recorded for one cell: ``(i, j)`` of a grid or ``(t, k)`` of layers."""
+        """The decision recorded for one cell: ``(i, j)`` of a grid, ``(t, k)`` of layers, ``(t, i,
+        j)`` of 2-D layers."""
         self._need_store()
+        if self.plan.shapes is not None:
+            return int(_decode_one(self.plan, self.store, *_flat_cell(self.plan, cell)))
         a, b = (int(x) for x in cell)
         return int(_decode_one(self.plan, self.store, a, b))
 
@@ -86,6 +89,8 @@ class SweepResult:
                 f"{rec.__name__}.traceback(start, state=...): the class declares traceback_state = False"
             )
         data = tuple(self.recurrence.data())
+        if self.plan.shapes is not None:  # 2-D layers: the walk over layers, one predecessor a cell
+            return self._walk_layers(rec, data, start, 1)
         walker = _walker(rec, len(data), self.plan)
         a, b = start_cell(start)
         d = self.decision(a, b)  # raises IndexError for a start outside the grid / layers
@@ -107,6 +112,63 @@ class SweepResult:
             _bad_step(rec, self.plan, path, out)
         return path, out[:-1]
 
+    def traceback_tree(self, start) -> np.ndarray:
+        """Walk a layered recurrence's ``back`` that returns two predecessors, a tree, compiled with
+        an explicit stack: from ``start``, ``(t, k)`` (``(t, i, j)`` for 2-D layers), an int64 array of
+        rows ``(t, k, decision)`` (``(t, i, j, decision)``) in preorder: a cell, its first
+        predecessor's subtree, then its second's.
+
+        ``back(t, k, decision, *data)`` then returns ``(t1, k1, t2, k2)`` (2-D layers: ``(t1, i1, j1,
+        t2, i2, j2)``); a predecessor with ``t = -1`` is absent (a leaf returns two absent ones).
+        Floyd-Warshall's shortest path through ``k`` is the tree ``path(u, k) + path(k, v)`` of the
+        layer before (examples/floyd_warshall.py).
+
+        Raises :class:`ContractError` when no decisions were kept, ``back`` is missing, returns
+        another form, or a predecessor that is not on an earlier layer or lies outside that layer's
+        cells (its shape, its active range), or when the tree holds more cells than the sweep
+        computed (a predecessor met twice: the tree repeats itself); :class:`InputError` for a
+        malformed ``start``, ``IndexError`` for one outside the layers.
+
+        Example::
+
+            res = sweep(FloydWarshall(w), backend="cpu")
+            rows = res.traceback_tree((n, u, v))  # (t, i, j, decision), preorder
+        """
+        self._need_store()
+        plan = self.plan
+        rec = self.swept or type(self.recurrence)
+        if plan.schedule is not None or plan.kind != "layered":
+            raise ContractError(
+                f"{rec.__name__}.traceback_tree: a walk that splits is offered for layered recurrences; "
+                "a grid's back returns one predecessor (traceback)"
+            )
+        return self._walk_layers(rec, tuple(self.recurrence.data()), start, 2)[0]
+
+    def _walk_layers(self, rec, data, start, kids: int) -> tuple[np.ndarray, np.ndarray]:
+        """The compiled walk over layers (:func:`_tree_walker`) from ``start``: ``(path, exit)``; a
+        chain (``kids = 1``: a 2-D layers' :meth:`walk`) or a tree (``kids = 2``)."""
+        plan = self.plan
+        cell = start_cell(start, rec._INDEX)
+        d = self.decision(*cell)  # IndexError for a start outside the layers
+        probe_back(rec, cell, d, data, returns=_tree_returns(rec) if kids == 2 else None)
+        lo, hi = (np.asarray(x, np.int64) for x in (plan.lo, plan.hi))
+        lr, lc = plan.shapes if plan.shapes is not None else (lo, lo)
+        params = self.store.params() if plan.codec == "bands" else plan.layout.params()
+        walker = _tree_walker(rec, len(data), plan, kids)
+        cap = max(int(plan.cells), 1)
+        args = (cap, plan.n_units, self.store.words, lo, hi, lr, lc, *params, *data)
+        with typing_errors(rec):
+            path, err, out = walker(*cell, *args)
+        if err == 1:
+            raise _layer_step_error(rec, plan, path[-1], out)
+        if err == 2:
+            raise ContractError(
+                f"{rec.__name__}.back(): the tree from {cell} met more than {cap} cells, all that the "
+                "sweep computed: it repeats cells (a predecessor reached twice), so it is no tree of "
+                "distinct subproblems"
+            )
+        return path, out
+
     def _need_store(self):
         if self.store is None and type(self.recurrence).decision_bits:
             raise ContractError(
@@ -120,6 +182,48 @@ class SweepResult:
     def close(self):
         if self.store is not None:
             self.store.close()
+
+
+def _flat_cell(plan: Plan, cell) -> tuple[int, int]:
+    """A 2-D layer's cell ``(t, i, j)`` as the layer's flat cell ``(t, i * cols + j)``; IndexError
+    for one outside its layer's shape."""
+    t, i, j = (int(x) for x in cell)
+    rows, cols = plan.shapes
+    if not (0 <= t < plan.n_units and 0 <= i < rows[t] and 0 <= j < cols[t]):
+        raise IndexError(f"cell ({t}, {i}, {j}) outside the layers")
+    return t, i * int(cols[t]) + j
+
+
+def _tree_returns(rec_cls) -> tuple[str, ...]:
+    """What a splitting ``back`` returns: two predecessors' coordinates (``t1, k1, t2, k2``)."""
+    return tuple(f"{a}{m}" for m in (1, 2) for a in rec_cls._INDEX)
+
+
+def _layer_step_error(rec_cls, plan: Plan, row, to) -> ContractError:
+    """The error for ``back`` at ``row`` (the cell and its decision, as a walk recorded it)
+    stepping to ``to``: a cell not on an earlier layer, or outside that layer's cells (2-D: its
+    shape; 1-D: its active range)."""
+    m = len(rec_cls._INDEX)
+    cell, d = tuple(int(x) for x in row[:m]), int(row[m])
+    to = tuple(int(x) for x in to[:m])
+    t, t2 = cell[0], to[0]
+    if t2 >= t:
+        why = f"layer {t2} is not earlier than layer {t}"
+    elif plan.shapes is not None:
+        why = f"layer {t2} has {int(plan.shapes[0][t2])} x {int(plan.shapes[1][t2])} cells"
+    else:
+        lo, hi, size = int(plan.lo[t2]), int(plan.hi[t2]), int(plan.sizes[t2])
+        why = (
+            f"layer {t2} has cells 0 .. {size - 1}"
+            if (lo, hi) == (0, size)
+            else f"layer {t2} computed only its active range, cells {lo} .. {hi - 1} (active_range()), "
+            "and no decision is kept for the others"
+        )
+    form = ", ".join(f"{a}2" for a in rec_cls._INDEX)
+    return ContractError(
+        f"{rec_cls.__name__}.back({', '.join(map(str, cell))}, {d}) returned {to}: {why}; back must "
+        f"return a cell ({form}) of an earlier layer, t2 < t, inside it, or t2 = -1 to end the walk"
+    )
 
 
 def _decode_one(plan: Plan, store, a: int, b: int) -> int:
@@ -190,6 +294,112 @@ def walk(t, k{s0}, R, C, maxlen, words, LO, HI{lp}{da}):
 """
 
 
+# The walk over layers of a back with ``KIDS`` predecessors a cell (2: a tree, walked depth first in
+# preorder with an explicit stack; 1: a chain, the 2-D layers' traceback). A predecessor lies on a
+# strictly earlier layer, so the stack holds at most one pending second predecessor per layer: L + 2
+# entries. err 0: done (``out``: the last absent predecessor, where a chain left the layers); 1: a
+# bad step from path's last row to ``out``; 2: more than ``cap`` cells (the tree repeats cells)
+_TREE_WALK = """
+def walk({start}, cap, L, words, LO, HI, LR, LC{lp}{da}):
+    path = np.empty((64, {width}), np.int64)
+    stack = np.empty((L + 2, {m}), np.int64)
+    out = np.full({m}, -1, np.int64)
+    {push_start}
+    top = 1
+    n = 0
+    while top > 0:
+        top -= 1
+        {pop}
+        if n == cap:
+            return path[:n], 2, out
+        if n == path.shape[0]:
+            grown = np.empty((min(2 * n, cap), {width}), np.int64)
+            grown[:n] = path[:n]
+            path = grown
+        k = {flat}
+        d = {decode}
+        {record}
+        path[n, {m}] = d
+        n += 1
+        {children} = back({cell}, d{da})
+        for c in range(KIDS):  # the second first: the stack pops the first one next
+            {pick}
+            {keep_out}
+            if c0 < 0:
+                continue  # absent
+            if c0 >= t or {outside}:
+                return path[:n], 1, out
+            {push}
+            top += 1
+    return path[:n], 0, out
+"""
+
+
+def _tree_walker(rec_cls, n_data: int, plan: Plan, kids: int = 2):
+    """The compiled walk of :meth:`SweepResult.traceback_tree` (``kids = 2``), or of a 2-D layers'
+    :meth:`SweepResult.traceback` (``kids = 1``), for the plan's layers (1-D or 2-D) and codec:
+    ``walk(*start, cap, L, words, LO, HI, LR, LC, *codec params, *data) -> (path, err, out)``."""
+    from ..jit import njit
+
+    kind = "tree" if kids == 2 else "chain"
+    k = _WALKERS.lookup(rec=rec_cls, n_data=n_data, kind=kind, deps=None, codec=plan.codec, bits=plan.bits)
+    if k.ready:
+        return k.fn
+    returns = _tree_returns(rec_cls) if kids == 2 else rec_cls._back_returns()
+    _need_back(rec_cls, f"back({', '.join(rec_cls._INDEX)}, decision, *data) -> ({', '.join(returns)})")
+    names = rec_cls._INDEX  # ("t", "k") or ("t", "i", "j")
+    m = len(names)
+    lines = lambda f: "\n".join(f(x, a) for x, a in enumerate(names))  # noqa: E731
+    if kids == 2:
+        pick = lines(lambda x, a: f"c{x} = np.int64({a}2) if c == 0 else np.int64({a}1)")
+    else:
+        pick = lines(lambda x, a: f"c{x} = np.int64({a}2)")
+    if m == 3:
+        outside = "c1 < 0 or c1 >= LR[c0] or c2 < 0 or c2 >= LC[c0]"
+    else:
+        outside = "c1 < LO[c0] or c1 >= HI[c0]"
+    lp, decode = _decoder(plan.codec)
+    src = fill(
+        _TREE_WALK,
+        start=", ".join(f"{a}0" for a in names),
+        width=m + 1,
+        m=m,
+        push_start=lines(lambda x, a: f"stack[0, {x}] = {a}0"),
+        pop=lines(lambda x, a: f"{a} = stack[top, {x}]"),
+        flat="i * LC[t] + j" if m == 3 else "k",
+        decode=decode,
+        record=lines(lambda x, a: f"path[n, {x}] = {a}"),
+        children=", ".join(returns),
+        cell=", ".join(names),
+        pick=pick,
+        outside=outside,
+        keep_out=lines(lambda x, a: f"out[{x}] = c{x}"),
+        push=lines(lambda x, a: f"stack[top, {x}] = c{x}"),
+        lp=lp,
+        da=data_args(n_data),
+    )
+    ns = {"np": np, "back": njit(rec_cls.back), "BITS": plan.bits, "KIDS": kids}
+    ns.update(layer_decision=layer_decision, band_decision=band_decision)
+    return k.keep(jit_generated(src, "walk", ns, njit, "cpu")).fn
+
+
+def _need_back(rec_cls, form: str) -> None:
+    """A :class:`ContractError` when the class defines no ``back`` (``form``: how to define it)."""
+    if not hasattr(rec_cls, "back"):
+        raise ContractError(
+            f"{rec_cls.__name__} defines no back(...): its decisions cannot be traced back; define "
+            f"{form} as a @staticmethod"
+        )
+
+
+def _decoder(codec: str) -> tuple[str, str]:
+    """A layered walk's codec parameters and its decision of the layer's flat cell ``k``."""
+    if codec == "bands":
+        bands = ", lo, hi, lead_n, band_n, band_off, lead_w, trail_w"
+        return bands + ", bits", f"band_decision(words, t, k{bands}, BITS)"
+    return ", woff, bits", "layer_decision(words, t, k, woff, BITS)"
+
+
 def _bad_step(rec_cls, plan: Plan, path: np.ndarray, out: np.ndarray) -> None:
     """:func:`gpudp.recurrence.bad_step` for a walk of ``plan`` (layers: their sizes and active
     ranges)."""
@@ -209,11 +419,7 @@ def _walker(rec_cls, n_data: int, plan: Plan):
     )
     if k.ready:
         return k.fn
-    if not hasattr(rec_cls, "back"):
-        raise ContractError(
-            f"{rec_cls.__name__} defines no back(...): its decisions cannot be traced back; define "
-            f"{rec_cls._form('back', n_data)} as a @staticmethod"
-        )
+    _need_back(rec_cls, rec_cls._form("back", n_data))
     ns = {
         "np": np,
         "numba": numba,

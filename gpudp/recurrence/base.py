@@ -298,12 +298,16 @@ def bad_step(rec_cls, path, out, layers=None) -> None:
     )
 
 
-def start_cell(start) -> tuple[int, int]:
-    """A traceback's start, ``(i, j)`` or ``(t, k)``, as two ints; :class:`InputError` for anything
-    else (a bare number, a wrong length)."""
+def start_cell(start, names: tuple[str, ...] = ("i", "j")) -> tuple[int, ...]:
+    """A traceback's start, ``(i, j)`` or ``(t, k)`` (or as many ints as ``names``, a 2-D layer's
+    ``(t, i, j)``), as ints; :class:`InputError` for anything else (a bare number, a wrong length)."""
     try:
-        a, b = (int(x) for x in start)
+        cell = tuple(int(x) for x in start)
     except (TypeError, ValueError):
-        what = "the cell to walk back from, two integers (i, j) or (t, k)"
+        cell = ()
+    if len(cell) != len(names):
+        count = {2: "two", 3: "three"}.get(len(names), str(len(names)))
+        kinds = f"({', '.join(names)})" if len(names) != 2 else "(i, j) or (t, k)"
+        what = f"the cell to walk back from, {count} integers {kinds}"
         raise InputError("start", f"{start!r}: {what}") from None
-    return a, b
+    return cell

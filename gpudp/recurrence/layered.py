@@ -42,6 +42,24 @@ class LayeredRecurrence(Recurrence):
     ``t2 = -1`` ends the walk. Any other step is a :class:`ContractError` when the traceback is
     walked.
 
+    2-D layers: a class that defines ``layer_shape`` instead of ``layer_size`` has layers of
+    ``rows x cols`` cells, addressed ``(t, i, j)``::
+
+        def layer_shape(self, t) -> (rows, cols)
+        @staticmethod
+        def cell(t, i, j, prev_1, ..., prev_window, *data) -> value or (value, decision)
+        @staticmethod
+        def back(t, i, j, decision, *data) -> (t2, i2, j2)
+
+    ``prev_w`` is then a 2-D array, ``prev_w[i2, j2]`` the value of cell ``(t - w, i2, j2)`` (its
+    shape is at least layer ``t - w``'s: the widest layer's, where the shapes differ; before the
+    first layer it holds ``fill``), and ``last_layer`` is 2-D. A cell reads only cells inside its
+    layers' shapes. The engine keeps each layer row-major (cell ``(i, j)`` at ``i * cols + j``);
+    only what the recurrence sees changes. ``active_range`` and ``reach`` describe 1-D layers: a
+    2-D class must leave them None (a :class:`ContractError` otherwise); ``traceback_state`` and
+    ``reduce`` are not offered for 2-D layers. :meth:`gpudp.grid.result.SweepResult.traceback_tree`
+    walks a ``back`` that returns two predecessors (Floyd-Warshall's path through ``k``).
+
     Optional:
 
     ``active_range(self) -> (lo, hi)``
@@ -73,6 +91,19 @@ class LayeredRecurrence(Recurrence):
     decision_codec = "auto"
     _INDEX = ("t", "k")
     _SIZES = ("num_layers", "layer_size")
+    #: ``layer_shape(self, t) -> (rows, cols)`` in a subclass makes its layers 2-D (None: 1-D)
+    layer_shape = None
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        if cls.layer_shape is not None:  # cells (t, i, j), the layers' sizes by their shapes
+            cls._INDEX = ("t", "i", "j")
+            cls._SIZES = ("num_layers", "layer_shape")
+
+    @classmethod
+    def _two_d(cls) -> bool:
+        """Whether the layers are 2-D (the class defines ``layer_shape``)."""
+        return cls.layer_shape is not None
 
     def num_layers(self) -> int:
         raise NotImplementedError
@@ -91,6 +122,22 @@ class LayeredRecurrence(Recurrence):
         if isinstance(cls.window, bool) or not (isinstance(cls.window, int) and cls.window >= 1):
             raise ContractError(f"{cls.__name__}.window = {cls.window!r}: must be an int >= 1")
         super()._validate_class()
+        if cls._two_d():
+            name = cls.__name__
+            if cls.layer_size is not LayeredRecurrence.layer_size:
+                raise ContractError(
+                    f"{name} defines both layer_size and layer_shape: define layer_shape(self, t) -> "
+                    "(rows, cols) for 2-D layers, or layer_size(self, t) -> int for 1-D ones"
+                )
+            for attr, why in (
+                ("traceback_state", "a walk with a state"),
+                ("reduce", "a whole-table reduction"),
+            ):
+                if getattr(cls, attr):
+                    raise ContractError(
+                        f"{name}.{attr} = {getattr(cls, attr)!r}: {why} is offered for 1-D layers only; "
+                        f"{name} defines layer_shape (2-D layers)"
+                    )
         if cls.decision_codec not in CODECS:
             raise ContractError(
                 f"{cls.__name__}.decision_codec = {cls.decision_codec!r}: must be one of {', '.join(CODECS)}"
@@ -103,7 +150,28 @@ class LayeredRecurrence(Recurrence):
     @classmethod
     def _cell_form(cls) -> str:
         prev = ", ".join(f"prev_{w}" for w in range(1, cls.window + 1))
+        if cls._two_d():
+            return f"cell(t, i, j, {prev}, *data), one previous 2-D layer per window = {cls.window}"
         return f"cell(t, k, {prev}, *data), one previous layer per window = {cls.window}"
+
+    def _checked_shapes(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """2-D layers: ``layer_shape(t)`` of each of the ``n`` layers as two int64 arrays, rows and
+        columns; an :class:`InputError` naming ``layer_shape`` and the layer when one is not a pair
+        of integers >= 0."""
+        rows, cols = np.zeros(n, np.int64), np.zeros(n, np.int64)
+        for t in range(n):
+            got = self.layer_shape(t)
+            try:
+                r, c = got
+                ok = all(isinstance(x, int | np.integer) and not isinstance(x, bool) for x in (r, c))
+            except (TypeError, ValueError):
+                ok = False
+            if not ok or r < 0 or c < 0:
+                raise InputError(
+                    "layer_shape", f"layer {t}: must be a pair (rows, cols) of integers >= 0, got {got!r}"
+                )
+            rows[t], cols[t] = r, c
+        return rows, cols
 
     def _checked_codec(self, codec: str | None = None) -> str:
         """The decision codec a sweep uses: ``codec``, the option of :func:`gpudp.sweep` (an
@@ -129,6 +197,10 @@ class LayeredRecurrence(Recurrence):
 
         if got is None:
             return None
+        if type(self)._two_d():
+            raise bad(
+                " ", "describes 1-D layers (reads at k - reach .. k); 2-D layers (layer_shape) take none"
+            )
         if type(self).window != 1:
             raise bad(" ", f"needs window = 1, the class has {type(self).window}")
         a = np.asarray(got)
@@ -144,6 +216,11 @@ class LayeredRecurrence(Recurrence):
         got = self.active_range()
         if got is None:
             return np.zeros(len(sizes), np.int64), sizes.copy()
+        if type(self)._two_d():
+            raise ContractError(
+                f"{type(self).__name__}.active_range() describes 1-D layers; a 2-D layer (layer_shape) "
+                "computes every cell of its shape: return None, or make the shape smaller"
+            )
         try:
             lo, hi = got
         except (TypeError, ValueError):

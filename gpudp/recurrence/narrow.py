@@ -682,8 +682,8 @@ def eligible(cls) -> bool:
     """A grid or layered recurrence whose values are int32 (or a record of int32 fields)."""
     from ..values import fields
 
-    if cls.family not in ("grid", "layered"):
-        return False
+    if cls.family not in ("grid", "layered") or getattr(cls, "layer_shape", None) is not None:
+        return False  # 2-D layers: their cells' arguments are not the analysis's (t, k, layers)
     fs = fields(cls)
     types_ = [np.dtype(cls.value_dtype)] if fs is None else list(fs)
     return all(t == np.dtype(np.int32) for t in types_)

@@ -23,7 +23,7 @@ LAYER_THREADS = 256
 LAYER_UNROLL = 1
 
 _LAYERED = """
-def run_layers(t0, t1, ring, lo, hi, g0, gn, woff, words, wbase, last_row, last_col, R, C{da}):
+def run_layers(t0, t1, ring, lo, hi, g0, gn, woff, words, wbase, last_row, last_col, R, C{lc}{da}):
     grid = cuda.cg.this_grid()
     th = cuda.threadIdx.x
     nb = cuda.gridDim.x
@@ -244,22 +244,25 @@ def layered_kernel(rec_cls, n_data: int, schedule):
     ns["lcell"] = device_jit(compile_source(layer_cell_source(rec_cls, n_data, schedule), "lcell", dict(ns)))
     sim = is_simulator()
     da = data_args(n_data)
+    # 2-D layers (layer_shape): the ring's layers are 2-D, flat cell p of layer t at [p // LC[t], p % LC[t]]
+    lc = ", LC" if schedule is None and rec_cls._two_d() else ""
     cells, stores = [], []
     for u in range(LAYER_UNROLL):
+        at = f"p{u} // LC[t], p{u} - (p{u} // LC[t]) * LC[t]" if lc else f"p{u}"
         cells += [
             f"p{u} = base + th + {u} * cuda.blockDim.x",
             f"v{u} = VT(FILL)",
             f"dd{u} = 0",
             f"ok{u} = p{u} < end and p{u} >= a and p{u} < b",
             f"if ok{u}:",
-            f"    v{u}, dd{u} = lcell(t, p{u}, ring, W1, last_row, last_col, R, C{da})",
+            f"    v{u}, dd{u} = lcell(t, p{u}, ring, W1, last_row, last_col, R, C{lc}{da})",
         ]
-        stores += [f"if ok{u}:", f"    ring[t % W1, p{u}] = v{u}"]
+        stores += [f"if ok{u}:", f"    ring[t % W1, {at}] = v{u}"]
         stores += _word_stores(
             u, bits, sim, f"p{u} < end", f"woff[t] - wbase + (p{u} // 32 - g0[t]) * {bits} + {{b}}"
         )
     prologue = f"bal = cuda.shared.array({LAYER_THREADS}, np.int64)" if sim and bits else "pass"
-    src = fill(_LAYERED, da=da, cells=cells, stores=stores, prologue=prologue)
+    src = fill(_LAYERED, da=da, cells=cells, stores=stores, prologue=prologue, lc=lc)
     ns["UNROLL"] = LAYER_UNROLL
     return k.keep(generated_kernel(src, "run_layers", ns))
 

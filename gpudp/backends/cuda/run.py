@@ -14,7 +14,7 @@ from ... import values
 from ...codegen import spec_of
 from ...errors import CheckError
 from ...store import tiled_last_row
-from ..base import checkpoint_arrays, line_edges
+from ..base import checkpoint_arrays, last_layer, line_edges, ring_shape, shape_args
 from .bands import BandEncoder
 from .driver import LAST_LAUNCHER, coop_blocks, kernel_resources, pinned_empty, upload
 from .layered import LAYER_THREADS, Blocking, blocked_kernel, layered_kernel
@@ -124,14 +124,14 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
     else:
         kernel = layered_kernel(cls, len(data), plan.schedule)
         window = plan.schedule.window if plan.schedule else cls.window
-        width = int(plan.sizes.max()) if plan.n_units else 1
         # filled on the device: a host-side np.full + copy of a ring of GBs cost seconds
-        ring = cuda.device_array((window + 1, max(width, 1)), vt, stream=compute)
+        ring = cuda.device_array((window + 1, *ring_shape(plan)), vt, stream=compute)
         ring[:] = cls.fill
         last_row = cuda.to_device(np.full(max(cols, 1), cls.fill, vt), stream=compute)
         last_col = cuda.to_device(np.full(max(rows, 1), cls.fill, vt), stream=compute)
         ranges = [cuda.to_device(a, stream=compute) for a in (plan.lo, plan.hi, plan.g0, plan.gn)]
         woff = cuda.to_device(plan.layout.woff, stream=compute)
+        shape = [cuda.to_device(a, stream=compute) for a in shape_args(plan)]  # 2-D layers' columns
         threads = LAYER_THREADS
         want = max(1, -(-int(plan.gn.max(initial=1)) * 32 // threads))
 
@@ -148,6 +148,7 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
                 last_col,
                 rows,
                 cols,
+                *shape,
                 *d_data,
             )
 
@@ -237,5 +238,5 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
     elif plan.n_units:
         last = plan.n_units - 1
         slot = (len(blocked.pstart) - 1) % 2 if blocked is not None else last % (window + 1)
-        out["last_layer"] = ring[slot, : plan.sizes[last]].copy_to_host()
+        out["last_layer"] = last_layer(plan, ring[slot]).copy_to_host()
     return out

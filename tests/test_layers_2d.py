@@ -1,0 +1,293 @@
+"""2-D layers (``LayeredRecurrence.layer_shape``) and the splitting walk over layers
+(``SweepResult.traceback_tree``): Floyd-Warshall against a plain-Python reference, a recurrence
+whose layers change shape, and the misuses."""
+
+import numpy as np
+import pytest
+from examples_loader import load_example
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpudp import ContractError, InputError, LayeredRecurrence, sweep
+
+fw = load_example("floyd_warshall")
+INF = fw.INF
+
+
+def fw_ref(w: np.ndarray) -> list[list[int]]:
+    """Floyd-Warshall in plain Python."""
+    n = len(w)
+    d = [[int(x) for x in row] for row in w]
+    for k in range(n):
+        for i in range(n):
+            for j in range(n):
+                d[i][j] = min(d[i][j], d[i][k] + d[k][j])
+    return d
+
+
+@st.composite
+def graphs(draw, most=7):
+    n = draw(st.integers(1, most))
+    edges = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.integers(0, 9))))
+    return fw.weights(n, edges)
+
+
+def check_fw(w, **opts):
+    res = fw.shortest_paths(w, progress=False, **opts)
+    ref = fw_ref(w)
+    assert res.last_layer.shape == w.shape
+    assert res.last_layer.tolist() == ref
+    n = len(w)
+    for u in range(n):
+        for v in range(n):
+            p = fw.path(res, u, v)
+            if ref[u][v] >= INF:
+                assert p == []
+                continue
+            assert p[0] == u and p[-1] == v
+            assert len(set(p)) == len(p)  # simple
+            assert sum(int(w[a, b]) for a, b in zip(p, p[1:], strict=False)) == ref[u][v]
+    return res
+
+
+@settings(max_examples=40)
+@given(graphs())
+def test_floyd_warshall_cpu_matches_reference(w):
+    check_fw(w, backend="cpu")
+
+
+@settings(max_examples=15)
+@given(graphs(5))
+def test_floyd_warshall_bands_codec_and_checked_mode(w):
+    res = check_fw(w, backend="cpu", codec="bands")
+    assert res.stats.extra["decision_codec"] == "bands"
+    checked = sweep(fw.FloydWarshall(w), backend="cpu", check=True, progress=False)
+    assert np.array_equal(checked.last_layer, res.last_layer)
+
+
+@pytest.mark.sim
+def test_floyd_warshall_cuda():
+    w = fw.weights(4, [(0, 1, 5), (1, 2, 1), (0, 2, 9), (2, 3, 2), (3, 0, 1)])
+    res = check_fw(w, backend="cuda")
+    assert res.stats.backend == "cuda"
+
+
+class Staircase(LayeredRecurrence):
+    """Layers of changing shapes: layer t is (t % 3 + 1) x (4 - t % 2); cell (t, i, j) adds x[t, i, j]
+    to the largest cell of the previous layer at most one row and column away (decision: which)."""
+
+    value_dtype = np.int64
+    decision_bits = 4
+
+    def __init__(self, x):
+        self.x = x
+
+    def num_layers(self):
+        return self.x.shape[0]
+
+    def layer_shape(self, t):
+        return t % 3 + 1, 4 - t % 2
+
+    def data(self):
+        return (self.x,)
+
+    @staticmethod
+    def cell(t, i, j, prev, x):
+        if t == 0:
+            return x[0, i, j], 0
+        rows, cols = (t - 1) % 3 + 1, 4 - (t - 1) % 2
+        best, how = -1, 0
+        for di in range(3):
+            for dj in range(3):
+                a, b = i + di - 1, j + dj - 1
+                if 0 <= a < rows and 0 <= b < cols and prev[a, b] > best:
+                    best, how = prev[a, b], 3 * di + dj
+        if best < 0:  # no neighbour: start afresh
+            return x[t, i, j], 9
+        return best + x[t, i, j], how
+
+    @staticmethod
+    def back(t, i, j, how, x):
+        if t == 0 or how == 9:
+            return -1, -1, -1
+        return t - 1, i + how // 3 - 1, j + how % 3 - 1
+
+
+def staircase_ref(x):
+    layers = []
+    for t in range(len(x)):
+        rows, cols = t % 3 + 1, 4 - t % 2
+        cur = np.zeros((rows, cols), np.int64)
+        for i in range(rows):
+            for j in range(cols):
+                near = [
+                    layers[-1][a, b]
+                    for a in range(i - 1, i + 2)
+                    for b in range(j - 1, j + 2)
+                    if t and 0 <= a < layers[-1].shape[0] and 0 <= b < layers[-1].shape[1]
+                ]
+                cur[i, j] = x[t, i, j] + (max(near) if near else 0)
+        layers.append(cur)
+    return layers
+
+
+def check_staircase(x, **opts):
+    res = sweep(Staircase(x), progress=False, **opts)
+    ref = staircase_ref(x)
+    assert np.array_equal(res.last_layer, ref[-1])
+    t = len(x) - 1
+    i, j = np.unravel_index(int(np.argmax(ref[-1])), ref[-1].shape)
+    rows = res.traceback((t, int(i), int(j)))
+    assert rows.shape[1] == 4 and tuple(rows[0, :3]) == (t, i, j)
+    total = sum(int(x[a, b, c]) for a, b, c, _ in rows)
+    assert total == ref[-1][i, j]  # the walk's cells add up to the value
+    for (a, b, c, _), (a2, b2, c2, _) in zip(rows, rows[1:], strict=False):
+        assert a2 == a - 1 and abs(b2 - b) <= 1 and abs(c2 - c) <= 1
+    assert res.decision(*rows[0, :3]) == rows[0, 3]
+    return res
+
+
+@settings(max_examples=25)
+@given(st.integers(1, 7), st.integers(0, 2**32 - 1))
+def test_layers_of_changing_shapes_cpu(n, seed):
+    x = np.random.default_rng(seed).integers(0, 9, (n, 3, 4)).astype(np.int64)
+    check_staircase(x, backend="cpu")
+    check_staircase(x, backend="cpu", check=True)
+
+
+@pytest.mark.sim
+def test_layers_of_changing_shapes_cuda():
+    x = np.random.default_rng(5).integers(0, 9, (4, 3, 4)).astype(np.int64)
+    check_staircase(x, backend="cuda")
+
+
+def test_a_layer_wider_than_32_cells_and_rows_that_split_groups():
+    # 3 x 45 cells: groups of 32 run inside a row and across rows (the cpu kernel's two paths)
+    class Sum(LayeredRecurrence):
+        value_dtype = np.int64
+
+        def num_layers(self):
+            return 3
+
+        def layer_shape(self, t):
+            return 3, 45
+
+        @staticmethod
+        def cell(t, i, j, prev):
+            return (prev[i, j] if t else 0) + 100 * i + j
+
+    res = sweep(Sum(), backend="cpu", progress=False)
+    i, j = np.indices((3, 45))
+    assert np.array_equal(res.last_layer, 3 * (100 * i + j))
+
+
+# --- misuse ---------------------------------------------------------------------------------------
+
+
+def test_both_sizes_is_a_contract_error():
+    class Both(fw.FloydWarshall):
+        def layer_size(self, t):
+            return 4
+
+    with pytest.raises(ContractError, match="both layer_size and layer_shape"):
+        sweep(Both(fw.weights(2, [])), backend="cpu")
+
+
+@pytest.mark.parametrize("attr, value", [("traceback_state", True), ("reduce", "max")])
+def test_features_of_1d_layers_are_refused(attr, value):
+    cls = type("Odd", (fw.FloydWarshall,), {attr: value})
+    with pytest.raises(ContractError, match=f"{attr} = .*1-D layers only"):
+        sweep(cls(fw.weights(2, [])), backend="cpu")
+
+
+def test_active_range_and_reach_are_refused():
+    class Ranged(fw.FloydWarshall):
+        def active_range(self):
+            return np.zeros(3, np.int64), np.ones(3, np.int64)
+
+    with pytest.raises(ContractError, match="active_range.*1-D layers"):
+        sweep(Ranged(fw.weights(2, [])), backend="cpu")
+    with pytest.raises(InputError, match="reach.*2-D layers"):
+        sweep(fw.FloydWarshall(fw.weights(2, [])), backend="cpu", reach=np.zeros(3, np.int64))
+
+
+@pytest.mark.parametrize("shape", [(2,), (2, -1), (2.0, 3), "ab"])
+def test_a_bad_layer_shape_is_an_input_error(shape):
+    class Bad(fw.FloydWarshall):
+        def layer_shape(self, t):
+            return shape
+
+    with pytest.raises(InputError, match="layer_shape.*layer 0"):
+        sweep(Bad(fw.weights(2, [])), backend="cpu")
+
+
+class Stray(fw.FloydWarshall):
+    """Floyd-Warshall whose back's second predecessor is wrong in the way ``mode`` says."""
+
+    def __init__(self, w, mode):
+        super().__init__(w)
+        self.mode = np.array([mode], np.int64)
+
+    def data(self):
+        return self.w, self.mode
+
+    @staticmethod
+    def cell(t, i, j, prev, w, mode):
+        if t == 0:
+            return w[i, j], 0
+        through = prev[i, t - 1] + prev[t - 1, j]
+        return (through, 1) if through < prev[i, j] else (prev[i, j], 0)
+
+    @staticmethod
+    def back(t, i, j, d, w, mode):
+        if t == 0:
+            return -1, -1, -1, -1, -1, -1
+        if mode[0] == 0:
+            return t - 1, i, j, t, i, j  # not an earlier layer
+        if mode[0] == 1:
+            return t - 1, i, j, t - 1, i, 5  # past the layer's columns
+        return t - 1, i, j, t - 1, -1, j  # a negative row
+
+
+@pytest.mark.parametrize(
+    "mode, why",
+    [
+        (0, "layer 2 is not earlier than layer 2"),
+        (1, "layer 1 has 2 x 2 cells"),
+        (2, "layer 1 has 2 x 2 cells"),
+    ],
+)
+def test_a_bad_step_names_the_cell(mode, why):
+    w = fw.weights(2, [(0, 1, 1)])
+    res = sweep(Stray(w, mode), backend="cpu", progress=False)
+    with pytest.raises(ContractError, match=rf"Stray\.back\(2, 0, 1, 0\) returned .*{why}"):
+        res.traceback_tree((2, 0, 1))
+    first = why.replace("layer 2", "layer 1").replace("layer 1 has", "layer 0 has")  # at cell (1, 0, 0)
+    with pytest.raises(ContractError, match=rf"Stray\.back\(1, 0, 0, 0\) returned .*{first}"):
+        sweep(Stray(w, mode), backend="cpu", check=True)
+
+
+def test_a_chain_walk_of_a_splitting_back_and_the_starts_are_refused():
+    res = fw.shortest_paths(fw.weights(3, [(0, 1, 1)]), backend="cpu", progress=False)
+    with pytest.raises(ContractError, match="a tuple of 6"):
+        res.traceback((3, 0, 1))  # back returns two predecessors: traceback_tree walks them
+    with pytest.raises(InputError, match=r"three integers \(t, i, j\)"):
+        res.traceback_tree((3, 0))
+    with pytest.raises(IndexError, match="outside the layers"):
+        res.traceback_tree((3, 0, 3))
+
+
+def test_a_checked_read_outside_the_layer_names_it():
+    class Peek(fw.FloydWarshall):
+        @staticmethod
+        def cell(t, i, j, prev, w):
+            return prev[i, j + 1] if t else w[i, j], 0
+
+    with pytest.raises(ContractError, match=r"Peek\.cell at \(1, 0, 1\) read prev_1\[0, 2\]: layer 0"):
+        sweep(Peek(fw.weights(2, [])), backend="cpu", check=True)
+
+
+def test_the_example_prints_the_path(capsys):
+    fw.main(["--backend", "cpu"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "shortest 0 -> 4: 7, via 0 -> 2 -> 1 -> 3 -> 4"
