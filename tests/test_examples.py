@@ -931,3 +931,74 @@ def test_cyk_cuda_matches_plain_python_cyk(words):
 @pytest.mark.sim
 def test_cyk_cuda_parses_a_sentence():
     assert check_cyk(cyk.Grammar(cyk.ENGLISH), ["john", "saw", "the", "dog"], backend="cuda")
+
+
+# examples/floyd_warshall.py: 2-D layers and a traceback that splits
+# ---------------------------------------------------------------------------------------------
+
+fw = load_example("floyd_warshall")
+INF = fw.INF
+
+
+def fw_ref(w: np.ndarray) -> list[list[int]]:
+    """Floyd-Warshall in plain Python."""
+    n = len(w)
+    d = [[int(x) for x in row] for row in w]
+    for k in range(n):
+        for i in range(n):
+            for j in range(n):
+                d[i][j] = min(d[i][j], d[i][k] + d[k][j])
+    return d
+
+
+@st.composite
+def graphs(draw, most=7):
+    n = draw(st.integers(1, most))
+    edges = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.integers(0, 9))))
+    return fw.weights(n, edges)
+
+
+def check_fw(w, **opts):
+    res = fw.shortest_paths(w, progress=False, **opts)
+    ref = fw_ref(w)
+    assert res.last_layer.shape == w.shape
+    assert res.last_layer.tolist() == ref
+    n = len(w)
+    for u in range(n):
+        for v in range(n):
+            p = fw.path(res, u, v)
+            if ref[u][v] >= INF:
+                assert p == []
+                continue
+            assert p[0] == u and p[-1] == v
+            assert len(set(p)) == len(p)  # simple
+            assert sum(int(w[a, b]) for a, b in zip(p, p[1:], strict=False)) == ref[u][v]
+    return res
+
+
+@settings(max_examples=40)
+@given(graphs())
+def test_floyd_warshall_cpu_matches_reference(w):
+    check_fw(w, backend="cpu")
+
+
+@settings(max_examples=15)
+@given(graphs(5))
+def test_floyd_warshall_bands_codec_and_checked_mode(w):
+    res = check_fw(w, backend="cpu", codec="bands")
+    assert res.stats.extra["decision_codec"] == "bands"
+    checked = gpudp_sweep(fw.FloydWarshall(w), backend="cpu", check=True, progress=False)
+    assert np.array_equal(checked.last_layer, res.last_layer)
+
+
+@pytest.mark.sim
+def test_floyd_warshall_cuda():
+    w = fw.weights(4, [(0, 1, 5), (1, 2, 1), (0, 2, 9), (2, 3, 2), (3, 0, 1)])
+    res = check_fw(w, backend="cuda")
+    assert res.stats.backend == "cuda"
+
+
+def test_the_example_prints_the_path(capsys):
+    fw.main(["--backend", "cpu"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "shortest 0 -> 4: 7, via 0 -> 2 -> 1 -> 3 -> 4"

@@ -1,6 +1,6 @@
 """2-D layers (``LayeredRecurrence.layer_shape``) and the splitting walk over layers
-(``SweepResult.traceback_tree``): Floyd-Warshall against a plain-Python reference, a recurrence
-whose layers change shape, and the misuses."""
+(``SweepResult.traceback_tree``): a recurrence whose 2-D layers change shape, trees over 1-D layers,
+and the misuses (examples/floyd_warshall.py's own tests: tests/test_examples.py)."""
 
 import numpy as np
 import pytest
@@ -11,65 +11,6 @@ from hypothesis import strategies as st
 from gpudp import ContractError, InputError, LayeredRecurrence, sweep
 
 fw = load_example("floyd_warshall")
-INF = fw.INF
-
-
-def fw_ref(w: np.ndarray) -> list[list[int]]:
-    """Floyd-Warshall in plain Python."""
-    n = len(w)
-    d = [[int(x) for x in row] for row in w]
-    for k in range(n):
-        for i in range(n):
-            for j in range(n):
-                d[i][j] = min(d[i][j], d[i][k] + d[k][j])
-    return d
-
-
-@st.composite
-def graphs(draw, most=7):
-    n = draw(st.integers(1, most))
-    edges = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.integers(0, 9))))
-    return fw.weights(n, edges)
-
-
-def check_fw(w, **opts):
-    res = fw.shortest_paths(w, progress=False, **opts)
-    ref = fw_ref(w)
-    assert res.last_layer.shape == w.shape
-    assert res.last_layer.tolist() == ref
-    n = len(w)
-    for u in range(n):
-        for v in range(n):
-            p = fw.path(res, u, v)
-            if ref[u][v] >= INF:
-                assert p == []
-                continue
-            assert p[0] == u and p[-1] == v
-            assert len(set(p)) == len(p)  # simple
-            assert sum(int(w[a, b]) for a, b in zip(p, p[1:], strict=False)) == ref[u][v]
-    return res
-
-
-@settings(max_examples=40)
-@given(graphs())
-def test_floyd_warshall_cpu_matches_reference(w):
-    check_fw(w, backend="cpu")
-
-
-@settings(max_examples=15)
-@given(graphs(5))
-def test_floyd_warshall_bands_codec_and_checked_mode(w):
-    res = check_fw(w, backend="cpu", codec="bands")
-    assert res.stats.extra["decision_codec"] == "bands"
-    checked = sweep(fw.FloydWarshall(w), backend="cpu", check=True, progress=False)
-    assert np.array_equal(checked.last_layer, res.last_layer)
-
-
-@pytest.mark.sim
-def test_floyd_warshall_cuda():
-    w = fw.weights(4, [(0, 1, 5), (1, 2, 1), (0, 2, 9), (2, 3, 2), (3, 0, 1)])
-    res = check_fw(w, backend="cuda")
-    assert res.stats.backend == "cuda"
 
 
 class Staircase(LayeredRecurrence):
@@ -181,6 +122,93 @@ def test_a_layer_wider_than_32_cells_and_rows_that_split_groups():
     assert np.array_equal(res.last_layer, 3 * (100 * i + j))
 
 
+class Halves(LayeredRecurrence):
+    """A sum tree over 1-D layers: layer 0 is x (2^L cells), cell (t, k) adds cells 2k and 2k + 1 of
+    layer t - 1; back splits each cell into those two."""
+
+    value_dtype = np.int64
+    decision_bits = 1
+
+    def __init__(self, x):
+        self.x = x
+
+    def num_layers(self):
+        return int(np.log2(len(self.x))) + 1
+
+    def layer_size(self, t):
+        return len(self.x) >> t
+
+    def data(self):
+        return (self.x,)
+
+    @staticmethod
+    def cell(t, k, prev, x):
+        return (x[k] if t == 0 else prev[2 * k] + prev[2 * k + 1]), 0
+
+    @staticmethod
+    def back(t, k, d, x):
+        if t == 0:
+            return -1, -1, -1, -1
+        return t - 1, 2 * k, t - 1, 2 * k + 1
+
+
+def halves_preorder(t, k):
+    if t < 0:
+        return []
+    kids = halves_preorder(t - 1, 2 * k) + halves_preorder(t - 1, 2 * k + 1) if t else []
+    return [[t, k, 0], *kids]
+
+
+@pytest.mark.parametrize("levels", [0, 1, 4])
+@pytest.mark.parametrize("codec", ["plain", "bands"])
+def test_a_tree_over_1d_layers_in_preorder(levels, codec):
+    x = np.arange(1 << levels, dtype=np.int64)
+    res = sweep(Halves(x), backend="cpu", codec=codec, progress=False)
+    assert res.last_layer.tolist() == [x.sum()]
+    for t, k in [(levels, 0), (levels - 1, 1)]:
+        if t >= 0:
+            assert res.traceback_tree((t, k)).tolist() == halves_preorder(t, k)
+
+
+class Pascal(LayeredRecurrence):
+    """Binomial coefficients: each cell the sum of the two above it, back returning both. The tree
+    from (t, k) reaches cells many times over: no tree of distinct cells."""
+
+    value_dtype = np.int64
+    decision_bits = 1
+
+    def num_layers(self):
+        return 8
+
+    def layer_size(self, t):
+        return t + 1
+
+    @staticmethod
+    def cell(t, k, prev):
+        if t == 0:
+            return 1, 0
+        return (prev[k - 1] if k else 0) + (prev[k] if k < t else 0), 0
+
+    @staticmethod
+    def back(t, k, d):
+        a = k - 1 if k else -1
+        return (t - 1 if k else -1), a, (t - 1 if k < t else -1), k
+
+
+def test_a_tree_that_repeats_cells_is_refused():
+    res = sweep(Pascal(), backend="cpu", progress=False)
+    assert res.last_layer.tolist() == [1, 7, 21, 35, 35, 21, 7, 1]
+
+    def nodes(t, k):  # the tree's cells in plain Python, repeats and all
+        t1, k1, t2, k2 = Pascal.back(t, k, 0)
+        return 1 + (nodes(t1, k1) if t1 >= 0 else 0) + (nodes(t2, k2) if t2 >= 0 else 0)
+
+    assert len(res.traceback_tree((3, 1))) == nodes(3, 1) == 9
+    assert nodes(7, 3) > 36  # the cells the sweep computed
+    with pytest.raises(ContractError, match=r"the tree from \(7, 3\) met more than 36 cells"):
+        res.traceback_tree((7, 3))
+
+
 # --- misuse ---------------------------------------------------------------------------------------
 
 
@@ -287,7 +315,13 @@ def test_a_checked_read_outside_the_layer_names_it():
         sweep(Peek(fw.weights(2, [])), backend="cpu", check=True)
 
 
-def test_the_example_prints_the_path(capsys):
-    fw.main(["--backend", "cpu"])
-    out = capsys.readouterr().out.splitlines()
-    assert out[-1] == "shortest 0 -> 4: 7, via 0 -> 2 -> 1 -> 3 -> 4"
+class Wide(fw.FloydWarshall):
+    @staticmethod
+    def cell(t, i, j, prev, w):
+        return w[i, j], 2 if (t == 1 and i == 1 and j == 0) else 0
+
+
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.sim)])
+def test_a_decision_too_wide_names_the_2d_cell(backend):
+    with pytest.raises(ContractError, match=r"decision 2 at cell \(t, i, j\) = \(1, 1, 0\)"):
+        sweep(Wide(fw.weights(2, [])), backend=backend, progress=False)
