@@ -421,7 +421,7 @@ def _check_layer_steps(cls, plan, at: tuple, d: int, data: tuple) -> None:
     """``back`` at a layered cell: one predecessor (``traceback``) or two (``traceback_tree``), each
     on an earlier layer inside its cells, or absent (``t = -1``); a :class:`ContractError` as the
     walks word it otherwise."""
-    from .grid.result import _layer_step_error
+    from .grid.result import layer_step_error
 
     m = len(at)
     out = _run(cls, "back", at, (d,), data)
@@ -441,7 +441,7 @@ def _check_layer_steps(cls, plan, at: tuple, d: int, data: tuple) -> None:
         else:
             inside = plan.lo[t2] <= to[1] < plan.hi[t2]
         if t2 >= at[0] or not inside:
-            raise _layer_step_error(cls, plan, (*at, d), to)
+            raise layer_step_error(cls, plan, (*at, d), to)
 
 
 def _is_int(x) -> bool:

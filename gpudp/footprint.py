@@ -90,19 +90,22 @@ def layered_memory(
     groups=None,
     edges: int = 0,
     result: int | None = None,
+    width: int | None = None,
 ) -> MemoryNeed:
     """The memory of a layered sweep of layers of ``sizes`` cells (the plan's arithmetic, from the
     sizes alone): :meth:`Plan.memory` of every layered plan, and for solvers the figures before an
     instance exists, or of instances no machine could run (exact Python integers at any size when
     ``sizes`` is not an int64 array). ``groups``: with the bands codec, the computed groups of 32
     cells per layer (default: whole layers); ``edges``: values kept besides the window (a grid's
-    last row and column); ``result``: values copied back at the end (default: the last layer)."""
+    last row and column); ``result``: values copied back at the end (default: the last layer);
+    ``width``: the cells of each layer of the ring of ``window + 1`` (default: the widest layer's;
+    2-D layers keep the most rows by the most columns, :meth:`gpudp.grid.plan.Plan.ring_shape`)."""
     be = backends.get(backend)
     budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
     sizes = _ints(sizes)
     widest = int(sizes.max(initial=0))
     per = LayerLayout.layer_words(sizes if groups is None else 32 * _ints(groups), bits)
-    values = ((window + 1) * max(widest, 1) + edges) * itemsize
+    values = ((window + 1) * max(widest if width is None else width, 1) + edges) * itemsize
     result = widest if result is None else result
     return memory_need(
         be, budget, values, int(per.sum()), int(per.max(initial=0)), bits, codec, result * itemsize

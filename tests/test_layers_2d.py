@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpudp import ContractError, InputError, LayeredRecurrence, sweep
+from gpudp.engine import plan_sweep
 
 fw = load_example("floyd_warshall")
 
@@ -325,3 +326,22 @@ class Wide(fw.FloydWarshall):
 def test_a_decision_too_wide_names_the_2d_cell(backend):
     with pytest.raises(ContractError, match=r"decision 2 at cell \(t, i, j\) = \(1, 1, 0\)"):
         sweep(Wide(fw.weights(2, [])), backend=backend, progress=False)
+
+
+def test_the_memory_counts_the_ring_of_2d_layers():
+    # layers of 1 x 4 and 3 x 1 cells: the ring keeps 3 x 4 cells a layer, 2 layers (window 1)
+    class Turn(LayeredRecurrence):
+        value_dtype = np.int64
+
+        def num_layers(self):
+            return 2
+
+        def layer_shape(self, t):
+            return (1, 4) if t == 0 else (3, 1)
+
+        @staticmethod
+        def cell(t, i, j, prev):
+            return prev[0, i] + 1 if t else j
+
+    assert plan_sweep(Turn(), "cpu").memory().values == 2 * 3 * 4 * 8
+    assert sweep(Turn(), backend="cpu", progress=False).last_layer.tolist() == [[1], [2], [3]]

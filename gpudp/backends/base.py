@@ -171,15 +171,6 @@ def line_edges(plan, line: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return end.copy(), line
 
 
-def ring_shape(plan) -> tuple[int, ...]:
-    """The shape of one layer of a layered plan's ring of values (both backends keep ``window + 1``
-    of them): the widest layer's cells, or for 2-D layers (``plan.shapes``) the most rows by the
-    most columns, so that each layer is a 2-D array whose cell ``(i, j)`` is ``[i, j]``."""
-    if plan.shapes is not None:
-        return tuple(max(int(x.max(initial=0)), 1) for x in plan.shapes)
-    return (max(int(plan.sizes.max()) if plan.n_units else 1, 1),)
-
-
 def shape_args(plan) -> tuple:
     """The layered kernels' arguments that 2-D layers add: the columns of each layer (``LC``)."""
     return () if plan.shapes is None else (np.ascontiguousarray(plan.shapes[1], np.int64),)

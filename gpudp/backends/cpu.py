@@ -15,7 +15,7 @@ from .. import values
 from ..jit import njit
 from ..kernel import KernelFactory
 from ..store import WORD_BYTES, encode_bands, tiled_last_row
-from .base import Backend, checkpoint_arrays, last_layer, line_edges, ring_shape, shape_args
+from .base import Backend, checkpoint_arrays, last_layer, line_edges, shape_args
 
 #: the kit: what shapes, features and plug-ins may take from this backend (tests/test_imports.py);
 #: the rest is private to it (the registry takes ``BACKEND``)
@@ -525,7 +525,7 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
         out["last_row"], out["last_col"] = line_edges(plan, line)
     else:
         window = plan.schedule.window if plan.schedule else cls.window
-        ring = np.full((window + 1, *ring_shape(plan)), cls.fill, vt)
+        ring = np.full((window + 1, *plan.ring_shape()), cls.fill, vt)
         last_row = np.full(max(cols, 1), cls.fill, vt)
         last_col = np.full(max(rows, 1), cls.fill, vt)
         woff = plan.layout.woff

@@ -99,7 +99,16 @@ class Plan:
             groups=self.gn,  # the groups each layer's words cover: the store's, or the bands' slab's
             edges=edges,
             result=self.rows + self.cols if grid else None,
+            width=None if self.shapes is None else int(np.prod(self.ring_shape())),
         )
+
+    def ring_shape(self) -> tuple[int, ...]:
+        """The shape of one layer of a layered plan's ring of values (the backends keep ``window +
+        1`` of them): the widest layer's cells, or for 2-D layers (:attr:`shapes`) the most rows by
+        the most columns, so that each layer is a 2-D array whose cell ``(i, j)`` is ``[i, j]``."""
+        if self.shapes is not None:
+            return tuple(max(int(x.max(initial=0)), 1) for x in self.shapes)
+        return (max(int(self.sizes.max()) if self.n_units else 1, 1),)
 
     def max_chunk_words(self) -> int:
         """Decision words of the largest chunk (at least 1): the slab a backend computes a chunk into,

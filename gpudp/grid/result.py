@@ -160,7 +160,7 @@ class SweepResult:
         with typing_errors(rec):
             path, err, out = walker(*cell, *args)
         if err == 1:
-            raise _layer_step_error(rec, plan, path[-1], out)
+            raise layer_step_error(rec, plan, path[-1], out)
         if err == 2:
             raise ContractError(
                 f"{rec.__name__}.back(): the tree from {cell} met more than {cap} cells, all that the "
@@ -199,7 +199,7 @@ def _tree_returns(rec_cls) -> tuple[str, ...]:
     return tuple(f"{a}{m}" for m in (1, 2) for a in rec_cls._INDEX)
 
 
-def _layer_step_error(rec_cls, plan: Plan, row, to) -> ContractError:
+def layer_step_error(rec_cls, plan: Plan, row, to) -> ContractError:
     """The error for ``back`` at ``row`` (the cell and its decision, as a walk recorded it)
     stepping to ``to``: a cell not on an earlier layer, or outside that layer's cells (2-D: its
     shape; 1-D: its active range)."""

@@ -14,7 +14,7 @@ from ... import values
 from ...codegen import spec_of
 from ...errors import CheckError
 from ...store import tiled_last_row
-from ..base import checkpoint_arrays, last_layer, line_edges, ring_shape, shape_args
+from ..base import checkpoint_arrays, last_layer, line_edges, shape_args
 from .bands import BandEncoder
 from .driver import LAST_LAUNCHER, coop_blocks, kernel_resources, pinned_empty, upload
 from .layered import LAYER_THREADS, Blocking, blocked_kernel, layered_kernel
@@ -125,7 +125,7 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
         kernel = layered_kernel(cls, len(data), plan.schedule)
         window = plan.schedule.window if plan.schedule else cls.window
         # filled on the device: a host-side np.full + copy of a ring of GBs cost seconds
-        ring = cuda.device_array((window + 1, *ring_shape(plan)), vt, stream=compute)
+        ring = cuda.device_array((window + 1, *plan.ring_shape()), vt, stream=compute)
         ring[:] = cls.fill
         last_row = cuda.to_device(np.full(max(cols, 1), cls.fill, vt), stream=compute)
         last_col = cuda.to_device(np.full(max(rows, 1), cls.fill, vt), stream=compute)
