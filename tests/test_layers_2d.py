@@ -345,3 +345,31 @@ def test_the_memory_counts_the_ring_of_2d_layers():
 
     assert plan_sweep(Turn(), "cpu").memory().values == 2 * 3 * 4 * 8
     assert sweep(Turn(), backend="cpu", progress=False).last_layer.tolist() == [[1], [2], [3]]
+
+
+class Fib2(LayeredRecurrence):
+    """Window 2 over 2-D layers: cell (t, i, j) = prev_1[i, j] + prev_2[i, j], 1 and i + j first."""
+
+    value_dtype = np.int64
+    window = 2
+
+    def num_layers(self):
+        return 6
+
+    def layer_shape(self, t):
+        return 2, 3
+
+    @staticmethod
+    def cell(t, i, j, prev_1, prev_2):
+        if t < 2:
+            return 1 if t == 0 else i + j
+        return prev_1[i, j] + prev_2[i, j]
+
+
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.sim)])
+def test_a_window_of_two_2d_layers(backend):
+    res = sweep(Fib2(), backend=backend, progress=False)
+    a, b = np.ones((2, 3), np.int64), np.add.outer(np.arange(2), np.arange(3))
+    for _ in range(4):
+        a, b = b, a + b
+    assert np.array_equal(res.last_layer, b)
