@@ -353,11 +353,17 @@ class Layer2View:
         parts = q if isinstance(q, tuple) else (q,)
         neg = any(isinstance(x, int | np.integer) and x < 0 for x in parts)
         rows, cols = self.cells
-        try:  # the cells the index reads: past the buffer (the widest layer) is outside too
-            got = np.indices(self.buf.shape)[(slice(None), *parts)]
-        except IndexError:
-            got = None
-        if neg or got is None or (got.size and ((got[0] >= rows) | (got[1] >= cols)).any()):
+        if len(parts) == 1 and isinstance(parts[0], int | np.integer) and 0 <= parts[0] < rows:
+            return _Row(self, int(parts[0]))  # prev[i][j]: the cell is checked when it is read
+        if len(parts) == 2 and all(isinstance(x, int | np.integer) for x in parts):
+            outside = neg or parts[0] >= rows or parts[1] >= cols  # a cell, the common read
+        else:
+            try:  # the cells the index reads: past the buffer (the widest layer) is outside too
+                got = np.indices(self.buf.shape)[(slice(None), *parts)]
+                outside = neg or bool(got.size and ((got[0] >= rows) | (got[1] >= cols)).any())
+            except IndexError:
+                outside = True
+        if outside:
             what = "before the first layer the window holds fill" if self.s < 0 else f"layer {self.s}"
             raise BadRead(
                 f"read prev_{self.w}[{', '.join(map(str, parts))}]: {what} has cells [0 .. {rows - 1}, "
@@ -370,6 +376,23 @@ class Layer2View:
 
     def __array__(self, dtype=None, copy=None):
         return np.asarray(self[:, :], dtype=dtype)
+
+
+class _Row:
+    """Row ``i`` of a :class:`Layer2View`, ``prev[i]``: each read is the view's ``prev[i, q]``."""
+
+    def __init__(self, view: Layer2View, i: int):
+        self.view, self.i = view, i
+        self.shape, self.dtype, self.ndim = view.shape[1:], view.dtype, 1
+
+    def __getitem__(self, q):
+        return self.view[self.i, q]
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.view[self.i, :], dtype=dtype)
 
 
 def check_layered(call) -> int:

@@ -333,13 +333,10 @@ def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None, rows: boo
         ring = [f"ring[(t - {w}) % W1]" for w in range(1, rec_cls.window + 1)]
         prev = spec_of(rec_cls).layer_rows() if rows else ring
         args = ", ".join(prev) if rows else "ring, W1"
-        if rec_cls._two_d():  # cell (t, i, j) of 2-D layers: the ring's layers are 2-D too
+        if rec_cls._two_d():  # cell (t, i, j) of 2-D layers, the ring's layers 2-D: the caller
+            # finds (i, j) from the layer's flat cell (cpu: once a group of 32 cells; cuda: a cell)
             body = cell_call(rec_cls, "t, i, j", prev, n_data, "v", "dd")
-            if rows:  # the caller finds (i, j) (cpu: once a group of 32 cells)
-                return cell_function(f"def lcell(t, i, j, {args}, last_row, last_col, R, C{da}):", body)
-            # cuda: the flat cell p of the layer row-major, its columns LC[t]
-            body = "i = p // LC[t]\nj = p - i * LC[t]\n" + body
-            return cell_function(f"def lcell(t, p, {args}, last_row, last_col, R, C, LC{da}):", body)
+            return cell_function(f"def lcell(t, i, j, {args}, last_row, last_col, R, C{da}):", body)
         body = cell_call(rec_cls, "t, p", prev, n_data, "v", "dd")
         return cell_function(f"def lcell(t, p, {args}, last_row, last_col, R, C{da}):", body)
     s = schedule

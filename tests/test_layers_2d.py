@@ -373,3 +373,51 @@ def test_a_window_of_two_2d_layers(backend):
     for _ in range(4):
         a, b = b, a + b
     assert np.array_equal(res.last_layer, b)
+
+
+class Reads(LayeredRecurrence):
+    """A 3 x 4 layer after a 2 x 3 one: layer 1's cells read layer 0 as ``mode`` says (a row then
+    a cell, a whole row, a whole column, the whole layer, a row then a cell past it)."""
+
+    value_dtype = np.int64
+
+    def __init__(self, mode):
+        self.mode = np.array([mode], np.int64)
+
+    def num_layers(self):
+        return 2
+
+    def layer_shape(self, t):
+        return (2, 3) if t == 0 else (3, 4)
+
+    def data(self):
+        return (self.mode,)
+
+    @staticmethod
+    def cell(t, i, j, prev, mode):
+        if t == 0:
+            return i + j
+        if mode[0] == 0:
+            return prev[min(i, 1)][min(j, 2)]
+        if mode[0] == 1:
+            return prev[0, :].max()
+        if mode[0] == 2:
+            return prev[:, 0].min()
+        if mode[0] == 3:
+            return np.sum(prev)
+        return prev[0][3]
+
+
+def test_checked_reads_by_a_row_then_a_cell():
+    res = sweep(Reads(0), backend="cpu", check=True, progress=False)
+    assert res.last_layer.tolist() == [[0, 1, 2, 2], [1, 2, 3, 3], [1, 2, 3, 3]]
+
+
+@pytest.mark.parametrize("mode", [1, 2, 3, 4])
+def test_checked_reads_of_rows_columns_and_the_whole_past_the_layer(mode):
+    # layer 0 is 2 x 3 inside the ring's 3 x 4: a whole row, column or layer reads past its cells
+    with pytest.raises(
+        ContractError,
+        match=r"Reads\.cell at \(1, 0, 0\) read prev_1\[.*layer 0 has cells \[0 \.\. 1, 0 \.\. 2\]",
+    ):
+        sweep(Reads(mode), backend="cpu", check=True)

@@ -244,18 +244,21 @@ def layered_kernel(rec_cls, n_data: int, schedule):
     ns["lcell"] = device_jit(compile_source(layer_cell_source(rec_cls, n_data, schedule), "lcell", dict(ns)))
     sim = is_simulator()
     da = data_args(n_data)
-    # 2-D layers (layer_shape): the ring's layers are 2-D, flat cell p of layer t at [p // LC[t], p % LC[t]]
+    # 2-D layers (layer_shape): the ring's layers are 2-D, flat cell p of layer t at (i, j) =
+    # (p // LC[t], p % LC[t]), LC the layers' columns
     lc = ", LC" if schedule is None and rec_cls._two_d() else ""
     cells, stores = [], []
     for u in range(LAYER_UNROLL):
-        at = f"p{u} // LC[t], p{u} - (p{u} // LC[t]) * LC[t]" if lc else f"p{u}"
+        at = f"i{u}, j{u}" if lc else f"p{u}"
+        cells += [f"p{u} = base + th + {u} * cuda.blockDim.x"]
+        if lc:
+            cells += [f"i{u} = p{u} // max(LC[t], 1)", f"j{u} = p{u} - i{u} * LC[t]"]
         cells += [
-            f"p{u} = base + th + {u} * cuda.blockDim.x",
             f"v{u} = VT(FILL)",
             f"dd{u} = 0",
             f"ok{u} = p{u} < end and p{u} >= a and p{u} < b",
             f"if ok{u}:",
-            f"    v{u}, dd{u} = lcell(t, p{u}, ring, W1, last_row, last_col, R, C{lc}{da})",
+            f"    v{u}, dd{u} = lcell(t, {at}, ring, W1, last_row, last_col, R, C{da})",
         ]
         stores += [f"if ok{u}:", f"    ring[t % W1, {at}] = v{u}"]
         stores += _word_stores(
