@@ -421,3 +421,26 @@ def test_checked_reads_of_rows_columns_and_the_whole_past_the_layer(mode):
         match=r"Reads\.cell at \(1, 0, 0\) read prev_1\[.*layer 0 has cells \[0 \.\. 1, 0 \.\. 2\]",
     ):
         sweep(Reads(mode), backend="cpu", check=True)
+
+
+def test_a_grid_has_no_tree_walk():
+    from gpudp import GridRecurrence
+
+    class Steps(GridRecurrence):
+        offsets = ((-1, 0),)
+        decision_bits = 1
+
+        def shape(self):
+            return 3, 3
+
+        @staticmethod
+        def cell(i, j, up):
+            return up + 1, 0
+
+        @staticmethod
+        def back(i, j, d):
+            return i - 1, j
+
+    res = sweep(Steps(), backend="cpu", progress=False)
+    with pytest.raises(ContractError, match="traceback_tree: a walk that splits is offered for layered"):
+        res.traceback_tree((2, 2))

@@ -66,10 +66,10 @@ class SweepResult:
     def traceback(self, start, state=None) -> np.ndarray:
         """Walk ``back`` from ``start`` until leaving the grid (or layer 0), compiled.
 
-        Returns an int64 array of rows ``(i, j, decision)`` (``(t, k, decision)`` for layers),
-        from ``start`` backwards. A recurrence with ``traceback_state = True`` starts in ``state``
-        (an integer, default 0) and gets rows ``(i, j, decision, state)``: each cell's state as
-        ``back`` was called with it.
+        Returns an int64 array of rows ``(i, j, decision)`` (``(t, k, decision)`` for layers,
+        ``(t, i, j, decision)`` for 2-D layers), from ``start`` backwards. A recurrence with
+        ``traceback_state = True`` starts in ``state`` (an integer, default 0) and gets rows ``(i,
+        j, decision, state)``: each cell's state as ``back`` was called with it.
 
         Raises :class:`ContractError` when the recurrence keeps no decisions, defines no ``back``,
         or ``back`` does not step to an earlier wavefront; ``IndexError`` for a start outside.

@@ -22,7 +22,10 @@ in ``family``, on which the engine dispatches a sweep:
 ``LayeredRecurrence`` (:mod:`.layered`, ``family = "layered"``)
     ``num_layers()`` layers of ``layer_size(t)`` cells; a cell of layer ``t`` may read any cell of
     the ``window`` previous layers (passed to it as arrays). For recurrences whose dependencies are
-    not constant offsets (knapsack's ``c - w_k``, Held-Karp's subsets).
+    not constant offsets (knapsack's ``c - w_k``, Held-Karp's subsets). With ``layer_shape(t) ->
+    (rows, cols)`` instead, the layers are 2-D: cells ``(t, i, j)``, the previous layers 2-D arrays
+    (Floyd-Warshall). A ``back`` returning two predecessors makes a tree, walked by
+    ``traceback_tree``.
 
 ``IntervalRecurrence`` (:mod:`.interval`, ``family = "interval"``)
     cell ``(i, j)``, ``i <= j < size()``, is the answer for the interval ``i..j`` and reads the whole
