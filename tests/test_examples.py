@@ -933,6 +933,7 @@ def test_cyk_cuda_parses_a_sentence():
     assert check_cyk(cyk.Grammar(cyk.ENGLISH), ["john", "saw", "the", "dog"], backend="cuda")
 
 
+# ---------------------------------------------------------------------------------------------
 # examples/floyd_warshall.py: 2-D layers and a traceback that splits
 # ---------------------------------------------------------------------------------------------
 
