@@ -140,16 +140,17 @@ def lcs_long(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
                 tail = m - 64 * (q0 + q)
                 if tail < 64:
                     word &= (numba.uint64(1) << numba.uint64(tail)) - numba.uint64(1)
-                ones += popcount64(word)
+                ones += numba.int64(popcount64(word))
         ones = warp_sum(ones, lane)
         if lane == 0:
             out[p] = m - ones
 
 
 def carry_up(c, lane):
-    """Lane ``L - 1``'s ``c`` (0 in lane 0): a shuffle up."""
-    v = cuda.shfl_up_sync(0xFFFFFFFF, c, 1)
-    return numba.uint64(0) if lane == 0 else v
+    """Lane ``L - 1``'s carry ``c`` (0 or 1; 0 in lane 0): a shuffle up, of 32 bits (numba's
+    shuffles take signed integers and floats, not a uint64)."""
+    v = cuda.shfl_up_sync(0xFFFFFFFF, numba.int32(c), 1)
+    return numba.uint64(0) if lane == 0 else numba.uint64(v)
 
 
 def warp_sum(x, lane):

@@ -1,0 +1,114 @@
+"""Compile GPU kernels to PTX for sm_90 on a machine with no GPU: numba's CUDA typing and NVVM catch
+what the CUDA simulator does not (the simulator runs Python: a ``cuda.shfl_up_sync`` of a uint64
+passes there and fails numba's typing on a GPU, which shuffles only signed 32- and 64-bit integers
+and floats).
+
+Needs NVVM and NVRTC, which pip installs (not a project dependency)::
+
+    pip install nvidia-nvvm nvidia-cuda-nvrtc     # the CUDA 13 wheels
+    LIB=$(python -c "import nvidia; print(nvidia.__path__[0])")/cu13/lib
+    LD_LIBRARY_PATH=$LIB python tools/ptx_check.py
+
+Compiled: the LCS a warp a pair (:func:`gpudp.problems.lcs.cuda_code.lcs_long`, one and eight words
+a lane) and the layered kernel of a recurrence with 2-D layers (examples/floyd_warshall.py). Each
+line: the kernel, its PTX lines and its local-memory loads and stores; a typing or NVVM error
+otherwise (exit 1).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import sys
+from pathlib import Path
+
+import numba
+import numba.cuda.dispatcher as dispatcher
+from numba import cuda
+from numba import types as T
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class _Device:
+    """What numba's device-function compiler asks of the current device: its compute capability."""
+
+    compute_capability = (9, 0)
+
+
+def _report(name: str, fn, sig) -> None:
+    ptx, _ = cuda.compile_ptx(fn, sig, cc=(9, 0))
+    body = [
+        ln for ln in ptx.splitlines() if ln.strip() and not ln.strip().startswith(("//", ".", "{", "}", "$"))
+    ]
+    local = sum(1 for ln in body if re.search(r"(ld|st)\.local", ln))
+    print(f"{name:32s} PTX {len(body):5d} lines, local ld/st {local}")
+
+
+def lcs_long() -> None:
+    from gpudp.problems.lcs import cuda_code
+    from gpudp.problems.lcs.bitparallel import popcount64, word_step
+
+    arr = lambda t: T.Array(t, 1, "C")  # noqa: E731
+    sig = (
+        arr(T.uint8),
+        arr(T.int64),
+        arr(T.uint8),
+        arr(T.int64),
+        T.int64,
+        arr(T.uint8),
+        T.boolean,
+        arr(T.int64),
+    )
+    for wpl in (1, 8):
+        ns = {"cuda": cuda, "numba": numba, "WPL": wpl, "PMSIZE": 4 * wpl}
+        ns.update(word_step=word_step, popcount64=popcount64)
+        ns.update(
+            carry_up=cuda.jit(device=True)(cuda_code.carry_up),
+            warp_sum=cuda.jit(device=True)(cuda_code.warp_sum),
+        )
+        exec(compile(inspect.getsource(cuda_code.lcs_long), "lcs_long", "exec"), ns)
+        _report(f"lcs_long, {wpl} word(s) a lane", ns["lcs_long"], sig)
+
+
+def layers_2d() -> None:
+    sys.path.insert(0, str(ROOT / "examples"))
+    import floyd_warshall as fw
+
+    from gpudp.backends.cuda import layered
+    from gpudp.codegen import compile_source
+
+    got = {}
+
+    def capture(src, name, ns, **kw):
+        got[name] = (src, ns)
+        return object()
+
+    layered.generated_kernel = capture
+    cls = type(fw.FloydWarshall(fw.weights(5, fw.EDGES))._specialized())
+    layered.layered_kernel(cls, 2, None)  # its data and the decision-overflow flags
+    ((name, (src, ns)),) = got.items()
+    arr = lambda t, d=1: T.Array(t, d, "C")  # noqa: E731
+    i64 = T.int64
+    sig = (i64, i64, arr(i64, 3), *[arr(i64)] * 5, arr(T.uint32), i64, arr(i64), arr(i64), i64, i64)
+    _report(
+        "layered, 2-D layers (Floyd-Warshall)",
+        compile_source(src, name, ns),
+        (*sig, arr(i64), arr(i64, 2), arr(i64)),
+    )
+
+
+def main() -> int:
+    dispatcher.get_current_device = lambda: _Device()  # compile for sm_90 with no device
+    failed = 0
+    for check in (lcs_long, layers_2d):
+        try:
+            check()
+        except Exception as e:  # report every kernel, then fail
+            failed += 1
+            print(f"{check.__name__}: {type(e).__name__}: {str(e).splitlines()[0][:300]}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
