@@ -101,6 +101,27 @@ def test_cuda_batch_matches_the_reference():
 
 
 @pytest.mark.sim
+def test_cuda_long_patterns_a_warp_a_pair(monkeypatch):
+    """Myers' blocks over a warp's lanes (``LONG_WORDS`` lowered to 1, so that small pairs take
+    it): a lane's horizontal difference into the next lane a step later, the score in the lane
+    holding the last word; patterns of one word to 66 (three words a lane), texts shorter and
+    longer than the 31-step skew, empty sides; against the textbook table and a thread a pair."""
+    from gpudp.problems.lcs import cuda as lcs_cuda
+
+    rng = np.random.default_rng(12)
+    sizes = [(0, 5), (1, 1), (63, 20), (65, 3), (129, 129), (200, 60), (4200, 3), (7, 0)]
+    pairs = [
+        (rng.integers(0, 4, m).astype(np.uint8), rng.integers(0, 4, k).astype(np.uint8)) for m, k in sizes
+    ]
+    pairs.append((pairs[5][0], pairs[5][0][::-1].copy()))
+    want = [levenshtein(list(a), list(b)) for a, b in pairs]
+    monkeypatch.setattr(lcs_cuda, "LONG_WORDS", 1)
+    assert ed.solve_many(pairs, backend="cuda", verify=0).values.tolist() == want
+    monkeypatch.setattr(lcs_cuda, "LONG_WORDS", 0)
+    assert ed.solve_many(pairs[4:6], backend="cuda", verify=0).values.tolist() == want[4:6]
+
+
+@pytest.mark.sim
 def test_cuda_batch_staged_in_slices(monkeypatch):
     """The distances through the LCS's launch with the batch staged in page-locked memory and cut
     into slices, a kernel each: bytes (empty sides, an empty pair; later slices bring new bytes,

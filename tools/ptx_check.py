@@ -9,10 +9,11 @@ Needs NVVM and NVRTC, which pip installs (not a project dependency)::
     LIB=$(python -c "import nvidia; print(nvidia.__path__[0])")/cu13/lib
     LD_LIBRARY_PATH=$LIB python tools/ptx_check.py
 
-Compiled: the LCS a warp a pair (:func:`gpudp.problems.lcs.cuda_code.lcs_long`, one and eight words
-a lane) and the layered kernel of a recurrence with 2-D layers (examples/floyd_warshall.py). Each
-line: the kernel, its PTX lines and its local-memory loads and stores; a typing or NVVM error
-otherwise (exit 1).
+Compiled: the LCS and the edit distance a warp a pair (:func:`gpudp.problems.lcs.cuda_code.lcs_long`,
+:func:`gpudp.problems.edit_distance.cuda_code.levenshtein_long`; one and eight words a lane) and
+the layered kernel of a recurrence with 2-D layers (examples/floyd_warshall.py). Each line: the
+kernel, its PTX lines and its local-memory loads and stores; a typing or NVVM error otherwise
+(exit 1).
 """
 
 from __future__ import annotations
@@ -45,30 +46,24 @@ def _report(name: str, fn, sig) -> None:
     print(f"{name:32s} PTX {len(body):5d} lines, local ld/st {local}")
 
 
-def lcs_long() -> None:
+def long_pairs() -> None:
+    from gpudp.problems.edit_distance import cuda_code as ed_code
+    from gpudp.problems.edit_distance.bitparallel import block_step
     from gpudp.problems.lcs import cuda_code
     from gpudp.problems.lcs.bitparallel import popcount64, word_step
 
     arr = lambda t: T.Array(t, 1, "C")  # noqa: E731
-    sig = (
-        arr(T.uint8),
-        arr(T.int64),
-        arr(T.uint8),
-        arr(T.int64),
-        T.int64,
-        arr(T.uint8),
-        T.boolean,
-        arr(T.int64),
-    )
-    for wpl in (1, 8):
-        ns = {"cuda": cuda, "numba": numba, "WPL": wpl, "PMSIZE": 4 * wpl}
-        ns.update(word_step=word_step, popcount64=popcount64)
-        ns.update(
-            carry_up=cuda.jit(device=True)(cuda_code.carry_up),
-            warp_sum=cuda.jit(device=True)(cuda_code.warp_sum),
-        )
-        exec(compile(inspect.getsource(cuda_code.lcs_long), "lcs_long", "exec"), ns)
-        _report(f"lcs_long, {wpl} word(s) a lane", ns["lcs_long"], sig)
+    u8, i64 = arr(T.uint8), arr(T.int64)
+    # pat, pat_off, txt, txt_off, sigma, table, mapped, out
+    sig = (u8, i64, u8, i64, T.int64, u8, T.boolean, i64)
+    device = cuda.jit(device=True)
+    for fn in (cuda_code.lcs_long, ed_code.levenshtein_long):
+        for wpl in (1, 8):
+            ns = {"cuda": cuda, "numba": numba, "WPL": wpl, "PMSIZE": 4 * wpl}
+            ns.update(word_step=word_step, popcount64=popcount64, block_step=block_step)
+            ns.update(from_left=device(cuda_code.from_left), warp_sum=device(cuda_code.warp_sum))
+            exec(compile(inspect.getsource(fn), fn.__name__, "exec"), ns)
+            _report(f"{fn.__name__}, {wpl} word(s) a lane", ns[fn.__name__], sig)
 
 
 def layers_2d() -> None:
@@ -101,7 +96,7 @@ def layers_2d() -> None:
 def main() -> int:
     dispatcher.get_current_device = lambda: _Device()  # compile for sm_90 with no device
     failed = 0
-    for check in (lcs_long, layers_2d):
+    for check in (long_pairs, layers_2d):
         try:
             check()
         except Exception as e:  # report every kernel, then fail

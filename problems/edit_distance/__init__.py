@@ -217,8 +217,9 @@ def solve_many(
     pairs, backend: str = "auto", traceback: bool = False, verify: int = 2, progress=None, client=None
 ):
     """The edit distances of many pairs in one call: Myers' bit-vector algorithm (64 cells a word
-    operation), one pair per GPU thread or per loop iteration on every CPU core; ``traceback=True``
-    solves each pair with its script instead. Parameters, result and errors as
+    operation), one pair per GPU thread (a warp a pair, its words over the lanes, in a batch whose
+    longest pattern has 2,048 symbols or more) or per loop iteration on every CPU core;
+    ``traceback=True`` solves each pair with its script instead. Parameters, result and errors as
     :func:`gpudp.problems.lcs.solve_many`.
 
     >>> solve_many([("kitten", "sitting"), ("", "abc")], backend="cpu").values.tolist()

@@ -1,6 +1,6 @@
 """The edit distance's GPU kernel: Myers' block step (:func:`.bitparallel.block_step`), one pair per
-thread, through the pair-kernel template of :mod:`gpudp.problems.lcs.cuda`. Imported only when the
-cuda backend runs."""
+thread, through the pair-kernel template of :mod:`gpudp.problems.lcs.cuda`, or for long patterns a
+warp a pair (:func:`.cuda_code.levenshtein_long`). Imported only when the cuda backend runs."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from gpudp.problems.lcs import cuda as lcs_cuda
 from gpudp.problems.lcs.cross import cuda as cross_cuda
 from gpudp.problems.lcs.cuda import Launch, PairKernel
 
+from . import cuda_code
 from .bitparallel import block_step
 
 __all__ = ["LEVENSHTEIN", "cross", "host_result", "host_symbols", "launch"]
@@ -43,6 +44,7 @@ LEVENSHTEIN = PairKernel(
     ),
     value="score",
     functions=(("block_step", block_step),),
+    long=cuda_code.levenshtein_long,
     lower="abs(m - n)",
     upper="max(m, n)",
     # D[m][k] moves by at most 1 a text symbol

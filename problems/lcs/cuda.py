@@ -126,6 +126,9 @@ class PairKernel:
     upper: str
     so_far: str
     functions: tuple = ()
+    #: the kernel a warp a pair (long patterns: :data:`LONG_WORDS`), plain numba-cuda code compiled
+    #: by :func:`_long_kernel`; None: a thread a pair whatever the length
+    long: object = None
 
 
 LCS = PairKernel(
@@ -135,6 +138,7 @@ LCS = PairKernel(
     step="carry = numba.uint64(0)\nfor q in range(w):\n    s[q], carry = word_step(s[q], pm[row + q], carry)",
     value="lcs_of(s, w, m)",
     functions=(("word_step", word_step), ("lcs_of", lcs_of)),
+    long=cuda_code.lcs_long,
     lower="0",
     upper="min(m, n)",
     # each text symbol adds at most 1 to the length, which is at most the pattern's
@@ -167,9 +171,10 @@ LONG_WORDS = 32
 
 
 @factory("lcs.cuda.long")
-def _long_kernel(sigma: int, wpl: int):
-    """The LCS kernel a warp a pair (:func:`.cuda_code.lcs_long`) for at most ``sigma`` symbols and
-    ``wpl`` words a lane (powers of two, so that few are compiled)."""
+def _long_kernel(spec: PairKernel, sigma: int, wpl: int):
+    """``spec``'s kernel a warp a pair (its ``long``: :func:`.cuda_code.lcs_long`, the edit
+    distance's :func:`gpudp.problems.edit_distance.cuda_code.levenshtein_long`) for at most
+    ``sigma`` symbols and ``wpl`` words a lane (powers of two, so that few are compiled)."""
     import numba
 
     real = sim_geometry(True, False)
@@ -178,12 +183,12 @@ def _long_kernel(sigma: int, wpl: int):
         "numba": numba,
         "WPL": wpl,
         "PMSIZE": sigma * wpl,
-        "word_step": word_step,
         "popcount64": popcount64,
-        "carry_up": device_jit(cuda_code.carry_up if real else cuda_code.carry_up_sim),
+        **dict(spec.functions),
+        "from_left": device_jit(cuda_code.from_left if real else cuda_code.from_left_sim),
         "warp_sum": device_jit(cuda_code.warp_sum if real else cuda_code.warp_sum_sim),
     }
-    return load(cuda_code.lcs_long, ns, generated_kernel)
+    return load(spec.long, ns, generated_kernel)
 
 
 def cross(packed: Packed, lo: int, hi: int, out: np.ndarray, turned: bool) -> cross_cuda.CrossLaunch:
@@ -536,9 +541,9 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
         if k == 0:
             start.record(compute)
         codes = max(sigma, 1)
-        long = spec is LCS and LONG_WORDS and packed.max_words >= LONG_WORDS
+        long = spec.long is not None and LONG_WORDS and packed.max_words >= LONG_WORDS
         if long:  # a warp a pair: the words over its 32 lanes
-            kernel = _long_kernel(_pow2(codes), -(-words // 32))
+            kernel = _long_kernel(spec, _pow2(codes), -(-words // 32))
         else:
             kernel = _kernel(spec, _pow2(codes), words)
         args = (

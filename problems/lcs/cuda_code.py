@@ -93,7 +93,7 @@ def lcs_long(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
     """The LCS length of each pair, a warp a pair (long patterns): lane ``L`` holds ``wl`` of the
     pattern's words from word ``L * wl`` (at most ``WPL``, a constant: its vector in registers, its
     masks in local memory) and runs text symbol ``k`` at step ``k + L``, one step behind lane
-    ``L - 1``, whose carry out of that symbol it takes by a shuffle (``carry_up``); the lanes' counts
+    ``L - 1``, whose carry out of that symbol it takes by a shuffle (``from_left``); the lanes' counts
     of one bits summed across the warp at the end (``warp_sum``). Lane 0 writes the length."""
     pm = cuda.local.array(PMSIZE, numba.uint64)
     s = cuda.local.array(WPL, numba.uint64)
@@ -120,9 +120,9 @@ def lcs_long(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
             pm[x * WPL + (i >> 6) - q0] |= numba.uint64(1) << numba.uint64(i & 63)
         for q in range(WPL):
             s[q] = ~numba.uint64(0)
-        out_carry = numba.uint64(0)
+        out_carry = numba.int32(0)
         for step in range(n + 31):
-            carry = carry_up(out_carry, lane)
+            carry = numba.uint64(from_left(out_carry, lane, 0))
             k = step - lane
             if k >= 0 and k < n and nq > 0:
                 x = txt[b0 + k]
@@ -132,7 +132,7 @@ def lcs_long(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
                 for q in range(WPL):
                     if q < nq:
                         s[q], carry = word_step(s[q], pm[row + q], carry)
-            out_carry = carry
+            out_carry = numba.int32(carry)
         ones = 0
         for q in range(WPL):
             if q < nq:
@@ -146,11 +146,11 @@ def lcs_long(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
             out[p] = m - ones
 
 
-def carry_up(c, lane):
-    """Lane ``L - 1``'s carry ``c`` (0 or 1; 0 in lane 0): a shuffle up, of 32 bits (numba's
-    shuffles take signed integers and floats, not a uint64)."""
-    v = cuda.shfl_up_sync(0xFFFFFFFF, numba.int32(c), 1)
-    return numba.uint64(0) if lane == 0 else numba.uint64(v)
+def from_left(v, lane, first):
+    """Lane ``L - 1``'s ``v`` (an int32), ``first`` in lane 0: a shuffle up (numba's shuffles take
+    signed integers and floats, so a uint64 carry goes as an int32)."""
+    x = cuda.shfl_up_sync(0xFFFFFFFF, numba.int32(v), 1)
+    return numba.int32(first) if lane == 0 else x
 
 
 def warp_sum(x, lane):
@@ -160,15 +160,15 @@ def warp_sum(x, lane):
     return x
 
 
-def carry_up_sim(c, lane):
-    """:func:`carry_up` under the simulator (no shuffles there): through shared memory, the block
+def from_left_sim(v, lane, first):
+    """:func:`from_left` under the simulator (no shuffles there): through shared memory, the block
     being one warp."""
-    buf = cuda.shared.array(32, numba.uint64)
-    buf[lane] = c
+    buf = cuda.shared.array(32, numba.int32)
+    buf[lane] = v
     cuda.syncthreads()
-    v = buf[lane - 1] if lane > 0 else numba.uint64(0)
+    x = buf[lane - 1] if lane > 0 else numba.int32(first)
     cuda.syncthreads()
-    return v
+    return x
 
 
 def warp_sum_sim(x, lane):
