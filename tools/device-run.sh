@@ -158,36 +158,19 @@ for stage in "${@:-all}"; do
       timeout 400 python3 tools/many_peers.py "$OUT/peers/many-peers.json" --side ${PEERS_SIDE:-316} \
         --length ${PEERS_LENGTH:-1000} 2>&1 | tail -6 ;;
     pending)
-      # what 2026-12-06's third session merged and could not run on a GPU (no machine started): the
-      # GPU tests of cdist's short kernels, reads_line, the rates; cdist's variants beside
-      # StringZilla; sweep_many after its host changes; the interval unroll A/B; reach on the
-      # published Jooken instances on this host's cores (carry .data: tools/jooken_subset.py);
-      # the rates calibrated (GPUDP_CACHE_DIR apart, so that the choices below start from them)
+      # what 2026-12-06's fourth session merged and could not run on a GPU (its device time spent):
+      # the 2-D layered kernel, the stateful interval walk, the LCS and edit distance a warp a pair
+      # (tools/ptx_check.py compiled them for sm_90, the simulator ran them), cdist's short kernels
+      # up to 16 words, and bench batch's cdist form beside StringZilla
       mkdir -p "$OUT/pending"; P="$OUT/pending"
-      timeout 200 python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" tests/test_cdist.py tests/test_many.py \
-        tests/test_many_pairs.py 2>&1 | tail -3
-      GPUDP_TEST_SIM=0 timeout 100 python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" tests/test_line_reads.py 2>&1 | tail -2
-      timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_rates.py tests/test_backends.py \
-        tests/test_lcs_many.py tests/test_interval.py tests/test_interval_split.py 2>&1 | tail -2
-      timeout 20 python3 examples/interval_scheduling.py 1 4 3 2 6 2 5 8 4 7 9 1 --backend cuda 2>&1 | tail -2
-      timeout 150 python3 tools/cdist_bench.py --backends cuda --sizes 1000x1000x100,316x316x1000,100x100x10000 \
-        --peers stringzilla --variants before,default,narrow,short16,threads256 --out "$P/cdist-variants.json" \
-        2>&1 | grep "^{" | cut -c1-200
-      timeout 120 python3 tools/many_peers.py "$P/many-peers.json" --forms pairs 2>&1 | grep "^{" | cut -c1-200
-      for u in 1 2 4; do
-        GPUDP_SPLIT_UNROLL=$u timeout 90 python3 tools/interval_gpu.py "$P/interval-u$u.json" --problems \
-          nussinov,triangulation,chain --sizes 2000,1500,2000 2>&1 | grep '"cuda"\|differ' | cut -c1-160 | sed "s/^/u$u /"
-      done
-      if [ -d .data/jooken ]; then
-        timeout 60 python3 -m gpudp.cli bench knapsack-files .data/jooken/hardest --methods reach --backends cpu \
-          --time-limit 5 --total-limit 8 --out /tmp/warm.json >/dev/null 2>&1  # compiled once, for the workers
-        timeout 300 python3 -m gpudp.cli bench knapsack-files .data/jooken/unsolved .data/jooken/hardest --methods reach \
-          --backends cpu --jobs 15 --time-limit 30 --total-limit 240 --out "$P/jooken-reach.json" 2>&1 | tail -3
-      fi
-      (export GPUDP_CACHE_DIR=/tmp/rates-cache
-       timeout 200 python3 -m gpudp.cli warmup --calibrate 2>&1 | tail -20
-       GPUDP_CALIBRATE=0 timeout 200 python3 tools/auto_rows.py --rows ss48,tsp26,knap1200,lcs56k \
-         --out "$P/auto_rows.jsonl" 2>&1 | tail -8) ;;
+      timeout 240 python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" tests/test_layers_2d.py tests/test_interval.py \
+        tests/test_lcs_many.py tests/test_edit_distance.py tests/test_cdist.py 2>&1 | tee "$P/tests.log" | tail -3
+      timeout 90 python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" tests/test_examples.py -k "cyk or floyd" 2>&1 | tail -2
+      timeout 20 python3 examples/floyd_warshall.py --backend cuda 2>&1 | tail -2
+      timeout 20 python3 examples/cyk_parse.py the dog saw a man in the park --backend cuda 2>&1 | tail -2
+      timeout 200 python3 tools/long_pairs.py "$P/long-pairs.jsonl" 2>&1 | cut -c1-200
+      timeout 120 python3 -m gpudp.cli bench batch --backends cuda --problems edit,lcs --pairs 1000000 --length 100 \
+        --repeat 3 --traceback-pairs 0 --forms arrays,cdist --peers stringzilla --out "$P/batch-cdist.json" 2>&1 | tail -4 ;;
     batches)
       # issues 37-38: the batch tests on the GPU, sweep_many's two forms and cdist beside StringZilla,
       # lists of str against arrays in solve_many
