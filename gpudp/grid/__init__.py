@@ -25,6 +25,7 @@ decision store, runs the chunks, raises a :class:`ContractError` for a decision 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -41,6 +42,7 @@ from ..solution import Stats
 from ..store import BandStore, DecisionStore, LayerLayout
 from .plan import PLANNERS, Plan, make_plan
 from .result import SweepResult
+from .wide import unwrap, widened
 
 __all__ = [
     "Plan",
@@ -72,6 +74,9 @@ def sweep_planned(call: SweepCall):
     :mod:`gpudp.checkpoints`, their forward sweep run through ``call.sweep``), the memory check,
     the decision store, and the chunks run by the shape's lowering on the backend, the backend
     itself (its ``run_plan``)."""
+    wide = widened(call.rec)
+    if wide is not None:  # offsets two cells back: the unit-offset record class, by tiles
+        return unwrap(sweep_planned(dataclasses.replace(call, rec=wide)), wide)
     rec, memory_budget = call.rec, call.memory_budget
     plan = None
     if call.traceback and type(rec).decision_bits and call.store != "full":
