@@ -165,8 +165,9 @@ def _kernel(spec: PairKernel, sigma: int, words: int):
     return generated_kernel(src, spec.name, ns)
 
 
-#: a batch whose longest pattern has at least this many 64-bit words runs the LCS a warp a pair
-#: (:func:`_long_kernel`), its words spread over the lanes; 0: never (a thread a pair throughout)
+#: a batch whose longest pattern has at least this many 64-bit words runs a warp a pair (the LCS and
+#: the edit distance: a spec's ``long``, :func:`_long_kernel`), its words spread over the lanes; 0:
+#: never (a thread a pair throughout). Not yet measured on a GPU (tools/long_pairs.py)
 LONG_WORDS = 32
 
 
