@@ -50,7 +50,7 @@ def long_pairs() -> None:
     from gpudp.problems.edit_distance import cuda_code as ed_code
     from gpudp.problems.edit_distance.bitparallel import block_step
     from gpudp.problems.lcs import cuda_code
-    from gpudp.problems.lcs.bitparallel import popcount64, word_step
+    from gpudp.problems.lcs.bitparallel import lane_masks, popcount64, span, word_step
 
     arr = lambda t: T.Array(t, 1, "C")  # noqa: E731
     u8, i64 = arr(T.uint8), arr(T.int64)
@@ -61,6 +61,7 @@ def long_pairs() -> None:
         for wpl in (1, 8):
             ns = {"cuda": cuda, "numba": numba, "WPL": wpl, "PMSIZE": 4 * wpl}
             ns.update(word_step=word_step, popcount64=popcount64, block_step=block_step)
+            ns.update(lane_masks=lane_masks, span=span)
             ns.update(from_left=device(cuda_code.from_left), warp_sum=device(cuda_code.warp_sum))
             exec(compile(inspect.getsource(fn), fn.__name__, "exec"), ns)
             _report(f"{fn.__name__}, {wpl} word(s) a lane", ns[fn.__name__], sig)

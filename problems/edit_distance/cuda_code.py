@@ -5,6 +5,7 @@ are bound and ``from_left`` and ``warp_sum`` are the lanes' exchanges)."""
 import numba
 from numba import cuda
 
+from gpudp.problems.lcs.bitparallel import lane_masks, span
 from gpudp.problems.lcs.cuda_code import from_left, warp_sum
 
 from .bitparallel import block_step
@@ -24,26 +25,13 @@ def levenshtein_long(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
     mv = cuda.local.array(WPL, numba.uint64)
     lane = cuda.threadIdx.x & 31
     for p in range(cuda.grid(1) >> 5, out.shape[0], cuda.gridsize(1) >> 5):
-        a0 = pat_off[p]
-        m = pat_off[p + 1] - a0
-        b0 = txt_off[p]
-        n = txt_off[p + 1] - b0
+        a0, m, b0, n = span(pat_off, txt_off, p)
         if m == 0 or n == 0:
             if lane == 0:
                 out[p] = m + n
             continue
-        w = (m + 63) // 64
-        wl = (w + 31) // 32
-        q0 = lane * wl
-        nq = min(wl, max(w - q0, 0))
+        w, q0, nq = lane_masks(pat, a0, m, lane, sigma, table, mapped, pm, WPL)
         holds_last = nq > 0 and q0 + nq == w
-        for r in range(sigma * WPL):
-            pm[r] = numba.uint64(0)
-        for i in range(64 * q0, min(m, 64 * (q0 + nq))):
-            x = pat[a0 + i]
-            if mapped:
-                x = table[x]
-            pm[x * WPL + (i >> 6) - q0] |= numba.uint64(1) << numba.uint64(i & 63)
         for q in range(WPL):
             pv[q] = ~numba.uint64(0)
             mv[q] = numba.uint64(0)

@@ -65,6 +65,7 @@ __all__ = [
     "popcount64",
     "word_step",
     "masks",
+    "lane_masks",
     "store_columns",
     "walk_back",
     "subsequences_cpu",
@@ -366,6 +367,26 @@ def masks(pat, a0, m, w, sigma, table, mapped, pm):
         if mapped:
             x = table[x]
         pm[x * w + (i >> 6)] |= np.uint64(1) << np.uint64(i & 63)
+
+
+@register_jitable
+def lane_masks(pat, a0, m, lane, sigma, table, mapped, pm, wpl):
+    """A warp-a-pair kernel's lane ``lane``: its share of the ``w`` 64-bit words of the pattern
+    ``pat[a0:a0 + m]`` (``nq`` words from word ``q0``, ``ceil(w / 32)`` a lane, none past the
+    pattern) and their masks, ``pm[c * wpl + q]`` for word ``q0 + q`` of symbol code ``c``
+    (``pm`` holds ``sigma * wpl`` words). Returns ``(w, q0, nq)``."""
+    w = (m + 63) // 64
+    wl = (w + 31) // 32
+    q0 = lane * wl
+    nq = min(wl, max(w - q0, 0))
+    for r in range(sigma * wpl):
+        pm[r] = np.uint64(0)
+    for i in range(64 * q0, min(m, 64 * (q0 + nq))):
+        x = pat[a0 + i]
+        if mapped:
+            x = table[x]
+        pm[x * wpl + (i >> 6) - q0] |= np.uint64(1) << np.uint64(i & 63)
+    return w, q0, nq
 
 
 @register_jitable

@@ -38,6 +38,7 @@ from . import subsequences as traced
 from .bitparallel import (
     Packed,
     ensure_table,
+    lane_masks,
     lcs_of,
     masks,
     popcount64,
@@ -185,6 +186,8 @@ def _long_kernel(spec: PairKernel, sigma: int, wpl: int):
         "WPL": wpl,
         "PMSIZE": sigma * wpl,
         "popcount64": popcount64,
+        "lane_masks": lane_masks,
+        "span": span,
         **dict(spec.functions),
         "from_left": device_jit(cuda_code.from_left if real else cuda_code.from_left_sim),
         "warp_sum": device_jit(cuda_code.warp_sum if real else cuda_code.warp_sum_sim),

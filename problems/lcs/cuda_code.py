@@ -11,7 +11,7 @@ it is.
 import numba
 from numba import cuda
 
-from .bitparallel import lcs_of, masks, popcount64, span, store_columns, walk_back, word_step
+from .bitparallel import lane_masks, lcs_of, masks, popcount64, span, store_columns, walk_back, word_step
 
 GROUP = WORDS = PMSIZE = WPL = 0
 
@@ -99,25 +99,12 @@ def lcs_long(pat, pat_off, txt, txt_off, sigma, table, mapped, out):
     s = cuda.local.array(WPL, numba.uint64)
     lane = cuda.threadIdx.x & 31
     for p in range(cuda.grid(1) >> 5, out.shape[0], cuda.gridsize(1) >> 5):
-        a0 = pat_off[p]
-        m = pat_off[p + 1] - a0
-        b0 = txt_off[p]
-        n = txt_off[p + 1] - b0
+        a0, m, b0, n = span(pat_off, txt_off, p)
         if m == 0 or n == 0:
             if lane == 0:
                 out[p] = 0
             continue
-        w = (m + 63) // 64
-        wl = (w + 31) // 32
-        q0 = lane * wl
-        nq = min(wl, max(w - q0, 0))
-        for r in range(sigma * WPL):
-            pm[r] = numba.uint64(0)
-        for i in range(64 * q0, min(m, 64 * (q0 + nq))):
-            x = pat[a0 + i]
-            if mapped:
-                x = table[x]
-            pm[x * WPL + (i >> 6) - q0] |= numba.uint64(1) << numba.uint64(i & 63)
+        w, q0, nq = lane_masks(pat, a0, m, lane, sigma, table, mapped, pm, WPL)
         for q in range(WPL):
             s[q] = ~numba.uint64(0)
         out_carry = numba.int32(0)
