@@ -23,6 +23,7 @@ from .errors import ContractError, InputError
 from .grid import sweep_planned
 from .grid.plan import Plan, make_plan, plan_grid, plan_layered
 from .grid.result import SweepResult
+from .grid.wide import widened
 from .inputs import parse_time_limit
 from .memory import default_budget, one_reading, parse_bytes
 from .progress import Deadline
@@ -159,8 +160,11 @@ def plan_sweep(rec: Recurrence, backend: str = "auto", tile=None, codec=None, re
     """The plan of a sweep of a grid or layered recurrence: layout, chunks, cells, and the backend
     (``auto`` picks one from the cells, see :func:`gpudp.backends.choose`); ``tile``, ``codec``,
     ``reach``: :func:`sweep`'s. Its shape's planner
-    (:data:`SHAPES`) makes it; the interval and grid3 shapes plan by themselves (no :class:`Plan`)."""
+    (:data:`SHAPES`) makes it; the interval and grid3 shapes plan by themselves (no :class:`Plan`).
+    A grid reading two cells back is planned as it is swept: the unit-offset record class that
+    carries its wider halo (:mod:`gpudp.grid.wide`)."""
     rec = rec._specialized()
+    rec = widened(rec) or rec
     cls = type(rec)
     shape = shape_of(cls)
     if shape.plan is None:

@@ -125,6 +125,15 @@ def full(rec_cls, shape, empty=np.empty):
     return tuple(out)
 
 
+def map_dtypes(rec_cls, make):
+    """``make(dtype)`` for the value type, or (a record) a tuple of ``make(field dtype)`` per field:
+    a buffer allocated as the engine lays values out."""
+    fs = fields(rec_cls)
+    if fs is None:
+        return make(np.dtype(rec_cls.value_dtype))
+    return tuple(make(f) for f in fs)
+
+
 def to_host(buf):
     """A device buffer (array or tuple of arrays) copied to the host; host buffers pass through."""
     if isinstance(buf, tuple):

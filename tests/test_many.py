@@ -25,8 +25,8 @@ SW = load_example("local_alignment")
 MANY = load_example("many_alignments")
 
 # An affine-gap global alignment (Gotoh) whose three values travel packed in one int64, with a
-# stateful traceback (which of the three matrices the walk is in). The examples' Gotoh may keep them
-# as a record cell, which sweep_many does not run: this one is scalar.
+# stateful traceback (which of the three matrices the walk is in). The examples' Gotoh keeps them as
+# a record cell (tests/test_many_records.py): this one is a scalar of its own.
 FIELD = 21
 BIAS = 1 << (FIELD - 1)
 MASK = (1 << FIELD) - 1

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpudp import ContractError, GridRecurrence, sweep
+from gpudp.engine import plan_sweep
 
 FAR = 1 << 40
 
@@ -224,3 +225,10 @@ def test_a_record_cell_with_a_wide_offset_is_refused_as_before():
 
     with pytest.raises(ContractError, match="record cells run on grids swept by tiles"):
         sweep(Rec(), backend="cpu")
+
+
+def test_plan_sweep_plans_the_widened_grid():
+    """plan_sweep plans what sweep runs: tiles of the record class, not wavefronts of cells."""
+    plan = plan_sweep(OSA([0, 1, 2] * 30, [1, 2, 0] * 30), backend="cpu")
+    assert plan.kind == "tiled"
+    assert plan_sweep(OSA([], [1, 2]), backend="cpu").kind == "line"  # one cell a wavefront

@@ -20,6 +20,7 @@ says None otherwise.
 
 from __future__ import annotations
 
+import copy
 import inspect
 
 import numpy as np
@@ -27,10 +28,10 @@ from numba.extending import register_jitable
 
 from ..codegen import compile_source
 from ..kernel import KernelFactory
-from ..recurrence.base import specialized
+from ..recurrence.base import specialized_class
 from ..schedule import UNIT_MONOTONE, derive
 
-__all__ = ["unwrap", "widened"]
+__all__ = ["unwrap", "wide_class", "wide_instance", "widened", "widens"]
 
 #: the unit offsets by the names the tiled cell gives them
 UNIT = {(-1, 0): "up", (0, -1): "left", (-1, -1): "diag"}
@@ -54,29 +55,49 @@ def widened(rec):
     """``rec`` as the unit-offset record class that carries its wide offsets (a shallow copy
     sharing its data, :func:`gpudp.recurrence.base.specialized`), or None where it needs none (its
     offsets are unit ones), or cannot be (not a grid, a record cell, an offset more than two cells
-    back, a cell that reads a line)."""
+    back, a cell that reads a line), or is a line (one cell a wavefront: its own path)."""
     cls = type(rec)
-    if cls.family != "grid" or getattr(cls, "reads_line", False):
+    if not widens(cls):
         return None
-    offs = [tuple(int(x) for x in o) for o in cls.offsets]
-    if set(offs) <= UNIT_MONOTONE:
-        return None
-    if np.dtype(cls.value_dtype).names is not None or not all(o in UNIT or o in WIDE for o in offs):
-        return None
-    plain = inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD
-    if any(p.kind not in plain for p in inspect.signature(cls.cell).parameters.values()):
-        return None  # a cell taking *data: its arity is the instance's, not the class's
     cls._validate_class()  # the user's own mistakes named as for the class itself, before any wrapper
     rec._validate_instance()
-    if derive(offs, *rec._checked_shape()).positions == 1:
+    if derive(cls.offsets, *rec._checked_shape()).positions == 1:
         return None  # a line (one cell a wavefront) has its own path, one cell after the other
-    k = _CLASSES.lookup(cls=cls)
-    if not k.ready:
-        k = k.keep(_parts(cls, offs))
-    proxy = specialized(rec, **k.fn)
+    return wide_instance(rec)
+
+
+def wide_instance(rec):
+    """``rec`` (of a class that :func:`widens`) as an instance of its :func:`wide_class`: a shallow
+    copy sharing its data."""
+    proxy = copy.copy(rec)
+    proxy.__class__ = wide_class(type(rec))
     for name in ("offsets", "value_dtype"):  # an instance's own (given by its data): the class's now
         proxy.__dict__.pop(name, None)
     return proxy
+
+
+def widens(cls) -> bool:
+    """Whether ``cls`` has offsets two cells back that :func:`wide_class` can carry: a grid (not
+    reading a line) of a scalar cell with fixed parameters, every offset within ``[-2, 0]^2`` and
+    one of them not a unit offset."""
+    if cls.family != "grid" or getattr(cls, "reads_line", False):
+        return False
+    offs = {tuple(int(x) for x in o) for o in cls.offsets}
+    if offs <= UNIT_MONOTONE or not offs <= UNIT.keys() | WIDE.keys():
+        return False
+    if np.dtype(cls.value_dtype).names is not None:
+        return False
+    plain = inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD
+    # a cell taking *data: its arity is the instance's, not the class's
+    return all(p.kind in plain for p in inspect.signature(cls.cell).parameters.values())
+
+
+def wide_class(cls):
+    """The unit-offset record class sweeping ``cls`` (:func:`widens`), made once per class."""
+    k = _CLASSES.lookup(cls=cls)
+    if not k.ready:
+        k = k.keep(_parts(cls, [tuple(int(x) for x in o) for o in cls.offsets]))
+    return specialized_class(cls, **k.fn)
 
 
 def _parts(cls, offs) -> dict:

@@ -34,6 +34,7 @@ from ..checks import probe_back, typing_errors
 from ..codegen import NO_CELL, decision_dtype, spec_of
 from ..engine import check_pass, sweep
 from ..errors import ContractError, InputError, decision_overflow
+from ..grid.wide import wide_instance, widens
 from ..memory import default_budget, gc_paused, parse_bytes
 from ..progress import progress_bar
 from ..recurrence import values_only
@@ -41,7 +42,7 @@ from ..recurrence.narrow import magnitude
 from ..recurrence.narrow import prepare as narrow_cell
 from ..schedule import derive
 from ..solution import Stats
-from .chunks import Chunk, cut
+from .chunks import Chunk, cut, user_values
 from .intake import intake
 from .pairs import intake_pairs
 from .source import path_width
@@ -174,8 +175,8 @@ class Items(Sequence):
             return full.tolist()
         out = np.empty(len(self), object)
         for b, v in cols:
-            if v is not None:
-                out[b.ids] = v.astype(object)
+            if v is not None:  # (a record's values as tuples, as tolist gives them)
+                out[b.ids] = np.fromiter(v.tolist(), object, len(v)) if v.dtype.names else v.astype(object)
         for k in self._set:  # after the blocks: an item given later wins
             x = getattr(self._made[k], name)
             out[k] = x.item() if isinstance(x, np.generic) else x
@@ -245,6 +246,19 @@ class ManyResult:
     def errors(self) -> dict[int, str]:
         """``{index: error}`` of the instances that failed."""
         return self.items.errors()
+
+
+def _user_edges(kcls, out):
+    """``edges()``: a chunk's last rows and columns as the user sees them
+    (:func:`gpudp.many.chunks.user_values`), made once, when first asked for."""
+    made = []
+
+    def edges():
+        if not made:
+            made.append(tuple(user_values(kcls, x) for x in out.edges()))
+        return made[0]
+
+    return edges
 
 
 def _best(rec_cls, rv: np.ndarray, rc: np.ndarray):
@@ -324,7 +338,8 @@ class _Batch:
         rows, cols = chunk.rows, chunk.cols
         value_at = chunk.lroff + cols - 1
         one_by_one = self.walking or bool(failed.any())  # else the items are made when read
-        lr, lc = out.edges() if one_by_one else (None, None)
+        edges = _user_edges(kcls, out)
+        lr, lc = edges() if one_by_one else (None, None)
         paths = None
         if self.walking:
             t = time.perf_counter()
@@ -370,7 +385,7 @@ class _Batch:
             walked = {int(q): n for n, q in enumerate(qs.tolist())}
             self.walk_seconds += time.perf_counter() - t
         if not one_by_one:  # values only: the items made when read
-            self.items.add(_Block(chunk, out.last_values(chunk), out.edges, red))
+            self.items.add(_Block(chunk, user_values(kcls, out.last_values(chunk)), edges, red))
         with gc_paused():
             for q in range(nq if one_by_one else 0):
                 k = int(chunk.ids[q])
@@ -482,10 +497,12 @@ def sweep_many(
         instances of one class (the same class after :meth:`~gpudp.GridRecurrence._specialized`,
         so instances that give their own offsets must give the same ones), each with its own shape
         and data. Supported: ``offsets`` among ``(-1, 0), (0, -1), (-1, -1)``, ``symbols``,
-        ``deps_tuple``, ``reduce``, ``traceback_state``, ``decision_bits`` 0 to 32, scalar
-        ``value_dtype``. Every instance's ``data()`` must have the same structure: as many items,
-        each an array (same dtype and ndim; its sizes are the instance's own) or a number (same
-        numpy type; a Python int is an int64) in every instance.
+        ``deps_tuple``, ``reduce``, ``traceback_state``, ``decision_bits`` 0 to 32, a scalar or
+        record ``value_dtype``; a scalar cell may also read two cells back (offsets in ``[-2, 0] x
+        [-2, 0]``, carried as a record: :mod:`gpudp.grid.wide`). Every instance's ``data()`` must
+        have the same structure: as many items, each an array (same dtype and ndim; its sizes are
+        the instance's own) or a number (same numpy type; a Python int is an int64) in every
+        instance.
     backend : "auto", "cpu" or "cuda"
         "auto": the CPU for batches it finishes before the GPU could start, else the GPU when one
         is usable (:func:`gpudp.backends.choose` on the batch's cells).
@@ -535,9 +552,10 @@ def sweep_many(
         item that is not a numpy array or number; ``data()`` structures that differ (naming the
         instance and the item); a ``start_state`` sequence of the wrong length.
     ContractError
-        a class the batch does not run (not a grid, other offsets, a record cell: sweep those with
-        :func:`gpudp.sweep`), a mistake in its declaration (as :func:`gpudp.sweep` raises it), no
-        ``back`` with decisions to trace back, ``start_state`` without ``traceback_state``.
+        a class the batch does not run (not a grid, offsets beyond two cells back or forward, a
+        record cell reading two cells back: sweep those with :func:`gpudp.sweep`), a mistake in
+        its declaration (as :func:`gpudp.sweep` raises it), no ``back`` with decisions to trace
+        back, ``start_state`` without ``traceback_state``.
     BackendError
         an unknown backend, or "cuda" without a usable GPU.
 
@@ -610,6 +628,8 @@ def sweep_many(
             last = tuple(int(x) - 1 for x in shapes[k0])
             probe_back(cls, last, 0, tuple(take.recs[k0].data()), 0 if cls.traceback_state else None)
     first = take.recs[int(valid[0])]
+    if widens(cls):  # offsets two cells back: the wider halo carried as a record (gpudp.grid.wide)
+        first = wide_instance(first)
     krec = values_only(first) if bits and not traceback else first
     kcls = type(krec)
     state_of = _start_states(start_state, count, cls)

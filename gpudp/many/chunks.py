@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import values
 from ..codegen import NO_CELL, decision_dtype, spec_of
 
 
@@ -45,7 +46,9 @@ class Chunk:
 @dataclass
 class ChunkOut:
     """A chunk's outputs on the host: ``words`` (decisions), ``lr`` and ``lc`` (the last rows and
-    columns, packed), ``rv`` and ``rc`` (a reduction's slots: ``slots`` a row, an instance a row),
+    columns, packed; a record cell's: a tuple of one array per field, :mod:`gpudp.values`; the
+    user's view of them: :func:`user_values`), ``rv`` and ``rc`` (a reduction's slots: ``slots`` a
+    row, an instance a row),
     ``flags`` (an instance's decision-overflow flag ``[count, decision, i, j]`` a row).
 
     A runner may leave ``lr`` and ``lc`` where they were computed: it then sets ``values`` (each
@@ -69,13 +72,15 @@ class ChunkOut:
         and columns (default: ``empty``)."""
         nq = len(chunk.ids)
         bits = rec_cls.decision_bits
-        vt = np.dtype(rec_cls.value_dtype)
         words = empty(max(chunk.n_words, 1), decision_dtype(bits))
         edges = edges or empty
-        lr, lc = edges(max(chunk.n_lr, 1), vt), edges(max(chunk.n_lc, 1), vt)
+        lr, lc = (
+            values.map_dtypes(rec_cls, lambda dt, n=n: edges(n, dt))
+            for n in (max(chunk.n_lr, 1), max(chunk.n_lc, 1))
+        )
         n = nq if rec_cls.reduce else 1
         s = slots if rec_cls.reduce else 1
-        rv = empty(n * s, vt).reshape(n, s)
+        rv = empty(n * s, values.key_dtype(rec_cls)).reshape(n, s)
         rc = empty(n * s * 2, np.int64).reshape(n, s, 2)
         flags = empty(4 * (nq if bits else 1), np.int64).reshape(-1, 4)
         rv[:] = spec_of(rec_cls).reduce_worst if rec_cls.reduce else 0
@@ -97,7 +102,19 @@ class ChunkOut:
         """Each instance's last cell (row ``rows - 1``, column ``cols - 1``)."""
         if self.values is not None:
             return self.values
-        return self.edges()[0][chunk.lroff + chunk.cols - 1]
+        at = chunk.lroff + chunk.cols - 1
+        return values.map_buf(self.edges()[0], lambda a: a[at])
+
+
+def user_values(rec_cls, buf):
+    """A buffer of ``rec_cls``'s values (an array, or a record's tuple of field arrays) as the user
+    sees them: the array; a record's structured array; or, for a class that carries wide offsets
+    as a record (:mod:`gpudp.grid.wide`), the user's own values (the record's first field)."""
+    if not isinstance(buf, tuple):
+        return buf
+    if getattr(rec_cls, "_wide_offsets", None):
+        return buf[0]
+    return values.structured(rec_cls, buf)
 
 
 def cut(order: np.ndarray, cells: np.ndarray, max_cells: int) -> list[np.ndarray]:

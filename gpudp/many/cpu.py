@@ -18,6 +18,7 @@ import time
 import numba
 import numpy as np
 
+from .. import values
 from ..backends.cpu import PARALLEL_LOCK, cell_namespace
 from ..cache import jit_generated
 from ..codegen import compile_source, diagonal_index, fill, spec_of, tile_cell_source
@@ -25,7 +26,6 @@ from ..jit import njit
 from ..kernel import KernelFactory
 from . import source
 from .chunks import ChunkOut
-from .source import ld, new, st
 
 LAYOUT = "rows"
 #: decision bytes of one chunk at most
@@ -50,29 +50,29 @@ def _sweep_lines(rec_cls, n_data: int, n_sym: int) -> list[str]:
     ri = "dat0[i]" if n_sym else "0"
     cj = "dat1[j]" if n_sym else "0"
     lines = [
-        f"up = {new('C + 1')}",
-        st("up", "0", f"VT(boundary(-1, -1{db}))"),
+        "up = VEMPTY(C + 1)",
+        f"ST(up, 0, VT(boundary(-1, -1{db})))",
         "for j in range(C):",
-        "    " + st("up", "j + 1", f"VT(boundary(-1, j{db}))"),
+        f"    ST(up, j + 1, VT(boundary(-1, j{db})))",
         "for i in range(R):",
         f"    left = VT(boundary(i, -1{db}))",
-        f"    diag = {ld('up', '0')}",
-        "    " + st("up", "0", "left"),
+        "    diag = LD(up, 0)",
+        "    ST(up, 0, left)",
         f"    ri = {ri}",
         "    row = base + i * C",
         "    for j in range(C):",
-        f"        upv = {ld('up', 'j + 1')}",
+        "        upv = LD(up, j + 1)",
         f"        v, dd = tcell(i, j, upv, left, diag, ri, {cj}{du})",
         "        diag = upv",
         "        left = v",
-        "        " + st("up", "j + 1", "v"),
+        "        ST(up, j + 1, v)",
     ]
     if bits:
         lines.append("        words[row + j] = dd")
     lines += [
-        "    " + st("lc", "lcoff[q] + i", "left"),
+        "    ST(lc, lcoff[q] + i, left)",
         "for j in range(C):",
-        "    " + st("lr", "lroff[q] + j", ld("up", "j + 1")),
+        "    ST(lr, lroff[q] + j, LD(up, j + 1))",
     ]
     return lines
 
@@ -107,7 +107,7 @@ def kernel(rec_cls, kinds, n_sym: int):
         *source.output_views(sp.reduce_slots, sp.flags, len(kinds)),
         *_sweep_lines(rec_cls, n_data, n_sym),
     ]
-    src = fill(_RUN_MANY, pk=source.packed_args(len(kinds)), body=body)
+    src = values.expand(fill(_RUN_MANY, pk=source.packed_args(len(kinds)), body=body), rec_cls)
     return k.keep(jit_generated(src, "run_many", ns, njit, "cpu", parallel=True)).fn
 
 

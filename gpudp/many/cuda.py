@@ -75,7 +75,6 @@ from ..codegen import (
 from ..kernel import KernelFactory
 from . import source
 from .chunks import ChunkOut
-from .source import ld, st
 
 LAYOUT = "diagonals"
 #: threads a block at most (a diagonal's cells past them loop), and at least
@@ -111,7 +110,7 @@ def _cell_lines(rec_cls, n_data: int, n_sym: int) -> list[str]:
     if (-1, 0) in offs:
         lines += [
             "if i > 0:",
-            f"    upv = {ld('buf', 'p1 + x - 1 + u')}",
+            "    upv = LD(buf, p1 + x - 1 + u)",
             "else:",
             f"    upv = VT(boundary(i - 1, j{db}))",
         ]
@@ -119,7 +118,7 @@ def _cell_lines(rec_cls, n_data: int, n_sym: int) -> list[str]:
     if (0, -1) in offs:
         lines += [
             "if j > 0:",
-            f"    lft = {ld('buf', 'p1 + x - u')}",
+            "    lft = LD(buf, p1 + x - u)",
             "else:",
             f"    lft = VT(boundary(i, j - 1{db}))",
         ]
@@ -127,7 +126,7 @@ def _cell_lines(rec_cls, n_data: int, n_sym: int) -> list[str]:
     if (-1, -1) in offs:
         lines += [
             "if i > 0 and j > 0:",
-            f"    dg = {ld('buf', 'p2 + x - 1')}",
+            "    dg = LD(buf, p2 + x - 1)",
             "else:",
             f"    dg = VT(boundary(i - 1, j - 1{db}))",
         ]
@@ -136,20 +135,21 @@ def _cell_lines(rec_cls, n_data: int, n_sym: int) -> list[str]:
     cj = "dat1[j]" if n_sym else "0"
     lines += [
         f"v, dd = tcell(i, j, {deps['up']}, {deps['left']}, {deps['dg']}, {ri}, {cj}{du})",
-        st("buf", "cur + x", "v"),
+        "ST(buf, cur + x, v)",
     ]
     if rec_cls.decision_bits:
         lines.append("words[dbase + i] = dd")
     lines += [
         "if i == R - 1:",
-        "    " + st("lr", "lroff[q] + j", "v"),
+        "    ST(lr, lroff[q] + j, v)",
         "if j == C - 1:",
-        "    " + st("lc", "lcoff[q] + i", "v"),
+        "    ST(lc, lcoff[q] + i, v)",
     ]
     return lines
 
 
-_RUN_MANY = """def run_many(qs, nb, ids, shapes, doff, words, lr, lroff, lc, lcoff, RV, RC, FL, scratch{pk}):
+_RUN_MANY = """def run_many(qs, nb, ids, shapes, doff, words, lr, lroff, lc, lcoff, RV, RC, FL,
+             scratch, KB{pk}):
     th = cuda.threadIdx.x
     nt = cuda.blockDim.x
     {buf}
@@ -199,9 +199,31 @@ def kernel(rec_cls, kinds, n_sym: int, shared: bool):
         "        i += nt",
         "    cuda.syncthreads()",
     ]
-    buf = "buf = cuda.shared.array(0, VT)" if shared else "buf = scratch[cuda.blockIdx.x]"
-    src = fill(_RUN_MANY, pk=source.packed_args(len(kinds)), buf=buf, per_instance=per_instance)
-    return k.keep(generated_kernel(src, "run_many", ns)).fn
+    src = fill(
+        _RUN_MANY, pk=source.packed_args(len(kinds)), buf=_buffer(rec_cls, shared), per_instance=per_instance
+    )
+    return k.keep(generated_kernel(values.expand(src, rec_cls), "run_many", ns)).fn
+
+
+def _buffer(rec_cls, shared: bool) -> str:
+    """The line binding ``buf``, the block's three diagonals of ``KB`` values each: the dynamic
+    shared memory or the block's row of ``scratch``; a record's, a tuple of its fields' (in shared
+    memory, consecutive stretches of ``3 KB`` values: only where every field has one type,
+    :func:`shares_memory`)."""
+    fs = values.fields(rec_cls)
+    if fs is None:
+        return "buf = cuda.shared.array(0, VT)" if shared else "buf = scratch[cuda.blockIdx.x]"
+    if shared:
+        parts = ", ".join(f"sm[{f} * 3 * KB : {f + 1} * 3 * KB]" for f in range(len(fs)))
+        return f"sm = cuda.shared.array(0, F0D)\nbuf = ({parts},)"
+    return "buf = (" + ", ".join(f"scratch[{f}][cuda.blockIdx.x]" for f in range(len(fs))) + ",)"
+
+
+def shares_memory(rec_cls) -> bool:
+    """Whether a record's diagonals may lie in shared memory: all its fields of one type (a
+    scalar's, always)."""
+    fs = values.fields(rec_cls)
+    return fs is None or len(set(fs)) == 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -416,8 +438,8 @@ class _Handle:
         d_lr, d_lc, copies = self.edges
 
         def fetch():
-            d_lr.copy_to_host(out.lr, stream=copies)  # (not the default stream: it waits on every other)
-            d_lc.copy_to_host(out.lc, stream=copies)
+            for d, h in zip(_fields(d_lr) + _fields(d_lc), _fields(out.lr) + _fields(out.lc), strict=True):
+                d.copy_to_host(h, stream=copies)  # (not the default stream: it waits on every other)
             copies.synchronize()
             return out.lr, out.lc
 
@@ -507,7 +529,12 @@ class Runner:
         # chunk is done and the next one computes) or when first read, not page-locked blocks
         # copied once more
         out = ChunkOut.allocate(cls, chunk, slots, bufs.hosts(), edges=np.empty)
-        defer = not cls.decision_bits and (len(out.lr) + len(out.lc)) * vt.itemsize <= self.defer_bytes
+        n_lr, n_lc = len(_fields(out.lr)[0]), len(_fields(out.lc)[0])
+        defer = (
+            not cls.decision_bits
+            and not values.is_record(cls)
+            and (n_lr + n_lc) * vt.itemsize <= self.defer_bytes
+        )
         # the launch groups: a warp an instance by rows a lane; the block kernel by diagonal length
         kc = _pow2(np.minimum(chunk.rows, chunk.cols))
         groups = []
@@ -529,7 +556,10 @@ class Runner:
             d_lr = cuda.device_array(len(out.lr), vt, stream=s)
             d_lc = cuda.device_array(len(out.lc), vt, stream=s)
         else:
-            d_lr, d_lc = bufs.device("lr", out.lr, s), bufs.device("lc", out.lc, s)
+            d_lr, d_lc = (
+                _per_field(x, n, lambda n, a: bufs.device(n, a, s))
+                for x, n in ((out.lr, "lr"), (out.lc, "lc"))
+            )
         d_rv, d_rc, d_fl = (bufs.device(name, getattr(out, name), s, True) for name in ("rv", "rc", "flags"))
         start, end = event(), event()
         start.record(s)
@@ -541,10 +571,12 @@ class Runner:
             nb = len(qs)
             threads = int(min(self.slots, max(self.min_threads, K)))
             smem = 3 * K * vt.itemsize
-            shared = smem <= self.smem_max
+            shared = smem <= self.smem_max and shares_memory(cls)
             fn = kernel(cls, self.kinds, self.n_sym, shared)
             grid = nb if shared else min(nb, GLOBAL_BLOCKS)
-            scratch = bufs.scratch((grid, 3 * K) if not shared else (1, 1), vt, s)
+            shape = (grid, 3 * K) if not shared else (1, 1)
+            dts = values.map_dtypes(cls, lambda dt: dt)
+            scratch = _per_field(dts, "scratch", lambda n, dt, sh=shape: bufs.scratch(n, sh, dt, s))
             args = (
                 d_qs,
                 nb,
@@ -560,6 +592,7 @@ class Runner:
                 d_rc,
                 d_fl,
                 scratch,
+                K,
                 *self.d_packed,
             )
             t = time.perf_counter()
@@ -573,22 +606,22 @@ class Runner:
             else:
                 self.info["device_buffers"] += grid
         end.record(s)
-        values = None
+        vals = None
         if defer:
             self.defer_bytes -= d_lr.nbytes + d_lc.nbytes
             self.info["edges_on_device"] += 1
             d_vals = bufs.device("values", np.empty(nq, vt), s, False)
             _gather()[-(-nq // 256), 256, s](d_lr, d_rest[-1], nq, d_vals)
-            values = bufs.host("values", nq, vt)
-            d_vals.copy_to_host(values, stream=s)
-            keep.append(values)
+            vals = bufs.host("values", nq, vt)
+            d_vals.copy_to_host(vals, stream=s)
+            keep.append(vals)
         d_words.copy_to_host(out.words, stream=s)
         d_rv.copy_to_host(out.rv, stream=s)
         d_rc.copy_to_host(out.rc, stream=s)
         d_fl.copy_to_host(out.flags, stream=s)
         done = event()
         done.record(s)
-        return _Handle(out, start, end, done, keep, t0, (d_lr, d_lc, self.copies), values)
+        return _Handle(out, start, end, done, keep, t0, (d_lr, d_lc, self.copies), vals)
 
 
 class _Buffers:
@@ -624,9 +657,9 @@ class _Buffers:
             d.copy_to_device(like, stream=s)
         return d
 
-    def scratch(self, shape: tuple, dtype, s):
+    def scratch(self, name: str, shape: tuple, dtype, s):
         n = int(np.prod(shape))
-        return self._take("scratch", n, dtype, s)[:n].reshape(shape)
+        return self._take(name, n, dtype, s)[:n].reshape(shape)
 
     def upload(self, arrays: list, s) -> tuple:
         """1-D integer ``arrays`` copied into one page-locked int64 block and up in one copy: the
@@ -638,6 +671,18 @@ class _Buffers:
         d = self._take("ints", len(host), np.int64, s)
         d[: len(host)].copy_to_device(host, stream=s)
         return host, [d[lo:hi] for lo, hi in zip(ends[:-1].tolist(), ends[1:].tolist(), strict=True)]
+
+
+def _per_field(buf, name: str, make):
+    """``make(name, buf)``, or for a record's tuple ``make(f"{name}{k}", field k)`` for each field."""
+    if isinstance(buf, tuple):
+        return tuple(make(f"{name}{k}", a) for k, a in enumerate(buf))
+    return make(name, buf)
+
+
+def _fields(buf) -> tuple:
+    """A buffer of values as a tuple of arrays: a record's fields, or the one array."""
+    return buf if isinstance(buf, tuple) else (buf,)
 
 
 def _grown(store: dict, name: str, n: int, dtype, make):

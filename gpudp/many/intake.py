@@ -24,6 +24,7 @@ import numpy as np
 from ..checks import cell_symbols
 from ..errors import ContractError, GpudpError, InputError
 from ..grid import probe_grid
+from ..grid.wide import widens
 from ..recurrence import GridRecurrence, Recurrence
 from ..recurrence.constants import read_by
 from ..schedule import UNIT_MONOTONE
@@ -54,7 +55,7 @@ def _refusal(e: BaseException) -> str:
 
 def check_class(cls) -> None:
     """ContractError unless the batch runs ``cls``: a grid recurrence (valid declaration), offsets
-    among up, left and diagonal, a scalar cell."""
+    among up, left and diagonal, or within two cells back for a scalar cell (:mod:`gpudp.grid.wide`)."""
     if not issubclass(cls, GridRecurrence):
         raise ContractError(
             f"{cls.__name__} is not a GridRecurrence: sweep_many runs batches of grid recurrences; "
@@ -62,21 +63,17 @@ def check_class(cls) -> None:
         )
     cls._validate_class()
     offs = tuple(tuple(o) for o in cls.offsets)
-    if not set(offs) <= UNIT_MONOTONE:
+    if not set(offs) <= UNIT_MONOTONE and not widens(cls):
         raise ContractError(
-            f"{cls.__name__}.offsets = {offs}: sweep_many runs grids whose cells read among (-1, 0), "
-            "(0, -1) and (-1, -1) (the alignment family); sweep these instances one by one with gpudp.sweep"
+            f"{cls.__name__}.offsets = {offs}: sweep_many runs grids whose cells read within two cells "
+            "up and left (offsets in [-2, 0] x [-2, 0], a scalar cell for those beyond (-1, 0), (0, -1) "
+            "and (-1, -1)); sweep these instances one by one with gpudp.sweep"
         )
     if cls.reads_line:
         raise ContractError(
             f"{cls.__name__}.reads_line is True: sweep_many runs 2-D grids by anti-diagonals, whose "
             "cells read only their offsets; sweep a line's instances one by one with gpudp.sweep (one "
             "compile for all of them)"
-        )
-    if np.dtype(cls.value_dtype).names is not None:
-        raise ContractError(
-            f"{cls.__name__}.value_dtype is a record ({np.dtype(cls.value_dtype)}): sweep_many runs "
-            "scalar cells (int32, int64, float32, float64); sweep record cells one by one with gpudp.sweep"
         )
 
 

@@ -11,9 +11,9 @@ or the scalar ``Pm[b]``. The outputs the engine's :func:`gpudp.codegen.cell_call
 slots, the decision-overflow flag) are given the same way, as instance ``q``'s rows of per-chunk
 arrays, so the engine's wrapper ``tcell`` (:func:`gpudp.codegen.tile_cell_source`) runs unchanged.
 
-A cell's value is one scalar of ``value_dtype``: a buffer of values is one array. Every read,
-write and allocation of a buffer in the generated kernels goes through :func:`ld`, :func:`st` and
-:func:`new`, the one place a cell of several fields would change.
+A cell's value is a scalar or a record of fields (:mod:`gpudp.values`): the kernels read, write and
+allocate buffers of values through the value macros (``LD``, ``ST``, ``VEMPTY``, ``SHUP``, ``SHFL``),
+expanded for the cell type before they compile, so a record's buffer is a tuple of field arrays.
 """
 
 from __future__ import annotations
@@ -25,21 +25,6 @@ from ..codegen import fill
 #: after anti-diagonal, a diagonal's cells by increasing i (the cuda blocks' wavefront: the threads
 #: of a diagonal write consecutive cells)
 LAYOUTS = ("rows", "diagonals")
-
-
-def ld(buf: str, i: str) -> str:
-    """Source of the value at ``buf[i]``."""
-    return f"{buf}[{i}]"
-
-
-def st(buf: str, i: str, v: str) -> str:
-    """Source of the statement storing value ``v`` at ``buf[i]``."""
-    return f"{buf}[{i}] = {v}"
-
-
-def new(n: str) -> str:
-    """Source of a new buffer of ``n`` values (uninitialised)."""
-    return f"np.empty({n}, VTD)"
 
 
 #: the decision of cell (i, j) of the instance whose words start at ``base``, in either layout

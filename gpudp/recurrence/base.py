@@ -44,15 +44,20 @@ def specialized(rec, **parts):
     (values only, :func:`values_only`): every kernel, walker and cache of the engine is keyed by the
     class it sweeps, so one subclass per class and set of parts, made once per process (in the
     kernel table, :mod:`gpudp.kernel`), keys them all; instances declaring equal parts share it."""
-    cls = type(rec)
+    proxy = copy.copy(rec)
+    proxy.__class__ = specialized_class(type(rec), **parts)
+    return proxy
+
+
+def specialized_class(cls, **parts):
+    """The subclass of ``cls`` declaring ``parts`` that :func:`specialized` gives its instances (one
+    per class and set of parts in the process)."""
     key = tuple(sorted(parts.items()))
     k = _SWEPT.lookup(cls=cls, parts=key)
     if not k.ready:
         attrs = {**parts, "__module__": cls.__module__, "__qualname__": cls.__qualname__}
         k = k.keep(type(cls.__name__, (cls,), attrs))
-    proxy = copy.copy(rec)
-    proxy.__class__ = k.fn
-    return proxy
+    return k.fn
 
 
 def values_only(rec):
