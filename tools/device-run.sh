@@ -2,7 +2,7 @@
 # On the lent GPU machine (its own python3 3.12 with numba-cuda; no network): install gpudp with the
 # carried numpy<2.5 wheel, run the GPU tests and benchmarks, write logs under $OUT.
 # Here, first: ../shared/tools/device-wheels.sh rapidfuzz==3.14.6   (fills .whl/, carried)
-# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|remeasure-36c|remeasure-36d|rows|check|peers|pending|batches|warps|profile|narrow|narrow-layered|store|defaults|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
+# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|remeasure-36c|remeasure-36d|rows|check|peers|pending|pending-speed|batches|warps|profile|narrow|narrow-layered|store|defaults|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -164,10 +164,19 @@ for stage in "${@:-all}"; do
       # up to 16 words, and bench batch's cdist form beside StringZilla
       mkdir -p "$OUT/pending"; P="$OUT/pending"
       timeout 240 python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" tests/test_layers_2d.py tests/test_interval.py \
-        tests/test_lcs_many.py tests/test_edit_distance.py tests/test_cdist.py 2>&1 | tee "$P/tests.log" | tail -3
+        tests/test_lcs_many.py tests/test_edit_distance.py tests/test_cdist.py tests/test_wide_offsets.py \
+        tests/test_many_records.py tests/test_many.py 2>&1 \
+        | tee "$P/tests.log" | tail -3
       timeout 90 python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" tests/test_examples.py -k "cyk or floyd" 2>&1 | tail -2
       timeout 20 python3 examples/floyd_warshall.py --backend cuda 2>&1 | tail -2
-      timeout 20 python3 examples/cyk_parse.py the dog saw a man in the park --backend cuda 2>&1 | tail -2
+      timeout 20 python3 examples/cyk_parse.py the dog saw a man in the park --backend cuda 2>&1 | tail -2 ;;
+    pending-speed)
+      mkdir -p "$OUT/pending"; P="$OUT/pending"
+      # the Damerau row of issue 37/39 (offsets to (-2, -2), now tiles with a widened record cell)
+      timeout 120 python3 tools/narrow_bench.py "$P/osa.json" --problems osa --sizes 8192 --repeat 3 2>&1 | tail -3
+      # sweep_many of a record cell (Gotoh, three int32 fields) beside StringZilla's affine gap
+      timeout 150 python3 tools/many_peers.py "$P/many-gotoh.json" --problems gotoh,nw --forms pairs 2>&1 \
+        | grep "^{" | cut -c1-330
       timeout 200 python3 tools/long_pairs.py "$P/long-pairs.jsonl" 2>&1 | cut -c1-200
       timeout 120 python3 -m gpudp.cli bench batch --backends cuda --problems edit,lcs --pairs 1000000 --length 100 \
         --repeat 3 --traceback-pairs 0 --forms arrays,cdist --peers stringzilla --out "$P/batch-cdist.json" 2>&1 | tail -4 ;;

@@ -7,7 +7,9 @@ StringZilla scores the cross product of two lists; so the batch here is the cros
 of 1,000 by default), given to ``sweep_many`` as the template and the two lists (``queries=``,
 ``choices=``: :mod:`gpudp.many.pairs`) and as one instance a pair (a user's own list of objects;
 ``--forms``). Scores: Needleman-Wunsch match 1, mismatch -1, gap 1 (StringZilla open = extend
-= -1: a linear gap); Smith-Waterman match 3, mismatch -3, gap 2. Every pair's score from both is
+= -1: a linear gap); Smith-Waterman match 3, mismatch -3, gap 2; ``gotoh``: examples/affine_alignment.py's
+record cell (match 2, mismatch -1, a gap of k symbols 3 + k), its score the best of its three fields,
+beside StringZilla's affine gap (both readings of its ``open``). Every pair's score from both is
 compared; medians of ``--repeat`` warm runs (each after one warm-up; a run is the call and its
 scores read, ``ManyResult.values``), with the batch's intake (the instances read and packed),
 kernel and whole seconds (the objects form: one run after its warm-up).
@@ -32,8 +34,9 @@ from gpudp.backends import device_name
 from gpudp.info import info
 
 
-def _stringzilla(local: bool, a: list, b: list, repeat: int):
-    """StringZilla's cross-product scores on GPU 0 (seconds, scores), or (None, the reason)."""
+def _stringzilla(local: bool, a: list, b: list, repeat: int, gaps=None):
+    """StringZilla's cross-product scores on GPU 0 (seconds, scores), or (None, the reason);
+    ``gaps``: (open, extend) for an affine gap (match 2, mismatch -1), else the linear gap."""
     try:
         import stringzilla as sz
         import stringzillas as szs
@@ -42,10 +45,13 @@ def _stringzilla(local: bool, a: list, b: list, repeat: int):
     gpu = szs.DeviceScope(gpu_device=0)
     classes = (np.arange(256) % 32).astype(np.uint8)  # A C G T: distinct classes
     match, mismatch, gap = (3, -3, -2) if local else (1, -1, -1)
+    opening = extend = gap
+    if gaps is not None:
+        (match, mismatch), (opening, extend) = (2, -1), gaps
     costs = np.full((32, 32), mismatch, np.int8)
     np.fill_diagonal(costs, match)
     kind = szs.SmithWatermanScores if local else szs.NeedlemanWunschScores
-    engine = kind(classes, costs, open=gap, extend=gap, capabilities=gpu)
+    engine = kind(classes, costs, open=opening, extend=extend, capabilities=gpu)
     qa, qb = sz.Strs(a), sz.Strs(b)
     engine(qa, qb, device=gpu)  # warm-up
     times, out = [], None
@@ -74,11 +80,19 @@ def main(argv=None):
     rows = []
     for problem in args.problems.split(","):
         local = problem == "sw"
+        conventions = {None: None}
         if local:
             make = example("local_alignment").SmithWaterman
+        elif (
+            problem == "gotoh"
+        ):  # a record cell of three int32 fields: match 2, mismatch -1, open 3, extend 1
+            make = example("affine_alignment").Gotoh
+            # StringZilla's open: the first gap symbol's cost, or the opening alone (which is the
+            # same alignment is found by comparing the scores)
+            conventions = {"open = first symbol": (-4, -1), "open = opening alone": (-3, -1)}
         else:
             make = example("many_alignments").GlobalAlignment
-        peer_s, peer = _stringzilla(local, a, b, args.repeat)
+        peers = {name: _stringzilla(local, a, b, args.repeat, gaps) for name, gaps in conventions.items()}
         for form in args.forms.split(","):
             t = time.perf_counter()
             if form == "objects":  # one instance a pair, as a user's own list of objects
@@ -96,7 +110,7 @@ def main(argv=None):
                 scores = res.best_values if local else res.values  # the scores read: part of the call
                 times.append(time.perf_counter() - t)
             assert not res.errors, list(res.errors.items())[:3]
-            ours = np.array(scores, np.int64)
+            ours = np.array([max(v) for v in scores] if problem == "gotoh" else scores, np.int64)
             row = {
                 "problem": problem,
                 "form": form,
@@ -113,13 +127,19 @@ def main(argv=None):
                 "kernel_gcups": cells / max(res.stats.kernel_seconds, 1e-12) / 1e9,
                 "stats": {k: v for k, v in res.stats.extra.items() if not isinstance(v, list | dict)},
             }
-            if peer_s is None:
-                row["stringzilla"] = peer
-            else:
+            for name, (peer_s, peer) in peers.items():
+                if peer_s is None:
+                    row["stringzilla"] = peer
+                    continue
+                equal = bool(np.array_equal(peer.reshape(-1).astype(np.int64), ours))
+                if "equal" in row and not equal:
+                    continue  # the other convention's
                 row["stringzilla_seconds"] = peer_s
                 row["stringzilla_gcups"] = cells / peer_s / 1e9
-                row["equal"] = bool(np.array_equal(peer.reshape(-1).astype(np.int64), ours))
+                row["equal"] = equal
                 row["ours_over_stringzilla"] = peer_s / row["seconds"]
+                if name is not None:
+                    row["stringzilla_gaps"] = name
             rows.append(row)
             print(json.dumps({k: v for k, v in row.items() if k not in ("versions", "stats")}), flush=True)
     Path(args.out).write_text(json.dumps(rows, indent=1, default=str))

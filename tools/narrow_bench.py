@@ -8,7 +8,7 @@ Hopper's DPX instructions.
 - sw: Smith-Waterman, linear gap, 2-bit decisions, the best cell by the engine's reduction;
 - gotoh: affine gaps in a record of three int32 fields (values only: no decisions);
 - osa: the optimal-string-alignment (restricted Damerau) distance, offsets up to (-2, -2), swept by
-  wavefronts of lines.
+  tiles through a widened record cell (gpudp/grid/wide.py).
 
 Each row: median seconds of the whole sweep and of its kernels (stats.kernel_seconds), GCUPS, the
 arithmetic the engine reports, and the two answers (equal, or the run fails). With ``--sass`` (a real

@@ -11,7 +11,8 @@ Needs NVVM and NVRTC, which pip installs (not a project dependency)::
 
 Compiled: the LCS and the edit distance a warp a pair (:func:`gpudp.problems.lcs.cuda_code.lcs_long`,
 :func:`gpudp.problems.edit_distance.cuda_code.levenshtein_long`; one and eight words a lane) and
-the layered kernel of a recurrence with 2-D layers (examples/floyd_warshall.py). Each line: the
+the layered kernel of a recurrence with 2-D layers (examples/floyd_warshall.py), and sweep_many's
+kernels for a record cell (examples/affine_alignment.py). Each line: the
 kernel, its PTX lines and its local-memory loads and stores; a typing or NVVM error otherwise
 (exit 1).
 """
@@ -25,10 +26,12 @@ from pathlib import Path
 
 import numba
 import numba.cuda.dispatcher as dispatcher
+import numpy as np
 from numba import cuda
 from numba import types as T
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "examples"))
 
 
 class _Device:
@@ -67,11 +70,9 @@ def long_pairs() -> None:
             _report(f"{fn.__name__}, {wpl} word(s) a lane", ns[fn.__name__], sig)
 
 
-def layers_2d() -> None:
-    sys.path.insert(0, str(ROOT / "examples"))
-    import floyd_warshall as fw
-
-    from gpudp.backends.cuda import layered
+def _generated(module, build):
+    """The one kernel ``build()`` makes through ``module.generated_kernel``, compiled from its
+    source as a plain function (to be typed by :func:`cuda.compile_ptx`)."""
     from gpudp.codegen import compile_source
 
     got = {}
@@ -80,24 +81,52 @@ def layers_2d() -> None:
         got[name] = (src, ns)
         return object()
 
-    layered.generated_kernel = capture
-    cls = type(fw.FloydWarshall(fw.weights(5, fw.EDGES))._specialized())
-    layered.layered_kernel(cls, 2, None)  # its data and the decision-overflow flags
+    module.generated_kernel = capture
+    build()
     ((name, (src, ns)),) = got.items()
+    return compile_source(src, name, ns)
+
+
+def layers_2d() -> None:
+    import floyd_warshall as fw
+
+    from gpudp.backends.cuda import layered
+
+    cls = type(fw.FloydWarshall(fw.weights(5, fw.EDGES))._specialized())
+    fn = _generated(layered, lambda: layered.layered_kernel(cls, 2, None))  # data and overflow flags
     arr = lambda t, d=1: T.Array(t, d, "C")  # noqa: E731
     i64 = T.int64
     sig = (i64, i64, arr(i64, 3), *[arr(i64)] * 5, arr(T.uint32), i64, arr(i64), arr(i64), i64, i64)
-    _report(
-        "layered, 2-D layers (Floyd-Warshall)",
-        compile_source(src, name, ns),
-        (*sig, arr(i64), arr(i64, 2), arr(i64)),
-    )
+    _report("layered, 2-D layers (Floyd-Warshall)", fn, (*sig, arr(i64), arr(i64, 2), arr(i64)))
+
+
+def many_records() -> None:
+    """sweep_many's block kernel (diagonals in shared memory and in device memory) and warp kernel
+    for a record cell (examples/affine_alignment.py's Gotoh: three int32 fields), typed as a batch of
+    two instances gives them."""
+    import affine_alignment as af
+
+    from gpudp.many import cuda as many_cuda
+    from gpudp.many.intake import intake
+
+    take = intake([af.Gotoh("ACGT", "AGT"), af.Gotoh("GATTACA", "TAC")])
+    i64 = lambda *shape: np.zeros(shape or (2,), np.int64)  # noqa: E731
+    f32 = lambda *shape: tuple(np.zeros(shape or (4,), np.int32) for _ in range(3))  # noqa: E731
+    outs = (f32(), i64(), f32(), i64(), np.zeros((2, 1), np.int32), i64(2, 1, 2), i64(2, 4))
+    head = (i64(), 2, i64(), take.shapes)
+    for shared in (True, False):
+        fn = _generated(many_cuda, lambda s=shared: many_cuda.kernel(take.cls, take.kinds, take.n_sym, s))
+        args = (*head, i64(), np.zeros(4, np.uint8), *outs, f32(1, 12), 4, *take.packed)
+        _report(f"many, record, {'shared' if shared else 'device'}", fn, tuple(numba.typeof(a) for a in args))
+    fn = _generated(many_cuda, lambda: many_cuda.warp_kernel(take.cls, take.kinds, take.n_sym, 1))
+    sig = tuple(numba.typeof(a) for a in (*head, *outs, *take.packed))
+    _report("many, record, a warp an instance", fn, sig)
 
 
 def main() -> int:
     dispatcher.get_current_device = lambda: _Device()  # compile for sm_90 with no device
     failed = 0
-    for check in (long_pairs, layers_2d):
+    for check in (long_pairs, layers_2d, many_records):
         try:
             check()
         except Exception as e:  # report every kernel, then fail
