@@ -33,7 +33,11 @@ def check_offsets(offsets) -> tuple[tuple[int, int], ...]:
     if any((di, dj) != (odi, odj) for (di, dj), (odi, odj) in zip(offs, offsets, strict=True)):
         raise ScheduleError(f"offsets must be integers, got {offsets!r}")
     if not offs:
-        raise ScheduleError("a grid recurrence needs at least one dependency offset")
+        raise ScheduleError(
+            "a grid recurrence needs at least one dependency offset: the offsets give the sweep its "
+            "order (a line whose cell reads the whole line with reads_line = True still declares "
+            "((0, -1),), its left neighbour, which the cell receives and may ignore)"
+        )
     if (0, 0) in offs:
         raise ScheduleError("offset (0, 0): a cell cannot depend on itself")
     if len(set(offs)) != len(offs):
