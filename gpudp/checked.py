@@ -8,7 +8,8 @@ the checked pass only refuses, it changes nothing.
 What the pass checks, by shape (each the contract of docs/tutorial.md):
 
 - every shape: each ``cell`` return (:func:`gpudp.checks.check_return`: the form, a float into an
-  integer ``value_dtype``, an integer out of its range, a decision that is no integer) and each
+  integer ``value_dtype``, an integer out of its range, a decision that is no integer), an integer
+  overflow in the arithmetic of an integer cell on numpy scalars (which compiled code wraps), and each
   decision's width, at every cell; ``cell`` gets its data read-only, so that an index past the end
   of a data array (which compiled code reads as whatever memory holds) or a write to the data is a
   :class:`ContractError` naming the cell, its cause chained; with a traceback to come, ``back`` is
@@ -75,18 +76,32 @@ def _run(cls, meth: str, at: tuple, args: tuple, data: tuple, passes=()):
     types ``passes`` are the caller's to word)."""
     name = f"{cls.__name__}.{meth}"
     try:
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore", over="raise" if _integer(cls) else "ignore"):
             return getattr(cls, meth)(*at, *args, *data)
     except (ContractError, *passes):
         raise
     except BadRead as e:
         raise ContractError(f"{name} at {at} {e}") from None
+    except FloatingPointError as e:  # numpy's integer scalars: an overflow (over="raise")
+        raise ContractError(
+            f"{name} at {at}: {e} (an integer overflow in its arithmetic, found by the checked sweep: "
+            "compiled, integers wrap around silently and the answer would be wrong; use a wider type, "
+            "or bound the instance so that every value fits)"
+        ) from e
     except Exception as e:
         raise ContractError(
             f"{name} at {at} raised {type(e).__name__} ({e}) in the checked sweep, which runs it in plain "
             "Python with its data read-only: compiled, an index past the end of an array reads whatever "
             "memory holds, and a write to data() is undefined (docs/tutorial.md, section 2)"
         ) from e
+
+
+def _integer(cls) -> bool:
+    """Whether the cell's values are integers (a record: any field): its arithmetic's overflows are
+    then refused (a float's overflow to infinity is IEEE's, compiled or not)."""
+    dt = np.dtype(cls.value_dtype)
+    kinds = [dt.fields[n][0].kind for n in dt.names] if dt.names else [dt.kind]
+    return any(k in "iu" for k in kinds)
 
 
 def _decide(cls, out, at: tuple, axes: str):

@@ -6,6 +6,8 @@ checked mode; a correct recurrence gives exactly the unchecked result."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -283,3 +285,43 @@ def test_records_and_cubes_give_the_unchecked_result():
     a, b = sweep(cube, backend="cpu"), sweep(cube, backend="cpu", check=True)
     assert a.last_value == b.last_value and a.face_k.tolist() == b.face_k.tolist()
     assert a.traceback().tolist() == b.traceback().tolist() and b.stats.extra["checked"] == 7 * 6 * 6
+
+
+class Paths(GridRecurrence):
+    """The number of monotone lattice paths to each cell (C(i + j, i)): past 2^63 at 34 x 34 cells,
+    an int64 overflow that compiled code wraps around; ``weight`` multiplies every count (so that a
+    small grid overflows too)."""
+
+    value_dtype = np.int64
+
+    def __init__(self, n, weight=1):
+        self.n, self.weight = n, np.int64(weight)
+
+    def shape(self):
+        return self.n, self.n
+
+    def data(self):
+        return (self.weight,)
+
+    @staticmethod
+    def cell(i, j, up, left, diag, weight):
+        if i == 0 and j == 0:
+            return weight
+        return up + left
+
+    @staticmethod
+    def boundary(i, j, weight):
+        return 0
+
+
+def test_an_integer_overflow_in_the_cell_is_named_in_checked_mode():
+    """Unchecked, the counts wrap around silently (the docs say so); checked, the first cell whose
+    sum overflows is named."""
+    wrapped = int(sweep(Paths(40), backend="cpu", traceback=False).last_row[-1])
+    assert wrapped == (math.comb(78, 39) + 2**63) % 2**64 - 2**63  # C(78, 39) modulo 2^64
+    with pytest.raises(ContractError, match=r"Paths\.cell at \(\d+, \d+\): overflow .*integer overflow"):
+        sweep(Paths(40), backend="cpu", check=True, traceback=False)
+    with pytest.raises(ContractError, match=r"Paths\.cell at \(1, 1\): overflow"):
+        sweep(Paths(2, 1 << 62), backend="cpu", check=True, traceback=False)
+    fine = sweep(Paths(30), backend="cpu", check=True, traceback=False).last_row[-1]
+    assert int(fine) == math.comb(58, 29)  # every count fits
