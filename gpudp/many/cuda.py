@@ -446,7 +446,7 @@ class _Handle:
         if self.values is None:
             fetch()
         else:  # the edges stay on the device until read (ChunkOut.edges); the values go now
-            out.values, out.fetch = np.array(self.values), fetch
+            out.values, out.fetch = values.map_buf(self.values, np.array), fetch
         self.keep = self.edges = self.values = None  # the device buffers go (but the kept edges)
         return out
 
@@ -530,11 +530,7 @@ class Runner:
         # copied once more
         out = ChunkOut.allocate(cls, chunk, slots, bufs.hosts(), edges=np.empty)
         n_lr, n_lc = len(_fields(out.lr)[0]), len(_fields(out.lc)[0])
-        defer = (
-            not cls.decision_bits
-            and not values.is_record(cls)
-            and (n_lr + n_lc) * vt.itemsize <= self.defer_bytes
-        )
+        defer = not cls.decision_bits and (n_lr + n_lc) * vt.itemsize <= self.defer_bytes
         # the launch groups: a warp an instance by rows a lane; the block kernel by diagonal length
         kc = _pow2(np.minimum(chunk.rows, chunk.cols))
         groups = []
@@ -553,8 +549,10 @@ class Runner:
         d_ids, d_doff, d_lroff, d_lcoff, *d_rest = d_ints
         d_words = bufs.device("words", out.words, s)
         if defer:  # kept with the results until read: not reused
-            d_lr = cuda.device_array(len(out.lr), vt, stream=s)
-            d_lc = cuda.device_array(len(out.lc), vt, stream=s)
+            d_lr, d_lc = (
+                _per_field(x, "", lambda _, a: cuda.device_array(len(a), a.dtype, stream=s))
+                for x in (out.lr, out.lc)
+            )
         else:
             d_lr, d_lc = (
                 _per_field(x, n, lambda n, a: bufs.device(n, a, s))
@@ -608,13 +606,18 @@ class Runner:
         end.record(s)
         vals = None
         if defer:
-            self.defer_bytes -= d_lr.nbytes + d_lc.nbytes
+            self.defer_bytes -= sum(a.nbytes for a in _fields(d_lr) + _fields(d_lc))
             self.info["edges_on_device"] += 1
-            d_vals = bufs.device("values", np.empty(nq, vt), s, False)
-            _gather()[-(-nq // 256), 256, s](d_lr, d_rest[-1], nq, d_vals)
-            vals = bufs.host("values", nq, vt)
-            d_vals.copy_to_host(vals, stream=s)
-            keep.append(vals)
+
+            def pick(name, d_field):  # each instance's last cell, gathered on the device and copied
+                d_vals = bufs.device(f"values{name}", np.empty(nq, d_field.dtype), s, False)
+                _gather()[-(-nq // 256), 256, s](d_field, d_rest[-1], nq, d_vals)
+                host = bufs.host(f"values{name}", nq, d_field.dtype)
+                d_vals.copy_to_host(host, stream=s)
+                keep.append(host)
+                return host
+
+            vals = _per_field(d_lr, "", pick)
         d_words.copy_to_host(out.words, stream=s)
         d_rv.copy_to_host(out.rv, stream=s)
         d_rc.copy_to_host(out.rc, stream=s)
