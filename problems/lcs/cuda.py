@@ -168,8 +168,11 @@ def _kernel(spec: PairKernel, sigma: int, words: int):
 
 #: a batch whose longest pattern has at least this many 64-bit words runs a warp a pair (the LCS and
 #: the edit distance: a spec's ``long``, :func:`_long_kernel`), its words spread over the lanes; 0:
-#: never (a thread a pair throughout). Not yet measured on a GPU (tools/long_pairs.py)
-LONG_WORDS = 32
+#: never (a thread a pair throughout). Measured on an H100 (tools/long_pairs.py, 2026-12-06,
+#: docs/benchmarks.md): from 16 words (1,000 symbols) the warp's kernels win at every batch size
+#: tried, 2,000 to 100,000 pairs (1.2x to 2.6x; 2,000 pairs of 10,000: 20x, 0.41 -> 0.020 s); at 4
+#: to 5 words with 50,000 or more pairs a thread a pair fills the GPU and wins (2.3-3.4x)
+LONG_WORDS = 16
 
 
 @factory("lcs.cuda.long")
