@@ -1,6 +1,10 @@
 """Global alignment with affine gaps (Gotoh) on gpudp, with the alignment from a stateful traceback.
 
     python examples/affine_alignment.py GATTACA GCATGCT [--match 2 --mismatch -1 --open 3 --extend 1]
+    python examples/affine_alignment.py --random 2000 --length 150 [--backend auto|cpu|cuda]
+
+``--random`` aligns many pairs in one :func:`gpudp.sweep_many` call (:func:`align_many`): the record
+cell runs in the batch kernels, each pair's walk starting in its best matrix.
 
 A gap of length L costs ``open + extend * L``. Gotoh's recurrence keeps three values per cell: ``M``
 (the prefixes end in a pair of symbols), ``X`` (they end in a gap in ``b``: ``a[i-1]`` against
@@ -21,10 +25,11 @@ matrix) to (predecessor, its matrix), compiled like every other static method.
 from __future__ import annotations
 
 import argparse
+import time
 
 import numpy as np
 
-from gpudp import GridRecurrence, sweep
+from gpudp import GridRecurrence, sweep, sweep_many
 
 NEG = -(1 << 29)  # minus infinity: no alignment ends this way (clamped, so int32 never overflows)
 M, X, Y = 0, 1, 2  # the record's fields, and the traceback's states: which matrix
@@ -92,13 +97,8 @@ class Gotoh(GridRecurrence):
         return i, j - 1, Y if (decision >> 3) & 1 else M
 
 
-def align(a: str, b: str, match=2, mismatch=-1, gap_open=3, gap_extend=1, **sweep_options):
-    """The optimal global alignment score and one optimal alignment ``(top, bottom)`` (``-`` for a
-    gap), with the sweep's statistics. ``sweep_options`` go to :func:`gpudp.sweep`.
-
-    Raises ``ValueError`` for non-ASCII text, negative gap costs, or scores that could reach minus
-    infinity (``NEG``, -2^29: the int32 fields' headroom).
-    """
+def _checked(a: str, b: str, match, mismatch, gap_open, gap_extend) -> None:
+    """ValueError for what the int32 fields cannot hold exactly (see :func:`align`)."""
     if not (a.isascii() and b.isascii()):
         raise ValueError("this example aligns ASCII text (one byte a symbol)")
     if gap_open < 0 or gap_extend < 0:
@@ -106,12 +106,10 @@ def align(a: str, b: str, match=2, mismatch=-1, gap_open=3, gap_extend=1, **swee
     worst = (len(a) + len(b) + 1) * (max(abs(match), abs(mismatch)) + abs(gap_open) + abs(gap_extend))
     if worst >= 1 << 28:
         raise ValueError(f"scores of up to {worst} come too close to minus infinity ({NEG}) for int32 fields")
-    rec = Gotoh(a, b, match, mismatch, gap_open, gap_extend)
-    result = sweep(rec, **sweep_options)
-    last = result.last_row[-1]
-    scores = [int(last[name]) for name in ("m", "x", "y")]
-    state = int(np.argmax(scores))
-    path = result.traceback((len(a), len(b)), state=state)  # rows (i, j, decision, state)
+
+
+def _strings(a: str, b: str, path) -> tuple[str, str]:
+    """The alignment's two rows from a path of rows ``(i, j, decision, state)`` (last cell first)."""
     i, j, _, s = path[::-1][1:].T  # from the start on, without the empty prefixes' cell (0, 0)
     gap, sa, sb = (
         ord("-"),
@@ -120,23 +118,76 @@ def align(a: str, b: str, match=2, mismatch=-1, gap_open=3, gap_extend=1, **swee
     )
     top = np.where(s == Y, gap, sa[i]).astype(np.uint8).tobytes().decode()
     bottom = np.where(s == X, gap, sb[j]).astype(np.uint8).tobytes().decode()
+    return top, bottom
+
+
+def _best(value) -> int:
+    """The matrix (M, X or Y) whose score at the last cell is best: where the walk starts."""
+    return int(np.argmax([int(value[k]) for k in (M, X, Y)]))
+
+
+def align(a: str, b: str, match=2, mismatch=-1, gap_open=3, gap_extend=1, **sweep_options):
+    """The optimal global alignment score and one optimal alignment ``(top, bottom)`` (``-`` for a
+    gap), with the sweep's statistics. ``sweep_options`` go to :func:`gpudp.sweep`.
+
+    Raises ``ValueError`` for non-ASCII text, negative gap costs, or scores that could reach minus
+    infinity (``NEG``, -2^29: the int32 fields' headroom).
+    """
+    _checked(a, b, match, mismatch, gap_open, gap_extend)
+    rec = Gotoh(a, b, match, mismatch, gap_open, gap_extend)
+    result = sweep(rec, **sweep_options)
+    last = result.last_row[-1]
+    state = _best(last)
+    path = result.traceback((len(a), len(b)), state=state)  # rows (i, j, decision, state)
     result.close()
-    return scores[state], (top, bottom), result.stats
+    return int(last[state]), _strings(a, b, path), result.stats
+
+
+def align_many(pairs, match=2, mismatch=-1, gap_open=3, gap_extend=1, **options):
+    """:func:`align` for many pairs ``(a, b)`` in one :func:`gpudp.sweep_many` call (the record cell
+    runs in the batch kernels): a list of ``(score, (top, bottom))`` in input order, and the batch's
+    statistics. ``options`` go to sweep_many; ``traceback=False`` gives ``(score, None)``."""
+    for a, b in pairs:
+        _checked(a, b, match, mismatch, gap_open, gap_extend)
+    recs = [Gotoh(a, b, match, mismatch, gap_open, gap_extend) for a, b in pairs]
+    res = sweep_many(recs, start_state=lambda rec, value: _best(value), **options)
+    out = []
+    for (a, b), item in zip(pairs, res, strict=True):
+        if item.error is not None:
+            raise ValueError(f"pair {item.index}: {item.error}")
+        score = int(item.value[_best(item.value)])
+        out.append((score, None if item.path is None else _strings(a, b, item.path)))
+    return out, res.stats
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description="Affine-gap global alignment (Gotoh) on gpudp")
-    parser.add_argument("a")
-    parser.add_argument("b")
+    parser.add_argument("a", nargs="?")
+    parser.add_argument("b", nargs="?")
     parser.add_argument("--match", type=int, default=2)
     parser.add_argument("--mismatch", type=int, default=-1)
     parser.add_argument("--open", type=int, default=3)
     parser.add_argument("--extend", type=int, default=1)
+    parser.add_argument("--random", type=int, metavar="N", help="align N random DNA pairs in one batch")
+    parser.add_argument("--length", type=int, default=150, help="of each random sequence")
     parser.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])
     args = parser.parse_args(argv)
-    score, (top, bottom), stats = align(
-        args.a, args.b, args.match, args.mismatch, args.open, args.extend, backend=args.backend
-    )
+    scores = (args.match, args.mismatch, args.open, args.extend)
+    if args.random is not None:
+        rng = np.random.default_rng(0)
+        dna = lambda: "".join(rng.choice(list("ACGT"), args.length))  # noqa: E731
+        pairs = [(dna(), dna()) for _ in range(args.random)]
+        t = time.perf_counter()
+        out, stats = align_many(pairs, *scores, backend=args.backend)
+        seconds = time.perf_counter() - t
+        print(f"{len(pairs)} pairs of {args.length} aligned in {seconds:.3f} s ({stats.backend} backend)")
+        if out:
+            score, (top, bottom) = out[0]
+            print(f"pair 0: score {score}\n{top}\n{bottom}")
+        return
+    if args.a is None or args.b is None:
+        parser.error("give two sequences, or --random N")
+    score, (top, bottom), stats = align(args.a, args.b, *scores, backend=args.backend)
     print(f"score {score} ({stats.backend} backend, schedule: {stats.extra['schedule']})")
     print(top)
     print(bottom)

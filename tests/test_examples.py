@@ -325,6 +325,20 @@ def test_gotoh_cuda(a, b):
     assert check_gotoh(a, b, backend="cuda").backend == "cuda"
 
 
+@settings(max_examples=5, deadline=None)
+@given(st.lists(st.tuples(dna_short, dna_short), min_size=1, max_size=8))
+def test_gotoh_batches_match_the_reference(pairs):
+    """align_many: the record cell in sweep_many's kernels, each walk from its best matrix."""
+    scores = (2, -1, 3, 1)
+    out, stats = gotoh.align_many(pairs, *scores, backend="cpu")
+    for (a, b), (score, (top, bottom)) in zip(pairs, out, strict=True):
+        assert score == gotoh_score(a, b, *scores) == rescore(top, bottom, *scores)
+        assert top.replace("-", "") == a and bottom.replace("-", "") == b
+    assert stats.extra["batched"] == len(pairs)
+    values, _ = gotoh.align_many(pairs, *scores, backend="cpu", traceback=False)
+    assert values == [(score, None) for score, _ in out]
+
+
 def test_gotoh_refuses_scores_its_fields_cannot_hold():
     with pytest.raises(ValueError, match="minus infinity"):
         gotoh.align("A" * 50_000_000, "A", backend="cpu")
@@ -338,6 +352,11 @@ def test_gotoh_cli(capsys):
         "ACGTACGTTTTTACGT",
         "ACGTACG----TACGT",
     ]
+    gotoh.main(["--random", "3", "--length", "20", "--backend", "cpu"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("3 pairs of 20 aligned in") and out[1].startswith("pair 0: score ")
+    score = int(out[1].split()[-1])
+    assert rescore(out[2], out[3], 2, -1, 3, 1) == score
 
 
 # ---------------------------------------------------------------------------------------------
