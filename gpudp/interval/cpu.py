@@ -76,7 +76,7 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
     (twice the table's room: the copy is let go at the end)."""
     table.fill(rec_cls.fill)  # below the diagonal, as the cells see it
     decisions.fill(0)
-    ccell = column_cell(rec_cls) if n > 1 else "one interval"
+    ccell = column_cell(rec_cls)  # (for one interval too: the class's one kernel, not a second)
     if not isinstance(ccell, str) and table.nbytes > available_memory() // 2:
         ccell = f"no room for a copy of the table ({table.nbytes / 2**30:.2f} GiB)"
     columns = not isinstance(ccell, str)
