@@ -12,7 +12,8 @@ Needs NVVM and NVRTC, which pip installs (not a project dependency)::
 Compiled: the LCS and the edit distance a warp a pair (:func:`gpudp.problems.lcs.cuda_code.lcs_long`,
 :func:`gpudp.problems.edit_distance.cuda_code.levenshtein_long`; one and eight words a lane) and
 the layered kernel of a recurrence with 2-D layers (examples/floyd_warshall.py), and sweep_many's
-kernels for a record cell (examples/affine_alignment.py). Each line: the
+kernels for a record cell (examples/affine_alignment.py) and for interval batches
+(examples/matrix_chain.py). Each line: the
 kernel, its PTX lines and its local-memory loads and stores; a typing or NVVM error otherwise
 (exit 1).
 """
@@ -123,10 +124,33 @@ def many_records() -> None:
     _report("many, record, a warp an instance", fn, sig)
 
 
+def many_intervals() -> None:
+    """sweep_many's interval kernel (a thread an instance, its table a reshaped slice of the
+    chunk's), for examples/matrix_chain.py's class, typed as a batch of two instances gives it."""
+    import matrix_chain as mc
+
+    from gpudp.many import cuda as many_cuda
+    from gpudp.many.intake import intake
+
+    take = intake([mc.MatrixChain([3, 4, 5]), mc.MatrixChain([2, 7, 1, 4])])
+    fn = _generated(many_cuda, lambda: many_cuda.interval_kernel(take.cls, take.kinds))
+    i64 = np.zeros(2, np.int64)
+    args = (
+        2,
+        i64,
+        take.shapes,
+        i64,
+        np.zeros(13, np.int64),
+        np.zeros(13, np.uint16),
+        np.zeros((2, 4), np.int64),
+    )
+    _report("many, intervals (matrix chain)", fn, tuple(numba.typeof(a) for a in (*args, *take.packed)))
+
+
 def main() -> int:
     dispatcher.get_current_device = lambda: _Device()  # compile for sm_90 with no device
     failed = 0
-    for check in (long_pairs, layers_2d, many_records):
+    for check in (long_pairs, layers_2d, many_records, many_intervals):
         try:
             check()
         except Exception as e:  # report every kernel, then fail

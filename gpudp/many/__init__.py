@@ -76,6 +76,11 @@ class ManyItem:
     with ``traceback=False`` or ``decision_bits = 0``); ``exit``: where ``back`` left the grid,
     ``(i, j)`` or ``(i, j, state)``; ``error``: why this instance has no result, else None.
 
+    An interval recurrence's item (:mod:`gpudp.many.intervals`) has ``shape`` ``(n, n)``, ``table``
+    (its ``n x n`` table, ``fill`` below the diagonal), ``value`` (``table[0, n - 1]``, None for
+    ``n = 0``) and ``path`` (the tree of decisions from ``(0, n - 1)``, the rows of
+    :meth:`gpudp.interval.IntervalResult.traceback_tree`); no ``last_row``, ``last_col`` or ``exit``.
+
     An instance refused at intake (its shape, data or symbols) or whose ``cell`` returned a decision
     that does not fit ``decision_bits`` has only ``error`` (and ``shape`` where known). One whose
     ``back`` failed (a step that does not go back along the sweep's order) keeps its values, with
@@ -92,6 +97,7 @@ class ManyItem:
     path: np.ndarray | None = None
     exit: tuple | None = None
     error: str | None = None
+    table: np.ndarray | None = None
 
     @property
     def ok(self) -> bool:
@@ -463,6 +469,42 @@ class _Batch:
             self.bar.update(R * C)
 
 
+def _interval_batch(objs, take, backend, traceback, progress, start_state, check, t0) -> ManyResult:
+    """:func:`sweep_many` of interval recurrences (:mod:`gpudp.many.intervals`)."""
+    from .intervals import sweep_intervals
+
+    count, cls = len(objs), take.cls
+    n = take.shapes[:, 0]
+    used, why = choose_backend(backend, float((n * (n + 1) * (n + 2) // 6).sum()))
+    stats = Stats(backend=used, device=device_name(used))
+    stats.extra.update(instances=count, backend_choice=why)
+    items = Items(count)
+    for k, msg in take.errors.items():
+        items[k] = ManyItem(k, error=msg)
+    if len(take.errors) == count:
+        stats.seconds = time.perf_counter() - t0
+        stats.extra.update(failed=count, batched=0, alone=0, empty=0, chunks=0, launches=0)
+        return ManyResult(items, stats, cls)
+    valid = [k for k in range(count) if k not in take.errors]
+    if wanted(check):
+        stats.extra["checked"] = _checked(objs, np.array(valid), bool(traceback and cls.decision_bits))
+    states = _start_states(start_state, count, cls)
+    low = lowering.get("many", used)
+    with typing_errors(cls):
+        sweep_intervals(
+            objs,
+            take,
+            lambda kcls: low.IntervalRunner(kcls, take.kinds),
+            traceback,
+            states,
+            lambda cells: progress_bar(cells, progress),
+            stats,
+            items,
+            t0,
+        )
+    return ManyResult(items, stats, cls)
+
+
 def _checked(objs, valid: np.ndarray, walking: bool) -> int:
     """The checked mode's pass (:func:`gpudp.engine.check_pass`) over the valid instances, one by
     one; the cells checked. A mistake is refused naming the instance."""
@@ -488,12 +530,17 @@ def sweep_many(
     pairs: str = "cross",
     check: bool | None = None,
 ) -> ManyResult:
-    """Sweep many instances of one grid recurrence at once: values, reductions and tracebacks
-    equal to :func:`gpudp.sweep`'s on each instance, at a fraction of the cost per instance.
+    """Sweep many instances of one grid or interval recurrence at once: values, reductions and
+    tracebacks equal to :func:`gpudp.sweep`'s on each instance, at a fraction of the cost per
+    instance.
 
     Parameters
     ----------
-    recs : sequence of GridRecurrence
+    recs : sequence of GridRecurrence, or of IntervalRecurrence
+        interval recurrences (many RNA sequences folded, sentences parsed: :mod:`gpudp.many.intervals`)
+        each swept whole by one thread, their items holding ``table``, ``value`` (the whole
+        interval's) and ``path`` (the tree from ``(0, n - 1)``, with ``start_state`` as its state);
+        the rest of this text is about grids, which are
         instances of one class (the same class after :meth:`~gpudp.GridRecurrence._specialized`,
         so instances that give their own offsets must give the same ones), each with its own shape
         and data. Supported: ``offsets`` among ``(-1, 0), (0, -1), (-1, -1)``, ``symbols``,
@@ -552,10 +599,10 @@ def sweep_many(
         item that is not a numpy array or number; ``data()`` structures that differ (naming the
         instance and the item); a ``start_state`` sequence of the wrong length.
     ContractError
-        a class the batch does not run (not a grid, offsets beyond two cells back or forward, a
-        record cell reading two cells back: sweep those with :func:`gpudp.sweep`), a mistake in
-        its declaration (as :func:`gpudp.sweep` raises it), no ``back`` with decisions to trace
-        back, ``start_state`` without ``traceback_state``.
+        a class the batch does not run (not a grid or interval recurrence, offsets beyond two
+        cells back or forward, a record cell reading two cells back: sweep those with
+        :func:`gpudp.sweep`), a mistake in its declaration (as :func:`gpudp.sweep` raises it), no
+        ``back`` with decisions to trace back, ``start_state`` without ``traceback_state``.
     BackendError
         an unknown backend, or "cuda" without a usable GPU.
 
@@ -598,6 +645,8 @@ def sweep_many(
         objs = list(recs)
         take = intake(objs)
     count, cls = len(objs), take.cls
+    if cls is not None and cls.family == "interval":
+        return _interval_batch(objs, take, backend, traceback, progress, start_state, check, t0)
     ok = np.ones(count, bool)  # the instances read without an error (in numpy: 100,000 of them)
     ok[list(take.errors)] = False
     valid = np.flatnonzero(ok)

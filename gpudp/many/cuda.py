@@ -697,3 +697,56 @@ def _grown(store: dict, name: str, n: int, dtype, make):
         size = max(n, 1) if buf is None else max(n, buf.size + buf.size // 4)
         buf = store[(name, dtype.str)] = make(size, dtype)
     return buf if buf.size == n else buf[:n]
+
+
+_RUN_INTERVALS = """def run_intervals(nq, ids, shapes, toff, S, D, FL{pk}):
+    q = cuda.grid(1)
+    if q < nq:
+        {body}
+"""
+
+_INTERVAL_KERNELS = KernelFactory("many.cuda.intervals", "rec", "kinds", kernel=CudaKernel)
+#: threads a block of the interval batch's kernel (a thread an instance)
+INTERVAL_THREADS = 128
+
+
+def interval_kernel(rec_cls, kinds):
+    """The interval batch's kernel of ``rec_cls`` for packed items of ``kinds`` (its sweep of an
+    instance: :func:`gpudp.many.intervals.sweep_source`), built once per class and kinds."""
+    from .intervals import sweep_source
+
+    k = _INTERVAL_KERNELS.lookup(rec=rec_cls, kinds=tuple(kinds))
+    if not k.ready:
+        src = fill(_RUN_INTERVALS, pk=source.packed_args(len(kinds)), body=sweep_source(rec_cls, kinds))
+        k = k.keep(generated_kernel(values.expand(src, rec_cls), "run_intervals", cell_namespace(rec_cls)))
+    return k.fn
+
+
+class IntervalRunner:
+    """Sweeps a chunk of an interval batch (:mod:`gpudp.many.intervals`) on the GPU: a thread an
+    instance (they come largest first, so a warp's are of like sizes), its table in device memory;
+    the chunk's arrays go up and come back whole."""
+
+    def __init__(self, rec_cls, kinds):
+        self.fn = interval_kernel(rec_cls, kinds)
+        self.stream = stream()
+        self.d_packed = None
+        self.compile_seconds = 0.0
+        self.launches = 0
+
+    def __call__(self, ids, work, shapes, toff, S, D, FL, packed):
+        s = self.stream
+        if self.d_packed is None:  # the batch's data, up once
+            self.d_packed = tuple(cuda.to_device(a, stream=s) for a in (shapes, *packed))
+        d_shapes, *d_packed = self.d_packed
+        d_ids, d_toff, d_S, d_D, d_FL = (cuda.to_device(a, stream=s) for a in (ids, toff, S, D, FL))
+        args = (len(ids), d_ids, d_shapes, d_toff, d_S, d_D, d_FL, *d_packed)
+        t = time.perf_counter()
+        threads = sim_geometry(INTERVAL_THREADS, 4)
+        launcher, _ = coop_blocks(self.fn, args, threads, 1 << 30, 0)  # compiles
+        self.compile_seconds += time.perf_counter() - t
+        launcher[-(-len(ids) // threads), threads, s, 0](*args)
+        self.launches += 1
+        for d, h in ((d_S, S), (d_D, D), (d_FL, FL)):
+            d.copy_to_host(h, stream=s)
+        s.synchronize()

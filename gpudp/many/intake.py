@@ -1,11 +1,13 @@
 """The batch's intake: every instance checked on its own, the class checked once, the data packed.
 
-What refuses the whole batch (raised): an object that is not a recurrence, instances of different
-classes (after :meth:`~gpudp.GridRecurrence._specialized`, so instance offsets count), a class the
-batch does not run, a contract mistake (``cell``'s arity against ``data()``, the form of its
-return), and ``data()`` tuples whose structure differs from the first valid instance's. What fails
-one instance only (an entry in :attr:`Intake.errors`): offsets, ``shape()``, ``data()`` or the
-symbols that are invalid for that instance, or that raise.
+The instances are grids (``shapes[k]``: rows, columns) or intervals (``shapes[k]``: ``(n, n)``,
+the table of ``size()``). What refuses the whole batch (raised): an object that is not a
+recurrence, instances of different classes (after :meth:`~gpudp.GridRecurrence._specialized`, so
+instance offsets count), a class the batch does not run, a contract mistake (``cell``'s arity
+against ``data()``, the form of its return), and ``data()`` tuples whose structure differs from the
+first valid instance's. What fails one instance only (an entry in :attr:`Intake.errors`): offsets,
+``shape()`` (``size()``), ``data()`` or the symbols that are invalid for that instance, or that
+raise.
 
 The structure of ``data()`` is the number of items and, per item, array or scalar, dtype and ndim;
 the arrays' sizes are the instance's own. Each item is *packed*: the instances' arrays flattened and
@@ -25,7 +27,8 @@ from ..checks import cell_symbols
 from ..errors import ContractError, GpudpError, InputError
 from ..grid import probe_grid
 from ..grid.wide import widens
-from ..recurrence import GridRecurrence, Recurrence
+from ..interval import _probe as probe_intervals
+from ..recurrence import GridRecurrence, IntervalRecurrence, Recurrence
 from ..recurrence.constants import read_by
 from ..schedule import UNIT_MONOTONE
 
@@ -54,12 +57,17 @@ def _refusal(e: BaseException) -> str:
 
 
 def check_class(cls) -> None:
-    """ContractError unless the batch runs ``cls``: a grid recurrence (valid declaration), offsets
-    among up, left and diagonal, or within two cells back for a scalar cell (:mod:`gpudp.grid.wide`)."""
+    """ContractError unless the batch runs ``cls``: an interval recurrence, or a grid recurrence
+    (valid declaration) with offsets among up, left and diagonal, or within two cells back for a
+    scalar cell (:mod:`gpudp.grid.wide`)."""
+    if issubclass(cls, IntervalRecurrence):
+        cls._validate_class()
+        return
     if not issubclass(cls, GridRecurrence):
         raise ContractError(
-            f"{cls.__name__} is not a GridRecurrence: sweep_many runs batches of grid recurrences; "
-            "sweep a layered or interval recurrence's instances one by one with gpudp.sweep"
+            f"{cls.__name__} is not a GridRecurrence or IntervalRecurrence: sweep_many runs batches of "
+            "grid and interval recurrences; sweep a layered recurrence's instances one by one with "
+            "gpudp.sweep"
         )
     cls._validate_class()
     offs = tuple(tuple(o) for o in cls.offsets)
@@ -75,6 +83,13 @@ def check_class(cls) -> None:
             "cells read only their offsets; sweep a line's instances one by one with gpudp.sweep (one "
             "compile for all of them)"
         )
+
+
+def _declares(cls) -> str:
+    """A class in words, with what its instances may declare (and a twin's module, when two
+    classes of one name meet: a module imported twice)."""
+    parts = [f"{name} {getattr(cls, name)}" for name in ("offsets", "value_dtype") if hasattr(cls, name)]
+    return f"{cls.__name__} of {cls.__module__} ({', '.join(parts)}, class id {id(cls):#x})"
 
 
 def _name(m: int, n_sym: int) -> str:
@@ -136,26 +151,26 @@ def intake(objs) -> Intake:
         if cls is None:
             cls, first = type(spec), k
         elif type(spec) is not cls:
-            what = f"{type(spec).__name__} with offsets {getattr(type(spec), 'offsets', None)}"
             raise InputError(
                 f"recs[{k}]",
-                f"a {what}, but instance {first} is a {cls.__name__} with offsets "
-                f"{getattr(cls, 'offsets', None)}: sweep_many runs instances of one recurrence class "
-                "(and one set of offsets); call it once per class",
+                f"a {_declares(type(spec))}, but instance {first} is a {_declares(cls)}: sweep_many runs "
+                "instances of one recurrence class (and one set of offsets and value_dtype, where "
+                "instances give their own); call it once per class",
             )
         recs[k] = spec
     shapes = np.zeros((count, 2), np.int64)
     if cls is None:
         return Intake(None, recs, shapes, errors)
     check_class(cls)
-    n_sym = 2 if cls.symbols else 0
+    grid = cls.family == "grid"
+    n_sym = 2 if grid and cls.symbols else 0
     ref = ref_k = None
     items: list = [None] * count
     for k, spec in enumerate(recs):
         if spec is None:
             continue
         try:
-            rows, cols = spec._checked_shape()
+            rows, cols = spec._checked_shape() if grid else (spec._checked_size(),) * 2
             data = spec.data()
             if not isinstance(data, tuple):
                 raise ContractError(
@@ -193,7 +208,10 @@ def intake(objs) -> Intake:
         return Intake(cls, recs, shapes, errors)
     probe = next((k for k in range(count) if items[k] is not None and shapes[k].prod() > 0), None)
     if probe is not None:  # the form of cell's return, in plain Python, as sweep checks it
-        probe_grid(recs[probe], tuple(items[probe]), tuple(int(x) for x in shapes[probe]))
+        if grid:
+            probe_grid(recs[probe], tuple(items[probe]), tuple(int(x) for x in shapes[probe]))
+        else:
+            probe_intervals(recs[probe], int(shapes[probe][0]), tuple(items[probe]))
     kinds, packed = [], []
     for m, sig in enumerate(ref):
         dt = np.dtype(sig[1])

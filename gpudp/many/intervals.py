@@ -1,0 +1,146 @@
+"""Batches of interval recurrences: :func:`gpudp.sweep_many` of :class:`~gpudp.IntervalRecurrence`
+instances (many RNA sequences folded, many sentences parsed, many expressions counted at once).
+
+Each instance is small next to the machine, so one worker sweeps it whole: a CPU thread (instances
+dealt round robin by their work, :func:`gpudp.many.cpu.deal`), or a GPU thread. Its table is a
+``n x n`` slice of the chunk's packed table (``fill`` below the diagonal, as the single sweep keeps
+it), swept row by row from the bottom up, each row from left to right: every interval inside
+``(i, j)`` is on a lower row or further left on row ``i``, so the order is the recurrence's, and
+the cells one after the other read the same row. Decisions go to the same slice of a packed array
+of the decision type; the overflow flag is a row of the chunk's flags an instance (an instance
+whose ``cell`` returns a decision too wide fails alone). The kernels (:func:`sweep_source`) are each
+backend's (``interval_kernel`` in :mod:`gpudp.many.cpu` and :mod:`gpudp.many.cuda`).
+
+An item's ``table`` is its ``n x n`` table, ``value`` the whole interval's ``table[0, n - 1]``, and
+``path`` the tree of decisions from ``(0, n - 1)`` (the rows of
+:meth:`gpudp.interval.IntervalResult.traceback_tree`, checked as it checks them).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..codegen import cell_call, decision_dtype, fill
+from ..errors import ContractError, decision_overflow
+from ..interval import IntervalResult
+from ..memory import gc_paused
+from ..recurrence import values_only
+from ..solution import Stats
+from . import source
+from .chunks import cut
+
+#: cells (of the instances' tables) of one chunk at most
+CHUNK_CELLS = 1 << 27
+
+_SWEEP = """
+b = ids[q]
+n = shapes[b, 0]
+{views}
+T = S[toff[q] : toff[q] + n * n].reshape((n, n))
+{decisions}
+for i in range(n - 1, -1, -1):
+    for j in range(i, n):
+        {call}
+        T[i, j] = v
+        {store}
+"""
+
+
+def sweep_source(rec_cls, kinds) -> list[str]:
+    """Lines sweeping instance ``ids[q]`` (its items bound by :func:`gpudp.many.source.views`) into
+    its slice of ``S`` (and ``D``) from ``toff[q]``: what both backends' kernels run a worker."""
+    bits = rec_cls.decision_bits
+    n_data = len(kinds) + (1 if bits else 0)
+    views = [*source.views(kinds), *source.output_views(0, 1 if bits else 0, len(kinds))]
+    src = fill(
+        _SWEEP,
+        views=views,
+        decisions="DD = D[toff[q] : toff[q] + n * n].reshape((n, n))" if bits else "pass",
+        call=cell_call(rec_cls, "i, j", ["T"], n_data, "v", "dd"),
+        store="DD[i, j] = dd" if bits else "pass",
+    )
+    return src.strip("\n").split("\n")
+
+
+def sweep_intervals(objs, take, runner_of, traceback, start_state, progress_bar, stats, items, t0):
+    """The interval batch of :func:`gpudp.sweep_many` (``take`` its intake; ``runner_of(cls)`` the
+    backend's ``interval_kernel`` runner; ``items`` filled in place; ``stats`` completed)."""
+    from . import ManyItem
+
+    cls = take.cls
+    bits = cls.decision_bits
+    walking = bool(traceback and (bits or cls.traceback_state))  # (a state walks the table alone)
+    if walking and getattr(cls, "back", None) is None:
+        raise ContractError(
+            f"{cls.__name__} defines no back(...): its decisions cannot be traced back; define "
+            f"{cls._form('back', len(take.kinds))} as a @staticmethod, or pass traceback=False"
+        )
+    valid = np.array([k for k in range(len(objs)) if k not in take.errors], np.int64)
+    first = take.recs[int(valid[0])]
+    kcls = type(values_only(first)) if bits and not traceback else cls
+    sizes = take.shapes[:, 0]
+    for k in valid[sizes[valid] == 0].tolist():
+        items[k] = ManyItem(k, (0, 0), table=np.zeros((0, 0), cls.value_dtype), path=None)
+    batched = valid[sizes[valid] > 0]
+    cells = sizes * sizes
+    order = batched[np.argsort(-cells[batched], kind="stable")]
+    runner = runner_of(kcls) if len(batched) else None
+    vt, dt = np.dtype(cls.value_dtype), decision_dtype(kcls.decision_bits)
+    bar = progress_bar(int((sizes[batched] * (sizes[batched] + 1) // 2).sum()))
+    swept = kernel_seconds = 0.0
+    try:
+        for ids in cut(order, cells, CHUNK_CELLS) if len(order) else []:
+            n = sizes[ids]
+            toff = np.zeros(len(ids) + 1, np.int64)
+            np.cumsum(n * n, out=toff[1:])
+            S = np.full(int(toff[-1]), cls.fill, vt)
+            D = np.zeros(int(toff[-1]) if kcls.decision_bits else 1, dt)
+            FL = np.zeros((len(ids), 4), np.int64)
+            t = time.perf_counter()
+            runner(ids, n**3, take.shapes, toff[:-1], S, D, FL, take.packed)
+            kernel_seconds += time.perf_counter() - t
+            with gc_paused():
+                for q, k in enumerate(ids.tolist()):
+                    items[k] = _item(objs[k], k, int(n[q]), S, D, FL[q], toff[q], kcls, walking, start_state)
+            swept += float((n * (n + 1) // 2).sum())
+            if bar is not None:
+                bar.update(int((n * (n + 1) // 2).sum()))
+    finally:
+        if bar is not None:
+            bar.close()
+    stats.cells = int(swept)
+    stats.kernel_seconds = kernel_seconds
+    stats.extra.update(
+        failed=len(items.errors()),
+        batched=len(batched),
+        alone=0,
+        empty=len(valid) - len(batched),
+        chunks=len(cut(order, cells, CHUNK_CELLS)) if len(order) else 0,
+        launches=getattr(runner, "launches", 0),
+        compile_seconds=getattr(runner, "compile_seconds", 0.0),
+        layout="interval rows",
+    )
+    stats.seconds = time.perf_counter() - t0
+
+
+def _item(rec, k, n, S, D, flags, off, kcls, walking, start_state):
+    """Instance ``k``'s :class:`ManyItem` from its slice of the chunk's arrays."""
+    from . import ManyItem
+
+    if flags[0]:
+        return ManyItem(
+            k, (n, n), error=str(decision_overflow(kcls.__name__, flags, "i, j", kcls.decision_bits))
+        )
+    table = S[off : off + n * n].reshape(n, n)
+    item = ManyItem(k, (n, n), value=table[0, n - 1], table=table)
+    if walking:
+        decisions = D[off : off + n * n].reshape(n, n) if kcls.decision_bits else None
+        result = IntervalResult(rec, table, decisions, Stats(backend="batch"))
+        state = start_state(k, rec, item.value) if type(rec).traceback_state else None
+        try:
+            item.path = result.traceback_tree(state=state)
+        except ContractError as e:
+            item.error = str(e)
+    return item
