@@ -107,9 +107,18 @@ def test_a_decision_too_wide_fails_its_instance_alone_and_errors_refuse():
 
 
 @pytest.mark.sim
-def test_interval_batches_in_the_simulator():
-    check([MC.MatrixChain(d) for d in ([3, 4, 5, 6], [2], [7, 1], [5, 2, 8, 3, 4])], "cuda")
-    check([parens(list(t)) for t in ("(())", "()(", "")], "cuda", state=lambda rec, value: 0)
+def test_interval_batches_in_the_simulator(monkeypatch):
+    """A thread an instance, and (their size threshold lowered) a warp an instance where the cell's
+    split-point loop can be shared: the matrix chain's can, CYK's (a loop in a loop) cannot."""
+    import gpudp.many.cuda
+
+    chains = [MC.MatrixChain(d) for d in ([3, 4, 5, 6], [2], [7, 1], [5, 2, 8, 3, 4])]
+    check(chains, "cuda")
+    monkeypatch.setattr(gpudp.many.cuda, "INTERVAL_WARP_FROM", 3)
+    res = check(chains, "cuda")
+    assert res.stats.extra["cuda"] == {"warp_instances": 2, "thread_instances": 1}
+    res = check([parens(list(t)) for t in ("(())", "()(", "")], "cuda", state=lambda rec, value: 0)
+    assert res.stats.extra["cuda"]["thread_instances"] == 2 and "warps_off" in res.stats.extra["cuda"]
     res = check([MC.MatrixChain([3, 4, 5])], "cuda", traceback=False)
     assert res.stats.backend == "cuda"
 

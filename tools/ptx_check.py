@@ -125,26 +125,23 @@ def many_records() -> None:
 
 
 def many_intervals() -> None:
-    """sweep_many's interval kernel (a thread an instance, its table a reshaped slice of the
-    chunk's), for examples/matrix_chain.py's class, typed as a batch of two instances gives it."""
+    """sweep_many's interval kernels (a thread and a warp an instance, its table a reshaped slice of
+    the chunk's), for examples/matrix_chain.py's class, typed as a batch of two instances gives them."""
     import matrix_chain as mc
 
     from gpudp.many import cuda as many_cuda
     from gpudp.many.intake import intake
 
     take = intake([mc.MatrixChain([3, 4, 5]), mc.MatrixChain([2, 7, 1, 4])])
+    i64, table = np.zeros(2, np.int64), np.zeros(13, np.int64)
+    head, tail = (2, i64, take.shapes, i64, table), (np.zeros(13, np.uint16), np.zeros((2, 4), np.int64))
     fn = _generated(many_cuda, lambda: many_cuda.interval_kernel(take.cls, take.kinds))
-    i64 = np.zeros(2, np.int64)
-    args = (
-        2,
-        i64,
-        take.shapes,
-        i64,
-        np.zeros(13, np.int64),
-        np.zeros(13, np.uint16),
-        np.zeros((2, 4), np.int64),
+    _report(
+        "many, intervals (matrix chain)", fn, tuple(numba.typeof(a) for a in (*head, *tail, *take.packed))
     )
-    _report("many, intervals (matrix chain)", fn, tuple(numba.typeof(a) for a in (*args, *take.packed)))
+    fn = _generated(many_cuda, lambda: many_cuda.interval_warp_kernel(take.cls, take.kinds))
+    sig = tuple(numba.typeof(a) for a in (*head, table, *tail, *take.packed))
+    _report("many, intervals a warp an instance", fn, sig)
 
 
 def main() -> int:

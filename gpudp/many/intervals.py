@@ -48,6 +48,44 @@ for i in range(n - 1, -1, -1):
 """
 
 
+_WARP_SWEEP = """
+b = ids[q]
+n = shapes[b, 0]
+{views}
+T = S[toff[q] : toff[q] + n * n].reshape((n, n))
+CT = CC[toff[q] : toff[q] + n * n].reshape((n, n))
+{decisions}
+for i in range(n - 1, -1, -1):
+    for j in range(i, n):
+        {call}
+        if lane == 0:
+            T[i, j] = v
+            CT[j, i] = v
+            {store}
+        {sync}
+"""
+
+
+def warp_source(rec_cls, kinds, sync: str) -> list[str]:
+    """Lines sweeping instance ``ids[q]`` by a warp: every lane runs each cell, the split-point loop
+    shared (``wcell``, :func:`gpudp.interval.split.warp_cell`, which reads rows of ``T`` and
+    columns of its column-major copy ``CT``), lane 0 stores, and ``sync`` (the warp's barrier)
+    before the next cell reads what it stored."""
+    bits = rec_cls.decision_bits
+    n_data = len(kinds) + (1 if bits else 0)
+    views = [*source.views(kinds), *source.output_views(0, 1 if bits else 0, len(kinds))]
+    call = cell_call(rec_cls, "i, j", ["T"], n_data, "v", "dd", head="wcell(lane, T, CT, ", only="lane == 0")
+    src = fill(
+        _WARP_SWEEP,
+        views=views,
+        decisions="DD = D[toff[q] : toff[q] + n * n].reshape((n, n))" if bits else "pass",
+        call=call,
+        store="DD[i, j] = dd" if bits else "pass",
+        sync=sync,
+    )
+    return src.strip("\n").split("\n")
+
+
 def sweep_source(rec_cls, kinds) -> list[str]:
     """Lines sweeping instance ``ids[q]`` (its items bound by :func:`gpudp.many.source.views`) into
     its slice of ``S`` (and ``D``) from ``toff[q]``: what both backends' kernels run a worker."""
@@ -122,6 +160,8 @@ def sweep_intervals(objs, take, runner_of, traceback, start_state, progress_bar,
         compile_seconds=getattr(runner, "compile_seconds", 0.0),
         layout="interval rows",
     )
+    if getattr(runner, "info", None):
+        stats.extra["cuda"] = dict(runner.info)
     stats.seconds = time.perf_counter() - t0
 
 
