@@ -3,7 +3,7 @@ sequences folded (examples/rna_folding.py's Nussinov) and many matrix chains ord
 backend, against the same instances swept one by one with ``gpudp.sweep`` (a sample of them).
 
     python tools/interval_batch.py OUT.json [--cases nussinov:10000x150,chain:20000x60]
-        [--backends cpu,cuda] [--repeat 3] [--traceback 0|1]
+        [--backends cpu,cuda] [--repeat 3] [--traceback 0|1] [--warp-from 48,0]
 
 Every batch's values are compared with the cpu backend's batch (and the sample with gpudp.sweep);
 figures are medians of ``--repeat`` whole calls after a warm-up; cells are the tables' upper
@@ -43,7 +43,9 @@ def main(argv=None) -> int:
     ap.add_argument("--backends", default="cpu,cuda")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--traceback", type=int, default=1)
+    ap.add_argument("--warp-from", default=None, help="cuda: INTERVAL_WARP_FROM values to compare, e.g. 48,0")
     args = ap.parse_args(argv)
+    warp_froms = [None] if args.warp_from is None else [int(x) for x in args.warp_from.split(",")]
     rng = np.random.default_rng(0)
     rows = []
     for case in args.cases.split(","):
@@ -53,7 +55,12 @@ def main(argv=None) -> int:
         sizes = np.array([r.size() for r in recs], np.int64)
         cells, work = int((sizes * (sizes + 1) // 2).sum()), int((sizes**3 // 6).sum())
         want = None
-        for backend in args.backends.split(","):
+        runs = [(b, w) for b in args.backends.split(",") for w in (warp_froms if b == "cuda" else [None])]
+        for backend, warp_from in runs:
+            if warp_from is not None:  # 0: no warps (a thread an instance throughout)
+                import gpudp.many.cuda as many_cuda
+
+                many_cuda.INTERVAL_WARP_FROM = warp_from or 1 << 40
             traceback = bool(args.traceback)
             sweep_many(recs[:8], backend=backend, traceback=traceback, progress=False)  # compile
             times, res = [], None
@@ -75,6 +82,8 @@ def main(argv=None) -> int:
                 "backend": backend,
                 "device": device_name(backend),
                 "traceback": traceback,
+                "warp_from": warp_from,
+                "cuda": res.stats.extra.get("cuda"),
                 "seconds": seconds,
                 "kernel_seconds": res.stats.kernel_seconds,
                 "per_instance_ms": seconds / count * 1e3,
