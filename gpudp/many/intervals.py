@@ -24,9 +24,9 @@ import numpy as np
 
 from ..codegen import cell_call, decision_dtype, fill
 from ..errors import ContractError, decision_overflow
-from ..interval import IntervalResult
+from ..interval import IntervalResult, _state, _walker
 from ..memory import gc_paused
-from ..recurrence import values_only
+from ..recurrence import contiguous, read_only, values_only
 from ..solution import Stats
 from . import source
 from .chunks import cut
@@ -127,6 +127,7 @@ def sweep_intervals(objs, take, runner_of, traceback, start_state, progress_bar,
     runner = runner_of(kcls) if len(batched) else None
     vt, dt = np.dtype(cls.value_dtype), decision_dtype(kcls.decision_bits)
     bar = progress_bar(int((sizes[batched] * (sizes[batched] + 1) // 2).sum()))
+    walks = _Walks() if walking else None
     swept = kernel_seconds = 0.0
     try:
         for ids in cut(order, cells, CHUNK_CELLS) if len(order) else []:
@@ -141,7 +142,7 @@ def sweep_intervals(objs, take, runner_of, traceback, start_state, progress_bar,
             kernel_seconds += time.perf_counter() - t
             with gc_paused():
                 for q, k in enumerate(ids.tolist()):
-                    items[k] = _item(objs[k], k, int(n[q]), S, D, FL[q], toff[q], kcls, walking, start_state)
+                    items[k] = _item(objs[k], k, int(n[q]), S, D, FL[q], toff[q], kcls, walks, start_state)
             swept += float((n * (n + 1) // 2).sum())
             if bar is not None:
                 bar.update(int((n * (n + 1) // 2).sum()))
@@ -165,8 +166,9 @@ def sweep_intervals(objs, take, runner_of, traceback, start_state, progress_bar,
     stats.seconds = time.perf_counter() - t0
 
 
-def _item(rec, k, n, S, D, flags, off, kcls, walking, start_state):
-    """Instance ``k``'s :class:`ManyItem` from its slice of the chunk's arrays."""
+def _item(rec, k, n, S, D, flags, off, kcls, walks, start_state):
+    """Instance ``k``'s :class:`ManyItem` from its slice of the chunk's arrays (``walks``: the
+    batch's :class:`_Walks`, None without trees)."""
     from . import ManyItem
 
     if flags[0]:
@@ -175,12 +177,36 @@ def _item(rec, k, n, S, D, flags, off, kcls, walking, start_state):
         )
     table = S[off : off + n * n].reshape(n, n)
     item = ManyItem(k, (n, n), value=table[0, n - 1], table=table)
-    if walking:
+    if walks is not None:
         decisions = D[off : off + n * n].reshape(n, n) if kcls.decision_bits else None
-        result = IntervalResult(rec, table, decisions, Stats(backend="batch"))
         state = start_state(k, rec, item.value) if type(rec).traceback_state else None
         try:
-            item.path = result.traceback_tree(state=state)
+            item.path = walks.tree(IntervalResult(rec, table, decisions, Stats(backend="batch")), state)
         except ContractError as e:
             item.error = str(e)
     return item
+
+
+class _Walks:
+    """The batch's tree walks: the first through :meth:`IntervalResult.traceback_tree` (every
+    check of a single sweep's walk: ``back``'s return in plain Python first, the types), the others
+    straight through the same compiled walk (each child still checked by it), without a plain-Python
+    call an instance."""
+
+    def __init__(self):
+        self.walk = None
+
+    def tree(self, result: IntervalResult, state) -> np.ndarray:
+        if self.walk is None:
+            path = result.traceback_tree(state=state)
+            rec = result.recurrence
+            self.walk = _walker(type(rec), len(rec.data()))
+            return path
+        rec, n = result.recurrence, result.n
+        cls = type(rec)
+        data = tuple(contiguous(x) for x in rec.data())
+        D = result.decisions if result.decisions is not None else np.broadcast_to(np.uint8(0), (n, n))
+        T = (read_only(result.table),) if cls.traceback_state else ()
+        s0 = _state(state) if cls.traceback_state else 0
+        cap = n * (n + 1) // 2
+        return result._walked(self.walk(0, n - 1, s0, cap, D, *T, *data), 0, n - 1, cap)
