@@ -130,3 +130,14 @@ def test_gpu_interval_batches_equal_cpu():
     got, want = sweep_many(recs, backend="cuda"), sweep_many(recs, backend="cpu")
     assert got.stats.backend == "cuda" and got.values == want.values
     assert all(np.array_equal(g.path, c.path) for g, c in zip(got, want, strict=True))
+
+
+def test_large_instances_are_swept_alone(monkeypatch):
+    """Past MAX_CELLS (lowered here) an instance goes to gpudp.sweep: the same items."""
+    import gpudp.many.intervals
+
+    monkeypatch.setattr(gpudp.many.intervals, "MAX_CELLS", 20)
+    res = check([MC.MatrixChain(d) for d in ([3, 4, 5, 6, 7, 8, 2], [2, 9], [5, 2, 8, 3, 4, 6])], "cpu")
+    assert (res.stats.extra["alone"], res.stats.extra["batched"]) == (2, 1)
+    res = check([parens(list("(()())")), parens(list("()"))], "cpu", state=lambda rec, value: 0)
+    assert res.stats.extra["alone"] == 1

@@ -1,7 +1,8 @@
 """Batches of interval recurrences: :func:`gpudp.sweep_many` of :class:`~gpudp.IntervalRecurrence`
 instances (many RNA sequences folded, many sentences parsed, many expressions counted at once).
 
-Each instance is small next to the machine, so one worker sweeps it whole: a CPU thread (instances
+Each instance is small next to the machine (larger ones, of more than :data:`MAX_CELLS`, go to
+:func:`gpudp.sweep` one by one), so one worker sweeps it whole: a CPU thread (instances
 dealt round robin by their work, :func:`gpudp.many.cpu.deal`), or a GPU thread. Its table is a
 ``n x n`` slice of the chunk's packed table (``fill`` below the diagonal, as the single sweep keeps
 it), swept row by row from the bottom up, each row from left to right: every interval inside
@@ -23,7 +24,7 @@ import time
 import numpy as np
 
 from ..codegen import cell_call, decision_dtype, fill
-from ..errors import ContractError, decision_overflow
+from ..errors import ContractError, InputError, decision_overflow
 from ..interval import IntervalResult, _state, _walker
 from ..memory import gc_paused
 from ..recurrence import contiguous, read_only, values_only
@@ -33,6 +34,9 @@ from .chunks import cut
 
 #: cells (of the instances' tables) of one chunk at most
 CHUNK_CELLS = 1 << 27
+#: instances of more cells than this (n > 1,024) are swept alone by :func:`gpudp.sweep`, whose
+#: kernels spread one table over every core or the whole GPU, and which checks its memory
+MAX_CELLS = 1 << 20
 
 _SWEEP = """
 b = ids[q]
@@ -121,8 +125,9 @@ def sweep_intervals(objs, take, runner_of, traceback, start_state, progress_bar,
     sizes = take.shapes[:, 0]
     for k in valid[sizes[valid] == 0].tolist():
         items[k] = ManyItem(k, (0, 0), table=np.zeros((0, 0), cls.value_dtype), path=None)
-    batched = valid[sizes[valid] > 0]
     cells = sizes * sizes
+    batched = valid[(sizes[valid] > 0) & (cells[valid] <= MAX_CELLS)]
+    alone = valid[cells[valid] > MAX_CELLS]
     order = batched[np.argsort(-cells[batched], kind="stable")]
     runner = runner_of(kcls) if len(batched) else None
     vt, dt = np.dtype(cls.value_dtype), decision_dtype(kcls.decision_bits)
@@ -146,6 +151,9 @@ def sweep_intervals(objs, take, runner_of, traceback, start_state, progress_bar,
             swept += float((n * (n + 1) // 2).sum())
             if bar is not None:
                 bar.update(int((n * (n + 1) // 2).sum()))
+        for k in alone.tolist():
+            items[k] = _alone(objs[k], k, stats.backend, traceback, start_state)
+            swept += float(sizes[k] * (sizes[k] + 1) // 2)
     finally:
         if bar is not None:
             bar.close()
@@ -154,8 +162,8 @@ def sweep_intervals(objs, take, runner_of, traceback, start_state, progress_bar,
     stats.extra.update(
         failed=len(items.errors()),
         batched=len(batched),
-        alone=0,
-        empty=len(valid) - len(batched),
+        alone=len(alone),
+        empty=len(valid) - len(batched) - len(alone),
         chunks=len(cut(order, cells, CHUNK_CELLS)) if len(order) else 0,
         launches=getattr(runner, "launches", 0),
         compile_seconds=getattr(runner, "compile_seconds", 0.0),
@@ -164,6 +172,28 @@ def sweep_intervals(objs, take, runner_of, traceback, start_state, progress_bar,
     if getattr(runner, "info", None):
         stats.extra["cuda"] = dict(runner.info)
     stats.seconds = time.perf_counter() - t0
+
+
+def _alone(rec, k, backend, traceback, start_state):
+    """Instance ``k``'s :class:`ManyItem` from its own :func:`gpudp.sweep` (a large one); a
+    mistake of its own (a decision too wide, its memory) is its error."""
+    from ..engine import sweep
+    from . import ManyItem
+
+    n = rec.size()
+    try:
+        res = sweep(rec, backend=backend, traceback=traceback, progress=False)
+    except (ContractError, InputError) as e:
+        return ManyItem(k, (n, n), error=str(e))
+    item = ManyItem(k, (n, n), value=res.value(0, n - 1), table=res.table)
+    cls = type(rec)
+    if traceback and (cls.decision_bits or cls.traceback_state) and getattr(cls, "back", None) is not None:
+        state = start_state(k, rec, item.value) if cls.traceback_state else None
+        try:
+            item.path = res.traceback_tree(state=state)
+        except ContractError as e:
+            item.error = str(e)
+    return item
 
 
 def _item(rec, k, n, S, D, flags, off, kcls, walks, start_state):
