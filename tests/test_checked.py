@@ -56,7 +56,7 @@ def _dims(n, seed):
     return np.random.default_rng(seed).integers(1, 30, n + 1)
 
 
-#: the cells the interval probe calls cell on (gpudp.interval._probe): a bad read elsewhere it misses
+#: the cells the interval probe calls cell on (gpudp.interval.probe): a bad read elsewhere it misses
 def _probed(n):
     return {(0, 0), (0, 1), (0, 3), (n - 2, n - 1), (n - 1, n - 1)}
 

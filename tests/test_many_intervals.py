@@ -110,11 +110,11 @@ def test_a_decision_too_wide_fails_its_instance_alone_and_errors_refuse():
 def test_interval_batches_in_the_simulator(monkeypatch):
     """A thread an instance, and (their size threshold lowered) a warp an instance where the cell's
     split-point loop can be shared: the matrix chain's can, CYK's (a loop in a loop) cannot."""
-    import gpudp.many.cuda
+    import gpudp.many.intervals.cuda
 
     chains = [MC.MatrixChain(d) for d in ([3, 4, 5, 6], [2], [7, 1], [5, 2, 8, 3, 4])]
     check(chains, "cuda")
-    monkeypatch.setattr(gpudp.many.cuda, "INTERVAL_WARP_FROM", 3)
+    monkeypatch.setattr(gpudp.many.intervals.cuda, "INTERVAL_WARP_FROM", 3)
     res = check(chains, "cuda")
     assert res.stats.extra["cuda"] == {"warp_instances": 2, "thread_instances": 1}
     res = check([parens(list(t)) for t in ("(())", "()(", "")], "cuda", state=lambda rec, value: 0)

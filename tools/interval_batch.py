@@ -58,7 +58,7 @@ def main(argv=None) -> int:
         runs = [(b, w) for b in args.backends.split(",") for w in (warp_froms if b == "cuda" else [None])]
         for backend, warp_from in runs:
             if warp_from is not None:  # 0: no warps (a thread an instance throughout)
-                import gpudp.many.cuda as many_cuda
+                from gpudp.many.intervals import cuda as many_cuda
 
                 many_cuda.INTERVAL_WARP_FROM = warp_from or 1 << 40
             traceback = bool(args.traceback)

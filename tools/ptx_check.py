@@ -129,8 +129,8 @@ def many_intervals() -> None:
     the chunk's), for examples/matrix_chain.py's class, typed as a batch of two instances gives them."""
     import matrix_chain as mc
 
-    from gpudp.many import cuda as many_cuda
     from gpudp.many.intake import intake
+    from gpudp.many.intervals import cuda as many_cuda
 
     take = intake([mc.MatrixChain([3, 4, 5]), mc.MatrixChain([2, 7, 1, 4])])
     i64, table = np.zeros(2, np.int64), np.zeros(13, np.int64)

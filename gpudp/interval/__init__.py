@@ -140,7 +140,7 @@ class IntervalResult:
         if not cls.traceback_state or cls.decision_bits:  # a state's walk may read T alone
             self._need_decisions()
         i0, j0 = self._cell(*((0, self.n - 1) if root is None else root))
-        s0 = _state(state) if cls.traceback_state else 0
+        s0 = root_state(state) if cls.traceback_state else 0
         data = tuple(contiguous(x) for x in self.recurrence.data())
         if getattr(cls, "back", None) is None:
             raise ContractError(
@@ -155,10 +155,10 @@ class IntervalResult:
         length = j0 - i0 + 1
         cap = length * (length + 1) // 2  # the intervals inside the root
         if self.stats.extra.get("checked") and T:  # the same walk in plain Python, each call checked
-            walk = _walker(cls, len(data), checked_back(cls, self.table, data))
+            walk = tree_walker(cls, len(data), checked_back(cls, self.table, data))
             self._walked(walk(i0, j0, s0, cap, D, *T, *data), i0, j0, cap)
         with typing_errors(cls):
-            out = _walker(cls, len(data))(i0, j0, s0, cap, D, *T, *data)
+            out = tree_walker(cls, len(data))(i0, j0, s0, cap, D, *T, *data)
         return self._walked(out, i0, j0, cap)
 
     def _walked(self, out, i0: int, j0: int, cap: int) -> np.ndarray:
@@ -248,7 +248,7 @@ def _walk_source(rec_cls, n_data: int) -> str:
     return fill(_TREE_WALK, da=da, **pieces)
 
 
-def _walker(rec_cls, n_data: int, back=None):
+def tree_walker(rec_cls, n_data: int, back=None):
     """The compiled walk of ``rec_cls.back``; with ``back`` (a plain-Python stand-in, the checked
     walk's), the same source run in plain Python calling it."""
     if back is not None:
@@ -262,7 +262,7 @@ def _walker(rec_cls, n_data: int, back=None):
     return k.fn
 
 
-def _state(state) -> int:
+def root_state(state) -> int:
     """A tree walk's first state: an int64 (0 when None)."""
     if state is None:
         return 0
@@ -280,7 +280,7 @@ def _state(state) -> int:
 # ---------------------------------------------------------------------------------------------
 
 
-def _probe(rec, n: int, data: tuple) -> None:
+def probe(rec, n: int, data: tuple) -> None:
     """Call ``cell`` in plain Python before anything compiles, with read-only data: on ``(0, 0)``
     with a read-only table of ``fill``, where a return of the wrong form is a
     :class:`ContractError`; then on a few short intervals at both ends ((0, 0), (0, 1), (0, 3),
@@ -353,7 +353,7 @@ def sweep_intervals(
     low = lowering.get("interval", backend)
     check_memory(what, total, low.device_bytes(table_bytes, dec_bytes), runner.memory())
     data = tuple(contiguous(x) for x in rec._validate_instance())
-    _probe(rec, n, data)
+    probe(rec, n, data)
     if bits:  # the decision-overflow flag, last of the kernels' data (see codegen.n_flags)
         data = (*data, np.zeros(4, np.int64))
     table, decisions = _host_arrays(runner, n, np.dtype(cls.value_dtype), decision_dtype(bits), bits)

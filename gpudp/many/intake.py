@@ -27,7 +27,7 @@ from ..checks import cell_symbols
 from ..errors import ContractError, GpudpError, InputError
 from ..grid import probe_grid
 from ..grid.wide import widens
-from ..interval import _probe as probe_intervals
+from ..interval import probe as probe_intervals
 from ..recurrence import GridRecurrence, IntervalRecurrence, Recurrence
 from ..recurrence.constants import read_by
 from ..schedule import UNIT_MONOTONE

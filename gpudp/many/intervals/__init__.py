@@ -2,15 +2,17 @@
 instances (many RNA sequences folded, many sentences parsed, many expressions counted at once).
 
 Each instance is small next to the machine (larger ones, of more than :data:`MAX_CELLS`, go to
-:func:`gpudp.sweep` one by one), so one worker sweeps it whole: a CPU thread (instances
-dealt round robin by their work, :func:`gpudp.many.cpu.deal`), or a GPU thread. Its table is a
-``n x n`` slice of the chunk's packed table (``fill`` below the diagonal, as the single sweep keeps
-it), swept row by row from the bottom up, each row from left to right: every interval inside
-``(i, j)`` is on a lower row or further left on row ``i``, so the order is the recurrence's, and
-the cells one after the other read the same row. Decisions go to the same slice of a packed array
-of the decision type; the overflow flag is a row of the chunk's flags an instance (an instance
-whose ``cell`` returns a decision too wide fails alone). The kernels (:func:`sweep_source`) are each
-backend's (``interval_kernel`` in :mod:`gpudp.many.cpu` and :mod:`gpudp.many.cuda`).
+:func:`gpudp.sweep` one by one), so one worker sweeps it whole: a CPU thread (instances dealt round
+robin by their work, :func:`gpudp.many.cpu.deal`), or on the GPU a warp (where the cell's
+split-point loop can be shared by the lanes) or a thread. Its table is a ``n x n`` slice of the
+chunk's packed table (``fill`` below the diagonal, as the single sweep keeps it), swept row by row
+from the bottom up, each row from left to right: every interval inside ``(i, j)`` is on a lower row
+or further left on row ``i``, so the order is the recurrence's, and the cells one after the other
+read the same row. Decisions go to the same slice of a packed array of the decision type; the
+overflow flag is a row of the chunk's flags an instance (an instance whose ``cell`` returns a
+decision too wide fails alone). The source of an instance's sweep is here (:func:`sweep_source`,
+:func:`warp_source`); each backend's kernel and runner in its own module of the ``many_intervals``
+lowering (:mod:`gpudp.many.intervals.cpu`, :mod:`gpudp.many.intervals.cuda`).
 
 An item's ``table`` is its ``n x n`` table, ``value`` the whole interval's ``table[0, n - 1]``, and
 ``path`` the tree of decisions from ``(0, n - 1)`` (the rows of
@@ -23,14 +25,15 @@ import time
 
 import numpy as np
 
-from ..codegen import cell_call, decision_dtype, fill
-from ..errors import ContractError, InputError, decision_overflow
-from ..interval import IntervalResult, _state, _walker
-from ..memory import gc_paused
-from ..recurrence import contiguous, read_only, values_only
-from ..solution import Stats
-from . import source
-from .chunks import cut
+from ...codegen import cell_call, decision_dtype, fill
+from ...errors import ContractError, InputError, decision_overflow
+from ...interval import IntervalResult, root_state, tree_walker
+from ...memory import gc_paused
+from ...recurrence import contiguous, read_only, values_only
+from ...solution import Stats
+from .. import source
+from ..chunks import cut
+from ..items import ManyItem
 
 #: cells (of the instances' tables) of one chunk at most
 CHUNK_CELLS = 1 << 27
@@ -109,8 +112,6 @@ def sweep_source(rec_cls, kinds) -> list[str]:
 def sweep_intervals(objs, take, runner_of, traceback, start_state, progress_bar, stats, items, t0):
     """The interval batch of :func:`gpudp.sweep_many` (``take`` its intake; ``runner_of(cls)`` the
     backend's ``interval_kernel`` runner; ``items`` filled in place; ``stats`` completed)."""
-    from . import ManyItem
-
     cls = take.cls
     bits = cls.decision_bits
     walking = bool(traceback and (bits or cls.traceback_state))  # (a state walks the table alone)
@@ -177,8 +178,7 @@ def sweep_intervals(objs, take, runner_of, traceback, start_state, progress_bar,
 def _alone(rec, k, backend, traceback, start_state):
     """Instance ``k``'s :class:`ManyItem` from its own :func:`gpudp.sweep` (a large one); a
     mistake of its own (a decision too wide, its memory) is its error."""
-    from ..engine import sweep
-    from . import ManyItem
+    from ...engine import sweep
 
     n = rec.size()
     try:
@@ -199,8 +199,6 @@ def _alone(rec, k, backend, traceback, start_state):
 def _item(rec, k, n, S, D, flags, off, kcls, walks, start_state):
     """Instance ``k``'s :class:`ManyItem` from its slice of the chunk's arrays (``walks``: the
     batch's :class:`_Walks`, None without trees)."""
-    from . import ManyItem
-
     if flags[0]:
         return ManyItem(
             k, (n, n), error=str(decision_overflow(kcls.__name__, flags, "i, j", kcls.decision_bits))
@@ -230,13 +228,13 @@ class _Walks:
         if self.walk is None:
             path = result.traceback_tree(state=state)
             rec = result.recurrence
-            self.walk = _walker(type(rec), len(rec.data()))
+            self.walk = tree_walker(type(rec), len(rec.data()))
             return path
         rec, n = result.recurrence, result.n
         cls = type(rec)
         data = tuple(contiguous(x) for x in rec.data())
         D = result.decisions if result.decisions is not None else np.broadcast_to(np.uint8(0), (n, n))
         T = (read_only(result.table),) if cls.traceback_state else ()
-        s0 = _state(state) if cls.traceback_state else 0
+        s0 = root_state(state) if cls.traceback_state else 0
         cap = n * (n + 1) // 2
         return result._walked(self.walk(0, n - 1, s0, cap, D, *T, *data), 0, n - 1, cap)
