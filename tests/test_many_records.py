@@ -57,13 +57,13 @@ def check_against_sweep(recs, backend, traceback=True, states=False):
 dna = st.text(alphabet="ACGT", min_size=0, max_size=9)
 
 
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=3, deadline=None)
 @given(st.lists(st.tuples(dna, dna), min_size=1, max_size=6), st.booleans())
 def test_affine_records_equal_sweep(pairs, traceback):
     check_against_sweep([AF.Gotoh(a, b) for a, b in pairs], "cpu", traceback, states=True)
 
 
-@settings(max_examples=5, deadline=None)
+@settings(max_examples=3, deadline=None)
 @given(st.lists(st.tuples(dna, dna), min_size=1, max_size=5))
 def test_record_reduction_of_mixed_fields_equals_sweep(pairs):
     check_against_sweep([RecordLocal(a, b) for a, b in pairs], "cpu")
@@ -72,7 +72,7 @@ def test_record_reduction_of_mixed_fields_equals_sweep(pairs):
 symbols = st.lists(st.integers(0, 2), min_size=0, max_size=9)
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=4, deadline=None)
 @given(st.lists(st.tuples(symbols, symbols), min_size=1, max_size=6))
 def test_two_cells_back_equals_the_table_with_its_path(pairs):
     recs = [OSA(a, b) for a, b in pairs]

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from gpudp import GridRecurrence, InputError, IntervalRecurrence, LayeredRecurrence, sweep
 
 SIM = pytest.mark.sim
-FEW = settings(max_examples=20, deadline=None)
+FEW = settings(max_examples=10, deadline=None)
 
 # =============================================================================================
 # 1. Longest increasing subsequence: L(j) = 1 + max over q < j with a[q] < a[j] of L(q)
