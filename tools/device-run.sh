@@ -158,14 +158,14 @@ for stage in "${@:-all}"; do
       timeout 400 python3 tools/many_peers.py "$OUT/peers/many-peers.json" --side ${PEERS_SIDE:-316} \
         --length ${PEERS_LENGTH:-1000} 2>&1 | tail -6 ;;
     pending)
-      # what 2026-12-06's fourth session merged and could not run on a GPU (its device time spent):
-      # the 2-D layered kernel, the stateful interval walk, the LCS and edit distance a warp a pair
-      # (tools/ptx_check.py compiled them for sm_90, the simulator ran them), cdist's short kernels
-      # up to 16 words, and bench batch's cdist form beside StringZilla
+      # the GPU tests of the kernels merged since the fourth session of 2026-12-06 (the 2-D layered
+      # kernel, the stateful interval walk, the LCS and edit distance a warp a pair, the widened
+      # record tiles, sweep_many's record kernels; run on an H100 in the fifth session) and the
+      # examples on cuda; pending-speed: their timings (docs/benchmarks.md, "fifth session")
       mkdir -p "$OUT/pending"; P="$OUT/pending"
       timeout 240 python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" tests/test_layers_2d.py tests/test_interval.py \
         tests/test_lcs_many.py tests/test_edit_distance.py tests/test_cdist.py tests/test_wide_offsets.py \
-        tests/test_many_records.py tests/test_many.py 2>&1 \
+        tests/test_many_records.py tests/test_many.py tests/test_many_intervals.py 2>&1 \
         | tee "$P/tests.log" | tail -3
       timeout 90 python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" tests/test_examples.py -k "cyk or floyd" 2>&1 | tail -2
       timeout 20 python3 examples/floyd_warshall.py --backend cuda 2>&1 | tail -2
