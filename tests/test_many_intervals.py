@@ -141,3 +141,17 @@ def test_large_instances_are_swept_alone(monkeypatch):
     assert (res.stats.extra["alone"], res.stats.extra["batched"]) == (2, 1)
     res = check([parens(list("(()())")), parens(list("()"))], "cpu", state=lambda rec, value: 0)
     assert res.stats.extra["alone"] == 1
+
+
+@pytest.mark.sim
+def test_auto_keeps_large_unshared_cells_off_a_thread_an_instance():
+    """The GPU declines (backend="auto" then takes the cpu) a batch of large instances whose cell no
+    warp can share (CYK's loop in a loop); a shareable cell (matrix chain), or small instances, it
+    takes."""
+    from gpudp.many.intervals.cuda import declines
+
+    big, small = np.full(4, 300), np.full(4, 40)
+    cyk = type(parens(list("()"))._specialized())
+    assert "a thread an instance" in declines(cyk, big) and "256 cells" in declines(cyk, big)
+    assert declines(cyk, small) is None
+    assert declines(type(MC.MatrixChain([2, 3, 4])._specialized()), big) is None

@@ -434,6 +434,10 @@ def _interval_batch(objs, take, backend, traceback, progress, start_state, check
     count, cls = len(objs), take.cls
     n = take.shapes[:, 0]
     used, why = choose_backend(backend, float((n * (n + 1) * (n + 2) // 6).sum()))
+    declines = getattr(lowering.get("many_intervals", used), "declines", None)
+    reason = declines(cls, n) if declines is not None and backend == "auto" else None
+    if reason:  # the backend auto chose would run this batch slowly: the cpu's cores instead
+        used, why = choose_backend("cpu", 0.0)[0], f"cpu: {reason}"
     stats = Stats(backend=used, device=device_name(used))
     stats.extra.update(instances=count, backend_choice=why)
     items = Items(count)

@@ -129,3 +129,29 @@ class IntervalRunner:
         s.synchronize()
         for at, fl in flags:
             FL[at] = fl.copy_to_host()
+
+
+#: instances this large or larger (cells a side, the median of the batch's) run faster on the CPU's
+#: cores than a GPU thread each, where a warp cannot share the cell's split-point loop (H100 against
+#: 16 threads, 2026-12-06: Nussinov 1,000 x <=600 29.4 s against 4.25 s; 10,000 x <=150 1.18 s
+#: against 1.58 s)
+THREAD_INTERVALS_MAX = 256
+
+
+def declines(rec_cls, sizes: np.ndarray) -> str | None:
+    """Why ``backend="auto"`` should not bring this batch here (None: it should): a thread an
+    instance (the cell's loop cannot be shared by a warp, :func:`gpudp.interval.split.warp_cell`)
+    on instances of :data:`THREAD_INTERVALS_MAX` cells a side or more, which the CPU's cores sweep
+    faster."""
+    from ...interval.cuda import warp_cell
+
+    live = sizes[sizes > 0]
+    if not len(live) or np.median(live) < THREAD_INTERVALS_MAX:
+        return None
+    shared = warp_cell(rec_cls)
+    if not isinstance(shared, str):
+        return None
+    return (
+        f"on the GPU a thread an instance ({shared}), which loses to the CPU's cores past "
+        f"{THREAD_INTERVALS_MAX} cells a side"
+    )
