@@ -111,7 +111,7 @@ class IntervalResult:
         self._need_decisions()
         return int(self.decisions[self._cell(i, j)])
 
-    def traceback_tree(self, root=None, state=None) -> np.ndarray:
+    def traceback_tree(self, root=None, state=None, *, probe: bool = True) -> np.ndarray:
         """The tree of intervals ``back`` splits ``root`` (default ``(0, n - 1)``) into, walked
         compiled with an explicit stack: an int64 array of rows ``(i, j, decision)`` in preorder
         (a cell, its first child's subtree, its second's).
@@ -126,6 +126,10 @@ class IntervalResult:
         Example (``examples/cyk_parse.py``: the state is the nonterminal a node derives)::
 
             rows = result.traceback_tree((0, n - 1), state=start)   # rows (i, j, 0, nonterminal)
+
+        ``probe=False`` skips the call of ``back`` in plain Python that comes first (its return's
+        form, before the walk compiles): for the later walks of a class already walked once (a
+        batch's instances, :mod:`gpudp.many.intervals`); every child is still checked by the walk.
 
         Raises :class:`ContractError` when no decisions were kept (a class without
         ``traceback_state``), ``state`` is given to a class without ``traceback_state``, ``back``
@@ -150,8 +154,8 @@ class IntervalResult:
         D = self.decisions if self.decisions is not None else np.broadcast_to(np.uint8(0), self.table.shape)
         T = (read_only(self.table),) if cls.traceback_state else ()
         view = TableView(cls.__name__, self.table, i0, j0, s0) if T else None
-        # back's return, in plain Python, before compiling
-        probe_back(cls, (i0, j0), int(D[i0, j0]), data, s0 if T else None, view)
+        if probe:  # back's return, in plain Python, before compiling
+            probe_back(cls, (i0, j0), int(D[i0, j0]), data, s0 if T else None, view)
         length = j0 - i0 + 1
         cap = length * (length + 1) // 2  # the intervals inside the root
         if self.stats.extra.get("checked") and T:  # the same walk in plain Python, each call checked

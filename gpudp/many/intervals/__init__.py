@@ -10,9 +10,9 @@ from the bottom up, each row from left to right: every interval inside ``(i, j)`
 or further left on row ``i``, so the order is the recurrence's, and the cells one after the other
 read the same row. Decisions go to the same slice of a packed array of the decision type; the
 overflow flag is a row of the chunk's flags an instance (an instance whose ``cell`` returns a
-decision too wide fails alone). The source of an instance's sweep is here (:func:`sweep_source`,
-:func:`warp_source`); each backend's kernel and runner in its own module of the ``many_intervals``
-lowering (:mod:`gpudp.many.intervals.cpu`, :mod:`gpudp.many.intervals.cuda`).
+decision too wide fails alone). The source of an instance's sweep is here (:func:`sweep_source`);
+each backend's kernel and runner in its own module of the ``many_intervals`` lowering
+(:mod:`gpudp.many.intervals.cpu`, :mod:`gpudp.many.intervals.cuda`).
 
 An item's ``table`` is its ``n x n`` table, ``value`` the whole interval's ``table[0, n - 1]``, and
 ``path`` the tree of decisions from ``(0, n - 1)`` (the rows of
@@ -27,9 +27,9 @@ import numpy as np
 
 from ...codegen import cell_call, decision_dtype, fill
 from ...errors import ContractError, InputError, decision_overflow
-from ...interval import IntervalResult, root_state, tree_walker
+from ...interval import IntervalResult
 from ...memory import gc_paused
-from ...recurrence import contiguous, read_only, values_only
+from ...recurrence import values_only
 from ...solution import Stats
 from .. import source
 from ..chunks import cut
@@ -46,65 +46,42 @@ b = ids[q]
 n = shapes[b, 0]
 {views}
 T = S[toff[q] : toff[q] + n * n].reshape((n, n))
+{copy}
 {decisions}
 for i in range(n - 1, -1, -1):
     for j in range(i, n):
         {call}
-        T[i, j] = v
-        {store}
-"""
-
-
-_WARP_SWEEP = """
-b = ids[q]
-n = shapes[b, 0]
-{views}
-T = S[toff[q] : toff[q] + n * n].reshape((n, n))
-CT = CC[toff[q] : toff[q] + n * n].reshape((n, n))
-{decisions}
-for i in range(n - 1, -1, -1):
-    for j in range(i, n):
-        {call}
-        if lane == 0:
-            T[i, j] = v
-            CT[j, i] = v
-            {store}
+        {stores}
         {sync}
 """
 
 
-def warp_source(rec_cls, kinds, sync: str) -> list[str]:
-    """Lines sweeping instance ``ids[q]`` by a warp: every lane runs each cell, the split-point loop
-    shared (``wcell``, :func:`gpudp.interval.split.warp_cell`, which reads rows of ``T`` and
-    columns of its column-major copy ``CT``), lane 0 stores, and ``sync`` (the warp's barrier)
-    before the next cell reads what it stored."""
-    bits = rec_cls.decision_bits
-    n_data = len(kinds) + (1 if bits else 0)
-    views = [*source.views(kinds), *source.output_views(0, 1 if bits else 0, len(kinds))]
-    call = cell_call(rec_cls, "i, j", ["T"], n_data, "v", "dd", head="wcell(lane, T, CT, ", only="lane == 0")
-    src = fill(
-        _WARP_SWEEP,
-        views=views,
-        decisions="DD = D[toff[q] : toff[q] + n * n].reshape((n, n))" if bits else "pass",
-        call=call,
-        store="DD[i, j] = dd" if bits else "pass",
-        sync=sync,
-    )
-    return src.strip("\n").split("\n")
-
-
-def sweep_source(rec_cls, kinds) -> list[str]:
+def sweep_source(rec_cls, kinds, warp_sync: str | None = None) -> list[str]:
     """Lines sweeping instance ``ids[q]`` (its items bound by :func:`gpudp.many.source.views`) into
-    its slice of ``S`` (and ``D``) from ``toff[q]``: what both backends' kernels run a worker."""
+    its slice of ``S`` (and ``D``) from ``toff[q]``: what both backends' kernels run a worker. With
+    ``warp_sync`` (the warp's barrier), by a warp: every lane runs each cell, the split-point loop
+    shared (``wcell``, :func:`gpudp.interval.split.warp_cell`, which reads rows of ``T`` and columns
+    of its column-major copy ``CT``, a slice of ``CC``), lane 0 stores, and the barrier comes before
+    the next cell reads what it stored."""
     bits = rec_cls.decision_bits
     n_data = len(kinds) + (1 if bits else 0)
-    views = [*source.views(kinds), *source.output_views(0, 1 if bits else 0, len(kinds))]
+    stores = ["T[i, j] = v", *(["DD[i, j] = dd"] if bits else [])]
+    head, copy, sync = "cell(", "pass", "pass"
+    if warp_sync is not None:
+        head, copy, sync = (
+            "wcell(lane, T, CT, ",
+            "CT = CC[toff[q] : toff[q] + n * n].reshape((n, n))",
+            warp_sync,
+        )
+        stores = ["if lane == 0:", *(f"    {x}" for x in [*stores, "CT[j, i] = v"])]
     src = fill(
         _SWEEP,
-        views=views,
+        views=[*source.views(kinds), *source.output_views(0, 1 if bits else 0, len(kinds))],
+        copy=copy,
         decisions="DD = D[toff[q] : toff[q] + n * n].reshape((n, n))" if bits else "pass",
-        call=cell_call(rec_cls, "i, j", ["T"], n_data, "v", "dd"),
-        store="DD[i, j] = dd" if bits else "pass",
+        call=cell_call(rec_cls, "i, j", ["T"], n_data, "v", "dd", head=head, only=warp_sync and "lane == 0"),
+        stores=stores,
+        sync=sync,
     )
     return src.strip("\n").split("\n")
 
@@ -135,8 +112,9 @@ def sweep_intervals(objs, take, runner_of, traceback, start_state, progress_bar,
     bar = progress_bar(int((sizes[batched] * (sizes[batched] + 1) // 2).sum()))
     walks = _Walks() if walking else None
     swept = kernel_seconds = 0.0
+    chunks = cut(order, cells, CHUNK_CELLS) if len(order) else []
     try:
-        for ids in cut(order, cells, CHUNK_CELLS) if len(order) else []:
+        for ids in chunks:
             n = sizes[ids]
             toff = np.zeros(len(ids) + 1, np.int64)
             np.cumsum(n * n, out=toff[1:])
@@ -165,7 +143,7 @@ def sweep_intervals(objs, take, runner_of, traceback, start_state, progress_bar,
         batched=len(batched),
         alone=len(alone),
         empty=len(valid) - len(batched) - len(alone),
-        chunks=len(cut(order, cells, CHUNK_CELLS)) if len(order) else 0,
+        chunks=len(chunks),
         launches=getattr(runner, "launches", 0),
         compile_seconds=getattr(runner, "compile_seconds", 0.0),
         layout="interval rows",
@@ -216,25 +194,14 @@ def _item(rec, k, n, S, D, flags, off, kcls, walks, start_state):
 
 
 class _Walks:
-    """The batch's tree walks: the first through :meth:`IntervalResult.traceback_tree` (every
-    check of a single sweep's walk: ``back``'s return in plain Python first, the types), the others
-    straight through the same compiled walk (each child still checked by it), without a plain-Python
-    call an instance."""
+    """The batch's tree walks, each :meth:`IntervalResult.traceback_tree`'s: the first with its
+    plain-Python call of ``back`` first, the others without (the class's walk compiled and its
+    return's form checked once; each child is still checked by the walk)."""
 
     def __init__(self):
-        self.walk = None
+        self.probed = False
 
     def tree(self, result: IntervalResult, state) -> np.ndarray:
-        if self.walk is None:
-            path = result.traceback_tree(state=state)
-            rec = result.recurrence
-            self.walk = tree_walker(type(rec), len(rec.data()))
-            return path
-        rec, n = result.recurrence, result.n
-        cls = type(rec)
-        data = tuple(contiguous(x) for x in rec.data())
-        D = result.decisions if result.decisions is not None else np.broadcast_to(np.uint8(0), (n, n))
-        T = (read_only(result.table),) if cls.traceback_state else ()
-        s0 = root_state(state) if cls.traceback_state else 0
-        cap = n * (n + 1) // 2
-        return result._walked(self.walk(0, n - 1, s0, cap, D, *T, *data), 0, n - 1, cap)
+        path = result.traceback_tree(state=state, probe=not self.probed)
+        self.probed = True
+        return path

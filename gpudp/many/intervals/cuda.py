@@ -22,7 +22,7 @@ from ...backends.cuda import (
 from ...codegen import fill
 from ...kernel import KernelFactory
 from .. import source
-from . import sweep_source, warp_source
+from . import sweep_source
 
 _RUN_INTERVALS = """def run_intervals(nq, ids, shapes, toff, S, D, FL{pk}):
     q = cuda.grid(1)
@@ -57,7 +57,7 @@ def interval_kernel(rec_cls, kinds):
 
 
 def interval_warp_kernel(rec_cls, kinds):
-    """The interval batch's kernel a warp an instance (:func:`gpudp.many.intervals.warp_source`),
+    """The interval batch's kernel a warp an instance (:func:`gpudp.many.intervals.sweep_source` by a warp),
     built once per class and kinds, or the reason there is none (a str: the cell's loop cannot be
     shared)."""
     from ...interval.cuda import warp_cell
@@ -69,7 +69,7 @@ def interval_warp_kernel(rec_cls, kinds):
     if not k.ready:
         # the simulator's block is one warp, whose exchange and barrier go through shared memory
         sync = "cuda.syncwarp()" if sim_geometry(True, False) else "cuda.syncthreads()"
-        body = warp_source(rec_cls, kinds, sync)
+        body = sweep_source(rec_cls, kinds, sync)
         src = fill(_RUN_INTERVAL_WARPS, pk=source.packed_args(len(kinds)), body=body)
         ns = {**cell_namespace(rec_cls), "wcell": wcell}
         k = k.keep(generated_kernel(values.expand(src, rec_cls), "run_interval_warps", ns))
