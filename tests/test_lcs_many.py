@@ -282,7 +282,8 @@ def test_the_object_reader_reads_nothing_of_a_list_changed_between_its_passes():
     lens, addr = np.empty((2, 2), np.int64), np.empty((2, 2), np.int64)
     none = np.zeros(0, np.uint8)
     units = np.empty((2, 2), np.int8)
-    assert strlists._scan(id(pairs), 2, lay, lens, addr, units, -1, -1, none, none) == (True, False, False)
+    scanned = strlists._scan(id(pairs), 2, lay, lens, addr, units, -1, -1, none, none, True)
+    assert scanned == (True, False, False)
     offsets = np.zeros((2, 3), np.int64)
     np.cumsum(lens, axis=1, out=offsets[:, 1:])
     a, b = np.empty(offsets[0, -1], np.uint8), np.empty(offsets[1, -1], np.uint8)
@@ -532,13 +533,22 @@ def test_cuda_lists_of_str_are_read_into_page_locked_blocks(monkeypatch):
     """With the cuda backend a list of ASCII str pairs is read into page-locked blocks of the pool
     (cuda.host_symbols), which the launch copies to the device from where they lie, slice by slice:
     nothing staged, whether of one length a side (rows) or not (offsets, no pair turned round); a
-    list whose pairs turn round some ways is gathered (pageable) and staged. Both solvers, against
-    the reference; the LCS's subsequences too."""
+    list whose pairs turn round some ways is gathered (pageable) and staged. Rows are read slice by
+    slice as the launch copies them (strlists.LaterRows), no pair twice. Both solvers, against the
+    reference; the LCS's subsequences too."""
     from gpudp.backends.cuda import is_page_locked
     from gpudp.problems.lcs import cuda as lcs_cuda
+    from gpudp.problems.lcs import strlists
 
     staged = staged_uploads(monkeypatch, slice_bytes=64)
     launched, launch = [], lcs_cuda.launch
+    fills, fill = [], strlists.LaterRows.fill
+
+    def spied_fill(self, p0, p1):
+        fills.append((p0, p1))
+        return fill(self, p0, p1)
+
+    monkeypatch.setattr(strlists.LaterRows, "fill", spied_fill)
 
     def spied(packed, *spec):
         launched.append(is_page_locked(packed.pat) and is_page_locked(packed.txt))
@@ -553,13 +563,36 @@ def test_cuda_lists_of_str_are_read_into_page_locked_blocks(monkeypatch):
     ):
         pairs = [(a.decode(), b.decode()) for a, b in dna_pairs(rng, sizes)]
         staged.clear()
+        fills.clear()
         want = [lcs_length(list(a), list(b)) for a, b in pairs]
         assert lcs.solve_many(pairs, backend="cuda", verify=1).values.tolist() == want
+        rows = len(set(sizes)) == 1
+        assert fills == ([(p, p + 1) for p in range(len(pairs))] if rows else [])  # a pair a slice
         dist = edit_distance.solve_many(pairs, backend="cuda", verify=1).values.tolist()
         assert dist == [edit_distance.solve(a, b, backend="cpu").value for a, b in pairs]
         assert launched[-2:] == [locked, locked] and (staged == []) == locked
         traced = lcs.solve_many(pairs, backend="cuda", traceback=True)  # the same blocks, uploaded whole
         assert traced.values.tolist() == want and [len(x) for x in traced.subsequences] == want
+
+
+@pytest.mark.sim
+def test_cuda_a_list_changed_while_its_slices_are_read_is_refused(monkeypatch):
+    """The rows of a list are read slice by slice during the launch, each pair read again first: a
+    list pair changed after the list was scanned (here by the first slice's read, as another thread
+    could) makes the batch an InputError, not a value of another pair's symbols."""
+    from gpudp.problems.lcs import strlists
+
+    staged_uploads(monkeypatch, slice_bytes=16)  # a pair a slice
+    pairs = [["ACGTACGT", "TTGCA"] for _ in range(4)]
+    fill = strlists.LaterRows.fill
+
+    def changing(self, p0, p1):
+        fill(self, p0, p1)
+        pairs[3][0] = "".join(["GG", "CCAATT"])  # another str object of the same length
+
+    monkeypatch.setattr(strlists.LaterRows, "fill", changing)
+    with pytest.raises(InputError, match="changed while it was read"):
+        lcs.solve_many(pairs, backend="cuda")
 
 
 @pytest.mark.sim
@@ -799,7 +832,7 @@ def test_stage_copy(dtype):
     """The parallel staging copy, on plain arrays: sizes of none, less than a task, whole tasks and
     a part, odd ones, across the marking blocks; with ``mark`` (bytes) the flags are exactly the
     values present, else none."""
-    from gpudp.problems.lcs.cuda import MARK_BLOCK, stage_copy
+    from gpudp.problems.lcs.bitparallel import MARK_BLOCK, stage_copy
 
     rng = np.random.default_rng(5)
     marks = (True, False) if dtype == np.uint8 else (False,)

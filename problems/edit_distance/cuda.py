@@ -11,10 +11,11 @@ from gpudp.problems.lcs.cuda import Launch, PairKernel
 from . import cuda_code
 from .bitparallel import block_step
 
-__all__ = ["LEVENSHTEIN", "cross", "host_result", "host_symbols", "launch"]
+__all__ = ["LEVENSHTEIN", "cross", "host_result", "host_symbols", "launch", "reads_later"]
 
 #: a list of str read from its objects goes where the LCS batch's goes (the same launch copies it)
 host_symbols = lcs_cuda.host_symbols
+reads_later = lcs_cuda.reads_later
 #: a cross product's result goes where the LCS's goes (page-locked where small)
 host_result = cross_cuda.host_result
 

@@ -286,14 +286,21 @@ def run(
         stats.extra.update(pairs=len(pairs), method="wavefront engine, one sweep a pair")
         stats.seconds = time.perf_counter() - t0
         return BatchResult(values, errors, solutions, list(range(len(pairs))), stats)
-    coded, index = [], []
-    bulk = None if arrays is not None else bulk_pairs(pairs, _host_buffers(solver, backend))
+    coded, index, bulk, later = [], [], None, None
+    if arrays is None:
+        buffers = _host_buffers(solver, backend)
+        # read into the backend's buffers, the rows' bytes (if rows) left for its launch to copy
+        lazily = buffers is not None and not traceback
+        bulk = bulk_pairs(pairs, buffers, later=lazily)
+        if bulk is not None and lazily:
+            *bulk, later = bulk
     if bulk is not None:  # all of one length a side: the rows' path, no offsets
         arrays = uniform_rows(*bulk)
         if arrays is not None:
             bulk = None
     if arrays is not None:
         packed = bitparallel.pack_arrays(*arrays, table=False)
+        packed.fill = later and later.fill
         index, sizes = np.arange(len(pairs)), None
     elif bulk is not None:  # every pair two sequences of one form: read in bulk, no array per pair
         packed = bitparallel.pack_buffers(*bulk, table=False)
@@ -361,8 +368,13 @@ def _run_device(solver, a, b, verify: int, t0: float) -> BatchResult:
 def _computed(solver, packed, used: str, pairs, picks) -> tuple[np.ndarray, list[int], float]:
     """``(values, wants, kernel seconds)``: the packed batch's values by ``used``'s kernel, and the
     values of ``picks`` (``pairs[p]`` on the host) by the solver's checked path, computed while the
-    GPU runs (after the CPU's kernel, which has finished when its launch returns)."""
-    run = lowering.get(solver.family, used).launch(packed)
+    GPU runs (after the CPU's kernel, which has finished when its launch returns). A batch whose
+    symbols are still to be read (``packed.fill``) is read by the launch slice by slice where the
+    lowering says it can (``reads_later``), else first."""
+    lowered = lowering.get(solver.family, used)
+    if not getattr(lowered, "reads_later", False):
+        bitparallel.filled(packed)
+    run = lowered.launch(packed)
     wants = _checked_values(solver, pairs, picks)
     got, kernel_s = run.finish()
     return got, wants, kernel_s

@@ -68,6 +68,8 @@ __all__ = [
     "lane_masks",
     "store_columns",
     "walk_back",
+    "filled",
+    "stage_copy",
     "subsequences_cpu",
     "check_subsequences",
     "FAULTS",
@@ -90,6 +92,11 @@ class Packed:
     mapped: bool = False
     #: ``swapped[p]`` (uint8) is 1 where pair ``p``'s pattern is its second sequence ``b``
     swapped: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint8))
+    #: where the pairs' symbols are still to be read (a list read later: :class:`.strlists.LaterRows`),
+    #: ``fill(p0, p1)`` reads those of pairs ``p0 .. p1 - 1`` into ``pat`` and ``txt`` (a launch that
+    #: copies slice by slice calls it a slice at a time; anything else reads them all first,
+    #: :func:`filled`); None: every symbol is there
+    fill: object = None
 
     @functools.cached_property  # found once (a pass over 4,000,000 offsets: 30 ms), or given
     def cells(self) -> int:
@@ -99,6 +106,14 @@ class Packed:
     def max_words(self) -> int:
         m = int(np.diff(self.pat_off).max(initial=0))
         return max(1, -(-m // 64))
+
+
+def filled(packed: Packed) -> Packed:
+    """``packed`` with every pair's symbols read (its ``fill`` called for all of them, then dropped)."""
+    if packed.fill is not None:
+        fill, packed.fill = packed.fill, None
+        fill(0, len(packed.pat_off) - 1)
+    return packed
 
 
 def pack(pairs: list[tuple[np.ndarray, np.ndarray]], table: bool = True) -> Packed:
@@ -202,6 +217,41 @@ def _bytes_present(x, chunks):
     for c in range(chunks):
         out |= flags[c]
     return out
+
+
+#: symbols the staging copy moves before it marks them (:func:`stage_copy`): the marking loop then
+#: reads them from the core's L1 cache, not from memory a second time
+MARK_BLOCK = 16 << 10
+
+
+@njit(parallel=True, cache=True)
+def stage_copy(dst, src, chunk, mark):
+    """``dst[:] = src`` (1-D, equal lengths) on all of numba's threads, ``chunk`` items a task; with
+    ``mark`` (``src`` holds bytes), also which of the 256 byte values ``src`` holds (else all False).
+
+    A task copies :data:`MARK_BLOCK` items at a time by slice assignment (vectorised: an indexed loop
+    over ``range(lo, hi)`` is not, as its signed index may wrap), then marks them from its L1 cache
+    in its own row of flags (no two tasks write one cache line); the rows are OR-ed at the end."""
+    n = len(src)
+    tasks = (n + chunk - 1) // chunk
+    flags = np.zeros((tasks if mark else 0, 256), np.bool_)
+    for c in prange(tasks):
+        lo = c * chunk
+        hi = min(lo + chunk, n)
+        if mark:
+            row = flags[c]
+            for j in range(lo, hi, MARK_BLOCK):
+                k = min(j + MARK_BLOCK, hi)
+                dst[j:k] = src[j:k]
+                s = src[j:k]
+                for i in range(k - j):
+                    row[s[i]] = True
+        else:
+            dst[lo:hi] = src[lo:hi]
+    present = np.zeros(256, np.bool_)
+    for c in range(flags.shape[0]):
+        present |= flags[c]
+    return present
 
 
 def table_of(present: np.ndarray) -> tuple[np.ndarray, int]:

@@ -11,7 +11,6 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from numba import prange
 
 from gpudp.backends.cuda import (
     as_device_array,  # noqa: F401  (for .batch, which reaches the GPU only through this module)
@@ -29,7 +28,6 @@ from gpudp.backends.cuda import (
     stride_grid,
 )
 from gpudp.codegen import fill
-from gpudp.jit import njit
 from gpudp.kernel import factory, load
 from gpudp.memory import available_memory
 
@@ -38,11 +36,13 @@ from . import subsequences as traced
 from .bitparallel import (
     Packed,
     ensure_table,
+    filled,
     lane_masks,
     lcs_of,
     masks,
     popcount64,
     span,
+    stage_copy,
     store_columns,
     table_of,
     walk_back,
@@ -54,6 +54,8 @@ from .cross import cuda as cross_cuda
 host_result = cross_cuda.host_result
 
 THREADS = 128
+#: a batch whose symbols are still to be read (``Packed.fill``) is read here slice by slice
+reads_later = True
 #: bytes of symbols from which a batch is staged in page-locked memory and pipelined slice by slice
 #: (:func:`launch`); a smaller batch is copied from where it lies (tests make it tiny)
 STAGE_MIN_BYTES = 64 << 20
@@ -73,9 +75,6 @@ MIN_SLICE_PAIRS = 4096
 #: be 8 GB for 4 million pairs of 1000; that batch took 1.5 s on one worker of the 4-GPU host, most
 #: likely by the pageable way, 0.9 s with three slots)
 STAGE_SLOTS = 3
-#: symbols the staging copy moves before it marks them (:func:`stage_copy`): the marking loop then
-#: reads them from the core's L1 cache, not from memory a second time
-MARK_BLOCK = 16 << 10
 
 # One pair at a time per thread, looping over the batch (the grid holds only as many threads as
 # keep their local memory in L1: :func:`gpudp.backends.cuda.cached_grid`). The pattern's bit masks
@@ -253,36 +252,6 @@ class Launch:
         except Exception:  # the simulator's events carry no time
             seconds = 0.0
         return out, max(seconds, 0.0)
-
-
-@njit(parallel=True, cache=True)
-def stage_copy(dst, src, chunk, mark):
-    """``dst[:] = src`` (1-D, equal lengths) on all of numba's threads, ``chunk`` items a task; with
-    ``mark`` (``src`` holds bytes), also which of the 256 byte values ``src`` holds (else all False).
-
-    A task copies :data:`MARK_BLOCK` items at a time by slice assignment (vectorised: an indexed loop
-    over ``range(lo, hi)`` is not, as its signed index may wrap), then marks them from its L1 cache
-    in its own row of flags (no two tasks write one cache line); the rows are OR-ed at the end."""
-    n = len(src)
-    tasks = (n + chunk - 1) // chunk
-    flags = np.zeros((tasks if mark else 0, 256), np.bool_)
-    for c in prange(tasks):
-        lo = c * chunk
-        hi = min(lo + chunk, n)
-        if mark:
-            row = flags[c]
-            for j in range(lo, hi, MARK_BLOCK):
-                k = min(j + MARK_BLOCK, hi)
-                dst[j:k] = src[j:k]
-                s = src[j:k]
-                for i in range(k - j):
-                    row[s[i]] = True
-        else:
-            dst[lo:hi] = src[lo:hi]
-    present = np.zeros(256, np.bool_)
-    for c in range(flags.shape[0]):
-        present |= flags[c]
-    return present
 
 
 def _stage_block(items: int, dtype):
@@ -470,6 +439,8 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
     copy, compute = stream(), stream()
     resident = is_device_array(packed.pat)  # in GPU memory already: one slice, read where it lies
     direct = is_page_locked(packed.pat) and is_page_locked(packed.txt)
+    if not direct:  # symbols still to read (packed.fill) are read slice by slice on the direct path
+        filled(packed)
     slices = [(0, n)] if resident else _slices(packed)
     grow = _growing(packed)
     ring = min(STAGE_SLOTS, len(slices))
@@ -513,6 +484,8 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
         if copied[k % ring] is not None and not direct:
             copied[k % ring].synchronize()
         region = None if direct else staged[(k % ring) * slot : (k % ring + 1) * slot]
+        if packed.fill is not None:  # read now, while the GPU copies and computes the slices before
+            packed.fill(p0, p1)
         _stage(packed, region, d_pat, d_txt, p0, p1, copy, False)
         if grow:
             for d, off in ((d_pat, packed.pat_off), (d_txt, packed.txt_off)):
@@ -566,6 +539,7 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
         each = 32 if long else 1  # threads a pair
         kernel[cached_grid(kernel, args, threads, -(-(p1 - p0) * each // threads)), threads, compute](*args)
     end.record(compute)
+    packed.fill = None  # every slice read
     if grow:
         packed.table, packed.sigma = table, max(sigma, 1)
     held = (block, d_pat, d_txt, pat_off, txt_off, d_table)

@@ -148,7 +148,7 @@ def _symbols(text: str, ascii_only: bool) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.int32)
 
 
-def bulk_pairs(pairs, empty=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+def bulk_pairs(pairs, empty=None, later: bool = False) -> tuple | None:
     """A batch whose every pair is a tuple or list of exactly two sequences of one form, read in
     bulk: both sides' symbols as one array each with their offsets (Arrow's layout), ``(a, a_off,
     b, b_off)``, as :func:`bulk_sides` reads them; pairs of str or of bytes by
@@ -156,15 +156,19 @@ def bulk_pairs(pairs, empty=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     well: a pair's value depends on its own two sides only), with ``(A, None, B, None)`` where every
     side is bytes or ASCII of its first pair's length (2-D, a row a pair: :func:`uniform_rows`), in
     buffers made by ``empty(count)`` (``count`` bytes; None: numpy's). None for any other batch:
-    each pair is then read by itself, and a bad one is that pair's own error."""
+    each pair is then read by itself, and a bad one is that pair's own error.
+
+    ``later``: a fifth item, the rows' bytes left to copy where the objects are read as rows
+    (:class:`.strlists.LaterRows`: its ``fill`` copies them, a slice at a time), else None."""
     if not isinstance(pairs, list) or not pairs:
         return None
-    fast = read_pairs(pairs, empty)  # of str or bytes: from the objects
+    fast = read_pairs(pairs, empty, later)  # of str or bytes: from the objects
     if fast is not None:
         return fast
     if not set(map(type, pairs)) <= {tuple, list} or set(map(len, pairs)) != {2}:  # C loops, no frames
         return None
-    return bulk_sides(list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs)))
+    bulk = bulk_sides(list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs)))
+    return bulk if bulk is None or not later else (*bulk, None)
 
 
 def bulk_sides(a: list, b: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:

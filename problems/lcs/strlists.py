@@ -39,10 +39,11 @@ from numba import prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic, register_jitable
 
+from gpudp.errors import InputError
 from gpudp.jit import njit
 from gpudp.memory import available_memory
 
-__all__ = ["layout", "read_pairs"]
+__all__ = ["LaterRows", "layout", "read_pairs"]
 
 #: PEP 393's state word: ``kind`` (bits 2-4), ``compact`` (5), ``ascii`` (6); a compact ASCII str
 #: has kind 1 and both flags
@@ -189,13 +190,14 @@ def _pair(items, p, lay):
 
 
 @njit(parallel=True, cache=True, nogil=False)  # the GIL held: no Python thread changes the objects
-def _scan(seq, n, lay, lens, addr, units, la, lb, rows_a, rows_b):
+def _scan(seq, n, lay, lens, addr, units, la, lb, rows_a, rows_b, copy):
     """Each pair's two lengths, symbol addresses and units (:func:`_side`) into ``lens``, ``addr``
     and ``units`` (``(2, n)``), and where its sides are bytes or ASCII of ``la`` and ``lb`` symbols
-    (the first pair's: most batches are of one length a side; -1: none), its bytes into row ``p`` of
-    ``rows_a`` and ``rows_b`` (``n * la`` and ``n * lb`` bytes) in the same pass. ``(ok, rows,
-    wide)``: ``ok`` False where the list has not ``n`` items or a pair is not two ``str`` or two
-    ``bytes``; ``rows`` True where every pair went to the rows; ``wide`` where a str is not ASCII."""
+    (the first pair's: most batches are of one length a side; -1: none), with ``copy`` its bytes
+    into row ``p`` of ``rows_a`` and ``rows_b`` (``n * la`` and ``n * lb`` bytes) in the same pass.
+    ``(ok, rows, wide)``: ``ok`` False where the list has not ``n`` items or a pair is not two
+    ``str`` or two ``bytes``; ``rows`` True where every pair is of the rows (and with ``copy`` went
+    there); ``wide`` where a str is not ASCII."""
     if _word(seq + lay[1]) != n:
         return False, False, False
     items = _word(seq + lay[2])
@@ -210,11 +212,54 @@ def _scan(seq, n, lay, lens, addr, units, la, lb, rows_a, rows_b):
         addr[0, p], addr[1, p] = d0, d1
         units[0, p], units[1, p] = u0, u1
         if m0 == la and m1 == lb and u0 == 0 and u1 == 0:
-            _copy(rows_a, p * la, d0, la)
-            _copy(rows_b, p * lb, d1, lb)
+            if copy:
+                _copy(rows_a, p * la, d0, la)
+                _copy(rows_b, p * lb, d1, lb)
         else:
             rows[p] = False
     return ok.all(), rows.all(), units.max() > 0
+
+
+@njit(parallel=True, cache=True, nogil=False)
+def _fill(seq, n, lay, addr, la, lb, rows_a, rows_b, p0, p1):
+    """Copy pairs ``p0 .. p1 - 1`` to their rows (every pair of the list found bytes or ASCII of
+    ``la`` and ``lb`` symbols by :func:`_scan`), each pair read again first: False (rows not to be
+    used) where the list or one of these pairs has changed since (Python code ran in between), so
+    that no address is read but of an object the list holds now."""
+    if _word(seq + lay[1]) != n:
+        return False
+    items = _word(seq + lay[2])
+    ok = np.ones(p1 - p0, np.bool_)
+    for q in prange(p1 - p0):
+        p = p0 + q
+        d0, d1, m0, m1, u0, u1 = _pair(items, p, lay)
+        if d0 != addr[0, p] or d1 != addr[1, p] or m0 != la or m1 != lb or u0 != 0 or u1 != 0:
+            ok[q] = False
+        else:
+            _copy(rows_a, p * la, d0, la)
+            _copy(rows_b, p * lb, d1, lb)
+    return ok.all()
+
+
+class LaterRows:
+    """The rows of a list read by :func:`read_pairs` with ``later=True``, their bytes not yet copied:
+    ``fill(p0, p1)`` copies those of pairs ``p0 .. p1 - 1`` (a launch calls it slice by slice, so that
+    the host reads a slice while the GPU copies and computes the one before), every pair read again
+    first. Raises :class:`gpudp.errors.InputError` where the list changed since it was scanned: the
+    batch's earlier slices are already on their way, so it cannot fall back to reading the list as
+    it is now."""
+
+    def __init__(self, pairs, lay, addr, la: int, lb: int, rows_a, rows_b):
+        self.pairs, self.lay, self.addr = pairs, lay, addr
+        self.la, self.lb, self.rows_a, self.rows_b = la, lb, rows_a, rows_b
+
+    def fill(self, p0: int, p1: int) -> None:
+        n = len(self.addr[0])
+        args = (self.lay, self.addr, self.la, self.lb, self.rows_a, self.rows_b, p0, p1)
+        if p1 > p0 and not _fill(id(self.pairs), n, *args):
+            raise InputError(
+                "pairs", "the list changed while it was read (another thread changed it, or a pair in it)"
+            )
 
 
 @register_jitable
@@ -261,7 +306,7 @@ def _uint8(count: int) -> np.ndarray:
     return np.empty(count, np.uint8)
 
 
-def read_pairs(pairs, empty=None) -> tuple | None:
+def read_pairs(pairs, empty=None, later: bool = False) -> tuple | None:
     """``(a, a_off, b, b_off)`` of a non-empty ``list`` whose every item is a tuple or list of two
     ``str`` or of two ``bytes`` (exact types), as :func:`.sequences.bulk_pairs` reads it: both
     sides' symbols with their offsets, as uint8 where every str is ASCII, else as int32 code points
@@ -273,7 +318,10 @@ def read_pairs(pairs, empty=None) -> tuple | None:
     of the first pair's lengths to their rows; where a pair is of other lengths, or of text past
     ASCII, a second pass copies them all to their offsets. ``empty(count)`` makes each pass's
     buffer (``count`` bytes, both sides in one: a page-locked block for the GPU, :mod:`.batch`;
-    None: numpy's)."""
+    None: numpy's).
+
+    ``later``: the first pass copies nothing, and the result has a fifth item, where the rows'
+    bytes are left to copy a :class:`LaterRows` (its ``fill`` copies them), else None."""
     lay = layout()
     if lay is None or type(pairs) is not list or not pairs:
         return None
@@ -293,11 +341,12 @@ def read_pairs(pairs, empty=None) -> tuple | None:
             except MemoryError:
                 pass
     rows_a, rows_b = rows[: n * max(la, 0)], rows[n * max(la, 0) :]
-    ok, uniform, wide = _scan(id(pairs), n, lay, lens, addr, units, la, lb, rows_a, rows_b)
+    ok, uniform, wide = _scan(id(pairs), n, lay, lens, addr, units, la, lb, rows_a, rows_b, not later)
     if not ok:
         return None
+    rest = (LaterRows(pairs, lay, addr, la, lb, rows_a, rows_b),) if later else ()
     if uniform:
-        return rows_a.reshape(n, la), None, rows_b.reshape(n, lb), None
+        return rows_a.reshape(n, la), None, rows_b.reshape(n, lb), None, *rest
     del rows, rows_a, rows_b  # a block of the pool goes back before the next is taken
     offsets = np.zeros((2, n + 1), np.int64)
     np.cumsum(lens, axis=1, out=offsets[:, 1:])
@@ -306,4 +355,4 @@ def read_pairs(pairs, empty=None) -> tuple | None:
     a, b = both[: offsets[0, n]], both[offsets[0, n] :]
     if not _gather(id(pairs), n, lay, lens, addr, units, offsets, a, b):
         return None
-    return a, offsets[0], b, offsets[1]
+    return a, offsets[0], b, offsets[1], *((None,) if later else ())
