@@ -23,8 +23,10 @@ def test_solve_lcs_json(tmp_path):
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["value"] == 4 and out["solution"] == "TACG" and out["stats"]["backend"] == "cpu"
+    assert out["stats"]["method"].startswith("bit-parallel")  # the cpu's default here
     r = run("solve", "lcs", str(a), str(b), "--backend", "cpu", "--json", "--case-sensitive")
     assert json.loads(r.stdout)["value"] == 0
+    assert main(["solve", "lcs", str(a), str(b), "--backend", "cpu", "--method", "wavefront", "--json"]) == 0
 
 
 def test_errors_are_one_line_and_exit_nonzero(tmp_path, capsys):

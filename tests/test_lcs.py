@@ -51,6 +51,43 @@ def test_cpu_matches_reference(a, b, tile):
     assert_valid(lcs.solve(a, b, backend="cpu", tile=tile), a, b)
 
 
+@settings(max_examples=60, deadline=None)
+@given(a=strings(150), b=strings(150))
+def test_both_methods_match_the_reference(a, b):
+    """``method="bitparallel"`` (one pair's bit vectors, walked back) and ``"wavefront"`` (the
+    engine's sweep) give the reference's length and checked subsequences; ``auto`` on the cpu takes
+    the bit vectors, which the stats name."""
+    bits = lcs.solve(a, b, backend="cpu", method="bitparallel")
+    assert_valid(bits, a, b)
+    assert_valid(lcs.solve(a, b, backend="cpu", method="wavefront"), a, b)
+    assert bits.stats.extra["method"].startswith("bit-parallel") and bits.stats.extra["vector_bytes"] >= 0
+    assert "bit-parallel" in lcs.solve(a, b, backend="cpu").stats.extra["method"]
+
+
+def test_the_method_choice():
+    """auto takes the engine where an engine option is given, where the vectors would not fit half
+    the memory budget, where a time limit could stop it, and for a backend with no bit-vector
+    kernel; bitparallel refuses what it cannot run; a bad name is an InputError."""
+    a, b = "ACGT" * 30, "TTGCA" * 20
+
+    def method(**kw):
+        return lcs.solve(a, b, **kw).stats.extra.get("method", "wavefront")
+
+    assert method(backend="cpu").startswith("bit-parallel")
+    assert method(backend="cpu", tile=(16, 32)) == method(backend="cpu", store="full") == "wavefront"
+    assert method(backend="cpu", checkpoint_every=64) == "wavefront"
+    assert method(backend="cpu", memory_budget=2 * 150 * 8 - 1) == "wavefront"  # 2 words x 100 columns
+    assert method(backend="cpu", memory_budget=2 * 200 * 8 * 2).startswith("bit-parallel")
+    assert method(backend="cpu", time_limit=1e-9) == "wavefront"
+    with pytest.raises(InputError, match="method") as e:
+        lcs.solve(a, b, backend="cpu", method="bitparallel", memory_budget=100)
+    assert "wavefront" in str(e.value)
+    with pytest.raises(InputError, match="'x'"):
+        lcs.solve(a, b, method="x")
+    with pytest.raises(InputError, match="runs on cpu"):
+        lcs.solve(a, b, backend="cuda", method="bitparallel")
+
+
 @pytest.mark.sim
 @pytest.mark.parametrize(
     "a,b",

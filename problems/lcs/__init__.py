@@ -9,6 +9,7 @@ path always goes diagonally (taking a match is never worse), elsewhere the bit s
 
 from __future__ import annotations
 
+import functools
 import time
 from importlib import resources
 
@@ -27,7 +28,7 @@ from gpudp.progress import announce
 from gpudp.recurrence import GridRecurrence
 from gpudp.solution import BatchResult, NoSolutions, Solution, Stats, warn_unproven
 
-from . import batch, cross
+from . import batch, cross, pair
 from .fasta import read_fasta, read_fasta_records
 from .greedy import count_bound, greedy_common
 from .sequences import encode, kernel_codes, kind
@@ -87,18 +88,6 @@ class LCSRecurrence(GridRecurrence):
         return i, j - 1
 
 
-def _subsequence(kind: str, exact: np.ndarray, idx: np.ndarray):
-    """The symbols of one input at ``idx``, in the input's own type."""
-    if kind == "str":
-        picked = exact[idx]
-        if picked.dtype == np.uint8:
-            return picked.tobytes().decode("ascii")
-        return "".join(map(chr, picked.tolist()))
-    if kind == "bytes":
-        return exact[idx].astype(np.uint8).tobytes()
-    return exact[idx]
-
-
 def solve(
     a,
     b,
@@ -109,6 +98,7 @@ def solve(
     store: str = "auto",
     checkpoint_every=None,
     time_limit=None,
+    method: str = "auto",
 ) -> Solution:
     """The length of a longest common subsequence of ``a`` and ``b`` and one such subsequence.
 
@@ -135,6 +125,25 @@ def solve(
     bound, and ``details["upper_bound"]`` the sum over symbols of the lesser count in the two
     sequences (at most ``min(len(a), len(b))``). A solve predicted to take over a minute says so on
     stderr first (unless ``progress=False``).
+
+    ``method``: ``"wavefront"`` sweeps the recurrence with the engine (:func:`gpudp.engine.sweep`:
+    any backend, linear space with checkpoints, a time limit, progress); ``"bitparallel"`` runs
+    Hyyrö's bit-vector recurrence on one CPU thread, 64 cells a word operation, keeping every
+    column's vector (``min(len) / 64`` words a column: ``len(a) * len(b) / 8`` bytes, 0.5 GB for
+    56,000 x 72,000) and walking the subsequence back through them (the CPU kernels of
+    ``solve_many(..., traceback=True)``), one to two orders of magnitude faster than the engine's
+    CPU sweep; it has no GPU kernel (one pair is one thread's work there). ``"auto"``: the bit
+    vectors where they take at most :data:`.pair.PAIR_VECTORS_MAX` and half the memory budget, no engine
+    option (``tile``, ``store``, ``checkpoint_every``) is given, the backend asked for runs them
+    (``"auto"`` or ``"cpu"``) and, with ``backend="auto"``, they are predicted no slower than the
+    engine on the backend it would take (the rates of ``gpudp info``); else the engine. Either way
+    the subsequence is checked against both inputs; ``stats.extra["method"]`` says which ran.
+
+    Raises
+    ------
+    InputError
+        bad sequences or options; ``method="bitparallel"`` with a backend that has no such kernel,
+        or vectors that would not fit.
     """
     t_start = time.perf_counter()
     time_limit = parse_time_limit(time_limit)
@@ -151,6 +160,12 @@ def solve(
         memory_budget = parse_bytes(memory_budget, "memory_budget")
     ea, eb = kernel_codes(xa, xb)
     cells = len(ea) * len(eb)
+    engine_options = tile is not None or store != "auto" or checkpoint_every is not None
+    bits_on, why = pair.choose_method(
+        method, backend, engine_options, len(ea), len(eb), memory_budget, time_limit
+    )
+    if bits_on is not None:
+        return pair.solve_bitparallel(ka, xa, xb, ea, eb, bits_on, why, t_start)
     chosen = choose_backend(backend, cells)[0]  # the sweep's own choice (gpudp.engine.plan_sweep)
     what = f"lcs {len(ea):.3g} x {len(eb):.3g} = {cells:.3g} cells"
     announce(what, predicted_seconds(cells, chosen), backend_words(chosen), time_limit, progress)
@@ -181,7 +196,7 @@ def solve(
     finally:
         result.close()
     backends.observe("grid", cells, result.stats)
-    return _solution(ka, xa, xb, ea, eb, length, ia, ib, result.stats)
+    return pair.solution(ka, xa, xb, ea, eb, length, ia, ib, result.stats)
 
 
 def _stopped(ka, xa, xb, ea, eb, stop: TimeLimitReached, backend: str, seconds: float) -> Solution:
@@ -191,7 +206,7 @@ def _stopped(ka, xa, xb, ea, eb, stop: TimeLimitReached, backend: str, seconds: 
     ia, ib = greedy_common(ea, eb)
     upper = count_bound(ea, eb)
     stats = Stats(backend=backend, device=device_name(backend), cells=stop.done, seconds=seconds)
-    sol = _solution(ka, xa, xb, ea, eb, len(ia), ia, ib, stats, checked=False)
+    sol = pair.solution(ka, xa, xb, ea, eb, len(ia), ia, ib, stats, checked=False)
     sol.optimal = False
     sol.details.update(
         stopped="time",
@@ -203,67 +218,19 @@ def _stopped(ka, xa, xb, ea, eb, stop: TimeLimitReached, backend: str, seconds: 
     return sol
 
 
-def _solution(ka, xa, xb, ea, eb, length, ia, ib, stats, checked: bool = True) -> Solution:
-    """The checked :class:`Solution` of a pair (``xa``, ``xb``: the sequences' exact symbols,
-    ``ea``, ``eb``: their kernel codes) with subsequence at positions ``ia`` / ``ib``."""
-    sol = Solution(
-        problem="lcs",
-        value=length,
-        solution=_subsequence(ka, xa, ia),
-        stats=stats,
-        details={"indices_a": ia, "indices_b": ib, "len_a": len(xa), "len_b": len(xb)},
-        checker=_checker(ka, xa, xb, ea, eb),
-    )
-    if checked:
-        sol.check()
-    return sol
-
-
 def _witness(a, b, length, ia, ib, stats) -> Solution:
     """A batch pair's checked :class:`Solution` from its positions (``solve_many`` with
     ``traceback=True`` makes them when read)."""
     xa, xb = encode(a, "a"), encode(b, "b")
     ea, eb = kernel_codes(xa, xb)
-    return _solution(kind(a), xa, xb, ea, eb, length, ia, ib, stats)
+    return pair.solution(kind(a), xa, xb, ea, eb, length, ia, ib, stats)
 
 
 def _pick(a, ia):
     """The symbols of ``a`` at positions ``ia``, in ``a``'s type (a batch pair's subsequence)."""
-    return _subsequence(kind(a), encode(a, "a"), ia)
+    return pair.subsequence(kind(a), encode(a, "a"), ia)
 
 
-def _checker(kind_a: str, xa: np.ndarray, xb: np.ndarray, ea: np.ndarray, eb: np.ndarray):
-    """Checks a solution against the kernels' codes (``ea``, ``eb``) and, independently of the
-    coding, against the symbols as given (``xa``, ``xb``, compared as Python values)."""
-
-    def check(sol: Solution):
-        ia = np.asarray(sol.details["indices_a"])
-        ib = np.asarray(sol.details["indices_b"])
-        if len(ia) != sol.value or len(ib) != sol.value:
-            return f"{len(ia)} matched positions for a reported length of {sol.value}"
-        if len(ia) and (ia.min() < 0 or ia.max() >= len(ea) or ib.min() < 0 or ib.max() >= len(eb)):
-            return "a matched position lies outside its sequence"
-        if (np.diff(ia) <= 0).any() or (np.diff(ib) <= 0).any():
-            return "matched positions are not strictly increasing"
-        if not np.array_equal(ea[ia], eb[ib]) or xa[ia].tolist() != xb[ib].tolist():
-            return "the subsequence does not occur at the matched positions of both inputs"
-        want, got = _subsequence(kind_a, xa, ia), sol.solution
-        if isinstance(want, np.ndarray):
-            same = isinstance(got, np.ndarray) and got.tolist() == want.tolist()
-        else:
-            same = type(got) is type(want) and got == want
-        if not same:
-            return "the reported subsequence differs from the matched symbols"
-        upper = sol.details.get("upper_bound")
-        most = min(len(ea), len(eb))
-        if upper is not None and not sol.details["lower_bound"] == sol.value <= upper <= most:
-            return f"bounds {sol.details['lower_bound']} .. {upper} do not hold the length {sol.value}"
-        return None
-
-    return check
-
-
-# ------------------------------------------------------------------------------------------------
 def demo(backend: str = "auto") -> Solution:
     """The bundled example: HIV-1 (9,181 nt) against the Yersinia pestis plasmid pPCP1 (9,609 nt)."""
     data = resources.files("gpudp.data")
@@ -290,6 +257,8 @@ def summary(sol: Solution, width: int = 70) -> str:
     run_s = st.seconds - compile_s
     gcups = st.cells / run_s / 1e9 if run_s > 0 else 0.0
     kept = f"{st.bytes_evicted / 2**20:.1f} MiB of decisions{spilled}"
+    if "vector_bytes" in st.extra:  # method="bitparallel"
+        kept = f"{st.extra['vector_bytes'] / 2**20:.1f} MiB of bit vectors"
     tb = st.extra.get("traceback")
     if tb:  # swept with checkpoints: the forward sweep's figures, then the traceback's
         kept = (
@@ -337,6 +306,14 @@ def cli_arguments(p):
         action="store_true",
         help="with --pairs: each pair's subsequence too (the bit vectors of every column kept and "
         "walked back, every subsequence checked)",
+    )
+    p.add_argument(
+        "--method",
+        choices=list(pair.METHODS),
+        default="auto",
+        help="bitparallel: the pair's bit vectors on one CPU thread, walked back (len(a) x len(b) / 8 "
+        "bytes); wavefront: the engine's sweep (any backend, --store, --time-limit); auto: the bit "
+        "vectors where they fit and are predicted faster",
     )
     p.add_argument(
         "--case-sensitive",
@@ -409,6 +386,7 @@ def cli_solve(args) -> Solution | int:
         store=args.store,
         checkpoint_every=every,
         time_limit=time_limit,
+        method=args.method,
     )
     sol.details.update(name_a=na, name_b=nb)
     warn_unproven(sol)
@@ -447,14 +425,16 @@ def solve_many(
         iteration, its vectors freed with it; on the GPU chunks of pairs sized to device memory,
         a thread a pair for the vectors (interleaved so that a warp's writes are contiguous) and
         for the walk, the positions copied back on two streams while the next chunk computes.
-        A pair whose vectors would take more than 64 MiB is solved alone by :func:`solve` (the
-        wavefront engine, in linear space when it must). The vectors' kernel needs a GPU thread's
-        local memory for the pattern's masks (symbol codes x 64-bit words a pattern, each rounded up
-        to a power of two); a batch that needs more than 4,096 words of them (more than 256 bytes
-        x 1,024 symbols, 4 bases x 65,536) runs on the cpu (``stats.extra["backend_choice"]`` says so).
+        A pair whose vectors would take more than 64 MiB is solved alone by :func:`solve` (its own
+        bit vectors on one thread, or the wavefront engine, in linear space when it must). The
+        vectors' kernel needs a GPU thread's local memory for the pattern's masks (symbol codes x
+        64-bit words a pattern, each rounded up to a power of two); a batch that needs more than
+        4,096 words of them (more than 256 bytes x 1,024 symbols, 4 bases x 65,536) runs on the
+        cpu (``stats.extra["backend_choice"]`` says so).
     verify : int, bool or None
         how many pairs (chosen at random among the smaller ones) are re-solved with their
-        subsequence by :func:`solve` on the cpu (while the GPU computes) and compared with the
+        subsequence by :func:`solve` on the cpu with ``method="wavefront"`` (the engine's sweep, not
+        the batch's bit vectors; while the GPU computes) and compared with the
         batch's lengths; a disagreement raises :class:`gpudp.CheckError`. Without ``traceback``
         this is the only check of the lengths; with it, it is the cross-check of their optimality
         (a subsequence found proves only a lower bound). None or True: the default, 2; False: 0.
@@ -559,7 +539,8 @@ def cdist(queries, choices, *, backend: str = "auto", dtype=None, score_cutoff=N
         (tested every 32 symbols, on the cpu and the GPU).
     verify : int, bool or None
         how many cells (chosen at random among the shorter queries and choices) are re-solved with
-        their subsequence by :func:`solve` on the cpu, while the kernels run, and compared; a
+        their subsequence by :func:`solve` on the cpu (``method="wavefront"``), while the kernels
+        run, and compared; a
         disagreement raises :class:`gpudp.CheckError`. None or True: 2; False: 0.
 
     Returns
@@ -604,6 +585,8 @@ _SOLVER = batch.PairSolver(
     what="LCS length",
     witness=_witness,
     pick=_pick,
+    # the batch's kernels are bit vectors: its pairs re-solved by the engine's sweep
+    check=functools.partial(solve, method="wavefront"),
 )
 
 

@@ -56,6 +56,13 @@ class PairSolver:
     # the subsequence in a's type. Without, each pair is solved by ``solve``.
     witness: Callable | None = None
     pick: Callable | None = None
+    # check(a, b, backend=, progress=) -> checked Solution: the re-solve of the ``verify`` pairs, by
+    # a method apart from the batch's kernels (None: ``solve``)
+    check: Callable | None = None
+
+    def checked_value(self, a, b) -> int:
+        """Pair ``(a, b)``'s value re-solved on the host by :attr:`check` (else :attr:`solve`)."""
+        return (self.check or self.solve)(a, b, backend="cpu", progress=False).value
 
 
 def _shipped(fn: Callable, *args) -> tuple[np.ndarray, int, BatchResult]:
@@ -488,4 +495,4 @@ def _picks(index, sizes, k: int) -> list[int]:
 
 def _checked_values(solver, pairs, picks) -> list[int]:
     """The values of ``picks`` by the solver's checked path on the cpu (a witness, checked)."""
-    return [solver.solve(*pairs[p], backend="cpu", progress=False).value for p in picks]
+    return [solver.checked_value(*pairs[p]) for p in picks]

@@ -10,10 +10,12 @@ from collections.abc import Callable
 
 import numpy as np
 
+from gpudp.errors import CheckError
+
 from . import bitparallel
 from .cross import cpu as cross_cpu
 
-__all__ = ["Computed", "computed", "cross", "launch", "refusal", "subsequences"]
+__all__ = ["Computed", "computed", "cross", "launch", "pair", "refusal", "subsequences"]
 
 
 class Computed:
@@ -46,6 +48,23 @@ def cross(packed, lo: int, hi: int, out: np.ndarray, turned: bool) -> Computed:
     algorithm = (bitparallel.lcs_text, bitparallel.lcs_bounds)
     run = functools.partial(cross_cpu.run, *algorithm, lo=lo, hi=hi, out=out, turned=turned)
     return computed(run, packed)
+
+
+def pair(ea: np.ndarray, eb: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+    """The ``lcs.pair`` lowering: one pair's LCS length and the increasing positions (int64) in
+    ``ea`` and ``eb`` of one LCS, by the bit-vector recurrence with every column's vector kept and
+    walked back (:func:`.bitparallel.subsequences_cpu`, one thread), checked by
+    :func:`.bitparallel.check_subsequences`. Raises :class:`gpudp.CheckError` where the walk fails it."""
+    packed = bitparallel.pack([(ea, eb)], table=True)
+    one = np.zeros(1, np.int64)
+    lengths, found = np.full(1, -1, np.int64), np.full(1, -1, np.int64)
+    pos_a, pos_b = (np.empty(min(len(ea), len(eb)), np.int64) for _ in range(2))
+    bitparallel.subsequences_cpu(packed, one, one, lengths, found, pos_a, pos_b)
+    fault = int(bitparallel.check_subsequences(packed, one, one, lengths, found, pos_a, pos_b)[0])
+    if fault:
+        raise CheckError(bitparallel.FAULTS[fault].format(found=found[0], length=lengths[0]))
+    k = int(lengths[0])
+    return k, pos_a[:k], pos_b[:k]
 
 
 def refusal(packed, pl) -> str | None:
