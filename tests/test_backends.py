@@ -63,13 +63,15 @@ def test_a_small_auto_solve_never_imports_the_cuda_compiler():
     code = (
         "import sys, numpy as np\n"
         "from gpudp.problems import lcs\n"
-        "s = lcs.solve(np.array([0, 1, 2, 3], np.uint8), np.array([1, 2, 3], np.uint8))\n"
+        "a, b = np.array([0, 1, 2, 3], np.uint8), np.array([1, 2, 3], np.uint8)\n"
+        "s = lcs.solve(a, b, method='wavefront')\n"  # the engine's auto
+        "t = lcs.solve(a, b)\n"  # the method's auto, which weighs the engine's backends too
         "print(s.value, s.stats.backend, s.stats.extra['backend_choice'].split(',')[0],\n"
-        "      'numba.cuda' in sys.modules)\n"
+        "      t.value, t.stats.backend, 'numba.cuda' in sys.modules)\n"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert r.stdout.split() == ["3", "cpu", "auto:", "cpu", "False"]
+    assert r.stdout.split() == ["3", "cpu", "auto:", "cpu", "3", "cpu", "False"]
 
 
 def test_backends_register_and_answer_the_engine():
@@ -96,7 +98,7 @@ def test_the_plan_gives_the_memory_before_the_sweep(monkeypatch):
     # the engine refuses what this process cannot hold, before any kernel runs
     monkeypatch.setattr("gpudp.checks.available_memory", lambda: need.host - 1)
     with pytest.raises(InputError, match="host memory"):
-        lcs.solve(np.zeros(3000, np.uint8), np.zeros(4000, np.uint8), backend="cpu")
+        lcs.solve(np.zeros(3000, np.uint8), np.zeros(4000, np.uint8), backend="cpu", method="wavefront")
     assert memory.available_memory() > need.host  # the real figure was not touched
 
 
@@ -385,7 +387,7 @@ def test_a_tiled_sweep_starts_no_more_threads_than_a_diagonal_has_tiles(monkeypa
     from gpudp.problems import lcs
 
     a, b = "ACGT" * 100, "GATTACA" * 60  # 400 x 420: one tile of 256 x 512 in each of 2 rows
-    value = lcs.solve(a, b, backend="cpu", progress=False).value
+    value = lcs.solve(a, b, backend="cpu", progress=False, method="wavefront").value
     assert caps == [1]
     row = [0] * (len(b) + 1)  # the textbook LCS table, row by row
     for x in a:

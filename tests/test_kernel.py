@@ -68,7 +68,7 @@ def test_the_backends_sweeps_are_kernels_of_the_table():
     from gpudp.backends.cpu import tiled_runner
 
     a, b = np.array([0, 1, 2, 1, 3]), np.array([1, 2, 3, 1])
-    assert lcs.solve(a, b, backend="cpu").value == 3
+    assert lcs.solve(a, b, backend="cpu", method="wavefront").value == 3
     fam = family("cpu.tiled")
     # LCS's cell in 32 bits (gpudp.recurrence.narrow): the class the sweep compiled is the narrow one
     rec = next(
@@ -79,7 +79,7 @@ def test_the_backends_sweeps_are_kernels_of_the_table():
     for name, other in (("rec", GridRecurrence), ("n_data", 6), ("nrt", True)):
         assert not fam.lookup(**{**k.parts, name: other}).ready, name
     before = counts()
-    lcs.solve(b, a, backend="cpu")
+    lcs.solve(b, a, backend="cpu", method="wavefront")
     assert counts() == before
 
 

@@ -178,9 +178,9 @@ def test_lcs_solve_with_checkpoints_and_auto():
     assert got.value == want.value and np.array_equal(got.solution, want.solution)
     assert got.stats.extra["store"] == "checkpoints"
     # auto: a budget the full store (57 KB) does not fit takes checkpoints
-    auto = lcs.solve(a, b, backend="cpu", memory_budget=20_000)
+    auto = lcs.solve(a, b, backend="cpu", memory_budget=20_000, method="wavefront")
     assert auto.stats.extra["store"] == "checkpoints" and auto.value == want.value
-    assert "store" not in lcs.solve(a, b, backend="cpu").stats.extra  # fits: the full store
+    assert "store" not in lcs.solve(a, b, backend="cpu", method="wavefront").stats.extra  # fits: full
     # the reason auto gave stays the solve's (the forward sweep itself was asked for a backend)
     chosen = lcs.solve(a, b, store="checkpoints", checkpoint_every=512).stats.extra["backend_choice"]
     assert chosen.startswith("auto: ")
@@ -195,7 +195,7 @@ def test_auto_takes_checkpoints_above_the_full_store_cap(monkeypatch):
     a, b = rng.integers(0, 4, 300).astype(np.uint8), rng.integers(0, 4, 280).astype(np.uint8)
     want = lcs.solve(a, b, backend="cpu", store="full")
     monkeypatch.setattr(backends.get("cpu"), "full_store_max", 1024)
-    got = lcs.solve(a, b, backend="cpu")
+    got = lcs.solve(a, b, backend="cpu", method="wavefront")
     assert got.stats.extra["store"] == "checkpoints"
     assert got.value == want.value and np.array_equal(got.solution, want.solution)
     assert "store" not in lcs.solve(a, b, backend="cpu", store="full").stats.extra

@@ -285,7 +285,7 @@ def _knapsack():
 def _lcs():
     from gpudp.problems import lcs
 
-    return lcs.solve("GATTACA" * 20, "TACGATTA" * 20, progress=False)
+    return lcs.solve("GATTACA" * 20, "TACGATTA" * 20, progress=False, method="wavefront")
 
 
 def _lcs_batch():

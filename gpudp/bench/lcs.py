@@ -20,6 +20,7 @@ import numpy as np
 from gpudp.backends import device_name
 from gpudp.errors import CheckError
 from gpudp.problems.lcs import solve
+from gpudp.problems.lcs.pair import METHODS
 
 from . import options
 from .instances import random_dna
@@ -67,6 +68,13 @@ def bench_arguments(p):
     p.add_argument(
         "--checkpoint-every", type=options.positive_int, default=None, help="K, the checkpoints' spacing"
     )
+    p.add_argument(
+        "--method",
+        choices=list(METHODS),
+        default="wavefront",
+        help="lcs.solve's method: the engine's sweep (default: the figures this benchmark has always "
+        "given), the pair's bit vectors on one CPU thread, or auto",
+    )
 
 
 @numba.njit(cache=True, nogil=True)
@@ -110,6 +118,7 @@ def cli_bench(args) -> dict:
     results, peers = [], []
     warm = random_dna(2048, rng)
     opts = {"tile": tile, "store": args.store, "checkpoint_every": args.checkpoint_every}
+    opts["method"] = args.method
     for backend in backends:
         solve(warm, warm[::-1].copy(), backend=backend, progress=False, **opts)
     handwritten_lcs_length(warm[:64], warm[:64])

@@ -705,7 +705,7 @@ def _measure_grid(backend: str, step: int):
     rng = np.random.default_rng(step)
     n = int(1024 * 2 ** (min(step, 12) / 2))
     a, b = _random_codes(rng, n), _random_codes(rng, n - 7)
-    sol = solve(a, b, backend=backend, progress=False)
+    sol = solve(a, b, backend=backend, progress=False, method="wavefront")
     return len(a) * len(b), sol.stats
 
 
