@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_examples import levenshtein  # the textbook table, in pure Python
+from test_lcs import lcs_length  # the same for the LCS
 
 from gpudp import CheckError
 from gpudp.problems import edit_distance as ed
@@ -154,3 +155,19 @@ def test_gpu_batch_matches_the_cpu_at_scale():
     assert np.array_equal(
         ed.solve_many((a, b), backend="cuda").values, ed.solve_many((a, b), backend="cpu").values
     )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    a=st.one_of(st.text("ABCé", max_size=40), st.lists(st.integers(-(2**63), 2**64 - 1), max_size=30)),
+    b=st.one_of(st.text("ABCé", max_size=40), st.lists(st.integers(-(2**63), 2**64 - 1), max_size=30)),
+)
+def test_the_plain_tables_that_recheck_the_batches(a, b):
+    """lcs.plain, the re-check of every batch and cross product (``verify``): the textbook tables
+    compiled, on the symbols as the solvers code them, against the pure-Python references."""
+    from gpudp.problems.lcs import plain
+
+    if isinstance(a, str) != isinstance(b, str):
+        return  # a str pairs only with a str (the solvers refuse it before any check)
+    assert plain.levenshtein_value(a, b) == levenshtein(a, b)
+    assert plain.lcs_value(a, b) == lcs_length(a, b)

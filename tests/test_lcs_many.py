@@ -1190,7 +1190,7 @@ def corrupt(monkeypatch):
         (lambda ln, f, pa, pb: pa.__setitem__(2, 0), "symbols at a matched pair"),  # G for T
         (  # a common subsequence, but shorter than the optimum: verify's re-solve catches it
             lambda ln, f, pa, pb: (ln.__setitem__(0, 0), f.__setitem__(0, 0)),
-            "LCS length 0, a checked solve 1",
+            "LCS length 0, the plain dynamic program 1",
         ),
     ],
 )
@@ -1202,7 +1202,7 @@ def test_a_wrong_subsequence_is_never_returned(corrupt, fault, message):
             [("AC", "CA"), ("GATTACA", "TACCA")],
             backend="cpu",
             traceback=True,
-            verify=0 if "solve" not in message else 2,
+            verify=0 if "dynamic program" not in message else 2,
         )
 
 

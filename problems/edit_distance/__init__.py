@@ -20,7 +20,7 @@ from gpudp.backends import where as backend_words
 from gpudp.engine import sweep
 from gpudp.errors import CheckError, InputError, TimeLimitReached
 from gpudp.inputs import parse_time_limit
-from gpudp.problems.lcs import batch, count_bound, cross, greedy_common
+from gpudp.problems.lcs import batch, count_bound, cross, greedy_common, plain
 from gpudp.problems.lcs.sequences import encode, kernel_codes, kind
 from gpudp.progress import announce
 from gpudp.recurrence import GridRecurrence
@@ -260,8 +260,8 @@ def cdist(queries, choices, *, backend: str = "auto", dtype=None, score_cutoff=N
     numpy.ndarray
         shape ``(len(queries), len(choices))``: ``out[i, j]`` is the edit distance of
         ``queries[i]`` and ``choices[j]`` (after ``score_cutoff``), checked on ``verify`` cells by
-        :func:`solve` (an edit script applied). From the GPU, a result of up to 64 MB lies in
-        page-locked memory, as :func:`gpudp.problems.lcs.cdist`'s.
+        the textbook dynamic program (:mod:`gpudp.problems.lcs.plain`). From the GPU, a result of
+        up to 64 MB lies in page-locked memory, as :func:`gpudp.problems.lcs.cdist`'s.
 
     Examples
     --------
@@ -282,4 +282,5 @@ _SOLVER = batch.PairSolver(
     family=DISTANCES,
     method="bit-parallel (Myers 1999, Hyyro's blocks)",
     what="edit distance",
+    check=plain.levenshtein_value,
 )

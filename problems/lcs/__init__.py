@@ -9,7 +9,6 @@ path always goes diagonally (taking a match is never worse), elsewhere the bit s
 
 from __future__ import annotations
 
-import functools
 import time
 from importlib import resources
 
@@ -28,7 +27,7 @@ from gpudp.progress import announce
 from gpudp.recurrence import GridRecurrence
 from gpudp.solution import BatchResult, NoSolutions, Solution, Stats, warn_unproven
 
-from . import batch, cross, pair
+from . import batch, cross, pair, plain
 from .fasta import read_fasta, read_fasta_records
 from .greedy import count_bound, greedy_common
 from .sequences import encode, kernel_codes, kind
@@ -432,10 +431,10 @@ def solve_many(
         4,096 words of them (more than 256 bytes x 1,024 symbols, 4 bases x 65,536) runs on the
         cpu (``stats.extra["backend_choice"]`` says so).
     verify : int, bool or None
-        how many pairs (chosen at random among the smaller ones) are re-solved with their
-        subsequence by :func:`solve` on the cpu with ``method="wavefront"`` (the engine's sweep, not
-        the batch's bit vectors; while the GPU computes) and compared with the
-        batch's lengths; a disagreement raises :class:`gpudp.CheckError`. Without ``traceback``
+        how many pairs (chosen at random among the smaller ones) are re-solved on the host by the
+        textbook dynamic program (:mod:`gpudp.problems.lcs.plain`, not the batch's bit vectors;
+        while the GPU computes) and compared with the batch's lengths; a disagreement raises
+        :class:`gpudp.CheckError`. Without ``traceback``
         this is the only check of the lengths; with it, it is the cross-check of their optimality
         (a subsequence found proves only a lower bound). None or True: the default, 2; False: 0.
         Anything but a whole number >= 0 or these raises :class:`gpudp.InputError`.
@@ -538,10 +537,10 @@ def cdist(queries, choices, *, backend: str = "auto", dtype=None, score_cutoff=N
         pair stops once its length so far plus the symbols left falls below ``score_cutoff``
         (tested every 32 symbols, on the cpu and the GPU).
     verify : int, bool or None
-        how many cells (chosen at random among the shorter queries and choices) are re-solved with
-        their subsequence by :func:`solve` on the cpu (``method="wavefront"``), while the kernels
-        run, and compared; a
-        disagreement raises :class:`gpudp.CheckError`. None or True: 2; False: 0.
+        how many cells (chosen at random among the shorter queries and choices) are re-solved on
+        the host by the textbook dynamic program (:mod:`gpudp.problems.lcs.plain`) while the kernels
+        run, and compared; a disagreement raises :class:`gpudp.CheckError`. None or True: 2;
+        False: 0.
 
     Returns
     -------
@@ -585,8 +584,7 @@ _SOLVER = batch.PairSolver(
     what="LCS length",
     witness=_witness,
     pick=_pick,
-    # the batch's kernels are bit vectors: its pairs re-solved by the engine's sweep
-    check=functools.partial(solve, method="wavefront"),
+    check=plain.lcs_value,  # the batch's kernels are bit vectors: its pairs re-solved by the table
 )
 
 

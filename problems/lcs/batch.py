@@ -56,13 +56,15 @@ class PairSolver:
     # the subsequence in a's type. Without, each pair is solved by ``solve``.
     witness: Callable | None = None
     pick: Callable | None = None
-    # check(a, b, backend=, progress=) -> checked Solution: the re-solve of the ``verify`` pairs, by
-    # a method apart from the batch's kernels (None: ``solve``)
+    # check(a, b) -> the pair's value by a method apart from the batch's kernels: the re-solve of
+    # the ``verify`` pairs (:mod:`.plain`'s dynamic programs)
     check: Callable | None = None
 
     def checked_value(self, a, b) -> int:
-        """Pair ``(a, b)``'s value re-solved on the host by :attr:`check` (else :attr:`solve`)."""
-        return (self.check or self.solve)(a, b, backend="cpu", progress=False).value
+        """Pair ``(a, b)``'s value re-solved on the host by :attr:`check` (else by :attr:`solve`)."""
+        if self.check is not None:
+            return self.check(a, b)
+        return self.solve(a, b, backend="cpu", progress=False).value
 
 
 def _shipped(fn: Callable, *args) -> tuple[np.ndarray, int, BatchResult]:
@@ -391,7 +393,9 @@ def _compare(solver, values: np.ndarray, picks, wants) -> None:
     """A :class:`CheckError` where a re-solved pair's checked value differs from the batch's."""
     for p, want in zip(picks, wants, strict=True):
         if want != values[p]:
-            raise CheckError(f"pair {p}: the batch gave {solver.what} {values[p]}, a checked solve {want}")
+            raise CheckError(
+                f"pair {p}: the batch gave {solver.what} {values[p]}, the plain dynamic program {want}"
+            )
 
 
 def _run_traceback(solver, pairs, packed, index, errors, picks, used, why, t0) -> BatchResult:

@@ -10,7 +10,7 @@ other side, the texts. The queries are the patterns unless the choices make less
 (fewer 64-bit words of pattern against the other side's symbols); the scores are symmetric, so the
 result is the same either way. The kernels are the solver's lowering family's ``cross`` (on all
 CPU cores: :mod:`.cpu`; a GPU thread a cell of the result: :mod:`.cuda`), and a few cells are
-re-solved by the solver's checked one-pair ``solve`` on the host while they run.
+re-solved on the host by the solver's ``check`` (the textbook dynamic program) while they run.
 """
 
 from __future__ import annotations
@@ -102,7 +102,8 @@ def run(
             if bitparallel.clamp(want, lo, hi) != out[i, j]:
                 raise CheckError(
                     f"queries[{i}] against choices[{j}]: the cross product gave {solver.what} {out[i, j]}, "
-                    f"a checked solve {want}" + ("" if cutoff is None else f" (score_cutoff {cutoff})")
+                    f"the plain dynamic program {want}"
+                    + ("" if cutoff is None else f" (score_cutoff {cutoff})")
                 )
         stats.backend, stats.device = used, device_name(used)
         stats.extra.update(
