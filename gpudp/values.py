@@ -112,17 +112,19 @@ def check_fill(rec_cls) -> None:
 def full(rec_cls, shape, empty=np.empty):
     """A buffer of values at the fill: an array, or (a record) a tuple of one array per field.
     ``empty(shape, dtype)`` allocates (``np.empty``, or a device allocator with ``[:] =``)."""
-    fs = fields(rec_cls)
-    if fs is None:
-        a = empty(shape, np.dtype(rec_cls.value_dtype))
-        a[:] = rec_cls.fill
-        return a
-    out = []
-    for f, v in zip(fs, fill_values(rec_cls), strict=True):
-        a = empty(shape, f)
-        a[:] = v
-        out.append(a)
-    return tuple(out)
+    buf = map_dtypes(rec_cls, lambda dt: empty(shape, dt))
+    fill_buf(rec_cls, buf)
+    return buf
+
+
+def fill_buf(rec_cls, buf) -> None:
+    """Set every value of ``buf`` (an array, or a record's tuple of field arrays, on the host or a
+    device) to the fill, in place."""
+    if isinstance(buf, tuple):
+        for a, v in zip(buf, fill_values(rec_cls), strict=True):
+            a[:] = v
+    else:
+        buf[:] = rec_cls.fill
 
 
 def map_dtypes(rec_cls, make):
