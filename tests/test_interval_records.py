@@ -295,6 +295,19 @@ def test_a_field_of_a_type_not_allowed_is_refused():
         sweep(Small("T|F"), backend="cpu")
 
 
+def test_a_float_into_an_int_field_on_some_path_is_refused():
+    class Halves(ChainWays):
+        @staticmethod
+        def cell(i, j, T, p):
+            if i == j:
+                return (0, 1.0), 0  # what the first probe sees: fine
+            c, w = T[i, i]
+            return (c / 2, w), i  # a float cost on this path
+
+    with pytest.raises(ContractError, match="returns a float64 as field 'cost' of the value on some path"):
+        sweep(Halves([2, 3, 4]), backend="cpu")
+
+
 def helper(T, i, j):
     return T[i, j]
 

@@ -42,7 +42,7 @@ import numpy as np
 from .. import backends, lowering, values
 from ..cache import jit_generated
 from ..checked import checked_back
-from ..checks import check_memory, probe_back, probe_cell, typing_errors
+from ..checks import check_memory, check_typed_return, probe_back, probe_cell, typing_errors
 from ..codegen import data_args, decision_dtype, fill, source_code
 from ..errors import ContractError, InputError, decision_overflow
 from ..jit import njit
@@ -51,7 +51,7 @@ from ..progress import progress_bar
 from ..recurrence import IntervalRecurrence, contiguous, read_only
 from ..solution import Stats
 from ..values import fill_values, full, is_record, map_buf, map_dtypes, structured
-from .records import RecordTable, record_function
+from .records import RecordTable, record_cell, record_function
 from .table import (
     SERIAL_WORK,
     OutsideRead,
@@ -304,6 +304,9 @@ def probe(rec, n: int, data: tuple) -> None:
     m = min(n, 64)  # the return's form, on a plain read-only table (any read there gives fill)
     plain = read_only(structured(cls, full(cls, (m, m))))
     probe_cell(cls, (0, 0), (RecordTable(plain) if is_record(cls) else plain,), data)
+    if is_record(cls):  # every path's return typed as the compiled cell's: a float into an int field
+        tables = map_buf(values.split(cls, plain), read_only)
+        check_typed_return(cls, "cell", (0, 0, tables, *data), record_cell(cls))
     fill = fill_values(cls) if is_record(cls) else np.dtype(cls.value_dtype).type(cls.fill)
     args = tuple(read_only(x) for x in data)
     cells = dict.fromkeys(

@@ -20,7 +20,7 @@ from ..jit import njit
 from ..memory import available_memory
 from ..values import fill_buf, full, is_record, itemsize
 from . import split
-from .records import record_function
+from .records import record_cell, record_function
 from .table import SERIAL_WORK, cells_of, compiled_sweep
 
 _RUN = """
@@ -57,7 +57,7 @@ def runner(rec_cls, n_data: int, columns: bool):
     def namespace():
         ns = {**cell_namespace(rec_cls), "SERIAL_WORK": SERIAL_WORK}
         if is_record(rec_cls):  # the table a tuple of the fields' (gpudp.interval.records)
-            ns["cell"] = njit(record_function(rec_cls, "cell", 2)[0])
+            ns["cell"] = njit(record_cell(rec_cls))
         if columns:
             ns["ccell"] = column_cell(rec_cls)
         return ns

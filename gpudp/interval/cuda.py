@@ -30,7 +30,7 @@ from ..backends.cuda import cell_namespace, coop_blocks, cuda, device_jit, gener
 from ..codegen import compile_source, spec_of
 from ..values import fields, fill_buf, is_record, map_dtypes
 from . import split
-from .records import record_function
+from .records import record_cell
 from .table import SimDiagonalView, cells_of, compiled_sweep, make_diagonal_view
 
 #: threads per block (the simulator's: a few, so that a thread takes several cells of a diagonal)
@@ -122,7 +122,7 @@ def kernel(rec_cls, n_data: int, warp: bool):
     def namespace():
         ns = {**cell_namespace(rec_cls), "view": _view(rec_cls)}
         if is_record(rec_cls):  # the table a tuple of the fields' (gpudp.interval.records)
-            ns["cell"] = device_jit(record_function(rec_cls, "cell", 2)[0])
+            ns["cell"] = device_jit(record_cell(rec_cls))
         if warp:
             ns["wcell"] = warp_cell(rec_cls)
         return ns

@@ -22,8 +22,9 @@ import numpy as np
 from ..errors import ContractError
 from ..recurrence.source import Unsupported, compile_function, function_ast, function_namespace
 from ..values import fields
+from .split import rewritten
 
-__all__ = ["RecordTable", "item", "record_function", "tuple_reads"]
+__all__ = ["RecordTable", "item", "record_cell", "record_function", "tuple_reads"]
 
 
 def item(table: np.ndarray, a, b):
@@ -129,3 +130,9 @@ class RecordTable:
     def __getitem__(self, ab):
         a, b = ab
         return item(self.table, a, b)
+
+
+def record_cell(rec_cls):
+    """``rec_cls.cell`` reading the table as tuples (:func:`record_function`), in plain Python (each
+    backend compiles it), made once per class."""
+    return rewritten("records", rec_cls, lambda: record_function(rec_cls, "cell", 2)[0])
