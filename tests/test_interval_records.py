@@ -10,7 +10,7 @@ from examples_loader import load_example
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpudp import ContractError, IntervalRecurrence, sweep, sweep_many
+from gpudp import ContractError, InputError, IntervalRecurrence, sweep, sweep_many
 
 SIM = pytest.mark.sim
 BACKENDS = ["cpu", pytest.param("cuda", marks=SIM)]
@@ -306,6 +306,18 @@ def test_a_float_into_an_int_field_on_some_path_is_refused():
 
     with pytest.raises(ContractError, match="returns a float64 as field 'cost' of the value on some path"):
         sweep(Halves([2, 3, 4]), backend="cpu")
+
+
+def test_the_host_keeps_a_record_table_twice(monkeypatch):
+    """The fields' tables and the structured result: a table that fits once but not twice is refused
+    before anything is allocated."""
+    import gpudp.checks
+
+    n = 2000
+    once = n * n * ChainWays.value_dtype.itemsize + n * n * 2  # the table and 16-bit decisions
+    monkeypatch.setattr(gpudp.checks, "available_memory", lambda: once + 1000)
+    with pytest.raises(InputError, match="twice on the host"):
+        sweep(ChainWays([2] * (n + 1)), backend="cpu")
 
 
 def helper(T, i, j):

@@ -363,10 +363,14 @@ def sweep_intervals(
     backend, why = backends.choose(backend, work_of(n))
     runner = backends.get(backend)
     table_bytes, dec_bytes = interval_memory(n, cls.value_dtype, bits)
-    total = table_bytes + dec_bytes  # both kept whole, on the host and, on CUDA, on the device
+    # both kept whole, on the host and, on CUDA, on the device; a record's table twice on the host
+    # (its fields' tables, then the structured result gathered from them)
+    twice = is_record(cls)
+    total = table_bytes * (2 if twice else 1) + dec_bytes
+    again = ", twice on the host: the fields' tables and the record result" if twice else ""
     what = (
         f"{cls.__name__}'s interval sweep of size {n} keeps the whole table, {n} x {n} values "
-        f"({table_bytes / 2**30:.2f} GiB) and decisions ({dec_bytes / 2**30:.2f} GiB)"
+        f"({table_bytes / 2**30:.2f} GiB{again}) and decisions ({dec_bytes / 2**30:.2f} GiB)"
     )
     low = lowering.get("interval", backend)
     check_memory(what, total, low.device_bytes(table_bytes, dec_bytes), runner.memory())
