@@ -249,6 +249,16 @@ def test_chain_ways_long_diagonals_in_parallel():
     assert tree_cost(res.traceback_tree().tolist(), p) == cost[0, 183]
 
 
+@pytest.mark.parametrize("check", [False, True])
+def test_a_fill_of_one_number_a_field(check):
+    class Filled(ChainWays):
+        fill = (-1, 0.5)
+
+    res = sweep(Filled([2, 3, 4, 5]), backend="cpu", progress=False, check=check)
+    assert tuple(res.table[1, 0]) == (-1, 0.5)  # below the diagonal: the fill, field by field
+    assert tuple(res.value(0, 2)) == tuple(check_chain([2, 3, 4, 5], "cpu").value(0, 2))
+
+
 @SIM
 def test_chain_ways_sim():
     check_chain([2, 3, 2, 3, 2, 1, 2], "cuda")
