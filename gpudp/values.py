@@ -10,11 +10,12 @@ A record cell's dependencies reach ``cell`` as plain tuples in field order (``m,
 ``up[0]``), and ``cell`` returns a tuple of as many numbers (or ``(that tuple, decision)``); each
 field is cast to its own type, so the fields keep their exactness. ``fill`` is one number for every
 field or a tuple of one per field; ``boundary`` returns a tuple. The results' value arrays
-(``last_row``, ``last_col``, checkpoints) are numpy structured arrays of ``value_dtype``
-(``result.last_row["m"]``).
+(``last_row``, ``last_col``, checkpoints, an interval sweep's ``table``) are numpy structured
+arrays of ``value_dtype`` (``result.last_row["m"]``). An interval cell reads its table ``T[a, b]``
+as such a tuple too (:mod:`gpudp.interval.records`).
 
 The engine keeps a record as *structure of arrays*: every buffer of values (a tile edge, a
-checkpoint row) is a tuple of one array per field, so consecutive cells of one field are
+checkpoint row, an interval table) is a tuple of one array per field, so consecutive cells of one field are
 consecutive in memory (coalesced on the GPU), and a value in flight is a tuple of registers.
 
 Kernel templates are written once for both kinds with a few macros, expanded here before the
