@@ -355,6 +355,21 @@ def test_a_table_read_other_than_t_a_b_is_refused(how):
         sweep(cls("T|F&T"), backend="cpu")
 
 
+def test_a_record_cell_without_source_is_refused():
+    ns = {}
+    exec("def cell(i, j, T):\n    return (1, 0) if i == j else T[i, i]\n", ns)  # no file, no lines
+
+    class NoSource(IntervalRecurrence):
+        value_dtype = BoolParen.value_dtype
+        cell = staticmethod(ns["cell"])
+
+        def size(self):
+            return 3
+
+    with pytest.raises(ContractError, match=r"NoSource.cell: .* failed: no source"):
+        sweep(NoSource(), backend="cpu")
+
+
 def test_sweep_many_refuses_record_cells():
     with pytest.raises(ContractError, match="BoolParen.*one at a time"):
         sweep_many([BoolParen("T|F"), BoolParen("F")], backend="cpu")
