@@ -499,7 +499,7 @@ def check_interval(call) -> int:
     cls._validate_class()
     n = rec._checked_size()
     data = tuple(read_only(contiguous(x)) for x in rec._validate_instance())
-    table = np.full((n, n), cls.fill, np.dtype(cls.value_dtype))
+    table = values.structured(cls, values.full(cls, (n, n)))  # (a record's fill: one number a field)
     shown = read_only(table)
     backs = _backs(call)
     for d in range(n):

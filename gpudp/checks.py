@@ -209,7 +209,7 @@ def _check_number(cls, name: str, x, dt: np.dtype, where: str, role: str, noun: 
 _RETURNS = KernelFactory("checks.returns", "fn", "args", "constants")
 
 
-def check_typed_return(cls, meth: str, args: tuple) -> None:
+def check_typed_return(cls, meth: str, args: tuple, fn=None) -> None:
     """A :class:`ContractError` where ``meth`` (``cell`` or ``boundary``) of ``cls``, typed by numba
     for the types of ``args`` (what the engine passes it: the probe's arguments, data included),
     returns a float on some path where ``value_dtype`` (a record's field) is an integer type, or
@@ -217,9 +217,11 @@ def check_typed_return(cls, meth: str, args: tuple) -> None:
     the store would truncate every value without a word. The probes call it, so every path of
     every shape is checked before anything sweeps, on every backend (CPU typing: the CUDA
     simulator types nothing). Once per function and argument types in a process (the kernel
-    table); a method numba cannot type so is left to the backend's compile."""
-    fn = getattr(cls, meth, None)
+    table); a method numba cannot type so is left to the backend's compile. ``fn``: the function the
+    engine compiles in place of ``meth`` itself, to type instead (a record interval cell's rewrite,
+    :mod:`gpudp.interval.records`)."""
     owner = next((k for k in cls.__mro__ if meth in vars(k)), None)
+    fn = getattr(cls, meth, None) if fn is None else fn
     if fn is None or not hasattr(fn, "__code__") or "family" in vars(owner):  # none, or the shape's own
         return
     try:

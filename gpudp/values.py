@@ -10,11 +10,12 @@ A record cell's dependencies reach ``cell`` as plain tuples in field order (``m,
 ``up[0]``), and ``cell`` returns a tuple of as many numbers (or ``(that tuple, decision)``); each
 field is cast to its own type, so the fields keep their exactness. ``fill`` is one number for every
 field or a tuple of one per field; ``boundary`` returns a tuple. The results' value arrays
-(``last_row``, ``last_col``, checkpoints) are numpy structured arrays of ``value_dtype``
-(``result.last_row["m"]``).
+(``last_row``, ``last_col``, checkpoints, an interval sweep's ``table``) are numpy structured
+arrays of ``value_dtype`` (``result.last_row["m"]``). An interval cell reads its table ``T[a, b]``
+as such a tuple too (:mod:`gpudp.interval.records`).
 
 The engine keeps a record as *structure of arrays*: every buffer of values (a tile edge, a
-checkpoint row) is a tuple of one array per field, so consecutive cells of one field are
+checkpoint row, an interval table) is a tuple of one array per field, so consecutive cells of one field are
 consecutive in memory (coalesced on the GPU), and a value in flight is a tuple of registers.
 
 Kernel templates are written once for both kinds with a few macros, expanded here before the
@@ -112,17 +113,19 @@ def check_fill(rec_cls) -> None:
 def full(rec_cls, shape, empty=np.empty):
     """A buffer of values at the fill: an array, or (a record) a tuple of one array per field.
     ``empty(shape, dtype)`` allocates (``np.empty``, or a device allocator with ``[:] =``)."""
-    fs = fields(rec_cls)
-    if fs is None:
-        a = empty(shape, np.dtype(rec_cls.value_dtype))
-        a[:] = rec_cls.fill
-        return a
-    out = []
-    for f, v in zip(fs, fill_values(rec_cls), strict=True):
-        a = empty(shape, f)
-        a[:] = v
-        out.append(a)
-    return tuple(out)
+    buf = map_dtypes(rec_cls, lambda dt: empty(shape, dt))
+    fill_buf(rec_cls, buf)
+    return buf
+
+
+def fill_buf(rec_cls, buf) -> None:
+    """Set every value of ``buf`` (an array, or a record's tuple of field arrays, on the host or a
+    device) to the fill, in place."""
+    if isinstance(buf, tuple):
+        for a, v in zip(buf, fill_values(rec_cls), strict=True):
+            a[:] = v
+    else:
+        buf[:] = rec_cls.fill
 
 
 def map_dtypes(rec_cls, make):

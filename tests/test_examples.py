@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import doctest
 import itertools
+import linecache
 import random
 import re
 import shlex
@@ -253,8 +254,10 @@ def test_tutorial_snippets_run_as_shown(monkeypatch):
         assert out.splitlines() == expected
     parser, runner = doctest.DocTestParser(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     for n, (_, kind, code) in enumerate(blocks):
-        if kind == "python":
-            exec(compile(code, f"{TUTORIAL}:block{n}", "exec"), namespace)
+        if kind == "python":  # its lines kept, as a script's file keeps them (a record cell's source is read)
+            name = f"{TUTORIAL}:block{n}"
+            linecache.cache[name] = (len(code), None, code.splitlines(True), name)
+            exec(compile(code, name, "exec"), namespace)
         elif kind == "pycon":
             test = parser.get_doctest(code, namespace, f"block{n}", str(TUTORIAL), 0)
             report = []

@@ -8,7 +8,7 @@ from examples_loader import load_example
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpudp import ContractError, GridRecurrence, IntervalRecurrence, LayeredRecurrence, sweep
+from gpudp import ContractError, GridRecurrence, LayeredRecurrence, sweep
 from gpudp.values import expand
 
 counting = load_example("alignment_count")
@@ -195,19 +195,6 @@ def test_layered_record_refused():
 
     with pytest.raises(ContractError, match="record"):
         sweep(L(), backend="cpu")
-
-    class Chain(IntervalRecurrence):
-        value_dtype = np.dtype([("a", np.int32), ("b", np.int64)])
-
-        def size(self):
-            return 3
-
-        @staticmethod
-        def cell(i, j, T):
-            return 0, 0
-
-    with pytest.raises(ContractError, match="IntervalRecurrence keeps scalar cells"):
-        sweep(Chain(), backend="cpu")
 
 
 def test_macros_leave_scalar_source_alone_and_split_records():

@@ -9,7 +9,8 @@ optimum), and one tiny case in the CUDA simulator.
 3. longest palindromic subsequence: an interval DP without a split;
 4. text justification (word wrap): a line whose cell reads a window of earlier cells;
 5. shortest paths of at most k edges: Bellman-Ford as layers;
-6. boolean parenthesization: the number of ways an expression evaluates to true, exact int64;
+6. boolean parenthesization: the ways an expression evaluates to true and to false, a record of
+   two exact int64 counts;
 7. the HMM forward algorithm: log-sum-exp over the previous layer, float64.
 """
 
@@ -482,50 +483,54 @@ def test_shortest(g):
 
 # =============================================================================================
 # 6. Boolean parenthesization: the number of ways to parenthesize v0 op0 v1 op1 ... so that it is
-#    true. T(i, j) = sum over the operator k of ways(op_k, T/F(i, k), T/F(k + 1, j)); every interval
-#    has Catalan(j - i) parenthesizations in all, so F(i, j) = Catalan(j - i) - T(i, j).
+#    true. T(i, j), F(i, j) = sums over the operator k of the ways op_k combines T/F(i, k) and
+#    T/F(k + 1, j): a record cell (t, f), both counts kept for every interval.
 # =============================================================================================
 
 AND, OR, XOR = 0, 1, 2
-CATALAN = np.array([math.comb(2 * m, m) // (m + 1) for m in range(36)], np.int64)  # C(35) < 2^63
+MAX_OPERANDS = 36  # t + f = Catalan(n - 1) parenthesizations in all: Catalan(35) < 2^63
 
 
 class BoolParen(IntervalRecurrence):
-    value_dtype = np.int64  # T(i, j); exact while Catalan(n - 1) fits: n <= 36 operands
+    value_dtype = np.dtype([("t", np.int64), ("f", np.int64)])  # ways to true, ways to false
     decision_bits = 0
 
     def __init__(self, expr):
         self.vals = np.array([c == "T" for c in expr[::2]], np.int64)
         self.ops = np.array(["&|^".index(c) for c in expr[1::2]], np.int64)
-        if not 1 <= len(self.vals) <= len(CATALAN):
-            raise InputError("expr", f"1 to {len(CATALAN)} operands (int64 counts), got {len(self.vals)}")
+        if not 1 <= len(self.vals) <= MAX_OPERANDS:
+            raise InputError("expr", f"1 to {MAX_OPERANDS} operands (int64 counts), got {len(self.vals)}")
 
     def size(self):
         return len(self.vals)
 
     def data(self):
-        return self.vals, self.ops, CATALAN
+        return self.vals, self.ops
 
     @staticmethod
-    def cell(i, j, T, vals, ops, cat):
+    def cell(i, j, T, vals, ops):
         if i == j:
-            return vals[i]
+            return vals[i], 1 - vals[i]
         true = 0
+        false = 0
         for k in range(i, j):
-            lt, rt = T[i, k], T[k + 1, j]
-            lf, rf = cat[k - i] - lt, cat[j - k - 1] - rt
+            lt, lf = T[i, k]
+            rt, rf = T[k + 1, j]
             if ops[k] == AND:
-                true += lt * rt
+                t = lt * rt
             elif ops[k] == OR:
-                true += lt * rt + lt * rf + lf * rt
+                t = lt * rt + lt * rf + lf * rt
             else:
-                true += lt * rf + lf * rt
-        return true
+                t = lt * rf + lf * rt
+            true += t
+            false += (lt + lf) * (rt + rf) - t
+        return true, false
 
 
 def count_true(expr, **opts):
     rec = BoolParen(expr)
-    return int(sweep(rec, **opts).value(0, rec.size() - 1))
+    v = sweep(rec, **opts).value(0, rec.size() - 1)
+    return int(v["t"]), int(v["f"])
 
 
 def count_true_ref(expr):
@@ -543,7 +548,7 @@ def count_true_ref(expr):
                 tt = {"&": a * c, "|": a * c + a * d + b * c, "^": a * d + b * c}[ops[k]]
                 t[i, j] += tt
                 f[i, j] += (a + b) * (c + d) - tt
-    return t[0, n - 1]
+    return t[0, n - 1], f[0, n - 1]
 
 
 def exprs(max_operands):
@@ -567,7 +572,8 @@ def test_bool_paren(expr):
 def test_bool_paren_largest_is_exact():
     ops = "|^|&|" * 7  # 36 operands: counts near 2^61, past int32 and float64's 2^53
     expr = "".join(v + o for v, o in zip("TTFT" * 9, ops[:35] + " ", strict=True))[:-1]
-    assert count_true(expr, backend="cpu") == count_true_ref(expr) > 1 << 53
+    t, f = count_true(expr, backend="cpu")
+    assert (t, f) == count_true_ref(expr) and t > 1 << 53 and f > 1 << 53
     with pytest.raises(InputError):
         BoolParen(expr + "&T")
 

@@ -39,10 +39,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import backends, lowering
+from .. import backends, lowering, values
 from ..cache import jit_generated
 from ..checked import checked_back
-from ..checks import check_memory, probe_back, probe_cell, typing_errors
+from ..checks import check_memory, check_typed_return, probe_back, probe_cell, typing_errors
 from ..codegen import data_args, decision_dtype, fill, source_code
 from ..errors import ContractError, InputError, decision_overflow
 from ..jit import njit
@@ -50,6 +50,8 @@ from ..kernel import KernelFactory
 from ..progress import progress_bar
 from ..recurrence import IntervalRecurrence, contiguous, read_only
 from ..solution import Stats
+from ..values import fill_values, full, is_record, map_buf, map_dtypes, structured
+from .records import RecordTable, record_cell, record_function
 from .table import (
     SERIAL_WORK,
     OutsideRead,
@@ -153,6 +155,8 @@ class IntervalResult:
             )
         D = self.decisions if self.decisions is not None else np.broadcast_to(np.uint8(0), self.table.shape)
         T = (read_only(self.table),) if cls.traceback_state else ()
+        if T and is_record(cls):  # the compiled back reads a tuple of the fields' tables
+            T = (map_buf(values.split(cls, self.table), read_only),)
         view = TableView(cls.__name__, self.table, i0, j0, s0) if T else None
         if probe:  # back's return, in plain Python, before compiling
             probe_back(cls, (i0, j0), int(D[i0, j0]), data, s0 if T else None, view)
@@ -261,7 +265,8 @@ def tree_walker(rec_cls, n_data: int, back=None):
         return ns["walk"]
     k = _WALKERS.lookup(rec=rec_cls, n_data=n_data)
     if not k.ready:
-        ns = {"np": np, "back": njit(rec_cls.back)}
+        records = rec_cls.traceback_state and is_record(rec_cls)  # back reads T[a, b] as tuples
+        ns = {"np": np, "back": njit(record_function(rec_cls, "back", 4)[0] if records else rec_cls.back)}
         k = k.keep(jit_generated(_walk_source(rec_cls, n_data), "walk", ns, njit, "cpu"))
     return k.fn
 
@@ -296,9 +301,13 @@ def probe(rec, n: int, data: tuple) -> None:
     cls = type(rec)
     if n == 0:
         return
-    vt = np.dtype(cls.value_dtype)
     m = min(n, 64)  # the return's form, on a plain read-only table (any read there gives fill)
-    probe_cell(cls, (0, 0), (read_only(np.full((m, m), cls.fill, vt)),), data)
+    plain = read_only(structured(cls, full(cls, (m, m))))
+    probe_cell(cls, (0, 0), (RecordTable(plain) if is_record(cls) else plain,), data)
+    if is_record(cls):  # every path's return typed as the compiled cell's: a float into an int field
+        tables = map_buf(values.split(cls, plain), read_only)
+        check_typed_return(cls, "cell", (0, 0, tables, *data), record_cell(cls))
+    fill = fill_values(cls) if is_record(cls) else np.dtype(cls.value_dtype).type(cls.fill)
     args = tuple(read_only(x) for x in data)
     cells = dict.fromkeys(
         (i, j) for i, j in ((0, 0), (0, 1), (0, 3), (n - 2, n - 1), (n - 1, n - 1)) if 0 <= i <= j < n
@@ -306,25 +315,30 @@ def probe(rec, n: int, data: tuple) -> None:
     for i, j in cells:
         try:
             with np.errstate(all="ignore"):
-                cls.cell(i, j, ProbeView(i, j, n, vt.type(cls.fill)), *args)
+                cls.cell(i, j, ProbeView(i, j, n, fill), *args)
         except OutsideRead as e:
             raise outside_read_error(cls, e) from None
         except Exception:
             return
 
 
-def _host_arrays(runner, n: int, vt: np.dtype, dt: np.dtype, bits: int) -> tuple[np.ndarray, np.ndarray]:
-    """The result's table (``n x n``) and decisions (``n x n``, or ``1 x 1`` without decision bits),
+def _host_arrays(runner, n: int, cls, dt: np.dtype, bits: int) -> tuple:
+    """The result's table (``n x n``; a record's: a tuple of one table per field, gathered into a
+    structured array at the end) and decisions (``n x n``, or ``1 x 1`` without decision bits),
     their contents undefined (each lowering fills them), views of one block of the backend's host
     pool (page-locked on CUDA, so that the copy back is a DMA at full speed; a block the pool kept
     from an earlier sweep of the same size costs nothing). The block goes back when both are
-    dropped."""
+    dropped. A record's tables are plain arrays."""
     shape = (n, n) if bits else (1, 1)
-    tb = -(-n * n * vt.itemsize // 64) * 64
+    vt = np.dtype(cls.value_dtype)
+    tb = 0 if is_record(cls) else -(-n * n * vt.itemsize // 64) * 64
     block = runner.host_pool().lease(tb + shape[0] * shape[1] * dt.itemsize, np.uint8)
     # plain arrays for the caller, each a view of a view of the lease (which numpy keeps as their base;
     # np.asarray of the lease itself would skip it to the pool's block, and give the block back early)
-    table = np.asarray(block[: n * n * vt.itemsize].view(vt).reshape(n, n))
+    if is_record(cls):
+        table = map_dtypes(cls, lambda f: np.empty((n, n), f))
+    else:
+        table = np.asarray(block[: n * n * vt.itemsize].view(vt).reshape(n, n))
     return table, np.asarray(block[tb:].view(dt).reshape(shape))
 
 
@@ -349,10 +363,14 @@ def sweep_intervals(
     backend, why = backends.choose(backend, work_of(n))
     runner = backends.get(backend)
     table_bytes, dec_bytes = interval_memory(n, cls.value_dtype, bits)
-    total = table_bytes + dec_bytes  # both kept whole, on the host and, on CUDA, on the device
+    # both kept whole, on the host and, on CUDA, on the device; a record's table twice on the host
+    # (its fields' tables, then the structured result gathered from them)
+    twice = is_record(cls)
+    total = table_bytes * (2 if twice else 1) + dec_bytes
+    again = ", twice on the host: the fields' tables and the record result" if twice else ""
     what = (
         f"{cls.__name__}'s interval sweep of size {n} keeps the whole table, {n} x {n} values "
-        f"({table_bytes / 2**30:.2f} GiB) and decisions ({dec_bytes / 2**30:.2f} GiB)"
+        f"({table_bytes / 2**30:.2f} GiB{again}) and decisions ({dec_bytes / 2**30:.2f} GiB)"
     )
     low = lowering.get("interval", backend)
     check_memory(what, total, low.device_bytes(table_bytes, dec_bytes), runner.memory())
@@ -360,7 +378,7 @@ def sweep_intervals(
     probe(rec, n, data)
     if bits:  # the decision-overflow flag, last of the kernels' data (see codegen.n_flags)
         data = (*data, np.zeros(4, np.int64))
-    table, decisions = _host_arrays(runner, n, np.dtype(cls.value_dtype), decision_dtype(bits), bits)
+    table, decisions = _host_arrays(runner, n, cls, decision_dtype(bits), bits)
     cells = n * (n + 1) // 2
     stats = Stats(backend=backend, device=runner.device_name(), cells=cells)
     stats.extra.update(
@@ -381,4 +399,4 @@ def sweep_intervals(
         raise err
     stats.seconds = time.perf_counter() - t_start
     stats.bytes_evicted = dec_bytes
-    return IntervalResult(user_rec, table, decisions if bits else None, stats)
+    return IntervalResult(user_rec, structured(cls, table), decisions if bits else None, stats)

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
 from ..backends.cpu import PARALLEL_LOCK, cell_namespace
 from ..cache import jit_generated
 from ..jit import njit
 from ..memory import available_memory
+from ..values import fill_buf, full, is_record, itemsize
 from . import split
+from .records import record_cell, record_function
 from .table import SERIAL_WORK, cells_of, compiled_sweep
 
 _RUN = """
@@ -38,8 +38,15 @@ def run_diagonals(d0, d1, n, S, C, D{da}):
 
 def column_cell(rec_cls):
     """The cell reading its loops' columns from the column-major copy
-    (:func:`gpudp.interval.split.column_cell`), compiled, or the reason there is none (a str)."""
-    return split.rewritten("columns", rec_cls, lambda: njit(split.column_cell(rec_cls.cell)[0]))
+    (:func:`gpudp.interval.split.column_cell`; a record cell's reads of both made tuples,
+    :mod:`gpudp.interval.records`), compiled, or the reason there is none (a str)."""
+
+    def build():
+        if is_record(rec_cls):
+            return njit(record_function(rec_cls, "cell", 2, (split.COLS,), split.column_reads)[0])
+        return njit(split.column_cell(rec_cls.cell)[0])
+
+    return split.rewritten("columns", rec_cls, build)
 
 
 def runner(rec_cls, n_data: int, columns: bool):
@@ -49,6 +56,8 @@ def runner(rec_cls, n_data: int, columns: bool):
 
     def namespace():
         ns = {**cell_namespace(rec_cls), "SERIAL_WORK": SERIAL_WORK}
+        if is_record(rec_cls):  # the table a tuple of the fields' (gpudp.interval.records)
+            ns["cell"] = njit(record_cell(rec_cls))
         if columns:
             ns["ccell"] = column_cell(rec_cls)
         return ns
@@ -71,17 +80,19 @@ def device_bytes(table_bytes: int, decision_bytes: int) -> int:
 
 
 def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
-    """Sweep the diagonals, chunk after chunk, into ``table`` and ``decisions`` (row-major); with a
-    column-major copy of the table where the cell's loops read columns and the memory allows it
-    (twice the table's room: the copy is let go at the end)."""
-    table.fill(rec_cls.fill)  # below the diagonal, as the cells see it
+    """Sweep the diagonals, chunk after chunk, into ``table`` (a record's: a tuple of the fields'
+    tables) and ``decisions`` (row-major); with a column-major copy of the table where the cell's
+    loops read columns and the memory allows it (twice the table's room: the copy is let go at the
+    end)."""
+    fill_buf(rec_cls, table)  # below the diagonal, as the cells see it
     decisions.fill(0)
     ccell = column_cell(rec_cls)  # (for one interval too: the class's one kernel, not a second)
-    if not isinstance(ccell, str) and table.nbytes > available_memory() // 2:
-        ccell = f"no room for a copy of the table ({table.nbytes / 2**30:.2f} GiB)"
+    nbytes = n * n * itemsize(rec_cls)
+    if not isinstance(ccell, str) and nbytes > available_memory() // 2:
+        ccell = f"no room for a copy of the table ({nbytes / 2**30:.2f} GiB)"
     columns = not isinstance(ccell, str)
     stats.extra["column_reads"] = "a column-major copy" if columns else f"the table: {ccell}"
-    C = np.full(table.shape if columns else (1, 1), table.dtype.type(rec_cls.fill), table.dtype)
+    C = full(rec_cls, (n, n) if columns else (1, 1))
     fn = runner(rec_cls, len(data), columns)
     with PARALLEL_LOCK:  # numba's parallel regions: one at a time per process (gpudp.backends.cpu)
         t0 = time.perf_counter()

@@ -27,8 +27,10 @@ import numpy as np
 from numba.core.errors import NumbaError, NumbaPerformanceWarning
 
 from ..backends.cuda import cell_namespace, coop_blocks, cuda, device_jit, generated_kernel, sim_geometry
-from ..codegen import spec_of
+from ..codegen import compile_source, spec_of
+from ..values import fields, fill_buf, is_record, map_dtypes
 from . import split
+from .records import record_cell
 from .table import SimDiagonalView, cells_of, compiled_sweep, make_diagonal_view
 
 #: threads per block (the simulator's: a few, so that a thread takes several cells of a diagonal)
@@ -57,8 +59,10 @@ WARP_FROM = 32
 _VIEW: list = []
 
 
-def _view():
-    """``diagonal_view`` for the device (built once), or the simulator's checked stand-in."""
+def _view(rec_cls):
+    """What the kernel calls ``view``: ``diagonal_view`` for the device (built once), or the
+    simulator's checked stand-in; for a record class, a device function giving the tuple of its
+    fields' views (:mod:`gpudp.interval.records`)."""
     if not _VIEW:
         real = sim_geometry(True, False)
         if real:
@@ -69,6 +73,10 @@ def _view():
             _VIEW.append(make_diagonal_view(intrinsic, make_array, types))
         else:
             _VIEW.append(SimDiagonalView)
+    if is_record(rec_cls):
+        views = "".join(f"view(S[{k}], n), " for k in range(len(fields(rec_cls))))
+        src = f"def rview(S, n):\n    return ({views})\n"
+        return device_jit(compile_source(src, "rview", {"view": _VIEW[0]}))
     return _VIEW[0]
 
 
@@ -93,7 +101,9 @@ def _sim_xor(x, m):
 
 def warp_cell(rec_cls):
     """The rewritten cell a warp runs (:func:`gpudp.interval.split.warp_cell`), as a device function,
-    or the reason there is none (a str)."""
+    or the reason there is none (a str; a record cell runs a thread a cell)."""
+    if is_record(rec_cls):
+        return "a record cell (value_dtype a record) runs a thread a cell"
 
     def build():
         xor = device_jit(_xor if sim_geometry(True, False) else _sim_xor)
@@ -110,7 +120,9 @@ def kernel(rec_cls, n_data: int, warp: bool):
     rewritten cell), without it a thread a cell throughout (``warp_from`` must then be ``n``)."""
 
     def namespace():
-        ns = {**cell_namespace(rec_cls), "view": _view()}
+        ns = {**cell_namespace(rec_cls), "view": _view(rec_cls)}
+        if is_record(rec_cls):  # the table a tuple of the fields' (gpudp.interval.records)
+            ns["cell"] = device_jit(record_cell(rec_cls))
         if warp:
             ns["wcell"] = warp_cell(rec_cls)
         return ns
@@ -137,16 +149,19 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
     """Sweep on the device; the table and decisions (row-major) copied whole into ``table`` and
     ``decisions`` at the end (the fill below the diagonal made on the device)."""
     bits = rec_cls.decision_bits
-    vt = table.dtype
     compute = cuda.stream()
     d_data = tuple(cuda.to_device(x, stream=compute) if isinstance(x, np.ndarray) else x for x in data)
     rows = max(n, 1)
     wcell = warp_cell(rec_cls) if n > WARP_FROM else "no diagonal as long as a warp"
     warp = not isinstance(wcell, str)
-    S = cuda.device_array((rows, rows), vt, stream=compute)
-    R, C = (cuda.device_array((rows, rows) if w else (1, 1), vt, stream=compute) for w in (True, warp))
-    R[:] = rec_cls.fill  # below the diagonal, as the host's table (and C above it)
-    C[:] = rec_cls.fill
+
+    def tables(shape):  # a record's: one a field
+        return map_dtypes(rec_cls, lambda f: cuda.device_array(shape, f, stream=compute))
+
+    S = tables((rows, rows))
+    R, C = (tables((rows, rows) if w else (1, 1)) for w in (True, warp))
+    fill_buf(rec_cls, R)  # below the diagonal, as the host's table (and C above it)
+    fill_buf(rec_cls, C)
     D = cuda.device_array((rows, rows) if bits else (1, 1), decisions.dtype, stream=compute)
     D[:] = 0
     warnings.filterwarnings("ignore", category=NumbaPerformanceWarning)  # small grids are expected
@@ -190,7 +205,8 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
     for k in range(1, spec_of(rec_cls).outputs + 1):  # the decision-overflow flag
         d_data[-k].copy_to_host(data[-k])
     if n:
-        R.copy_to_host(table, stream=compute)
+        for r, t in zip(R, table, strict=True) if is_record(rec_cls) else [(R, table)]:
+            r.copy_to_host(t, stream=compute)
         if bits:
             D.copy_to_host(decisions, stream=compute)
         compute.synchronize()

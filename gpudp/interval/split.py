@@ -47,7 +47,7 @@ import os
 from ..kernel import KernelFactory
 from ..recurrence.source import Unsupported, compile_function, function_ast, function_namespace
 
-__all__ = ["WARP", "Unsupported", "column_cell", "rewritten", "warp_cell"]
+__all__ = ["WARP", "Unsupported", "column_cell", "column_reads", "rewritten", "warp_cell"]
 
 #: lanes that share a cell
 WARP = 32
@@ -186,6 +186,13 @@ def column_cell(cell):
     same values); :class:`Unsupported` where no loop reads a column."""
     node = function_ast(cell)
     ns = function_namespace(cell)
+    column_reads(node)
+    return compile_function(node, ns, "split")
+
+
+def column_reads(node: ast.FunctionDef) -> None:
+    """:func:`column_cell`'s rewrite of the parsed ``def`` of a cell, in place (a record cell's reads
+    are then made tuples of both tables, :mod:`gpudp.interval.records`)."""
     if len(node.args.args) < 3:
         raise Unsupported("no table argument")
     table, changed = node.args.args[2].arg, False
@@ -198,7 +205,6 @@ def column_cell(cell):
         raise Unsupported("no loop reads down a column of the table")
     node.args.args.insert(0, ast.arg(COLS))
     node.name = f"{node.name}_cols"
-    return compile_function(node, ns, "split")
 
 
 def _loops(stmts):

@@ -11,6 +11,8 @@ import numpy as np
 from ..codegen import cell_call, data_args, decision_dtype, fill, indent
 from ..errors import ContractError
 from ..kernel import KernelFactory
+from ..values import expand, is_record
+from .records import item
 
 #: a diagonal whose work (cells x length, the split points its cells read) is below this runs on
 #: one thread on the CPU: a parallel region costs more (2 threads, matrix chain n = 200..1000: 2^13
@@ -127,7 +129,7 @@ class ProbeView:
         a, b = (int(x) for x in ab)
         if not (self.i <= a <= b <= self.j and (a, b) != (self.i, self.j)):
             raise OutsideRead(self.i, self.j, a, b)
-        return self.fill if self.table is None else self.table[a, b]
+        return self.fill if self.table is None else item(self.table, a, b)
 
 
 class TableView:
@@ -153,7 +155,7 @@ class TableView:
                 f"{self._where()} read T[{a}, {b}]: back may read T[a, b] only at a stored interval, "
                 f"0 <= a <= b < {n} (an empty interval is not stored: test for it)"
             )
-        return self.table[a, b]
+        return item(self.table, a, b)
 
     def __setitem__(self, ab, v):
         raise ContractError(f"{self._where()} wrote T[{ab}]: the table is read-only to back")
@@ -205,7 +207,8 @@ def compiled_sweep(
     compiled by ``build(source, namespace())``."""
     k = _SWEEPS.lookup(backend=kind, rec=rec_cls, n_data=n_data)
     if not k.ready:
-        store = "".join(f"{x} = v\n" for x in at[:-1]) + (f"{at[-1]} = dd\n" if rec_cls.decision_bits else "")
+        store = "".join(f"{_store(rec_cls, x)}\n" for x in at[:-1])
+        store += f"{at[-1]} = dd\n" if rec_cls.decision_bits else ""
         body = f"j = i + d\n{cell_call(rec_cls, 'i, j', ['T'], n_data, 'v', 'dd', head=head)}\n{store}"
         wbody = "pass"
         if warp is not None:
@@ -213,3 +216,12 @@ def compiled_sweep(
             wbody = f"j = i + d\n{call}\nif lane == 0:\n" + indent(store, 4)
         k = k.keep(build(fill(template, da=data_args(n_data), body=body, wbody=wbody), namespace()))
     return k.fn
+
+
+def _store(rec_cls, at: str) -> str:
+    """The line storing the cell's value ``v`` at ``at`` (``"S[d, i]"``): a record's field by field,
+    into the tuple of the fields' tables (``S[0][d, i] = v[0]; S[1][d, i] = v[1]``)."""
+    if not is_record(rec_cls):
+        return f"{at} = v"
+    name, index = at[:-1].split("[", 1)
+    return expand(f"ST({name}, ({index}), v)", rec_cls)

@@ -68,6 +68,36 @@ class IntervalRecurrence(Recurrence):
     ``decision_bits = 0`` (a cell then returns its value alone) when ``back`` reads all it needs
     from ``T``: every decision is then 0.
 
+    **Record cells.** ``value_dtype`` may be a record of int32, int64, float32 and float64 fields
+    (:mod:`gpudp.values`), as a grid's: ``cell`` then reads ``T[a, b]`` as a tuple in field order
+    and returns a tuple of as many numbers (or ``(that tuple, decision)``); a stateful ``back``
+    reads ``T`` the same way. ``result.table`` is a structured array of ``value_dtype``
+    (``result.table["t"]``) and ``result.value(i, j)`` a numpy record. The engine keeps one table
+    per field and compiles ``cell`` (and ``back``) from its source, rewritten so that ``T[a, b]``
+    reads each field's table (:mod:`gpudp.interval.records`): such a function must have its source
+    (defined in a file or a notebook) and use ``T`` only as ``T[a, b]`` or ``T.shape``. On the GPU a
+    record cell runs a thread a cell; :func:`gpudp.sweep_many` does not batch them. Example (the
+    ways to parenthesize a boolean expression to true and to false)::
+
+        class BoolCount(IntervalRecurrence):
+            value_dtype = np.dtype([("t", np.int64), ("f", np.int64)])
+            ...
+            @staticmethod
+            def cell(i, j, T, vals, ops):
+                if i == j:
+                    return vals[i], 1 - vals[i]
+                t = f = 0
+                for k in range(i, j):
+                    lt, lf = T[i, k]
+                    rt, rf = T[k + 1, j]
+                    ...                                # t, f += the ways op k gives each
+                return t, f
+
+        sweep(BoolCount("T|F&T^T")).value(0, 3)         # (2, 3): a record, ("t", "f")
+
+    Raises :class:`ContractError` (at the sweep) for a field of another type, a return of the wrong
+    arity, or a ``cell``/``back`` that uses ``T`` otherwise or has no source.
+
     ``size() == 0`` gives an empty table (nothing to compute; ``value``, ``decision`` and the
     traceback then raise ``IndexError``). Not available on this shape: ``reduce`` (the whole table
     is the result: reduce ``result.table`` with numpy).
@@ -86,11 +116,6 @@ class IntervalRecurrence(Recurrence):
             raise ContractError(
                 f"{cls.__name__}.reduce = {cls.reduce!r}: an IntervalRecurrence has no reduce "
                 "(result.table holds every cell: reduce it with numpy)"
-            )
-        if np.dtype(cls.value_dtype).names is not None:
-            raise ContractError(
-                f"{cls.__name__}.value_dtype is a record: an IntervalRecurrence keeps scalar cells (one "
-                "table of one type); pack the fields into one number"
             )
 
     @classmethod

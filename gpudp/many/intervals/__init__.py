@@ -31,6 +31,7 @@ from ...interval import IntervalResult
 from ...memory import gc_paused
 from ...recurrence import values_only
 from ...solution import Stats
+from ...values import is_record
 from .. import source
 from ..chunks import cut
 from ..items import ManyItem
@@ -90,6 +91,11 @@ def sweep_intervals(objs, take, runner_of, traceback, start_state, progress_bar,
     """The interval batch of :func:`gpudp.sweep_many` (``take`` its intake; ``runner_of(cls)`` the
     backend's ``interval_kernel`` runner; ``items`` filled in place; ``stats`` completed)."""
     cls = take.cls
+    if is_record(cls):
+        raise ContractError(
+            f"{cls.__name__}.value_dtype is a record {np.dtype(cls.value_dtype).names}: sweep_many does not "
+            "batch interval recurrences of record cells; sweep them one at a time with gpudp.sweep"
+        )
     bits = cls.decision_bits
     walking = bool(traceback and (bits or cls.traceback_state))  # (a state walks the table alone)
     if walking and getattr(cls, "back", None) is None:
