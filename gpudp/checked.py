@@ -379,7 +379,7 @@ class Layer2View:
             except IndexError:
                 outside = True
         if outside:
-            what = "before the first layer the window holds fill" if self.s < 0 else f"layer {self.s}"
+            what = "the fill before the first layer" if self.s < 0 else f"layer {self.s}"
             raise BadRead(
                 f"read prev_{self.w}[{', '.join(map(str, parts))}]: {what} has cells [0 .. {rows - 1}, "
                 f"0 .. {cols - 1}]"

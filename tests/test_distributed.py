@@ -682,7 +682,7 @@ def test_a_second_client_in_the_process_is_not_waited_on(tmp_path):
     script.write_text(TWO_CLIENTS)
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240)
     reps = [line for line in run.stdout.splitlines() if line.startswith("rep ")]
-    assert run.returncode == 0 and reps == ["rep 0", "rep 1", "rep 2"], run.stderr[-3000:]
+    assert run.returncode == 0 and reps == ["rep 0", "rep 1"], run.stderr[-3000:]
 
 
 TWO_CLIENTS = """
@@ -694,7 +694,7 @@ from gpudp.cli import build_parser
 if __name__ == "__main__":
     with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cl, Client(cl):
         scale.CHECK_ROWS = 16
-        for rep in range(3):
+        for rep in range(2):
             argv = ["bench", "scale", "--backends", "cpu", "--workers", "1,2", "--pairs", "40"]
             argv += ["--length", "12", "--repeat", "1", "--chunks-per-worker", "2", "--data", "resident"]
             argv += ["--made-on", "workers"]

@@ -251,7 +251,7 @@ def _check_sw(backend, monkeypatch, a, b, match, mismatch, gap):
         assert how.startswith("int32")
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     a=st.lists(st.integers(0, 3), min_size=0, max_size=14),
     b=st.lists(st.integers(0, 3), min_size=0, max_size=14),
@@ -282,7 +282,7 @@ def test_values_that_could_pass_int32_run_as_written(backend, monkeypatch):
     assert r.stats.extra["arithmetic"] == "as written"
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     a=st.lists(st.integers(0, 3), min_size=1, max_size=8),
     b=st.lists(st.integers(0, 3), min_size=1, max_size=8),

@@ -314,7 +314,9 @@ def walk({start}, cap, L, words, LO, HI, LR, LC{lp}{da}):
             return path[:n], 2, out
         if n == path.shape[0]:
             grown = np.empty((min(2 * n, cap), {width}), np.int64)
-            grown[:n] = path[:n]
+            for q in range(n):  # (a loop: a slice copy compiles numba's shape checks, seconds)
+                for c in range({width}):
+                    grown[q, c] = path[q, c]
             path = grown
         k = {flat}
         d = {decode}

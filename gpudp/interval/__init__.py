@@ -213,7 +213,9 @@ def walk(i0, j0, s0, cap, D{T}{da}):
             return path[:n], 2, i, j, s, 0, 0
         if n == path.shape[0]:
             grown = np.empty((min(2 * n, cap), {width}), np.int64)
-            grown[:n] = path[:n]
+            for q in range(n):  # (a loop: a slice copy compiles numba's shape checks, seconds)
+                for c in range({width}):
+                    grown[q, c] = path[q, c]
             path = grown
         d = np.int64(D[i, j])
         path[n, 0] = i
