@@ -117,12 +117,21 @@ def test_a_worker_lost_mid_batch_loses_and_duplicates_nothing(client, tmp_path):
     assert got.errors == want.errors
 
 
-def _cli_on_workers(folder, workers: str, stdout=subprocess.PIPE):
+def _cli_on_workers(folder, workers: str, stdout=subprocess.PIPE, long: bool = False):
     """``gpudp solve lcs --pairs zip --workers N`` on three pairs in ``folder`` (its working
-    directory), with ``folder/tmp`` its TMPDIR, in a process group of its own."""
+    directory), with ``folder/tmp`` its TMPDIR, in a process group of its own; ``long``: three
+    pairs of 300,000 symbols, seconds of work after the workers start (a signal then meets them
+    at work, not after the run)."""
     a, b = folder / "a.fa", folder / "b.fa"
-    a.write_text(">x1\nACGTACGT\n>x2\nGGGG\n>x3\nACGT\n")
-    b.write_text(">y1\nACGAACGT\n>y2\nGAGG\n>y3\nTTTT\n")
+    if long:
+        rng = np.random.default_rng(0)
+        for f, name in ((a, "x"), (b, "y")):
+            f.write_text(
+                "".join(f">{name}{k}\n{''.join(rng.choice(list('ACGT'), 300_000))}\n" for k in range(3))
+            )
+    else:
+        a.write_text(">x1\nACGTACGT\n>x2\nGGGG\n>x3\nACGT\n")
+        b.write_text(">y1\nACGAACGT\n>y2\nGAGG\n>y3\nTTTT\n")
     (folder / "tmp").mkdir()
     args = [sys.executable, "-m", "gpudp.cli", "solve", "lcs", str(a), str(b), "--pairs", "zip"]
     return subprocess.Popen(
@@ -167,7 +176,7 @@ def test_cli_workers(tmp_path):
 def test_cli_workers_stopped_by_a_signal(tmp_path, sig):
     """A Ctrl-C (or SIGTERM) to the whole process group while the workers run: the CLI's one line
     and exit status, no worker's traceback or Dask's warnings, no process and no file left."""
-    run, scratch = _cli_on_workers(tmp_path, "2", stdout=subprocess.DEVNULL), tmp_path / "tmp"
+    run, scratch = _cli_on_workers(tmp_path, "2", stdout=subprocess.DEVNULL, long=True), tmp_path / "tmp"
     try:
         end = time.monotonic() + 240
         while not list(scratch.rglob("worker-*")) and run.poll() is None and time.monotonic() < end:

@@ -171,3 +171,22 @@ def test_the_plain_tables_that_recheck_the_batches(a, b):
         return  # a str pairs only with a str (the solvers refuse it before any check)
     assert plain.levenshtein_value(a, b) == levenshtein(a, b)
     assert plain.lcs_value(a, b) == lcs_length(a, b)
+
+
+def test_a_large_pair_is_rechecked_by_the_engine(monkeypatch):
+    """Past plain.TABLE_CELLS a re-check runs the engine's sweep (every core, interruptible), not
+    the one-thread table: the same values."""
+    from gpudp.problems import lcs
+    from gpudp.problems.lcs import plain
+
+    calls = []
+    monkeypatch.setattr(plain, "lcs_value", lambda a, b: calls.append(1))
+    monkeypatch.setattr(plain, "levenshtein_value", lambda a, b: calls.append(1))
+    monkeypatch.setattr(plain, "TABLE_CELLS", 11)
+    a, b = "GATTACA", "TACCA"
+    assert lcs._SOLVER.checked_value(a, b) == lcs_length(a, b)
+    assert ed._SOLVER.checked_value(a, b) == levenshtein(a, b)
+    assert calls == []
+    monkeypatch.setattr(plain, "TABLE_CELLS", 35)
+    lcs._SOLVER.checked_value(a, b)
+    assert calls == [1]

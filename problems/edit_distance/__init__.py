@@ -277,10 +277,19 @@ def cdist(queries, choices, *, backend: str = "auto", dtype=None, score_cutoff=N
 DISTANCES = "edit_distance.distances"
 lowering.declare(DISTANCES, cpu=f"{__name__}.cpu", cuda=f"{__name__}.cuda")
 
+
+def _recheck(a, b) -> int:
+    """A batch pair's distance apart from the batch's bit vectors: the table
+    (:mod:`gpudp.problems.lcs.plain`), or past its size the engine's sweep."""
+    if plain.small(a, b):
+        return plain.levenshtein_value(a, b)
+    return solve(a, b, "cpu", progress=False).value
+
+
 _SOLVER = batch.PairSolver(
     solve=solve,
     family=DISTANCES,
     method="bit-parallel (Myers 1999, Hyyro's blocks)",
     what="edit distance",
-    check=plain.levenshtein_value,
+    check=_recheck,
 )

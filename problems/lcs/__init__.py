@@ -577,6 +577,15 @@ def cdist(queries, choices, *, backend: str = "auto", dtype=None, score_cutoff=N
 LENGTHS = "lcs.lengths"
 lowering.declare(LENGTHS, cpu=f"{__name__}.cpu", cuda=f"{__name__}.cuda")
 
+
+def _recheck(a, b) -> int:
+    """A batch pair's length apart from the batch's bit vectors: the table (:mod:`.plain`), or past
+    its size the engine's sweep."""
+    if plain.small(a, b):
+        return plain.lcs_value(a, b)
+    return solve(a, b, "cpu", progress=False, method="wavefront").value
+
+
 _SOLVER = batch.PairSolver(
     solve=solve,
     family=LENGTHS,
@@ -584,7 +593,7 @@ _SOLVER = batch.PairSolver(
     what="LCS length",
     witness=_witness,
     pick=_pick,
-    check=plain.lcs_value,  # the batch's kernels are bit vectors: its pairs re-solved by the table
+    check=_recheck,
 )
 
 

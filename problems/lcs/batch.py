@@ -57,7 +57,7 @@ class PairSolver:
     witness: Callable | None = None
     pick: Callable | None = None
     # check(a, b) -> the pair's value by a method apart from the batch's kernels: the re-solve of
-    # the ``verify`` pairs (:mod:`.plain`'s dynamic programs)
+    # the ``verify`` pairs (:mod:`.plain`'s tables, the engine's sweep past their size)
     check: Callable | None = None
 
     def checked_value(self, a, b) -> int:

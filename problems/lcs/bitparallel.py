@@ -488,46 +488,59 @@ def walk_back(pat, a0, m, txt, b0, n, store, base, col_stride, word_stride, leng
     return found
 
 
-@njit(parallel=True, cache=True)
-def _subsequences(
-    pat, pat_off, txt, txt_off, sigma, table, mapped, swapped, todo, start, lengths, found, pos_a, pos_b
+@register_jitable
+def _pair_subsequence(
+    p, pat, pat_off, txt, txt_off, sigma, table, mapped, swapped, start, lengths, found, pos_a, pos_b
 ):
+    a0, m = pat_off[p], pat_off[p + 1] - pat_off[p]
+    b0, n = txt_off[p], txt_off[p + 1] - txt_off[p]
+    if m == 0 or n == 0:
+        lengths[p] = 0
+        found[p] = 0
+        return
+    w = (m + 63) // 64
+    pm = np.empty(sigma * w, np.uint64)
+    masks(pat, a0, m, w, sigma, table, mapped, pm)
+    s = np.full(w, ~np.uint64(0), np.uint64)
+    store = np.empty(n * w, np.uint64)  # this pair's vectors, freed with the iteration
+    store_columns(txt, b0, n, pm, w, table, mapped, s, store, 0, w, 1)
+    length = lcs_of(s, w, m)
+    lengths[p] = length
+    if swapped[p]:
+        found[p] = walk_back(pat, a0, m, txt, b0, n, store, 0, w, 1, length, pos_b, pos_a, start[p])
+    else:
+        found[p] = walk_back(pat, a0, m, txt, b0, n, store, 0, w, 1, length, pos_a, pos_b, start[p])
+
+
+@njit(parallel=True, cache=True)
+def _subsequences(pat, pat_off, txt, txt_off, sigma, table, mapped, swapped, todo, *out):
     for t in prange(len(todo)):
-        p = todo[t]
-        a0, m = pat_off[p], pat_off[p + 1] - pat_off[p]
-        b0, n = txt_off[p], txt_off[p + 1] - txt_off[p]
-        if m == 0 or n == 0:
-            lengths[p] = 0
-            found[p] = 0
-            continue
-        w = (m + 63) // 64
-        pm = np.empty(sigma * w, np.uint64)
-        masks(pat, a0, m, w, sigma, table, mapped, pm)
-        s = np.full(w, ~np.uint64(0), np.uint64)
-        store = np.empty(n * w, np.uint64)  # this pair's vectors, freed with the iteration
-        store_columns(txt, b0, n, pm, w, table, mapped, s, store, 0, w, 1)
-        length = lcs_of(s, w, m)
-        lengths[p] = length
-        if swapped[p]:
-            found[p] = walk_back(pat, a0, m, txt, b0, n, store, 0, w, 1, length, pos_b, pos_a, start[p])
-        else:
-            found[p] = walk_back(pat, a0, m, txt, b0, n, store, 0, w, 1, length, pos_a, pos_b, start[p])
+        _pair_subsequence(todo[t], pat, pat_off, txt, txt_off, sigma, table, mapped, swapped, *out)
 
 
-def subsequences_cpu(packed: Packed, todo, start, lengths, found, pos_a, pos_b) -> None:
+@njit(cache=True)
+def _subsequences_serial(pat, pat_off, txt, txt_off, sigma, table, mapped, swapped, todo, *out):
+    for t in range(len(todo)):  # one thread, no parallel region: callers on many Python threads
+        _pair_subsequence(todo[t], pat, pat_off, txt, txt_off, sigma, table, mapped, swapped, *out)
+
+
+def subsequences_cpu(packed: Packed, todo, start, lengths, found, pos_a, pos_b, serial: bool = False) -> None:
     """For every pair ``p`` of ``todo``: its LCS length into ``lengths[p]``, and its matched positions
     in ``a`` and ``b`` into ``pos_a`` / ``pos_b`` from ``start[p]`` on (``found[p]``: how many the
-    walk took), one pair per iteration of a parallel loop on all CPU cores; each iteration keeps
-    its own pair's vectors only (``m * n / 8`` bytes), so memory holds one pair a thread."""
+    walk took), one pair per iteration of a parallel loop on all CPU cores (``serial``: a plain loop,
+    no parallel region, which numba's workqueue layer refuses to run from two Python threads at
+    once); each iteration keeps its own pair's vectors only (``m * n / 8`` bytes), so memory holds
+    one pair a thread."""
     ensure_table(packed)
     if len(todo):
         p = packed
+        args = (p.pat, p.pat_off, p.txt, p.txt_off, p.sigma, p.table, p.mapped, p.swapped, todo)
+        if serial:
+            _subsequences_serial(*args, start, lengths, found, pos_a, pos_b)
+            return
         chunk = max(1, len(todo) // (64 * numba.get_num_threads()))  # pairs of unequal sizes balance
         with numba.parallel_chunksize(chunk):
-            _subsequences(
-                p.pat, p.pat_off, p.txt, p.txt_off, p.sigma, p.table, p.mapped, p.swapped,
-                todo, start, lengths, found, pos_a, pos_b,
-            )  # fmt: skip
+            _subsequences(*args, start, lengths, found, pos_a, pos_b)
 
 
 #: what :func:`check_subsequences` reports for a pair, by its fault code
@@ -538,41 +551,53 @@ FAULTS = {
 }
 
 
+@register_jitable
+def _pair_fault(p, pat, pat_off, txt, txt_off, swapped, start, lengths, found, pos_a, pos_b):
+    a0, m = pat_off[p], pat_off[p + 1] - pat_off[p]
+    b0, n = txt_off[p], txt_off[p + 1] - txt_off[p]
+    length = lengths[p]
+    if found[p] != length or length < 0 or length > min(m, n):
+        return 1
+    o = start[p]
+    last_i, last_j = -1, -1
+    for k in range(length):
+        ia, ib = np.int64(pos_a[o + k]), np.int64(pos_b[o + k])
+        i, j = (ib, ia) if swapped[p] else (ia, ib)  # pattern and text positions
+        if i <= last_i or j <= last_j or i >= m or j >= n:
+            return 2
+        if pat[a0 + i] != txt[b0 + j]:
+            return 3
+        last_i, last_j = i, j
+    return 0
+
+
 @njit(parallel=True, cache=True)
 def _check(pat, pat_off, txt, txt_off, swapped, todo, start, lengths, found, pos_a, pos_b, fault):
     for t in prange(len(todo)):
-        p = todo[t]
-        a0, m = pat_off[p], pat_off[p + 1] - pat_off[p]
-        b0, n = txt_off[p], txt_off[p + 1] - txt_off[p]
-        length = lengths[p]
-        f = 0
-        if found[p] != length or length < 0 or length > min(m, n):
-            f = 1
-        else:
-            o = start[p]
-            last_i, last_j = -1, -1
-            for k in range(length):
-                ia, ib = np.int64(pos_a[o + k]), np.int64(pos_b[o + k])
-                i, j = (ib, ia) if swapped[p] else (ia, ib)  # pattern and text positions
-                if i <= last_i or j <= last_j or i >= m or j >= n:
-                    f = 2
-                    break
-                if pat[a0 + i] != txt[b0 + j]:
-                    f = 3
-                    break
-                last_i, last_j = i, j
-        fault[t] = f
+        fault[t] = _pair_fault(
+            todo[t], pat, pat_off, txt, txt_off, swapped, start, lengths, found, pos_a, pos_b
+        )
 
 
-def check_subsequences(packed: Packed, todo, start, lengths, found, pos_a, pos_b) -> np.ndarray:
+@njit(cache=True)
+def _check_serial(pat, pat_off, txt, txt_off, swapped, todo, start, lengths, found, pos_a, pos_b, fault):
+    for t in range(len(todo)):
+        fault[t] = _pair_fault(
+            todo[t], pat, pat_off, txt, txt_off, swapped, start, lengths, found, pos_a, pos_b
+        )
+
+
+def check_subsequences(
+    packed: Packed, todo, start, lengths, found, pos_a, pos_b, serial: bool = False
+) -> np.ndarray:
     """A fault code (0: none, else a key of :data:`FAULTS`) for each pair of ``todo``: its positions
     ``pos_a`` / ``pos_b`` from ``start[p]`` must be ``lengths[p]`` pairs (``found[p]`` of them taken),
     strictly increasing in both sequences, inside them, on equal symbols. Independent of the walk:
-    reads only the packed symbols and the positions (all CPU cores)."""
+    reads only the packed symbols and the positions (all CPU cores; ``serial``: one thread, as
+    :func:`subsequences_cpu`)."""
     fault = np.zeros(len(todo), np.uint8)
     if len(todo):
         p = packed
-        _check(
-            p.pat, p.pat_off, p.txt, p.txt_off, p.swapped, todo, start, lengths, found, pos_a, pos_b, fault
-        )
+        run = _check_serial if serial else _check
+        run(p.pat, p.pat_off, p.txt, p.txt_off, p.swapped, todo, start, lengths, found, pos_a, pos_b, fault)
     return fault

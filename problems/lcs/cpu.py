@@ -59,8 +59,11 @@ def pair(ea: np.ndarray, eb: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
     one = np.zeros(1, np.int64)
     lengths, found = np.full(1, -1, np.int64), np.full(1, -1, np.int64)
     pos_a, pos_b = (np.empty(min(len(ea), len(eb)), np.int64) for _ in range(2))
-    bitparallel.subsequences_cpu(packed, one, one, lengths, found, pos_a, pos_b)
-    fault = int(bitparallel.check_subsequences(packed, one, one, lengths, found, pos_a, pos_b)[0])
+    # one pair: no parallel region (solves on several Python threads must not share one)
+    bitparallel.subsequences_cpu(packed, one, one, lengths, found, pos_a, pos_b, serial=True)
+    fault = int(
+        bitparallel.check_subsequences(packed, one, one, lengths, found, pos_a, pos_b, serial=True)[0]
+    )
     if fault:
         raise CheckError(bitparallel.FAULTS[fault].format(found=found[0], length=lengths[0]))
     k = int(lengths[0])

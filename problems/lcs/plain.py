@@ -12,7 +12,17 @@ from gpudp.jit import njit
 
 from .sequences import encode, kernel_codes
 
-__all__ = ["lcs_length", "lcs_value", "levenshtein", "levenshtein_value"]
+__all__ = ["TABLE_CELLS", "lcs_length", "lcs_value", "levenshtein", "levenshtein_value", "small"]
+
+#: pairs of at most this many cells are re-checked by these tables (about 0.1 s, one thread, not
+#: interruptible); the solvers re-check larger ones by the engine's sweep (every core, stopped by a
+#: Ctrl-C between chunks)
+TABLE_CELLS = 1 << 27
+
+
+def small(a, b) -> bool:
+    """Whether the pair ``(a, b)`` is re-checked by a table here (:data:`TABLE_CELLS`)."""
+    return len(a) * len(b) <= TABLE_CELLS
 
 
 @njit(cache=True, nogil=True)
