@@ -119,16 +119,15 @@ def test_a_worker_lost_mid_batch_loses_and_duplicates_nothing(client, tmp_path):
 
 def _cli_on_workers(folder, workers: str, stdout=subprocess.PIPE, long: bool = False):
     """``gpudp solve lcs --pairs zip --workers N`` on three pairs in ``folder`` (its working
-    directory), with ``folder/tmp`` its TMPDIR, in a process group of its own; ``long``: three
-    pairs of 300,000 symbols, seconds of work after the workers start (a signal then meets them
-    at work, not after the run)."""
+    directory), with ``folder/tmp`` its TMPDIR, in a process group of its own; ``long``: 2,000 pairs
+    of 3,000 symbols, seconds of work after the workers start in chunks of a fraction of a second
+    (a signal meets the workers at work, not after the run, and their stop waits little)."""
     a, b = folder / "a.fa", folder / "b.fa"
     if long:
         rng = np.random.default_rng(0)
         for f, name in ((a, "x"), (b, "y")):
-            f.write_text(
-                "".join(f">{name}{k}\n{''.join(rng.choice(list('ACGT'), 300_000))}\n" for k in range(3))
-            )
+            seqs = rng.choice(np.frombuffer(b"ACGT", np.uint8), (2000, 3000))
+            f.write_text("".join(f">{name}{k}\n{row.tobytes().decode()}\n" for k, row in enumerate(seqs)))
     else:
         a.write_text(">x1\nACGTACGT\n>x2\nGGGG\n>x3\nACGT\n")
         b.write_text(">y1\nACGAACGT\n>y2\nGAGG\n>y3\nTTTT\n")
