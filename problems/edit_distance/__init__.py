@@ -20,7 +20,7 @@ from gpudp.backends import where as backend_words
 from gpudp.engine import sweep
 from gpudp.errors import CheckError, InputError, TimeLimitReached
 from gpudp.inputs import parse_time_limit
-from gpudp.problems.lcs import batch, count_bound, cross, greedy_common, plain
+from gpudp.problems.lcs import batch, count_bound, cross, greedy_common
 from gpudp.problems.lcs.sequences import encode, kernel_codes, kind
 from gpudp.progress import announce
 from gpudp.recurrence import GridRecurrence
@@ -278,18 +278,10 @@ DISTANCES = "edit_distance.distances"
 lowering.declare(DISTANCES, cpu=f"{__name__}.cpu", cuda=f"{__name__}.cuda")
 
 
-def _recheck(a, b) -> int:
-    """A batch pair's distance apart from the batch's bit vectors: the table
-    (:mod:`gpudp.problems.lcs.plain`), or past its size the engine's sweep."""
-    if plain.small(a, b):
-        return plain.levenshtein_value(a, b)
-    return solve(a, b, "cpu", progress=False).value
-
-
 _SOLVER = batch.PairSolver(
     solve=solve,
     family=DISTANCES,
     method="bit-parallel (Myers 1999, Hyyro's blocks)",
     what="edit distance",
-    check=_recheck,
+    table="levenshtein_value",
 )

@@ -9,6 +9,7 @@ path always goes diagonally (taking a match is never worse), elsewhere the bit s
 
 from __future__ import annotations
 
+import functools
 import time
 from importlib import resources
 
@@ -27,7 +28,7 @@ from gpudp.progress import announce
 from gpudp.recurrence import GridRecurrence
 from gpudp.solution import BatchResult, NoSolutions, Solution, Stats, warn_unproven
 
-from . import batch, cross, pair, plain
+from . import batch, cross, pair
 from .fasta import read_fasta, read_fasta_records
 from .greedy import count_bound, greedy_common
 from .sequences import encode, kernel_codes, kind
@@ -578,14 +579,6 @@ LENGTHS = "lcs.lengths"
 lowering.declare(LENGTHS, cpu=f"{__name__}.cpu", cuda=f"{__name__}.cuda")
 
 
-def _recheck(a, b) -> int:
-    """A batch pair's length apart from the batch's bit vectors: the table (:mod:`.plain`), or past
-    its size the engine's sweep."""
-    if plain.small(a, b):
-        return plain.lcs_value(a, b)
-    return solve(a, b, "cpu", progress=False, method="wavefront").value
-
-
 _SOLVER = batch.PairSolver(
     solve=solve,
     family=LENGTHS,
@@ -593,7 +586,8 @@ _SOLVER = batch.PairSolver(
     what="LCS length",
     witness=_witness,
     pick=_pick,
-    check=_recheck,
+    table="lcs_value",
+    engine=functools.partial(solve, method="wavefront"),  # not the pair's bit vectors: the sweep
 )
 
 

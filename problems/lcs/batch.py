@@ -30,7 +30,7 @@ from gpudp.memory import available_memory, describe
 from gpudp.progress import progress_bar
 from gpudp.solution import BatchResult, NoSolutions, Stats, ship
 
-from . import bitparallel, subsequences
+from . import bitparallel, plain, subsequences
 from .sequences import bulk_pairs, encode, exact_codes, kind, uniform_rows
 from .subsequences import Rows, Subsequences
 
@@ -56,15 +56,18 @@ class PairSolver:
     # the subsequence in a's type. Without, each pair is solved by ``solve``.
     witness: Callable | None = None
     pick: Callable | None = None
-    # check(a, b) -> the pair's value by a method apart from the batch's kernels: the re-solve of
-    # the ``verify`` pairs (:mod:`.plain`'s tables, the engine's sweep past their size)
-    check: Callable | None = None
+    # The re-solve of the ``verify`` pairs, apart from the batch's kernels: ``table``, the name of
+    # the pair's textbook table in :mod:`.plain` (pairs of at most ``plain.TABLE_CELLS`` cells), and
+    # past that ``engine(a, b, backend=, progress=)`` -> checked Solution (None: ``solve``)
+    table: str | None = None
+    engine: Callable | None = None
 
     def checked_value(self, a, b) -> int:
-        """Pair ``(a, b)``'s value re-solved on the host by :attr:`check` (else by :attr:`solve`)."""
-        if self.check is not None:
-            return self.check(a, b)
-        return self.solve(a, b, backend="cpu", progress=False).value
+        """Pair ``(a, b)``'s value re-solved on the host: by its table where it is small, else by the
+        engine's sweep (every core, stopped by a Ctrl-C between chunks)."""
+        if self.table is not None and plain.small(a, b):
+            return getattr(plain, self.table)(a, b)
+        return (self.engine or self.solve)(a, b, backend="cpu", progress=False).value
 
 
 def _shipped(fn: Callable, *args) -> tuple[np.ndarray, int, BatchResult]:

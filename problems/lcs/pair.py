@@ -106,7 +106,8 @@ def choose_method(method, backend: str, engine_options: bool, m: int, n: int, bu
     has = lowering.declared().get(PAIR, ())
     here = [b for b in has if backend in ("auto", b)]
     vectors = -(-min(m, n) // 64) * 8 * max(m, n)
-    room = min(PAIR_VECTORS_MAX, (default_budget() if budget is None else budget) // 2)
+    budget = default_budget() if budget is None else budget
+    room = min(PAIR_VECTORS_MAX, budget // 2)
     if method == "bitparallel":
         if not here:
             raise InputError(
@@ -114,7 +115,7 @@ def choose_method(method, backend: str, engine_options: bool, m: int, n: int, bu
                 f"'bitparallel' runs on {' or '.join(has)}, not on backend {backend!r}: give "
                 f"backend='auto' or one of those, or method='wavefront'",
             )
-        if vectors > (default_budget() if budget is None else budget):
+        if vectors > budget:
             raise InputError(
                 "method",
                 f"the bit vectors of {m:,} x {n:,} symbols take {vectors / 2**30:.2f} GiB, more than the "
