@@ -191,6 +191,7 @@ def cell_call(
     head="cell(",
     only=None,
     line=None,
+    context=None,
 ) -> str:
     """Lines calling the recurrence's cell, leaving its value in v and decision in d.
 
@@ -204,9 +205,12 @@ def cell_call(
     of its own first (the interval sweeps' ``"wcell(lane, R, C, "``, ``"ccell(C, "``); ``only``, a
     condition under which alone an overflow is recorded (``"lane == 0"``: a warp's lanes all run the
     same cell). ``line``: the name of the line's array, passed after the dependencies to a grid that
-    declares ``reads_line`` (:func:`line_sweep_source`)."""
+    declares ``reads_line`` (:func:`line_sweep_source`). ``context``: the arguments that take the
+    dependencies' place for a cell rewritten by :func:`gpudp.lazy_deps.lazy_cell`."""
     sp = spec_of(rec_cls)
-    if sp.deps_tuple:  # cell(i, j, deps, ...): one tuple in offsets order
+    if context is not None:  # a cell rewritten to read its dependencies itself (gpudp.lazy_deps)
+        deps = context
+    elif sp.deps_tuple:  # cell(i, j, deps, ...): one tuple in offsets order
         deps = [f"({', '.join(deps)},)"]
     if getattr(rec_cls, "reads_line", False):  # cell(i, j, deps..., line, ...): the line's values
         if line is None:
@@ -425,6 +429,90 @@ def line_sweep_source(rec_cls, n_data: int, schedule: Schedule, guard: str = "pa
         bounds = f"start = min(g1 * 32, {n}) - 1\nstop = g0 * 32 - 1"
     setup = [guard, bounds, *(f"w{b} = 0" for b in range(bits))]
     return fill(_RUN_LINE, da=da, setup=setup, step=step, cell=cell)
+
+
+_RUN_SERIAL = """def run_serial(u0, u1, ring, rk, words, last_row, last_col, R, C{da}):
+    W1 = ring.shape[0]
+    GW = ((C + 31) >> 5) * {bits}
+    for u in range(u0, u1):
+        i = {row}
+        {rows}
+        row = ring[i % W1]
+        {setup}
+        for j in range({start}, {stop}, {step}):
+            {cell}
+        if i == {last_i}:
+            for j in range(C):
+                last_row[j] = row[j]
+        last_col[i] = row[{last_j}]
+"""
+
+#: a dependency of a cell rewritten by :func:`gpudp.lazy_deps.lazy_cell`, read by a serial sweep:
+#: offset ``k``'s column from the constants ``DI``, ``DJ``, its row's place in the ring from ``rk``
+#: (-1: a row outside the grid), set once a row
+_SERIAL_DEP = """def dep(k, i, j, ring, rk, R, C{du}):
+    jj = j + DJ[k]
+    r = rk[k]
+    if r < 0 or jj < 0 or jj >= C:
+        return VT(boundary(i + DI[k], jj{du}))
+    return ring[r, jj]
+"""
+
+#: what a serial sweep passes a rewritten cell in its tuple's place (the accessor's context)
+SERIAL_CONTEXT = ("ring", "rk", "R", "C")
+
+
+def serial_dep_source(rec_cls, n_data: int) -> str:
+    """Source of the serial sweep's accessor ``dep(k, i, j, ring, rk, R, C, *data)``
+    (:data:`_SERIAL_DEP`; ``DI``, ``DJ``: the offsets' rows and columns, in the namespace)."""
+    return _SERIAL_DEP.format(du=spec_of(rec_cls).fn_args(n_data))
+
+
+def serial_sweep_source(rec_cls, n_data: int, schedule: Schedule, step: tuple[int, int], lazy: bool) -> str:
+    """Source of ``run_serial(u0, u1, ring, rk, words, last_row, last_col, R, C, d0..)``, one
+    thread's sweep of a grid row after row (:func:`gpudp.grid.plan.serial_order`), rows ``u0 <= u
+    < u1`` of its order: ``step = (row step, column step)``, each +1 or -1. ``ring`` holds the last
+    ``W1`` rows (row ``i`` at ``ring[i % W1]``); ``rk[k]``, set once a row, is where offset ``k``'s
+    row lies in it (-1 outside the grid). ``lazy``: the cell is rewritten to read its dependencies
+    through the accessor (:func:`serial_dep_source`, :data:`SERIAL_CONTEXT`), else each dependency
+    is read before the call. Decisions as the layered sweep's, a row a layer (bits gathered in
+    registers, a group's words written as it ends); the last row and column as a wavefront sweep
+    records them (by the schedule's direction)."""
+    s = schedule
+    da, du, bits = data_args(n_data), spec_of(rec_cls).fn_args(n_data), rec_cls.decision_bits
+    rows, cell, deps = [], [], []
+    for k, (di, dj) in enumerate(s.offsets):
+        if di:
+            rows += [f"ii = i + {di}", f"rk[{k}] = ii % W1 if ii >= 0 and ii < R else -1"]
+        else:
+            rows.append(f"rk[{k}] = i % W1")
+        out = ([f"rk[{k}] < 0"] if di else []) + (["jj < 0"] if dj < 0 else ["jj >= C"] if dj > 0 else [])
+        if not lazy:
+            cell += [f"jj = j + {dj}", f"if {' or '.join(out) or 'False'}:"]
+            cell += [f"    x{k} = VT(boundary(i + {di}, jj{du}))", "else:", f"    x{k} = ring[rk[{k}], jj]"]
+        deps.append(f"x{k}")
+    context = list(SERIAL_CONTEXT) if lazy else None
+    cell.append(cell_call(rec_cls, "i, j", deps, n_data, "v", "dd", ("dat0[i]", "dat1[j]"), context=context))
+    cell.append("row[j] = v")
+    if bits:
+        cell += [f"w{b} |= ((dd >> {b}) & 1) << (j & 31)" for b in range(bits)]
+        end = "(j & 31) == 31 or j == C - 1" if step[1] > 0 else "(j & 31) == 0"
+        cell += [f"if {end}:", f"    base = i * GW + (j >> 5) * {bits}"]
+        cell += [f"    words[base + {b}] = w{b}\n    w{b} = 0" for b in range(bits)]
+    return fill(
+        _RUN_SERIAL,
+        da=da,
+        bits=bits,
+        row="u" if step[0] > 0 else "R - 1 - u",
+        rows=rows,
+        setup=[f"w{b} = 0" for b in range(bits)] or "pass",
+        start="0" if step[1] > 0 else "C - 1",
+        stop="C" if step[1] > 0 else "-1",
+        step=step[1],
+        cell=cell,
+        last_i="0" if s.a < 0 else "R - 1",
+        last_j="0" if s.b < 0 else "C - 1",
+    )
 
 
 @register_jitable

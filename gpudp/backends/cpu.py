@@ -60,6 +60,7 @@ _TILED_RUNNERS = KernelFactory("cpu.tiled", "rec", "n_data", "nrt")
 _LAYERED_RUNNERS = KernelFactory("cpu.layered", "rec", "n_data", "schedule", "nrt")
 _LINE_RUNNERS = KernelFactory("cpu.line", "rec", "n_data", "schedule", "nrt")
 _BLOCK_RUNNERS = KernelFactory("cpu.blocks", "rec", "n_data")
+_SERIAL_RUNNERS = KernelFactory("cpu.serial", "rec", "n_data", "schedule", "step", "nrt")
 
 _TILED = """
 def run_tiles(d0, d1, NI, NJ, R, C, BH, TW, bottom, right, words, wtile0, diag_off, ckrow, ckcol, CK{da}):
@@ -470,6 +471,32 @@ def line_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
     return k.keep(jit_generated(src, "run_line", ns, njit, "cpu", **_sweep_options())).fn
 
 
+def serial_runner(rec_cls, n_data: int, schedule, step, nrt: bool = False):
+    """The CPU sweep of a grid row after row by one thread (:func:`gpudp.codegen.serial_sweep_source`;
+    ``step``: the plan's row and column steps). A cell taking its dependencies as one tuple is
+    rewritten, where it reads them as ``deps[k]`` only, to read the ones it indexes
+    (:func:`gpudp.lazy_deps.lazy_cell`: coin change's ways read 2 of 64)."""
+    k = _SERIAL_RUNNERS.lookup(rec=rec_cls, n_data=n_data, schedule=schedule.key, step=step, nrt=nrt)
+    if k.ready:
+        return k.fn
+    from ..cache import jit_generated
+    from ..codegen import SERIAL_CONTEXT, compile_source, serial_dep_source, serial_sweep_source, spec_of
+    from ..lazy_deps import lazy_cell
+
+    sp = spec_of(rec_cls)
+    ns = cell_namespace(rec_cls, nrt)
+    cell = None
+    if sp.deps_tuple:
+        offs = np.array(schedule.offsets, np.int64).reshape(-1, 2)
+        dep_ns = {**ns, "DI": offs[:, 0].copy(), "DJ": offs[:, 1].copy()}
+        dep = njit(compile_source(serial_dep_source(rec_cls, n_data), "dep", dep_ns), **nrt_options(nrt))
+        cell = lazy_cell(rec_cls, len(SERIAL_CONTEXT), dep, sp.symbols)
+    if cell is not None:
+        ns["cell"] = njit(cell, **nrt_options(nrt))
+    src = _runtime_note(serial_sweep_source(rec_cls, n_data, schedule, step, cell is not None), nrt)
+    return k.keep(jit_generated(src, "run_serial", ns, njit, "cpu", **_sweep_options())).fn
+
+
 def run_plan(plan, rec, data, store, stats, bar) -> dict:
     """Run a planned sweep on the CPU; decisions go straight into the store (memory or memmap).
     One sweep at a time per process (:data:`PARALLEL_LOCK`)."""
@@ -523,6 +550,19 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
             if bar is not None:
                 bar.update(plan.unit_cells(g0, g1))
         out["last_row"], out["last_col"] = line_edges(plan, line)
+    elif plan.kind == "serial":
+        ring = np.full((plan.window + 1, max(cols, 1)), cls.fill, vt)
+        rk = np.empty(len(plan.schedule.offsets), np.int64)  # each offset's row in the ring
+        last_row, last_col = np.full(max(cols, 1), cls.fill, vt), np.full(max(rows, 1), cls.fill, vt)
+        args = (ring, rk, words, last_row, last_col, rows, cols, *data)
+        fn = compiled(lambda nrt: serial_runner(cls, len(data), plan.schedule, plan.serial, nrt), 0, 0, *args)
+        stats.extra["compile_seconds"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for u0, u1 in plan.chunks:
+            fn(u0, u1, *args)
+            if bar is not None:
+                bar.update(plan.unit_cells(u0, u1))
+        out["last_row"], out["last_col"] = last_row[:cols], last_col[:rows]
     else:
         window = plan.schedule.window if plan.schedule else cls.window
         ring = np.full((window + 1, *plan.ring_shape()), cls.fill, vt)
@@ -636,6 +676,10 @@ def blocks_runner(rec_cls, n_data: int):
 class _CPU(Backend):
     name = "cpu"
     default_tile = (256, 512)
+    #: wavefronts narrower than a parallel layer (serial_groups) gain nothing from the wavefronts'
+    #: order: such a grid runs row after row, which reads the rows by plain indices (coin change's
+    #: ways, 63 x 10^5: docs/benchmarks.md, "2-core CPU host")
+    serial_width = SERIAL_GROUPS * 32
     chunk_cells = CPU_CHUNK_CELLS
     slab_words_max = CPU_SLAB_WORDS
 
