@@ -320,7 +320,9 @@ def compile_source(src: str, name: str, namespace: dict):
     return getattr(mod, name)
 
 
-def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None, rows: bool = False) -> str:
+def layer_cell_source(
+    rec_cls, n_data: int, schedule: Schedule | None, rows: bool = False, lazy: bool = False
+) -> str:
     """Source of ``lcell(t, p, ring, W1, last_row, last_col, R, C, d0..) -> (value, decision)``.
 
     For a LayeredRecurrence it passes the window's previous layers to the user's cell: the rows
@@ -329,7 +331,8 @@ def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None, rows: boo
     two-constraint knapsack about 40 % of its sweep, one thread, 2026-11-26). For a grid
     with a linear schedule it maps (wavefront t, slot p) to (i, j), reads each dependency from the
     ring of wavefronts (or from ``boundary`` outside the grid), and records the last row and column.
-    Slots that hold no cell return ``fill`` and decision 0.
+    Slots that hold no cell return ``fill`` and decision 0. ``lazy``: the grid's cell is rewritten
+    to read its dependencies itself (:func:`dep_source`, :data:`WAVE_CONTEXT`): none is read here.
     """
     da = data_args(n_data)
     du = spec_of(rec_cls).fn_args(n_data)
@@ -358,7 +361,7 @@ def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None, rows: boo
             lines += [f"    if num % {s.a} != 0:", "        return VT(FILL), 0"]
         lines += [f"    i = num // {s.a}", "    if i < 0 or i >= R:", "        return VT(FILL), 0"]
     deps = []
-    for k, (di, dj) in enumerate(s.offsets):
+    for k, (di, dj) in enumerate(() if lazy else s.offsets):
         lag = -(s.a * di + s.b * dj)
         slot = f"i + {di}" if s.by_row_index else f"j + {dj}"
         lines += [
@@ -370,7 +373,9 @@ def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None, rows: boo
             f"        x{k} = ring[(t - {lag}) % W1, {slot}]",
         ]
         deps.append(f"x{k}")
-    lines.append(indent(cell_call(rec_cls, "i, j", deps, n_data, "v", "dd", ("dat0[i]", "dat1[j]")), 4))
+    context = list(WAVE_CONTEXT) if lazy else None
+    call = cell_call(rec_cls, "i, j", deps, n_data, "v", "dd", ("dat0[i]", "dat1[j]"), context=context)
+    lines.append(indent(call, 4))
     # the row and column the schedule finishes on: R - 1 and C - 1, or 0 when it runs backwards
     last_i = "0" if s.a < 0 else "R - 1"
     last_j = "0" if s.b < 0 else "C - 1"
@@ -447,9 +452,9 @@ _RUN_SERIAL = """def run_serial(u0, u1, ring, rk, words, last_row, last_col, R, 
         last_col[i] = row[{last_j}]
 """
 
-#: a dependency of a cell rewritten by :func:`gpudp.lazy_deps.lazy_cell`, read by a serial sweep:
-#: offset ``k``'s column from the constants ``DI``, ``DJ``, its row's place in the ring from ``rk``
-#: (-1: a row outside the grid), set once a row
+#: a dependency of a cell rewritten by :func:`gpudp.lazy_deps.lazy_cell` (``DI``, ``DJ``: the
+#: offsets' rows and columns, constants of the namespace): read by a serial sweep from its ring of
+#: rows, offset ``k``'s row's place in it from ``rk`` (-1: a row outside the grid), set once a row
 _SERIAL_DEP = """def dep(k, i, j, ring, rk, R, C{du}):
     jj = j + DJ[k]
     r = rk[k]
@@ -458,14 +463,33 @@ _SERIAL_DEP = """def dep(k, i, j, ring, rk, R, C{du}):
     return ring[r, jj]
 """
 
-#: what a serial sweep passes a rewritten cell in its tuple's place (the accessor's context)
+#: the same read by a layered sweep from its ring of wavefronts (``LAG``: each offset's wavefronts
+#: back; ``{slot}``: the dependency's row or column, as the schedule tells a wavefront's cells apart)
+_WAVE_DEP = """def dep(k, i, j, t, ring, W1, R, C{du}):
+    ii = i + DI[k]
+    jj = j + DJ[k]
+    if ii < 0 or ii >= R or jj < 0 or jj >= C:
+        return VT(boundary(ii, jj{du}))
+    return ring[(t - LAG[k]) % W1, {slot}]
+"""
+
+#: what a serial and a layered sweep pass a rewritten cell in its tuple's place (its accessor's
+#: context, after the cell's coordinates)
 SERIAL_CONTEXT = ("ring", "rk", "R", "C")
+WAVE_CONTEXT = ("t", "ring", "W1", "R", "C")
 
 
-def serial_dep_source(rec_cls, n_data: int) -> str:
-    """Source of the serial sweep's accessor ``dep(k, i, j, ring, rk, R, C, *data)``
-    (:data:`_SERIAL_DEP`; ``DI``, ``DJ``: the offsets' rows and columns, in the namespace)."""
-    return _SERIAL_DEP.format(du=spec_of(rec_cls).fn_args(n_data))
+def dep_source(rec_cls, n_data: int, schedule: Schedule, serial: bool) -> tuple[str, dict]:
+    """Source of the accessor ``dep(k, i, j, *context, *data)`` that a cell rewritten by
+    :func:`gpudp.lazy_deps.lazy_cell` calls for ``deps[k]`` in a serial sweep (``serial``,
+    :data:`SERIAL_CONTEXT`) or a layered one (:data:`WAVE_CONTEXT`), and the constants it reads."""
+    du = spec_of(rec_cls).fn_args(n_data)
+    offs = np.array(schedule.offsets, np.int64).reshape(-1, 2)
+    consts = {"DI": offs[:, 0].copy(), "DJ": offs[:, 1].copy()}
+    if serial:
+        return _SERIAL_DEP.format(du=du), consts
+    consts["LAG"] = -(schedule.a * consts["DI"] + schedule.b * consts["DJ"])
+    return _WAVE_DEP.format(du=du, slot="ii" if schedule.by_row_index else "jj"), consts
 
 
 def serial_sweep_source(rec_cls, n_data: int, schedule: Schedule, step: tuple[int, int], lazy: bool) -> str:
@@ -474,7 +498,7 @@ def serial_sweep_source(rec_cls, n_data: int, schedule: Schedule, step: tuple[in
     < u1`` of its order: ``step = (row step, column step)``, each +1 or -1. ``ring`` holds the last
     ``W1`` rows (row ``i`` at ``ring[i % W1]``); ``rk[k]``, set once a row, is where offset ``k``'s
     row lies in it (-1 outside the grid). ``lazy``: the cell is rewritten to read its dependencies
-    through the accessor (:func:`serial_dep_source`, :data:`SERIAL_CONTEXT`), else each dependency
+    through the accessor (:func:`dep_source`, :data:`SERIAL_CONTEXT`), else each dependency
     is read before the call. Decisions as the layered sweep's, a row a layer (bits gathered in
     registers, a group's words written as it ends); the last row and column as a wavefront sweep
     records them (by the schedule's direction)."""

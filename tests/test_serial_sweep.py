@@ -14,6 +14,7 @@ from test_instance_offsets import check
 from test_user_dps3 import CoinWays  # the number of ways, as the tutorial's section 14 suggests
 
 from gpudp import backends
+from gpudp.backends import cpu
 from gpudp.engine import plan_sweep, sweep
 from gpudp.grid.plan import serial_order
 from gpudp.lazy_deps import lazy_cell
@@ -90,12 +91,15 @@ def fewest_reference(coins, amount) -> list[list[int]]:
 coin_sets = st.sampled_from([(2, 5), (4, 1, 3, 3), (3, 7, 11, 20)])
 
 
-@settings(max_examples=30)
-@given(coin_sets, st.integers(1, 80), st.sampled_from([CoinWays, IteratedWays]))
-def test_coin_ways_rows_swept_serially_match_the_loop(coins, amount, cls):
-    res = sweep(cls(coins, amount), backend="cpu", traceback=False)
+@settings(max_examples=40)
+@given(coin_sets, st.integers(1, 80), st.sampled_from([CoinWays, IteratedWays]), st.booleans())
+def test_coin_ways_rows_swept_serially_match_the_loop(coins, amount, cls, wavefronts):
+    with pytest.MonkeyPatch.context() as mp:
+        if wavefronts:  # the cell rewritten for the layered sweep's ring of wavefronts
+            mp.setattr(backends.get("cpu"), "serial_width", 0)
+        res = sweep(cls(coins, amount), backend="cpu", traceback=False)
     want = ways_reference(coins, amount)
-    assert res.plan.kind == "serial" and res.stats.extra["plan"] == "serial"
+    assert res.plan.kind == ("layered" if wavefronts else "serial") == res.stats.extra["plan"]
     assert res.last_row.tolist() == want[-1]
     assert res.last_col.tolist() == [row[-1] for row in want]
 
@@ -159,7 +163,7 @@ def test_serial_order_of_offsets():
 
 @pytest.mark.parametrize(
     "offsets",
-    [((-1, 0), (0, -3)), ((1, 0), (0, 2), (1, -1)), ((-1, 1), (0, -1), (-2, 0)), ((-1, -1), (-1, 1))],
+    [((-1, 0), (0, -3)), ((1, 0), (0, 2), (1, -1)), ((-1, 1), (0, -1), (-2, 0)), ((0, -1), (-1, 2))],
     ids=str,
 )
 @pytest.mark.parametrize("shape", [(2, 70), (9, 5), (3, 3)], ids=str)
@@ -168,6 +172,20 @@ def test_serial_and_wavefront_plans_agree_with_the_reference(offsets, shape, mon
     assert check(h, list(offsets)).plan.kind == "serial"
     monkeypatch.setattr(backends.get("cpu"), "serial_width", 0)  # every grid by its wavefronts
     assert check(h, list(offsets)).plan.kind == "layered"
+
+
+def test_rows_in_many_chunks_spilled_to_disk(monkeypatch):
+    monkeypatch.setattr(cpu, "CPU_CHUNK_CELLS", 100)  # chunks of 2 rows of 40
+    h = np.random.default_rng(8).integers(0, 10, (9, 40))
+    res = check(h, [(1, 0), (0, 2), (1, -1)], memory_budget=0)
+    assert res.plan.kind == "serial" and res.stats.spilled_to_disk
+    assert res.plan.chunks == [(0, 2), (2, 4), (4, 6), (6, 8), (8, 9)] and res.plan.serial == (-1, -1)
+
+
+def test_an_order_by_rows_stays_layered():
+    """Offsets that all go back a row are swept by rows already, a row a layer (seam carving's)."""
+    assert serial_order(((-1, -1), (-1, 1))) == ((1, 1), 1)
+    assert check(np.ones((9, 5), np.int64), [(-1, -1), (-1, 1)]).plan.kind == "layered"
 
 
 def test_a_ring_of_rows_larger_than_the_wavefronts_keeps_them():

@@ -432,7 +432,8 @@ def layered_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
     bits = rec_cls.decision_bits
     ns = cell_namespace(rec_cls, nrt)
     rows = schedule is None  # a layered recurrence's previous layers: views taken once a layer
-    lcell = compile_source(layer_cell_source(rec_cls, n_data, schedule, rows), "lcell", dict(ns))
+    lazy = _lazy_cell(rec_cls, n_data, schedule, ns, nrt, serial=False)
+    lcell = compile_source(layer_cell_source(rec_cls, n_data, schedule, rows, lazy), "lcell", dict(ns))
     ns["lcell"] = njit(lcell, **nrt_options(nrt))
     init = "".join(f"w{b} = 0\n" for b in range(bits)) or "pass\n"
     orr = "".join(f"w{b} |= ((dd >> {b}) & 1) << lane\n" for b in range(bits)) or "pass\n"
@@ -480,21 +481,32 @@ def serial_runner(rec_cls, n_data: int, schedule, step, nrt: bool = False):
     if k.ready:
         return k.fn
     from ..cache import jit_generated
-    from ..codegen import SERIAL_CONTEXT, compile_source, serial_dep_source, serial_sweep_source, spec_of
+    from ..codegen import serial_sweep_source
+
+    ns = cell_namespace(rec_cls, nrt)
+    lazy = _lazy_cell(rec_cls, n_data, schedule, ns, nrt, serial=True)
+    src = _runtime_note(serial_sweep_source(rec_cls, n_data, schedule, step, lazy), nrt)
+    return k.keep(jit_generated(src, "run_serial", ns, njit, "cpu", **_sweep_options())).fn
+
+
+def _lazy_cell(rec_cls, n_data: int, schedule, ns: dict, nrt: bool, serial: bool) -> bool:
+    """Whether the grid's cell, taking its dependencies as one tuple, is rewritten to read only those
+    it indexes (:func:`gpudp.lazy_deps.lazy_cell`): then ``ns["cell"]`` is the rewritten cell, which
+    reads them through the accessor of a serial sweep (``serial``) or a layered one
+    (:func:`gpudp.codegen.dep_source`)."""
+    from ..codegen import SERIAL_CONTEXT, WAVE_CONTEXT, compile_source, dep_source, spec_of
     from ..lazy_deps import lazy_cell
 
     sp = spec_of(rec_cls)
-    ns = cell_namespace(rec_cls, nrt)
-    cell = None
-    if sp.deps_tuple:
-        offs = np.array(schedule.offsets, np.int64).reshape(-1, 2)
-        dep_ns = {**ns, "DI": offs[:, 0].copy(), "DJ": offs[:, 1].copy()}
-        dep = njit(compile_source(serial_dep_source(rec_cls, n_data), "dep", dep_ns), **nrt_options(nrt))
-        cell = lazy_cell(rec_cls, len(SERIAL_CONTEXT), dep, sp.symbols)
+    if schedule is None or not sp.deps_tuple:
+        return False
+    src, consts = dep_source(rec_cls, n_data, schedule, serial)
+    dep = njit(compile_source(src, "dep", {**ns, **consts}), **nrt_options(nrt))
+    context = SERIAL_CONTEXT if serial else WAVE_CONTEXT
+    cell = lazy_cell(rec_cls, len(context), dep, sp.symbols)
     if cell is not None:
         ns["cell"] = njit(cell, **nrt_options(nrt))
-    src = _runtime_note(serial_sweep_source(rec_cls, n_data, schedule, step, cell is not None), nrt)
-    return k.keep(jit_generated(src, "run_serial", ns, njit, "cpu", **_sweep_options())).fn
+    return cell is not None
 
 
 def run_plan(plan, rec, data, store, stats, bar) -> dict:

@@ -1,10 +1,10 @@
 """The grid and layered shapes' plan: what a sweep runs, before anything is allocated.
 
 :func:`make_plan` checks the class and runs the shape's planner (:func:`plan_grid` by the schedule
-derived from a grid's offsets: tiled, a line, or layered by wavefronts; :func:`plan_layered` by the
-layers' sizes, active ranges and codec), which picks the backend too; the :class:`Plan` holds the
-layout of the decisions, the units (tile diagonals or layers) cut into chunks, and its memory
-figures (:meth:`Plan.memory`, planned by :mod:`gpudp.footprint`).
+derived from a grid's offsets: tiled, a line, layered by wavefronts, or serial, row after row;
+:func:`plan_layered` by the layers' sizes, active ranges and codec), which picks the backend too;
+the :class:`Plan` holds the layout of the decisions, the units (tile diagonals or layers) cut into
+chunks, and its memory figures (:meth:`Plan.memory`, planned by :mod:`gpudp.footprint`).
 """
 
 from __future__ import annotations
@@ -189,8 +189,9 @@ def make_plan(rec: Recurrence, planner, backend: str = "auto", tile=None, codec=
 
 
 def plan_grid(rec, backend: str, tile, codec=None, reach=None) -> tuple[Plan, str, str]:
-    """A grid's plan by its schedule: tiled, a line, or layered by wavefronts; and the backend
-    (``codec`` and ``reach`` are a layered sweep's options: a grid has neither)."""
+    """A grid's plan by its schedule: tiled, a line, serial (row after row, where the backend runs
+    wavefronts so narrow on one thread anyway: :func:`serial_order`) or layered by wavefronts; and
+    the backend (``codec`` and ``reach`` are a layered sweep's options: a grid has neither)."""
     cls = type(rec)
     bits = cls.decision_bits
     rows, cols = rec._checked_shape()
@@ -284,10 +285,11 @@ def serial_order(offsets) -> tuple[tuple[int, int], int] | None:
 def _serial_step(sched: Schedule, rows: int, cols: int, width: int) -> tuple[int, int] | None:
     """The steps of a serial plan (:func:`serial_order`) for a grid that runs on a backend sweeping
     wavefronts of fewer than ``width`` cells on one thread (:attr:`Backend.serial_width`), where its
-    ring of rows is at most ``4 (rows + cols)`` cells or the wavefronts' own; else None."""
+    ring of rows is at most ``4 (rows + cols)`` cells or the wavefronts' own; else None (and for a
+    schedule by rows, whose layers are the rows already)."""
     order = serial_order(sched.offsets)
-    if order is None or sched.tiled or not rows * cols or sched.positions >= width:
-        return None
+    if order is None or sched.tiled or sched.b == 0 or not rows * cols or sched.positions >= width:
+        return None  # (an order by rows, b = 0, sweeps a row a layer already)
     step, window = order
     return (
         step if (window + 1) * cols <= max(4 * (rows + cols), (sched.window + 1) * sched.positions) else None
