@@ -332,7 +332,7 @@ def layer_cell_source(
     with a linear schedule it maps (wavefront t, slot p) to (i, j), reads each dependency from the
     ring of wavefronts (or from ``boundary`` outside the grid), and records the last row and column.
     Slots that hold no cell return ``fill`` and decision 0. ``lazy``: the grid's cell is rewritten
-    to read its dependencies itself (:func:`dep_source`, :data:`WAVE_CONTEXT`): none is read here.
+    to read its dependencies itself (:func:`dep_source`): none is read here.
     """
     da = data_args(n_data)
     du = spec_of(rec_cls).fn_args(n_data)
@@ -373,7 +373,7 @@ def layer_cell_source(
             f"        x{k} = ring[(t - {lag}) % W1, {slot}]",
         ]
         deps.append(f"x{k}")
-    context = list(WAVE_CONTEXT) if lazy else None
+    context = list(DEP_READS["layered"][1]) if lazy else None
     call = cell_call(rec_cls, "i, j", deps, n_data, "v", "dd", ("dat0[i]", "dat1[j]"), context=context)
     lines.append(indent(call, 4))
     # the row and column the schedule finishes on: R - 1 and C - 1, or 0 when it runs backwards
@@ -396,7 +396,9 @@ _RUN_LINE = """def run_line(g0, g1, line, words, wbase, R, C{da}):
 """
 
 
-def line_sweep_source(rec_cls, n_data: int, schedule: Schedule, guard: str = "pass") -> str:
+def line_sweep_source(
+    rec_cls, n_data: int, schedule: Schedule, guard: str = "pass", lazy: bool = False
+) -> str:
     """Source of ``run_line(g0, g1, line, words, wbase, R, C, d0..)``, the sweep of a *line* (a grid
     of one cell a wavefront, :func:`gpudp.grid.plan._line_plan`) over its groups of 32 cells ``g0 <=
     g < g1``, in the schedule's direction, by one thread (``guard``: the lines that let only one
@@ -405,14 +407,15 @@ def line_sweep_source(rec_cls, n_data: int, schedule: Schedule, guard: str = "pa
     ``boundary``. A recurrence declaring ``reads_line`` gets ``line`` itself after its dependencies
     (to read any earlier cell at an index computed from its data). Decision bits gather in
     registers, a group's ``bits`` words written as it ends (word ``(c // 32) * bits + b - wbase`` of
-    ``words``)."""
+    ``words``). ``lazy``: the cell is rewritten to read its dependencies itself (:func:`dep_source`):
+    none is read here."""
     s = schedule
     da, du = data_args(n_data), spec_of(rec_cls).fn_args(n_data)
     along_j, step, bits = s.by_row_index, s.line_step, rec_cls.decision_bits
     n = "C" if along_j else "R"
     cell = ["i = 0", "j = c"] if along_j else ["i = c", "j = 0"]
     deps = []
-    for k, (di, dj) in enumerate(s.offsets):
+    for k, (di, dj) in enumerate(() if lazy else s.offsets):
         d, across = (dj, di) if along_j else (di, dj)
         outside = f"x{k} = VT(boundary(i + {di}, j + {dj}{du}))"
         if across:  # off a grid one cell wide
@@ -421,7 +424,10 @@ def line_sweep_source(rec_cls, n_data: int, schedule: Schedule, guard: str = "pa
             q, off = (f"c - {-d}", "< 0") if d < 0 else (f"c + {d}", f">= {n}")
             cell += [f"if {q} {off}:", f"    {outside}", "else:", f"    x{k} = line[{q}]"]
         deps.append(f"x{k}")
-    call = cell_call(rec_cls, "i, j", deps, n_data, "v", "dd", ("dat0[i]", "dat1[j]"), line="line")
+    context = list(DEP_READS["line"][1]) if lazy else None
+    call = cell_call(
+        rec_cls, "i, j", deps, n_data, "v", "dd", ("dat0[i]", "dat1[j]"), line="line", context=context
+    )
     cell += [call, "line[c] = v"]
     if bits:
         cell += ["x = c & 31", *(f"w{b} |= ((dd >> {b}) & 1) << x" for b in range(bits))]
@@ -473,23 +479,37 @@ _WAVE_DEP = """def dep(k, i, j, t, ring, W1, R, C{du}):
     return ring[(t - LAG[k]) % W1, {slot}]
 """
 
-#: what a serial and a layered sweep pass a rewritten cell in its tuple's place (its accessor's
-#: context, after the cell's coordinates)
-SERIAL_CONTEXT = ("ring", "rk", "R", "C")
-WAVE_CONTEXT = ("t", "ring", "W1", "R", "C")
+#: the same read by a line's sweep from the line (a grid of one row or one column: a cell inside
+#: the grid is on the line, at ``{at}``, its column or row)
+_LINE_DEP = """def dep(k, i, j, line, R, C{du}):
+    ii = i + DI[k]
+    jj = j + DJ[k]
+    if ii < 0 or ii >= R or jj < 0 or jj >= C:
+        return VT(boundary(ii, jj{du}))
+    return line[{at}]
+"""
+
+#: each sweep's accessor of a rewritten cell's dependencies, and what the sweep passes the cell in
+#: its tuple's place (the accessor's context, after the cell's coordinates)
+DEP_READS = {
+    "serial": (_SERIAL_DEP, ("ring", "rk", "R", "C")),
+    "layered": (_WAVE_DEP, ("t", "ring", "W1", "R", "C")),
+    "line": (_LINE_DEP, ("line", "R", "C")),
+}
 
 
-def dep_source(rec_cls, n_data: int, schedule: Schedule, serial: bool) -> tuple[str, dict]:
-    """Source of the accessor ``dep(k, i, j, *context, *data)`` that a cell rewritten by
-    :func:`gpudp.lazy_deps.lazy_cell` calls for ``deps[k]`` in a serial sweep (``serial``,
-    :data:`SERIAL_CONTEXT`) or a layered one (:data:`WAVE_CONTEXT`), and the constants it reads."""
+def dep_source(rec_cls, n_data: int, schedule: Schedule, kind: str) -> tuple[str, dict, tuple[str, ...]]:
+    """The accessor ``dep(k, i, j, *context, *data)`` that a cell rewritten by
+    :func:`gpudp.lazy_deps.lazy_cell` calls for ``deps[k]`` in a sweep of ``kind`` (``"serial"``,
+    ``"layered"`` or ``"line"``: :data:`DEP_READS`): its source, the constants it reads (``DI``,
+    ``DJ``: the offsets' rows and columns; ``LAG``: their wavefronts back) and the context."""
     du = spec_of(rec_cls).fn_args(n_data)
     offs = np.array(schedule.offsets, np.int64).reshape(-1, 2)
     consts = {"DI": offs[:, 0].copy(), "DJ": offs[:, 1].copy()}
-    if serial:
-        return _SERIAL_DEP.format(du=du), consts
     consts["LAG"] = -(schedule.a * consts["DI"] + schedule.b * consts["DJ"])
-    return _WAVE_DEP.format(du=du, slot="ii" if schedule.by_row_index else "jj"), consts
+    src, context = DEP_READS[kind]
+    at = ("jj", "ii") if schedule.by_row_index else ("ii", "jj")  # a line's cell; a wavefront's slot
+    return src.format(du=du, at=at[0], slot=at[1]), consts, context
 
 
 def serial_sweep_source(rec_cls, n_data: int, schedule: Schedule, step: tuple[int, int], lazy: bool) -> str:
@@ -498,7 +518,7 @@ def serial_sweep_source(rec_cls, n_data: int, schedule: Schedule, step: tuple[in
     < u1`` of its order: ``step = (row step, column step)``, each +1 or -1. ``ring`` holds the last
     ``W1`` rows (row ``i`` at ``ring[i % W1]``); ``rk[k]``, set once a row, is where offset ``k``'s
     row lies in it (-1 outside the grid). ``lazy``: the cell is rewritten to read its dependencies
-    through the accessor (:func:`dep_source`, :data:`SERIAL_CONTEXT`), else each dependency
+    through the accessor (:func:`dep_source`), else each dependency
     is read before the call. Decisions as the layered sweep's, a row a layer (bits gathered in
     registers, a group's words written as it ends); the last row and column as a wavefront sweep
     records them (by the schedule's direction)."""
@@ -515,7 +535,7 @@ def serial_sweep_source(rec_cls, n_data: int, schedule: Schedule, step: tuple[in
             cell += [f"jj = j + {dj}", f"if {' or '.join(out) or 'False'}:"]
             cell += [f"    x{k} = VT(boundary(i + {di}, jj{du}))", "else:", f"    x{k} = ring[rk[{k}], jj]"]
         deps.append(f"x{k}")
-    context = list(SERIAL_CONTEXT) if lazy else None
+    context = list(DEP_READS["serial"][1]) if lazy else None
     cell.append(cell_call(rec_cls, "i, j", deps, n_data, "v", "dd", ("dat0[i]", "dat1[j]"), context=context))
     cell.append("row[j] = v")
     if bits:

@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_instance_offsets import check
+from test_instance_offsets import Mix, check
 from test_user_dps3 import CoinWays  # the number of ways, as the tutorial's section 14 suggests
 
-from gpudp import backends
+from gpudp import GridRecurrence, backends
 from gpudp.backends import cpu
 from gpudp.engine import plan_sweep, sweep
 from gpudp.grid.plan import serial_order
-from gpudp.lazy_deps import lazy_cell
+from gpudp.lazy_deps import LOOP_OFFSETS, lazy_cell
 
 BIG = 1 << 40
 
@@ -121,20 +121,18 @@ def test_fewest_coins_rows_and_their_traceback(coins, amount):
 
 
 def test_the_rewrite_reads_deps_by_index_only():
-    def rewrite(cls):  # the class the engine sweeps: the instance's 4 offsets its own
-        return lazy_cell(type(cls([1, 2, 5], 9)._specialized()), 4, None, 0)
+    def rewrite(cls, coins=(1, 2, 5)):  # the class the engine sweeps: the instance's offsets its own
+        return lazy_cell(type(cls(coins, 9)._specialized()), 4, None, 0)
 
-    cells = {cls: rewrite(cls) for cls in (CoinWays, FewestCoinsFound, IteratedWays)}
+    many = range(1, LOOP_OFFSETS + 1)  # with (-1, 0): LOOP_OFFSETS + 1 offsets
+    cells = {cls: rewrite(cls, many) for cls in (CoinWays, FewestCoinsFound, IteratedWays)}
     assert cells[IteratedWays] is None  # iterates over its tuple: given it whole
+    context = tuple(f"_gpudp_dep_{n}" for n in range(4))
     for cls in (CoinWays, FewestCoinsFound):
-        fn = cells[cls]
-        assert fn is not None and fn.__code__.co_varnames[:6] == (
-            "t",
-            "a",
-            *(f"_gpudp_dep_{n}" for n in range(4)),
-        )
+        assert cells[cls] is not None and cells[cls].__code__.co_varnames[:6] == ("t", "a", *context)
     src = inspect.getsource(cells[FewestCoinsFound])
-    assert "deps" not in src and "range(1, 4)" in src  # len(deps): the number of offsets
+    assert "deps" not in src and f"range(1, {LOOP_OFFSETS + 1})" in src  # len(deps): the offsets
+    assert rewrite(CoinWays) is not None and rewrite(FewestCoinsFound) is None  # a loop over 4: unrolled
 
     class Unpacks(CoinWays):
         @staticmethod
@@ -151,6 +149,46 @@ def test_the_rewrite_reads_deps_by_index_only():
     assert rewrite(Unpacks) is None and rewrite(Assigns) is None
     res = sweep(Assigns([1, 2, 5], 12), backend="cpu")
     assert res.plan.kind == "serial" and res.last_row.tolist() == ways_reference([1, 2, 5], 12)[-1]
+
+
+class LineJumps(GridRecurrence):
+    """A line whose cell takes its tuple and the line: ``deps[1]`` (two back) plus the cell that
+    ``jump`` names, modulo a prime; the rewrite passes the line on between the tuple and the data."""
+
+    value_dtype = np.int64
+    deps_tuple = True
+    reads_line = True
+    offsets = ((0, -1), (0, -2))
+
+    def __init__(self, jump):
+        self.jump = np.asarray(jump, np.int64)
+
+    def shape(self):
+        return 1, len(self.jump)
+
+    def data(self):
+        return (self.jump,)
+
+    @staticmethod
+    def cell(i, j, deps, line, jump):
+        return (deps[1] + 3 * line[jump[j]] + j) % 1_000_003 if j else 1
+
+    @staticmethod
+    def boundary(i, j, jump):
+        return 7
+
+
+@settings(max_examples=20)
+@given(st.lists(st.integers(0, 10**6), min_size=1, max_size=60))
+def test_a_line_read_by_index_and_through_its_tuple(seeds):
+    jump = [s % j if j else 0 for j, s in enumerate(seeds)]  # an earlier cell: jump[j] < j
+    res = sweep(LineJumps(jump), backend="cpu")
+    want = []
+    for j in range(len(jump)):
+        two_back = want[j - 2] if j >= 2 else 7
+        want.append((two_back + 3 * want[jump[j]] + j) % 1_000_003 if j else 1)
+    assert res.plan.kind == "line" and res.last_row.tolist() == want
+    assert lazy_cell(type(LineJumps(jump)._specialized()), 3, None, 1) is not None
 
 
 def test_serial_order_of_offsets():
@@ -172,6 +210,46 @@ def test_serial_and_wavefront_plans_agree_with_the_reference(offsets, shape, mon
     assert check(h, list(offsets)).plan.kind == "serial"
     monkeypatch.setattr(backends.get("cpu"), "serial_width", 0)  # every grid by its wavefronts
     assert check(h, list(offsets)).plan.kind == "layered"
+
+
+class PickOne(Mix):
+    """:class:`Mix`'s grid whose cell reads one dependency, at an index from its coordinates and the
+    data (no ``len(deps)``: rewritten whatever the number of offsets)."""
+
+    @staticmethod
+    def cell(i, j, deps, h, steps):
+        k = (i + 2 * j + h[i, j]) % steps.shape[0]
+        return (h[i, j] + 3 * deps[k] + deps[0]) % 1_000_003, deps[k] % 2
+
+
+def grid_reference(rec):
+    """Every value and decision of a grid, by its own Python ``cell`` and ``boundary`` given tuples,
+    cell after cell in the order of its wavefronts."""
+    s = plan_sweep(rec, backend="cpu").schedule
+    rows, cols = rec.shape()
+    data, got = rec.data(), {}
+    for i, j in sorted(np.ndindex(rows, cols), key=lambda c: s.a * c[0] + s.b * c[1]):
+        at = [(i + di, j + dj) for di, dj in rec.offsets]
+        deps = tuple(got[c][0] if c in got else rec.boundary(*c, *data) for c in at)
+        got[i, j] = rec.cell(i, j, deps, *data)
+    return got
+
+
+@pytest.mark.parametrize("serial", [True, False])
+@pytest.mark.parametrize("shape", [(2, 70), (9, 5), (3, 3)], ids=str)
+def test_a_cell_reading_one_dependency_by_its_data(shape, serial, monkeypatch):
+    if not serial:
+        monkeypatch.setattr(backends.get("cpu"), "serial_width", 0)
+    h = np.random.default_rng(sum(shape)).integers(0, 10, shape)
+    for offsets in ([(-1, 1), (0, -1), (-2, 0)], [(1, 0), (0, 2), (1, -1), (2, 3)]):
+        rec = PickOne(h, offsets)
+        res, want = sweep(rec, backend="cpu"), grid_reference(rec)
+        s, (rows, cols) = res.plan.schedule, shape
+        last_i, last_j = (0 if s.a < 0 else rows - 1), (0 if s.b < 0 else cols - 1)
+        assert res.plan.kind == ("serial" if serial else "layered")
+        assert res.last_row.tolist() == [want[last_i, j][0] for j in range(cols)]
+        assert res.last_col.tolist() == [want[i, last_j][0] for i in range(rows)]
+        assert all(res.decision(*c) == d for c, (_, d) in want.items())
 
 
 def test_rows_in_many_chunks_spilled_to_disk(monkeypatch):

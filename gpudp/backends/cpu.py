@@ -432,7 +432,7 @@ def layered_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
     bits = rec_cls.decision_bits
     ns = cell_namespace(rec_cls, nrt)
     rows = schedule is None  # a layered recurrence's previous layers: views taken once a layer
-    lazy = _lazy_cell(rec_cls, n_data, schedule, ns, nrt, serial=False)
+    lazy = _lazy_cell(rec_cls, n_data, schedule, ns, nrt, "layered")
     lcell = compile_source(layer_cell_source(rec_cls, n_data, schedule, rows, lazy), "lcell", dict(ns))
     ns["lcell"] = njit(lcell, **nrt_options(nrt))
     init = "".join(f"w{b} = 0\n" for b in range(bits)) or "pass\n"
@@ -467,8 +467,9 @@ def line_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
     from ..cache import jit_generated
     from ..codegen import line_sweep_source
 
-    src = _runtime_note(line_sweep_source(rec_cls, n_data, schedule), nrt)
     ns = cell_namespace(rec_cls, nrt)
+    lazy = _lazy_cell(rec_cls, n_data, schedule, ns, nrt, "line")
+    src = _runtime_note(line_sweep_source(rec_cls, n_data, schedule, lazy=lazy), nrt)
     return k.keep(jit_generated(src, "run_line", ns, njit, "cpu", **_sweep_options())).fn
 
 
@@ -484,26 +485,29 @@ def serial_runner(rec_cls, n_data: int, schedule, step, nrt: bool = False):
     from ..codegen import serial_sweep_source
 
     ns = cell_namespace(rec_cls, nrt)
-    lazy = _lazy_cell(rec_cls, n_data, schedule, ns, nrt, serial=True)
+    lazy = _lazy_cell(rec_cls, n_data, schedule, ns, nrt, "serial")
     src = _runtime_note(serial_sweep_source(rec_cls, n_data, schedule, step, lazy), nrt)
     return k.keep(jit_generated(src, "run_serial", ns, njit, "cpu", **_sweep_options())).fn
 
 
-def _lazy_cell(rec_cls, n_data: int, schedule, ns: dict, nrt: bool, serial: bool) -> bool:
+#: cells that take their dependencies as one tuple read only those they index (:func:`_lazy_cell`);
+#: a switch for A/B (read when a kernel is first built in the process)
+LAZY_DEPS = True
+
+
+def _lazy_cell(rec_cls, n_data: int, schedule, ns: dict, nrt: bool, kind: str) -> bool:
     """Whether the grid's cell, taking its dependencies as one tuple, is rewritten to read only those
     it indexes (:func:`gpudp.lazy_deps.lazy_cell`): then ``ns["cell"]`` is the rewritten cell, which
-    reads them through the accessor of a serial sweep (``serial``) or a layered one
-    (:func:`gpudp.codegen.dep_source`)."""
-    from ..codegen import SERIAL_CONTEXT, WAVE_CONTEXT, compile_source, dep_source, spec_of
+    reads them through the accessor of a sweep of ``kind`` (:func:`gpudp.codegen.dep_source`)."""
+    from ..codegen import compile_source, dep_source, spec_of
     from ..lazy_deps import lazy_cell
 
     sp = spec_of(rec_cls)
-    if schedule is None or not sp.deps_tuple:
+    if schedule is None or not sp.deps_tuple or not LAZY_DEPS:
         return False
-    src, consts = dep_source(rec_cls, n_data, schedule, serial)
+    src, consts, context = dep_source(rec_cls, n_data, schedule, kind)
     dep = njit(compile_source(src, "dep", {**ns, **consts}), **nrt_options(nrt))
-    context = SERIAL_CONTEXT if serial else WAVE_CONTEXT
-    cell = lazy_cell(rec_cls, len(context), dep, sp.symbols)
+    cell = lazy_cell(rec_cls, len(context), dep, sp.symbols + bool(getattr(rec_cls, "reads_line", False)))
     if cell is not None:
         ns["cell"] = njit(cell, **nrt_options(nrt))
     return cell is not None
