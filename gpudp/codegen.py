@@ -191,6 +191,7 @@ def cell_call(
     head="cell(",
     only=None,
     line=None,
+    context=None,
 ) -> str:
     """Lines calling the recurrence's cell, leaving its value in v and decision in d.
 
@@ -204,9 +205,12 @@ def cell_call(
     of its own first (the interval sweeps' ``"wcell(lane, R, C, "``, ``"ccell(C, "``); ``only``, a
     condition under which alone an overflow is recorded (``"lane == 0"``: a warp's lanes all run the
     same cell). ``line``: the name of the line's array, passed after the dependencies to a grid that
-    declares ``reads_line`` (:func:`line_sweep_source`)."""
+    declares ``reads_line`` (:func:`line_sweep_source`). ``context``: the arguments that take the
+    dependencies' place for a cell rewritten by :func:`gpudp.lazy_deps.lazy_cell`."""
     sp = spec_of(rec_cls)
-    if sp.deps_tuple:  # cell(i, j, deps, ...): one tuple in offsets order
+    if context is not None:  # a cell rewritten to read its dependencies itself (gpudp.lazy_deps)
+        deps = context
+    elif sp.deps_tuple:  # cell(i, j, deps, ...): one tuple in offsets order
         deps = [f"({', '.join(deps)},)"]
     if getattr(rec_cls, "reads_line", False):  # cell(i, j, deps..., line, ...): the line's values
         if line is None:
@@ -316,7 +320,9 @@ def compile_source(src: str, name: str, namespace: dict):
     return getattr(mod, name)
 
 
-def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None, rows: bool = False) -> str:
+def layer_cell_source(
+    rec_cls, n_data: int, schedule: Schedule | None, rows: bool = False, lazy: bool = False
+) -> str:
     """Source of ``lcell(t, p, ring, W1, last_row, last_col, R, C, d0..) -> (value, decision)``.
 
     For a LayeredRecurrence it passes the window's previous layers to the user's cell: the rows
@@ -325,7 +331,8 @@ def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None, rows: boo
     two-constraint knapsack about 40 % of its sweep, one thread, 2026-11-26). For a grid
     with a linear schedule it maps (wavefront t, slot p) to (i, j), reads each dependency from the
     ring of wavefronts (or from ``boundary`` outside the grid), and records the last row and column.
-    Slots that hold no cell return ``fill`` and decision 0.
+    Slots that hold no cell return ``fill`` and decision 0. ``lazy``: the grid's cell is rewritten
+    to read its dependencies itself (:func:`dep_source`): none is read here.
     """
     da = data_args(n_data)
     du = spec_of(rec_cls).fn_args(n_data)
@@ -354,7 +361,7 @@ def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None, rows: boo
             lines += [f"    if num % {s.a} != 0:", "        return VT(FILL), 0"]
         lines += [f"    i = num // {s.a}", "    if i < 0 or i >= R:", "        return VT(FILL), 0"]
     deps = []
-    for k, (di, dj) in enumerate(s.offsets):
+    for k, (di, dj) in enumerate(() if lazy else s.offsets):
         lag = -(s.a * di + s.b * dj)
         slot = f"i + {di}" if s.by_row_index else f"j + {dj}"
         lines += [
@@ -366,7 +373,9 @@ def layer_cell_source(rec_cls, n_data: int, schedule: Schedule | None, rows: boo
             f"        x{k} = ring[(t - {lag}) % W1, {slot}]",
         ]
         deps.append(f"x{k}")
-    lines.append(indent(cell_call(rec_cls, "i, j", deps, n_data, "v", "dd", ("dat0[i]", "dat1[j]")), 4))
+    context = list(DEP_READS["layered"][1]) if lazy else None
+    call = cell_call(rec_cls, "i, j", deps, n_data, "v", "dd", ("dat0[i]", "dat1[j]"), context=context)
+    lines.append(indent(call, 4))
     # the row and column the schedule finishes on: R - 1 and C - 1, or 0 when it runs backwards
     last_i = "0" if s.a < 0 else "R - 1"
     last_j = "0" if s.b < 0 else "C - 1"
@@ -387,7 +396,9 @@ _RUN_LINE = """def run_line(g0, g1, line, words, wbase, R, C{da}):
 """
 
 
-def line_sweep_source(rec_cls, n_data: int, schedule: Schedule, guard: str = "pass") -> str:
+def line_sweep_source(
+    rec_cls, n_data: int, schedule: Schedule, guard: str = "pass", lazy: bool = False
+) -> str:
     """Source of ``run_line(g0, g1, line, words, wbase, R, C, d0..)``, the sweep of a *line* (a grid
     of one cell a wavefront, :func:`gpudp.grid.plan._line_plan`) over its groups of 32 cells ``g0 <=
     g < g1``, in the schedule's direction, by one thread (``guard``: the lines that let only one
@@ -396,14 +407,15 @@ def line_sweep_source(rec_cls, n_data: int, schedule: Schedule, guard: str = "pa
     ``boundary``. A recurrence declaring ``reads_line`` gets ``line`` itself after its dependencies
     (to read any earlier cell at an index computed from its data). Decision bits gather in
     registers, a group's ``bits`` words written as it ends (word ``(c // 32) * bits + b - wbase`` of
-    ``words``)."""
+    ``words``). ``lazy``: the cell is rewritten to read its dependencies itself (:func:`dep_source`):
+    none is read here."""
     s = schedule
     da, du = data_args(n_data), spec_of(rec_cls).fn_args(n_data)
     along_j, step, bits = s.by_row_index, s.line_step, rec_cls.decision_bits
     n = "C" if along_j else "R"
     cell = ["i = 0", "j = c"] if along_j else ["i = c", "j = 0"]
     deps = []
-    for k, (di, dj) in enumerate(s.offsets):
+    for k, (di, dj) in enumerate(() if lazy else s.offsets):
         d, across = (dj, di) if along_j else (di, dj)
         outside = f"x{k} = VT(boundary(i + {di}, j + {dj}{du}))"
         if across:  # off a grid one cell wide
@@ -412,7 +424,10 @@ def line_sweep_source(rec_cls, n_data: int, schedule: Schedule, guard: str = "pa
             q, off = (f"c - {-d}", "< 0") if d < 0 else (f"c + {d}", f">= {n}")
             cell += [f"if {q} {off}:", f"    {outside}", "else:", f"    x{k} = line[{q}]"]
         deps.append(f"x{k}")
-    call = cell_call(rec_cls, "i, j", deps, n_data, "v", "dd", ("dat0[i]", "dat1[j]"), line="line")
+    context = list(DEP_READS["line"][1]) if lazy else None
+    call = cell_call(
+        rec_cls, "i, j", deps, n_data, "v", "dd", ("dat0[i]", "dat1[j]"), line="line", context=context
+    )
     cell += [call, "line[c] = v"]
     if bits:
         cell += ["x = c & 31", *(f"w{b} |= ((dd >> {b}) & 1) << x" for b in range(bits))]
@@ -425,6 +440,123 @@ def line_sweep_source(rec_cls, n_data: int, schedule: Schedule, guard: str = "pa
         bounds = f"start = min(g1 * 32, {n}) - 1\nstop = g0 * 32 - 1"
     setup = [guard, bounds, *(f"w{b} = 0" for b in range(bits))]
     return fill(_RUN_LINE, da=da, setup=setup, step=step, cell=cell)
+
+
+_RUN_SERIAL = """def run_serial(u0, u1, ring, rk, words, last_row, last_col, R, C{da}):
+    W1 = ring.shape[0]
+    GW = ((C + 31) >> 5) * {bits}
+    for u in range(u0, u1):
+        i = {row}
+        {rows}
+        row = ring[i % W1]
+        {setup}
+        for j in range({start}, {stop}, {step}):
+            {cell}
+        if i == {last_i}:
+            for j in range(C):
+                last_row[j] = row[j]
+        last_col[i] = row[{last_j}]
+"""
+
+#: a dependency of a cell rewritten by :func:`gpudp.lazy_deps.lazy_cell` (``DI``, ``DJ``: the
+#: offsets' rows and columns, constants of the namespace): read by a serial sweep from its ring of
+#: rows, offset ``k``'s row's place in it from ``rk`` (-1: a row outside the grid), set once a row
+_SERIAL_DEP = """def dep(k, i, j, ring, rk, R, C{du}):
+    jj = j + DJ[k]
+    r = rk[k]
+    if r < 0 or jj < 0 or jj >= C:
+        return VT(boundary(i + DI[k], jj{du}))
+    return ring[r, jj]
+"""
+
+#: the same read by a layered sweep from its ring of wavefronts (``LAG``: each offset's wavefronts
+#: back; ``{slot}``: the dependency's row or column, as the schedule tells a wavefront's cells apart)
+_WAVE_DEP = """def dep(k, i, j, t, ring, W1, R, C{du}):
+    ii = i + DI[k]
+    jj = j + DJ[k]
+    if ii < 0 or ii >= R or jj < 0 or jj >= C:
+        return VT(boundary(ii, jj{du}))
+    return ring[(t - LAG[k]) % W1, {slot}]
+"""
+
+#: the same read by a line's sweep from the line (a grid of one row or one column: a cell inside
+#: the grid is on the line, at ``{at}``, its column or row)
+_LINE_DEP = """def dep(k, i, j, line, R, C{du}):
+    ii = i + DI[k]
+    jj = j + DJ[k]
+    if ii < 0 or ii >= R or jj < 0 or jj >= C:
+        return VT(boundary(ii, jj{du}))
+    return line[{at}]
+"""
+
+#: each sweep's accessor of a rewritten cell's dependencies, and what the sweep passes the cell in
+#: its tuple's place (the accessor's context, after the cell's coordinates)
+DEP_READS = {
+    "serial": (_SERIAL_DEP, ("ring", "rk", "R", "C")),
+    "layered": (_WAVE_DEP, ("t", "ring", "W1", "R", "C")),
+    "line": (_LINE_DEP, ("line", "R", "C")),
+}
+
+
+def dep_source(rec_cls, n_data: int, schedule: Schedule, kind: str) -> tuple[str, dict, tuple[str, ...]]:
+    """The accessor ``dep(k, i, j, *context, *data)`` that a cell rewritten by
+    :func:`gpudp.lazy_deps.lazy_cell` calls for ``deps[k]`` in a sweep of ``kind`` (``"serial"``,
+    ``"layered"`` or ``"line"``: :data:`DEP_READS`): its source, the constants it reads (``DI``,
+    ``DJ``: the offsets' rows and columns; ``LAG``: their wavefronts back) and the context."""
+    du = spec_of(rec_cls).fn_args(n_data)
+    offs = np.array(schedule.offsets, np.int64).reshape(-1, 2)
+    consts = {"DI": offs[:, 0].copy(), "DJ": offs[:, 1].copy()}
+    consts["LAG"] = -(schedule.a * consts["DI"] + schedule.b * consts["DJ"])
+    src, context = DEP_READS[kind]
+    at = ("jj", "ii") if schedule.by_row_index else ("ii", "jj")  # a line's cell; a wavefront's slot
+    return src.format(du=du, at=at[0], slot=at[1]), consts, context
+
+
+def serial_sweep_source(rec_cls, n_data: int, schedule: Schedule, step: tuple[int, int], lazy: bool) -> str:
+    """Source of ``run_serial(u0, u1, ring, rk, words, last_row, last_col, R, C, d0..)``, one
+    thread's sweep of a grid row after row (:func:`gpudp.grid.plan.serial_order`), rows ``u0 <= u
+    < u1`` of its order: ``step = (row step, column step)``, each +1 or -1. ``ring`` holds the last
+    ``W1`` rows (row ``i`` at ``ring[i % W1]``); ``rk[k]``, set once a row, is where offset ``k``'s
+    row lies in it (-1 outside the grid). ``lazy``: the cell is rewritten to read its dependencies
+    through the accessor (:func:`dep_source`), else each dependency
+    is read before the call. Decisions as the layered sweep's, a row a layer (bits gathered in
+    registers, a group's words written as it ends); the last row and column as a wavefront sweep
+    records them (by the schedule's direction)."""
+    s = schedule
+    da, du, bits = data_args(n_data), spec_of(rec_cls).fn_args(n_data), rec_cls.decision_bits
+    rows, cell, deps = [], [], []
+    for k, (di, dj) in enumerate(s.offsets):
+        if di:
+            rows += [f"ii = i + {di}", f"rk[{k}] = ii % W1 if ii >= 0 and ii < R else -1"]
+        else:
+            rows.append(f"rk[{k}] = i % W1")
+        out = ([f"rk[{k}] < 0"] if di else []) + (["jj < 0"] if dj < 0 else ["jj >= C"] if dj > 0 else [])
+        if not lazy:
+            cell += [f"jj = j + {dj}", f"if {' or '.join(out) or 'False'}:"]
+            cell += [f"    x{k} = VT(boundary(i + {di}, jj{du}))", "else:", f"    x{k} = ring[rk[{k}], jj]"]
+        deps.append(f"x{k}")
+    context = list(DEP_READS["serial"][1]) if lazy else None
+    cell.append(cell_call(rec_cls, "i, j", deps, n_data, "v", "dd", ("dat0[i]", "dat1[j]"), context=context))
+    cell.append("row[j] = v")
+    if bits:
+        cell += [f"w{b} |= ((dd >> {b}) & 1) << (j & 31)" for b in range(bits)]
+        end = "(j & 31) == 31 or j == C - 1" if step[1] > 0 else "(j & 31) == 0"
+        cell += [f"if {end}:", f"    base = i * GW + (j >> 5) * {bits}"]
+        cell += [f"    words[base + {b}] = w{b}\n    w{b} = 0" for b in range(bits)]
+    return fill(
+        _RUN_SERIAL,
+        da=da,
+        bits=bits,
+        row="u" if step[0] > 0 else "R - 1 - u",
+        rows=rows,
+        setup=[f"w{b} = 0" for b in range(bits)] or "pass",
+        start="0" if step[1] > 0 else "C - 1",
+        stop="C" if step[1] > 0 else "-1",
+        step=step[1],
+        cell=cell,
+        last_i="0" if s.a < 0 else "R - 1",
+        last_j="0" if s.b < 0 else "C - 1",
+    )
 
 
 @register_jitable

@@ -96,6 +96,7 @@ BACKEND_MAY_USE = {
     "gpudp.errors",
     "gpudp.jit",
     "gpudp.kernel",
+    "gpudp.lazy_deps",
     "gpudp.memory",
     "gpudp.store",
     "gpudp.values",

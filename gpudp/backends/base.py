@@ -37,6 +37,9 @@ class Backend:
     #: full 1.06 s against 0.92 s from checkpoints, H100 2026-11-24; 2^20 in 154 GiB of a 512 GiB
     #: host, full 53-94 s against 2.3 s, 4 x H200 2026-11-26)
     full_store_max = 16 << 30
+    #: a grid whose wavefronts hold fewer cells than this is swept row after row by one thread (the
+    #: plan ``serial``, :func:`gpudp.grid.plan.serial_order`) where its offsets allow; 0: never
+    serial_width = 0
 
     def available(self) -> bool:
         """Whether kernels can run here."""

@@ -60,6 +60,7 @@ _TILED_RUNNERS = KernelFactory("cpu.tiled", "rec", "n_data", "nrt")
 _LAYERED_RUNNERS = KernelFactory("cpu.layered", "rec", "n_data", "schedule", "nrt")
 _LINE_RUNNERS = KernelFactory("cpu.line", "rec", "n_data", "schedule", "nrt")
 _BLOCK_RUNNERS = KernelFactory("cpu.blocks", "rec", "n_data")
+_SERIAL_RUNNERS = KernelFactory("cpu.serial", "rec", "n_data", "schedule", "step", "nrt")
 
 _TILED = """
 def run_tiles(d0, d1, NI, NJ, R, C, BH, TW, bottom, right, words, wtile0, diag_off, ckrow, ckcol, CK{da}):
@@ -431,7 +432,8 @@ def layered_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
     bits = rec_cls.decision_bits
     ns = cell_namespace(rec_cls, nrt)
     rows = schedule is None  # a layered recurrence's previous layers: views taken once a layer
-    lcell = compile_source(layer_cell_source(rec_cls, n_data, schedule, rows), "lcell", dict(ns))
+    lazy = _lazy_cell(rec_cls, n_data, schedule, ns, nrt, "layered")
+    lcell = compile_source(layer_cell_source(rec_cls, n_data, schedule, rows, lazy), "lcell", dict(ns))
     ns["lcell"] = njit(lcell, **nrt_options(nrt))
     init = "".join(f"w{b} = 0\n" for b in range(bits)) or "pass\n"
     orr = "".join(f"w{b} |= ((dd >> {b}) & 1) << lane\n" for b in range(bits)) or "pass\n"
@@ -465,9 +467,50 @@ def line_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
     from ..cache import jit_generated
     from ..codegen import line_sweep_source
 
-    src = _runtime_note(line_sweep_source(rec_cls, n_data, schedule), nrt)
     ns = cell_namespace(rec_cls, nrt)
+    lazy = _lazy_cell(rec_cls, n_data, schedule, ns, nrt, "line")
+    src = _runtime_note(line_sweep_source(rec_cls, n_data, schedule, lazy=lazy), nrt)
     return k.keep(jit_generated(src, "run_line", ns, njit, "cpu", **_sweep_options())).fn
+
+
+def serial_runner(rec_cls, n_data: int, schedule, step, nrt: bool = False):
+    """The CPU sweep of a grid row after row by one thread (:func:`gpudp.codegen.serial_sweep_source`;
+    ``step``: the plan's row and column steps). A cell taking its dependencies as one tuple is
+    rewritten, where it reads them as ``deps[k]`` only, to read the ones it indexes
+    (:func:`gpudp.lazy_deps.lazy_cell`: coin change's ways read 2 of 64)."""
+    k = _SERIAL_RUNNERS.lookup(rec=rec_cls, n_data=n_data, schedule=schedule.key, step=step, nrt=nrt)
+    if k.ready:
+        return k.fn
+    from ..cache import jit_generated
+    from ..codegen import serial_sweep_source
+
+    ns = cell_namespace(rec_cls, nrt)
+    lazy = _lazy_cell(rec_cls, n_data, schedule, ns, nrt, "serial")
+    src = _runtime_note(serial_sweep_source(rec_cls, n_data, schedule, step, lazy), nrt)
+    return k.keep(jit_generated(src, "run_serial", ns, njit, "cpu", **_sweep_options())).fn
+
+
+#: cells that take their dependencies as one tuple read only those they index (:func:`_lazy_cell`);
+#: a switch for A/B (read when a kernel is first built in the process)
+LAZY_DEPS = True
+
+
+def _lazy_cell(rec_cls, n_data: int, schedule, ns: dict, nrt: bool, kind: str) -> bool:
+    """Whether the grid's cell, taking its dependencies as one tuple, is rewritten to read only those
+    it indexes (:func:`gpudp.lazy_deps.lazy_cell`): then ``ns["cell"]`` is the rewritten cell, which
+    reads them through the accessor of a sweep of ``kind`` (:func:`gpudp.codegen.dep_source`)."""
+    from ..codegen import compile_source, dep_source, spec_of
+    from ..lazy_deps import lazy_cell
+
+    sp = spec_of(rec_cls)
+    if schedule is None or not sp.deps_tuple or not LAZY_DEPS:
+        return False
+    src, consts, context = dep_source(rec_cls, n_data, schedule, kind)
+    dep = njit(compile_source(src, "dep", {**ns, **consts}), **nrt_options(nrt))
+    cell = lazy_cell(rec_cls, len(context), dep, sp.symbols + bool(getattr(rec_cls, "reads_line", False)))
+    if cell is not None:
+        ns["cell"] = njit(cell, **nrt_options(nrt))
+    return cell is not None
 
 
 def run_plan(plan, rec, data, store, stats, bar) -> dict:
@@ -523,6 +566,19 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
             if bar is not None:
                 bar.update(plan.unit_cells(g0, g1))
         out["last_row"], out["last_col"] = line_edges(plan, line)
+    elif plan.kind == "serial":
+        ring = np.full((plan.window + 1, max(cols, 1)), cls.fill, vt)
+        rk = np.empty(len(plan.schedule.offsets), np.int64)  # each offset's row in the ring
+        last_row, last_col = np.full(max(cols, 1), cls.fill, vt), np.full(max(rows, 1), cls.fill, vt)
+        args = (ring, rk, words, last_row, last_col, rows, cols, *data)
+        fn = compiled(lambda nrt: serial_runner(cls, len(data), plan.schedule, plan.serial, nrt), 0, 0, *args)
+        stats.extra["compile_seconds"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for u0, u1 in plan.chunks:
+            fn(u0, u1, *args)
+            if bar is not None:
+                bar.update(plan.unit_cells(u0, u1))
+        out["last_row"], out["last_col"] = last_row[:cols], last_col[:rows]
     else:
         window = plan.schedule.window if plan.schedule else cls.window
         ring = np.full((window + 1, *plan.ring_shape()), cls.fill, vt)
@@ -636,6 +692,10 @@ def blocks_runner(rec_cls, n_data: int):
 class _CPU(Backend):
     name = "cpu"
     default_tile = (256, 512)
+    #: wavefronts narrower than a parallel layer (serial_groups) gain nothing from the wavefronts'
+    #: order: such a grid runs row after row, which reads the rows by plain indices (coin change's
+    #: ways, 63 x 10^5: docs/benchmarks.md, "2-core CPU host")
+    serial_width = SERIAL_GROUPS * 32
     chunk_cells = CPU_CHUNK_CELLS
     slab_words_max = CPU_SLAB_WORDS
 

@@ -138,7 +138,7 @@ def sweep_planned(call: SweepCall):
             store = DecisionStore(plan.layout.n_words, memory_budget, allocate=allocate)
     stats = Stats(backend=backend, device=runner.device_name(), cells=plan.cells)
     stats.extra["schedule"] = plan.schedule.kind() if plan.schedule else "layers"
-    stats.extra["plan"] = plan.kind  # tiled, layered, or line (a grid of one cell a wavefront)
+    stats.extra["plan"] = plan.kind  # tiled, layered, line (one cell a wavefront), or serial (rows)
     stats.extra["decision_store_bytes"] = store.nbytes if store else 0
     stats.extra["decision_codec"] = plan.codec
     stats.extra["backend_choice"] = plan.choice

@@ -1,10 +1,10 @@
 """The grid and layered shapes' plan: what a sweep runs, before anything is allocated.
 
 :func:`make_plan` checks the class and runs the shape's planner (:func:`plan_grid` by the schedule
-derived from a grid's offsets: tiled, a line, or layered by wavefronts; :func:`plan_layered` by the
-layers' sizes, active ranges and codec), which picks the backend too; the :class:`Plan` holds the
-layout of the decisions, the units (tile diagonals or layers) cut into chunks, and its memory
-figures (:meth:`Plan.memory`, planned by :mod:`gpudp.footprint`).
+derived from a grid's offsets: tiled, a line, layered by wavefronts, or serial, row after row;
+:func:`plan_layered` by the layers' sizes, active ranges and codec), which picks the backend too;
+the :class:`Plan` holds the layout of the decisions, the units (tile diagonals or layers) cut into
+chunks, and its memory figures (:meth:`Plan.memory`, planned by :mod:`gpudp.footprint`).
 """
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ from ..recurrence.layered import auto_codec
 from ..schedule import Schedule, derive
 from ..store import LayerLayout, TileLayout
 
-__all__ = ["PLANNERS", "Plan", "make_plan", "plan_grid", "plan_layered"]
+__all__ = ["PLANNERS", "Plan", "make_plan", "plan_grid", "plan_layered", "serial_order"]
 
 
 @dataclass
 class Plan:
     """What the backend runs: the layout, and the units (diagonals / layers) grouped in chunks."""
 
-    kind: str  # "tiled" | "layered" | "line" (a grid of one cell a wavefront: _line_plan)
+    kind: str  # "tiled" | "layered" | "line" (a grid of one cell a wavefront: _line_plan) | "serial"
     rows: int
     cols: int
     schedule: Schedule | None
@@ -60,6 +60,8 @@ class Plan:
     #: layered, 2-D layers (``layer_shape``): each layer's rows and columns, two int64 arrays (a
     #: layer's cell ``(i, j)`` is its flat cell ``i * cols + j``); None for 1-D layers
     shapes: tuple[np.ndarray, np.ndarray] | None = None
+    #: serial: the sweep's (row step, column step), each +1 or -1 (:func:`serial_order`)
+    serial: tuple[int, int] | None = None
     #: tiled: K > 0 has the kernels copy every K-th row and column (K - 1, 2K - 1, ...) aside as
     #: checkpoints (:func:`gpudp.backends.base.checkpoint_arrays`, :mod:`gpudp.checkpoints`)
     checkpoint: int = 0
@@ -81,11 +83,18 @@ class Plan:
             return memory_need(
                 be, budget, values * self.itemsize, lay.n_words, widest, self.bits, "plain", result
             )
-        if self.kind == "line":  # the line's values, and its copy as the last row or column
+        if self.kind in ("line", "serial"):
             be = backends.get(self.backend)
             budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
-            values = (self.cells + 1) * self.itemsize
-            return memory_need(be, budget, values, self.layout.n_words, self.bits, self.bits, "plain", values)
+            if self.kind == "line":  # the line's values, and its copy as the last row or column
+                values = (self.cells + 1) * self.itemsize
+                return memory_need(
+                    be, budget, values, self.layout.n_words, self.bits, self.bits, "plain", values
+                )
+            edges = (self.rows + self.cols) * self.itemsize  # the ring of rows, the last row and column
+            values = (self.window + 1) * self.cols * self.itemsize + edges
+            row = int(self.layout.woff[1]) if self.rows else 0
+            return memory_need(be, budget, values, self.layout.n_words, row, self.bits, "plain", edges)
         grid = self.schedule is not None  # a grid's last row and column are kept besides the ring
         edges = max(self.rows, 1) + max(self.cols, 1) if grid else 0
         return layered_memory(
@@ -174,12 +183,15 @@ def make_plan(rec: Recurrence, planner, backend: str = "auto", tile=None, codec=
     plan.backend, plan.choice = backend, why
     plan.itemsize, plan.bits = np.dtype(cls.value_dtype).itemsize, cls.decision_bits
     plan.window = plan.schedule.window if plan.schedule else getattr(cls, "window", 1)
+    if plan.serial:  # the rows back its ring keeps
+        plan.window = serial_order(plan.schedule.offsets)[1]
     return plan
 
 
 def plan_grid(rec, backend: str, tile, codec=None, reach=None) -> tuple[Plan, str, str]:
-    """A grid's plan by its schedule: tiled, a line, or layered by wavefronts; and the backend
-    (``codec`` and ``reach`` are a layered sweep's options: a grid has neither)."""
+    """A grid's plan by its schedule: tiled, a line, serial (row after row, where the backend runs
+    wavefronts so narrow on one thread anyway: :func:`serial_order`) or layered by wavefronts; and
+    the backend (``codec`` and ``reach`` are a layered sweep's options: a grid has neither)."""
     cls = type(rec)
     bits = cls.decision_bits
     rows, cols = rec._checked_shape()
@@ -209,6 +221,12 @@ def plan_grid(rec, backend: str, tile, codec=None, reach=None) -> tuple[Plan, st
         plan = Plan("tiled", rows, cols, sched, lay, None, lay.num_diagonals, rows * cols)
     elif line:
         plan = _line_plan(rows, cols, sched, bits)
+    elif (step := _serial_step(sched, rows, cols, backends.get(backend).serial_width)) is not None:
+        sizes = np.full(rows, cols, dtype=np.int64)
+        plan = _layered_plan(
+            rows, cols, sched, sizes, np.zeros_like(sizes), sizes, bits, "plain", rows * cols
+        )
+        plan.kind, plan.serial = "serial", step
     else:
         n = sched.num_wavefronts
         sizes = np.full(n, sched.positions, dtype=np.int64)
@@ -247,6 +265,35 @@ def plan_layered(rec, backend: str, tile, codec=None, reach=None) -> tuple[Plan,
 #: the shapes' planners, by the ``family`` a recurrence's base class names (the rows of
 #: :data:`gpudp.engine.SHAPES` name them too)
 PLANNERS = {"grid": plan_grid, "layered": plan_layered}
+
+
+def serial_order(offsets) -> tuple[tuple[int, int], int] | None:
+    """The order of a sweep row after row, ``(row step, column step)`` (each +1 or -1), and its
+    window, the farthest row back an offset reaches (its ring keeps ``window + 1`` rows); None where
+    no such order holds the offsets. Rows in order ``row step`` and, inside a row, columns in order
+    ``column step`` compute a cell after each it reads when every offset goes back a row or more
+    (``row step * di < 0``) or, in the same row (``di == 0``), back a column (``column step * dj <
+    0``)."""
+    di = [d for d, _ in offsets]
+    rs = 1 if max(di) <= 0 else -1 if min(di) >= 0 else 0
+    cs = {-1 if dj > 0 else 1 for d, dj in offsets if d == 0}
+    if not rs or len(cs) > 1:
+        return None
+    return (rs, cs.pop() if cs else 1), max(abs(d) for d in di)
+
+
+def _serial_step(sched: Schedule, rows: int, cols: int, width: int) -> tuple[int, int] | None:
+    """The steps of a serial plan (:func:`serial_order`) for a grid that runs on a backend sweeping
+    wavefronts of fewer than ``width`` cells on one thread (:attr:`Backend.serial_width`), where its
+    ring of rows is at most ``4 (rows + cols)`` cells or the wavefronts' own; else None (and for a
+    schedule by rows, whose layers are the rows already)."""
+    order = serial_order(sched.offsets)
+    if order is None or sched.tiled or sched.b == 0 or not rows * cols or sched.positions >= width:
+        return None  # (an order by rows, b = 0, sweeps a row a layer already)
+    step, window = order
+    return (
+        step if (window + 1) * cols <= max(4 * (rows + cols), (sched.window + 1) * sched.positions) else None
+    )
 
 
 def _line_plan(rows, cols, sched, bits) -> Plan:

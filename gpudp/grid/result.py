@@ -240,6 +240,8 @@ def _decode_one(plan: Plan, store, a: int, b: int) -> int:
         s = plan.schedule
         if not (0 <= a < plan.rows and 0 <= b < plan.cols):
             raise IndexError(f"cell ({a}, {b}) outside the {plan.rows} x {plan.cols} grid")
+        if plan.kind == "serial":  # a row a layer
+            return layer_decision(words, a, b, *plan.layout.params())
         t = s.a * a + s.b * b - s.t_min
         return layer_decision(words, t, a if s.by_row_index else b, *plan.layout.params())
     if not (0 <= a < plan.n_units and 0 <= b < plan.sizes[a]):
@@ -455,13 +457,14 @@ def _walker(rec_cls, n_data: int, plan: Plan):
             decode="layer_decision(words, t, k, woff, BITS)",
             **form,
         )
-    elif plan.kind == "line":
+    elif plan.kind in ("line", "serial"):  # a line's cells, or a row a layer
+        at = "i, j" if plan.kind == "serial" else f"0, {'j' if s.by_row_index else 'i'}"
         src = fill(
             _GRID_WALK,
             cls=rec_cls.__name__,
             lp=", woff, bits",
             da=da,
-            decode=f"layer_decision(words, 0, {'j' if s.by_row_index else 'i'}, woff, BITS)",
+            decode=f"layer_decision(words, {at}, woff, BITS)",
             **form,
         )
     elif plan.kind == "tiled":
