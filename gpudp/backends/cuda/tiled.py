@@ -47,8 +47,11 @@ def run_tiles(
             i0 = r0 + k * RPT
             full = i0 + RPT <= R
             ckr = CK > 0 and (lastrow + 1) % CK == 0 and lastrow + 1 < R
-            if I > 0 and k == 0:  # the row above: its first 64 columns of this tile (and its corner)
-                seen = wait_above(done, I, c0 + min(64, ncol), seen)
+            # the row above, where it sweeps tile J in this launch (an earlier launch has finished
+            # it): the first 32 columns of this tile (and its corner)
+            above = I > 0 and I - 1 + J >= d0
+            if above and k == 0:
+                seen = wait_above(done, I, c0 + min(32, ncol), seen)
             cuda.syncthreads()  # (and the lanes' right edges of the tile before, read below)
             {load_left}
             {rows_red_init}
@@ -70,7 +73,6 @@ def run_tiles(
             rl = (lastrow - r0) % RPT
             {corner_pick}
             tcur = top(I, eb, c0, k, ncol, bottom{db})
-            tnext = top(I, eb, c0, 32 + k, ncol, bottom{db})
             {col_prefetch}
             cuda.syncthreads()
             if own:
@@ -82,12 +84,13 @@ def run_tiles(
             for blk in range((nsteps + 31) >> 5):
                 s0 = blk << 5
                 if blk > 0:
-                    if I > 0 and s0 + 32 < ncol:  # the row above, 64 columns ahead of lane 0
+                    # the row above, the block's 32 columns (read as the block starts: a prefetch of
+                    # the next block's, 32 columns more a row of lag, measured slower on an H100)
+                    if above and s0 < ncol:
                         if k == 0:
-                            seen = wait_above(done, I, c0 + min(s0 + 64, ncol), seen)
+                            seen = wait_above(done, I, c0 + min(s0 + 32, ncol), seen)
                         cuda.syncthreads()
-                    tcur = tnext
-                    tnext = top(I, eb, c0, s0 + 32 + k, ncol, bottom{db})
+                    tcur = top(I, eb, c0, s0 + k, ncol, bottom{db})
                 {col_advance}
                 if steady and s0 >= 31 and s0 + 32 <= ncol:
                     j0 = c0 + s0 - k
@@ -119,8 +122,7 @@ def run_tiles(
                         ST(ckrow, ((lastrow + 1) // CK - 1, c0 + jj), LD(bottom, eb + 1 + jj))
                     cuda.syncthreads()
                 if k == 0:
-                    cuda.threadfence()
-                    cuda.atomic.max(done, I, c0 + min(s0 + 1, ncol))
+                    publish(done, I, c0 + min(s0 + 1, ncol))
             {rows_red_merge}
             {store_right}
             if CK > 0 and (c0 + ncol) % CK == 0 and c0 + ncol < C:  # checkpoint column (gpudp.checkpoints)
@@ -137,7 +139,75 @@ def wait_above(done, I, need, seen):
         seen = cuda.atomic.max(done, I - 1, 0)
     cuda.threadfence()
     return seen
+
+
+def publish(done, I, col):
+    # lane 0 of tile row I: the warp's writes so far before the column it tells the row below
+    cuda.threadfence()
+    cuda.atomic.max(done, I, col)
 """
+
+_WAIT_PTX = """
+def wait_above(done, I, need, seen):
+    # the same by an acquire load (no atomic, no separate fence)
+    while seen < need:
+        seen = LOAD_ACQUIRE(done, I - 1)
+    return seen
+
+
+def publish(done, I, col):
+    # the same by a release reduction
+    MAX_RELEASE(done, I, col)
+"""
+
+_ORDER: list = []
+
+
+def _order_intrinsics():
+    """``LOAD_ACQUIRE(a, i)`` (``ld.acquire.gpu`` of ``a[i]``) and ``MAX_RELEASE(a, i, v)``
+    (``red.release.gpu.max`` into ``a[i]``) for int64 arrays, by inline PTX."""
+    if _ORDER:
+        return _ORDER[0]
+    from llvmlite import ir
+    from numba.cuda import types
+    from numba.cuda.extending import intrinsic
+
+    def address(context, builder, aryty, ary, idxty, idx):
+        arr = context.make_array(aryty)(context, builder, ary)
+        ptr = builder.gep(arr.data, [context.cast(builder, idx, idxty, types.intp)])
+        return builder.ptrtoint(ptr, ir.IntType(64))
+
+    @intrinsic
+    def load_acquire(typingctx, ary, idx):
+        if not (isinstance(ary, types.Array) and ary.dtype == types.int64 and isinstance(idx, types.Integer)):
+            return None
+
+        def codegen(context, builder, sig, args):
+            a = address(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+            fn = ir.FunctionType(ir.IntType(64), [ir.IntType(64)])
+            asm = ir.InlineAsm(fn, "ld.acquire.gpu.b64 $0, [$1];", "=l,l", side_effect=True)
+            return builder.call(asm, [a])
+
+        return types.int64(ary, idx), codegen
+
+    @intrinsic
+    def max_release(typingctx, ary, idx, val):
+        if not (isinstance(ary, types.Array) and ary.dtype == types.int64 and isinstance(idx, types.Integer)):
+            return None
+
+        def codegen(context, builder, sig, args):
+            a = address(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+            v = context.cast(builder, args[2], sig.args[2], types.int64)
+            fn = ir.FunctionType(ir.VoidType(), [ir.IntType(64), ir.IntType(64)])
+            asm = ir.InlineAsm(fn, "red.release.gpu.max.s64 [$0], $1;", "l,l", side_effect=True)
+            builder.call(asm, [a, v])
+            return context.get_dummy_value()
+
+        return types.none(ary, idx, val), codegen
+
+    _ORDER.append((load_acquire, max_release))
+    return _ORDER[0]
+
 
 _TOP = """
 def top(I, eb, c0, col, ncol, bottom{db}):
@@ -245,7 +315,11 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets, not red), "tcell", dict(ns))
     )
     ns["top"] = device_jit(compile_source(values.expand(_TOP.format(db=db), rec_cls), "top", dict(ns)))
-    ns["wait_above"] = device_jit(compile_source(_WAIT, "wait_above", dict(ns)))
+    wait = _WAIT if sim else _WAIT_PTX  # (no inline PTX in the simulator)
+    if not sim:
+        ns["LOAD_ACQUIRE"], ns["MAX_RELEASE"] = _order_intrinsics()
+    ns["wait_above"] = device_jit(compile_source(wait, "wait_above", dict(ns)))
+    ns["publish"] = device_jit(compile_source(wait, "publish", dict(ns)))
     j = "\n".join
     load_left, corner, bottom_pick, fast, slow, store_right, store_ck = [], [], [], [], [], [], []
     red_rows, red_merge = [], []
