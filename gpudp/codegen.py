@@ -430,16 +430,23 @@ def line_sweep_source(
     )
     cell += [call, "line[c] = v"]
     if bits:
-        cell += ["x = c & 31", *(f"w{b} |= ((dd >> {b}) & 1) << x" for b in range(bits))]
         last, end = (31, "stop - 1") if step > 0 else (0, "stop + 1")  # a group's last cell
-        cell += [f"if x == {last} or c == {end}:", f"    base = (c >> 5) * {bits} - wbase"]
-        cell += [f"    words[base + {b}] = w{b}\n    w{b} = 0" for b in range(bits)]
+        cell += gathered_bits(bits, "c", f"(c & 31) == {last} or c == {end}", f"(c >> 5) * {bits} - wbase")
     if step > 0:
         bounds = f"start = g0 * 32\nstop = min(g1 * 32, {n})"
     else:
         bounds = f"start = min(g1 * 32, {n}) - 1\nstop = g0 * 32 - 1"
     setup = [guard, bounds, *(f"w{b} = 0" for b in range(bits))]
     return fill(_RUN_LINE, da=da, setup=setup, step=step, cell=cell)
+
+
+def gathered_bits(bits: int, pos: str, last: str, base: str) -> list[str]:
+    """Lines that put a cell's decision ``dd`` into registers ``w0..`` (bit ``pos & 31`` of each
+    plane's word) and, where ``last`` holds (the group of 32's last cell), write the group's
+    ``bits`` words at ``words[base + b]`` and clear them: a line's and a serial sweep's decisions."""
+    out = [f"w{b} |= ((dd >> {b}) & 1) << ({pos} & 31)" for b in range(bits)]
+    out += [f"if {last}:", f"    base = {base}"]
+    return out + [f"    words[base + {b}] = w{b}\n    w{b} = 0" for b in range(bits)]
 
 
 _RUN_SERIAL = """def run_serial(u0, u1, ring, rk, words, last_row, last_col, R, C{da}):
@@ -539,10 +546,8 @@ def serial_sweep_source(rec_cls, n_data: int, schedule: Schedule, step: tuple[in
     cell.append(cell_call(rec_cls, "i, j", deps, n_data, "v", "dd", ("dat0[i]", "dat1[j]"), context=context))
     cell.append("row[j] = v")
     if bits:
-        cell += [f"w{b} |= ((dd >> {b}) & 1) << (j & 31)" for b in range(bits)]
         end = "(j & 31) == 31 or j == C - 1" if step[1] > 0 else "(j & 31) == 0"
-        cell += [f"if {end}:", f"    base = i * GW + (j >> 5) * {bits}"]
-        cell += [f"    words[base + {b}] = w{b}\n    w{b} = 0" for b in range(bits)]
+        cell += gathered_bits(bits, "j", end, f"i * GW + (j >> 5) * {bits}")
     return fill(
         _RUN_SERIAL,
         da=da,
