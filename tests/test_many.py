@@ -498,6 +498,35 @@ def test_traceback_false(backend):
     assert (local.best_value, local.best_cell, local.path) == (ref.best_value, ref.best_cell, None)
 
 
+class ScratchEdit(ED.EditDistance):
+    """Edit distance through a scratch array the cell allocates: it needs numba's runtime."""
+
+    @staticmethod
+    def cell(i, j, up, left, diag, a, b):
+        c = np.empty(3, np.int64)
+        c[0], c[1], c[2] = diag + (a[i] != b[j]), up + 1, left + 1
+        return c.min(), c.argmin()  # the example's decisions: keep, delete, insert
+
+
+def test_cpu_batch_cells_run_without_reference_counts_unless_they_allocate():
+    """The batch's cell is compiled without numba's reference counting (whose atomics, unpruned
+    where a cell reads its data in a branch, made a record cell 10x slower), and with it only where
+    the cell needs the runtime; both give the single sweep's values."""
+    from gpudp.kernel import family
+
+    pairs = [("ACGTAC", "AGTTC"), ("G", "TGA"), ("TTTT", "TT")]
+    for cls in (ED.EditDistance, ScratchEdit):
+        recs = [cls(a, b) for a, b in pairs]
+        got = sweep_many(recs, backend="cpu", traceback=False).values
+        assert got == [sweep(r, backend="cpu", traceback=False).last_row[-1] for r in recs]
+    built = {}  # the recurrence's name (the engine may have made a narrowed class of it): nrt flags
+    for k in family("many.cpu").built():
+        if k.parts["rec"].__name__ in ("EditDistance", "ScratchEdit"):
+            built.setdefault(k.parts["rec"].__name__, set()).add(k.parts["nrt"])
+    # the first try, without the runtime, made for both; the second only for the cell that allocates
+    assert built == {"EditDistance": {False}, "ScratchEdit": {False, True}}
+
+
 def test_large_instances_and_chunks(monkeypatch):
     """Instances past MAX_BATCH_CELLS go to sweep; small chunk limits cut the batch in chunks."""
     monkeypatch.setattr(gpudp.many, "MAX_BATCH_CELLS", 30)

@@ -59,7 +59,7 @@ def device_name() -> str:
 _TILED_RUNNERS = KernelFactory("cpu.tiled", "rec", "n_data", "nrt")
 _LAYERED_RUNNERS = KernelFactory("cpu.layered", "rec", "n_data", "schedule", "nrt")
 _LINE_RUNNERS = KernelFactory("cpu.line", "rec", "n_data", "schedule", "nrt")
-_BLOCK_RUNNERS = KernelFactory("cpu.blocks", "rec", "n_data")
+_BLOCK_RUNNERS = KernelFactory("cpu.blocks", "rec", "n_data", "nrt")
 _SERIAL_RUNNERS = KernelFactory("cpu.serial", "rec", "n_data", "schedule", "step", "nrt")
 
 _TILED = """
@@ -672,11 +672,11 @@ def run_blocks(nb, bis, bjs, K, R, C, ckrow, ckcol, brow, bcol, words, WS{da}):
 """
 
 
-def blocks_runner(rec_cls, n_data: int):
+def blocks_runner(rec_cls, n_data: int, nrt: bool):
     """The CPU sweep of blocks of a tiled grid from their edges (:mod:`gpudp.checkpoints`): a block a
     thread, row by row; the cell through the tiled kernel's wrapper (no reduction: the forward
-    sweep made it), decisions row-major, one integer a cell."""
-    k = _BLOCK_RUNNERS.lookup(rec=rec_cls, n_data=n_data)
+    sweep made it), decisions row-major, one integer a cell; ``nrt``: see :func:`cell_namespace`."""
+    k = _BLOCK_RUNNERS.lookup(rec=rec_cls, n_data=n_data, nrt=nrt)
     if k.ready:
         return k.fn
     from ..cache import jit_generated
@@ -684,7 +684,7 @@ def blocks_runner(rec_cls, n_data: int):
 
     sym = spec_of(rec_cls).symbols
     ri, cj = ("dat0[gi]", "dat1[c0 + j]") if sym else ("0", "0")
-    ns = cell_namespace(rec_cls)
+    ns = cell_namespace(rec_cls, nrt)
     src = block_source(_BLOCKS, rec_cls, n_data, ns, njit, ri, cj)
     return k.keep(jit_generated(src, "run_blocks", ns, njit, "cpu", parallel=True)).fn
 
@@ -726,20 +726,11 @@ class _CPU(Backend):
     def run_blocks(self, rec_cls, data, blocks, every, rows, cols, edges, words, context):
         """Blocks of a tiled grid swept from their edges, with their decisions (see
         :meth:`gpudp.backends.base.Backend.run_blocks`)."""
-        fn = blocks_runner(rec_cls, len(data))
+        args = (every, rows, cols, *edges, words, every * every, *data)
         with PARALLEL_LOCK:
-            fn(
-                len(blocks),
-                blocks[:, 0].copy(),
-                blocks[:, 1].copy(),
-                every,
-                rows,
-                cols,
-                *edges,
-                words,
-                every * every,
-                *data,
-            )
+            none = np.zeros(0, np.int64)
+            fn = compiled(lambda nrt: blocks_runner(rec_cls, len(data), nrt), 0, none, none, *args)
+            fn(len(blocks), blocks[:, 0].copy(), blocks[:, 1].copy(), *args)
         return words, 0.0
 
 

@@ -19,7 +19,7 @@ import numba
 import numpy as np
 
 from .. import values
-from ..backends.cpu import PARALLEL_LOCK, cell_namespace
+from ..backends.cpu import PARALLEL_LOCK, cell_namespace, compiled
 from ..cache import jit_generated
 from ..codegen import compile_source, diagonal_index, fill, spec_of, tile_cell_source
 from ..jit import njit
@@ -32,7 +32,7 @@ LAYOUT = "rows"
 CHUNK_BYTES = 1 << 28
 
 #: the batch kernels and walkers built in this process (gpudp.kernel)
-_KERNELS = KernelFactory("many.cpu", "rec", "kinds")
+_KERNELS = KernelFactory("many.cpu", "rec", "kinds", "nrt")
 _WALKERS = KernelFactory("many.cpu.walk", "rec", "kinds")
 
 
@@ -84,17 +84,19 @@ _RUN_MANY = """def run_many(wstart, order, ids, shapes, doff, words, lr, lroff, 
 """
 
 
-def kernel(rec_cls, kinds, n_sym: int):
+def kernel(rec_cls, kinds, n_sym: int, nrt: bool):
     """The batch kernel of ``rec_cls`` for packed items of ``kinds`` (:func:`gpudp.many.source.views`;
     the symbols first when the class declares them), compiled once per class and kinds in the
     process and cached on disk (:func:`gpudp.cache.jit_generated`); numba specialises it per
-    argument types (the data's dtypes)."""
-    k = _KERNELS.lookup(rec=rec_cls, kinds=tuple(kinds))
+    argument types (the data's dtypes). ``nrt``: the cell with numba's reference counting (only
+    for a cell that allocates: :func:`gpudp.backends.cpu.cell_namespace`; with it, a cell that
+    reads its data arrays inside a branch ran 10x slower, its counts' atomics left unpruned)."""
+    k = _KERNELS.lookup(rec=rec_cls, kinds=tuple(kinds), nrt=nrt)
     if k.ready:
         return k.fn
     sp = spec_of(rec_cls)
     n_data = len(kinds) + sp.outputs
-    ns = cell_namespace(rec_cls)
+    ns = cell_namespace(rec_cls, nrt)
     ns["red_slot"] = njit(_no_slot, cache=True)
     ns["tcell"] = njit(compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets), "tcell", dict(ns)))
     body = [
@@ -162,7 +164,8 @@ class Runner:
 
     def __init__(self, rec_cls, kinds, n_sym, packed, shapes):
         self.cls, self.packed, self.shapes = rec_cls, packed, shapes
-        self.fn = kernel(rec_cls, kinds, n_sym)
+        self.make = lambda nrt: kernel(rec_cls, kinds, n_sym, nrt)
+        self.fn = None
         self.slots = 1
         self.compile_seconds = 0.0
         self.launches = 0
@@ -195,8 +198,8 @@ class Runner:
             *self.packed,
         )
         with PARALLEL_LOCK:
-            if not fn.signatures:  # the first call compiles: timed apart
-                fn(np.zeros(1, np.int64), np.zeros(0, np.int64), *args)  # no worker: types only
+            if fn is None:  # the first call compiles (no worker: types only), timed apart
+                fn = self.fn = compiled(self.make, np.zeros(1, np.int64), np.zeros(0, np.int64), *args)
                 self.compile_seconds = time.perf_counter() - t
                 t = time.perf_counter()
             fn(wstart, order, *args)

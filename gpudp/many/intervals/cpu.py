@@ -9,7 +9,7 @@ import time
 import numba
 import numpy as np
 
-from ...backends.cpu import PARALLEL_LOCK, cell_namespace
+from ...backends.cpu import PARALLEL_LOCK, cell_namespace, compiled
 from ...cache import jit_generated
 from ...codegen import fill
 from ...jit import njit
@@ -18,7 +18,7 @@ from .. import source
 from ..cpu import deal
 from . import sweep_source
 
-_INTERVAL_KERNELS = KernelFactory("many.cpu.intervals", "rec", "kinds")
+_INTERVAL_KERNELS = KernelFactory("many.cpu.intervals", "rec", "kinds", "nrt")
 
 
 _RUN_INTERVALS = """def run_intervals(wstart, order, ids, shapes, toff, S, D, FL{pk}):
@@ -29,13 +29,15 @@ _RUN_INTERVALS = """def run_intervals(wstart, order, ids, shapes, toff, S, D, FL
 """
 
 
-def interval_kernel(rec_cls, kinds):
+def interval_kernel(rec_cls, kinds, nrt: bool):
     """The interval batch's kernel of ``rec_cls`` for packed items of ``kinds`` (its sweep of an
-    instance: :func:`gpudp.many.intervals.sweep_source`), built once per class and kinds."""
-    k = _INTERVAL_KERNELS.lookup(rec=rec_cls, kinds=tuple(kinds))
+    instance: :func:`gpudp.many.intervals.sweep_source`), built once per class, kinds and ``nrt``
+    (the cell with numba's reference counting: :func:`gpudp.many.cpu.kernel`)."""
+    k = _INTERVAL_KERNELS.lookup(rec=rec_cls, kinds=tuple(kinds), nrt=nrt)
     if not k.ready:
         src = fill(_RUN_INTERVALS, pk=source.packed_args(len(kinds)), body=sweep_source(rec_cls, kinds))
-        k = k.keep(jit_generated(src, "run_intervals", cell_namespace(rec_cls), njit, "cpu", parallel=True))
+        ns = cell_namespace(rec_cls, nrt)
+        k = k.keep(jit_generated(src, "run_intervals", ns, njit, "cpu", parallel=True))
     return k.fn
 
 
@@ -44,7 +46,8 @@ class IntervalRunner:
     the instances dealt to the threads by their work."""
 
     def __init__(self, rec_cls, kinds):
-        self.fn = interval_kernel(rec_cls, kinds)
+        self.make = lambda nrt: interval_kernel(rec_cls, kinds, nrt)
+        self.fn = None
         self.compile_seconds = 0.0
         self.launches = 0
 
@@ -53,9 +56,9 @@ class IntervalRunner:
         wstart, order = deal(work, numba.get_num_threads())
         args = (ids, shapes, toff, S, D, FL, *packed)
         with PARALLEL_LOCK:
-            if not self.fn.signatures:  # the first call compiles: timed apart
+            if self.fn is None:  # the first call compiles (no worker: types only), timed apart
                 t = time.perf_counter()
-                self.fn(np.zeros(1, np.int64), np.zeros(0, np.int64), *args)
+                self.fn = compiled(self.make, np.zeros(1, np.int64), np.zeros(0, np.int64), *args)
                 self.compile_seconds = time.perf_counter() - t
             self.fn(wstart, order, *args)
         self.launches += 1
