@@ -2,7 +2,7 @@
 several tile shapes: which tile suits a cell type (registers a thread, kernel GCUPS).
 
     python tools/tile_sweep.py OUT.jsonl --example affine_alignment --sizes 131072 \
-        --tiles 64x256,128x256,256x256 [--repeat 3]
+        --tiles 64x256,128x256,256x256 [--repeat 3]     (a tile "default": the engine's choice)
 
 One JSON line per (size, tile): median seconds of the whole ``align`` after a warm-up, kernel
 seconds, GCUPS of both, registers a thread, the device.
@@ -35,8 +35,9 @@ def main(argv=None):
             a = "".join(rng.choice(list("ACGT"), n))
             b = "".join(rng.choice(list("ACGT"), n))
             for tile in args.tiles.split(","):
-                bh, tw = (int(x) for x in tile.split("x"))
-                opts = {"backend": args.backend, "tile": (bh, tw), "progress": False}
+                opts = {"backend": args.backend, "progress": False}
+                if tile != "default":  # "default": the engine's own choice
+                    opts["tile"] = tuple(int(x) for x in tile.split("x"))
                 ex.align(a[:300], b[:300], **opts)  # compile
                 times, stats = [], None
                 for _ in range(args.repeat):
@@ -47,7 +48,7 @@ def main(argv=None):
                 row = {
                     "example": args.example,
                     "n": n,
-                    "tile": [bh, tw],
+                    "tile": list(opts.get("tile", ())) or "default",
                     "seconds": med,
                     "gcups": n * n / med / 1e9,
                     "kernel_seconds": stats.kernel_seconds,
