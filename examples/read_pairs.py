@@ -9,7 +9,9 @@ about 5% of its bases substituted. ``--where`` says where the reads lie when the
 ``host`` (numpy arrays: the GPU batch stages them through page-locked memory), ``page-locked``
 (copied once into page-locked memory, ``gpudp.backends.page_locked``, so the GPU reads them by
 DMA) or ``gpu`` (copied once to the GPU, as numba device arrays: CuPy arrays and PyTorch CUDA
-tensors do as well; the batch reads them there and copies nothing to the device). Each batch
+tensors do as well; the batch reads them there and copies nothing to the device) or ``arrow``
+(two pyarrow binary arrays made over the same bytes, as a table's columns would hold them; needs
+pyarrow: the batch reads their buffers). Each batch
 re-solves a few pairs by the checked one-pair path and compares.
 """
 
@@ -22,7 +24,7 @@ import numpy as np
 
 from gpudp.problems import edit_distance, lcs
 
-WHERE = ("host", "page-locked", "gpu")
+WHERE = ("host", "page-locked", "gpu", "arrow")
 
 
 def reads(pairs: int, length: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -47,6 +49,14 @@ def place(a: np.ndarray, b: np.ndarray, where: str):
         from numba import cuda
 
         return cuda.to_device(a), cuda.to_device(b)
+    if where == "arrow":  # a binary array over each array's bytes: the offsets made, nothing copied
+        import pyarrow as pa
+
+        def column(x):
+            off = np.arange(0, x.size + 1, x.shape[1], dtype=np.int32)
+            return pa.Array.from_buffers(pa.binary(), len(x), [None, pa.py_buffer(off), pa.py_buffer(x)])
+
+        return column(a), column(b)
     raise ValueError(f"where: one of {', '.join(WHERE)}, got {where!r}")
 
 

@@ -643,8 +643,10 @@ def test_read_pairs_on_the_cpu(capsys):
     a, b = rp.reads(25, 30, seed=3)
     assert a.shape == b.shape == (25, 30) and set(np.unique(a)) <= set(b"ACGT")
     assert 0 < (a != b).mean() < 0.2  # about 5% substituted
-    lengths, distances, _ = rp.solve(a, b, backend="cpu")
-    assert (lengths.tolist(), distances.tolist()) == _read_pairs_reference(a, b)
+    want = _read_pairs_reference(a, b)
+    for where in ("host", "arrow"):  # (arrow: pyarrow is in the test extra)
+        lengths, distances, _ = rp.solve(*rp.place(a, b, where), backend="cpu")
+        assert (lengths.tolist(), distances.tolist()) == want
     rp.main(["--pairs", "20", "--length", "12", "--backend", "cpu"])
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "20 pairs of 12 bases (host):" and "LCS lengths" in out[1] and "edit distances" in out[2]

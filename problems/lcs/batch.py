@@ -30,7 +30,7 @@ from gpudp.memory import available_memory, describe
 from gpudp.progress import progress_bar
 from gpudp.solution import BatchResult, NoSolutions, Stats, ship
 
-from . import bitparallel, plain, subsequences
+from . import arrow, bitparallel, plain, subsequences
 from .sequences import bulk_pairs, encode, exact_codes, kind, uniform_rows
 from .subsequences import Rows, Subsequences
 
@@ -264,11 +264,16 @@ def run(
         if not traceback and (backend == "auto" or backends.get(backend).values_on_device):
             return _run_device(solver, *device, verify, t0)
         pairs = tuple(x.copy_to_host() for x in device)  # the host's paths read host arrays
-    arrays = as_arrays(pairs)
+    arrays, bulk = as_arrays(pairs), None
+    held = arrow.pair_sides(pairs) if arrays is None else None
     if arrays is not None:  # rows of two arrays: no object per pair unless one is asked for
         pairs = Rows(*arrays)
     else:
-        pairs = list(pairs)
+        if held is not None:  # two Arrow arrays: read from their buffers (a side with nulls: by item)
+            sa, sb, bulk = held
+            pairs = Rows(sa, sb) if bulk is not None else list(zip(sa, sb, strict=True))
+        else:
+            pairs = list(pairs)
         n = len(pairs)
         check_memory(host_bytes(solver, n, 0, traceback), f"a batch of {n:,} pairs", "give fewer at a time")
     values = np.full(len(pairs), -1, np.int64)
@@ -298,8 +303,8 @@ def run(
         stats.extra.update(pairs=len(pairs), method="wavefront engine, one sweep a pair")
         stats.seconds = time.perf_counter() - t0
         return BatchResult(values, errors, solutions, list(range(len(pairs))), stats)
-    coded, index, bulk, later = [], [], None, None
-    if arrays is None:
+    coded, index, later = [], [], None
+    if arrays is None and bulk is None:
         buffers = _host_buffers(solver, backend)
         # read into the backend's buffers, the rows' bytes (if rows) left for its launch to copy
         lazily = buffers is not None and not traceback

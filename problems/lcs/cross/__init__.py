@@ -26,7 +26,7 @@ from gpudp.backends import device_name, is_device_array, observe
 from gpudp.errors import CheckError, InputError
 from gpudp.solution import Stats
 
-from .. import bitparallel
+from .. import arrow, bitparallel
 from ..batch import FAMILY, PairSolver, check_memory, check_options
 from ..bitparallel import NO_CUTOFF
 from ..sequences import bulk_sides, encode, exact_codes, join_codes, kind
@@ -162,7 +162,10 @@ def _dtype(dtype, largest: int, what: str) -> np.dtype:
 
 
 def _side(x, name: str):
-    """One side as a list of sequences, or a 2-D integer array whose rows are the sequences."""
+    """One side as a list of sequences, a 2-D integer array whose rows are the sequences, or an
+    Arrow array's (:class:`.arrow.ArrowSequences`)."""
+    if arrow.is_arrow(x):
+        return arrow.side(x, name)
     if isinstance(x, str | bytes | bytearray):
         raise InputError(name, f"a list of sequences, got one {type(x).__name__}: put it in a list")
     if is_device_array(x):
@@ -194,13 +197,15 @@ def _read(qs, cs) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         if bulk is not None:
             return bulk
     q, q_off = _coded(qs, "queries")
-    c, c_off = _coded(cs, "choices")
+    c, c_off = _coded(cs, "choices")  # (an Arrow side's, read from its buffers)
     _check_kinds(qs, cs)  # after each sequence is read: one that cannot be is its own error
     q, c = exact_codes(q, c)
     return q, q_off, c, c_off
 
 
 def _coded(x, name: str) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(x, arrow.ArrowSequences):
+        return x.packed()
     if isinstance(x, np.ndarray):  # rows of a 2-D array
         return x.reshape(-1), bitparallel.row_offsets(x.shape[0], x.shape[1])
     return join_codes([encode(v, f"{name}[{i}]") for i, v in enumerate(x)])
@@ -213,6 +218,8 @@ def _check_kinds(qs, cs) -> None:
     for name, side in (("queries", qs), ("choices", cs)):
         if isinstance(side, np.ndarray):
             flags = [False] if len(side) else []
+        elif isinstance(side, arrow.ArrowSequences):
+            flags = [side.text] if len(side) else []
         else:
             flags = [kind(v) == "str" for v in side]
         for i, is_str in enumerate(flags):
