@@ -13,44 +13,59 @@ s_1 ≥ ...``); weight-0 items of positive profit are always taken, the rest dro
 that can be packed fits, all are taken without a search.
 
 **Envelopes.** ``E_i`` is a sorted list of disjoint intervals of ``[0, C]`` covering every subset
-sum ``≤ C`` of items ``i..n-1`` (the *suffix*), each with a *gain* (below): ``E_n = {[0, 0]}``,
-``E_i = E_{i+1} ∪ (E_{i+1} + w_i)``, clipped at ``C``; an interval that meets the last one, or lies
-within ``τ`` of it, extends it while the result is narrower than ``width``, else the part past it
-starts a new one (an over-approximation: it only weakens the bound). ``τ`` (and ``width``) double
-whenever an envelope would pass its most intervals. Two kinds: the *coarse* envelopes keep each run
-of reachable sums whole (``width`` past ``C``, at most :data:`COARSE_INTERVALS`), cheap, enough on
-most instances; the *fine* ones start from pieces of one point (``width = 1``, at most
-:data:`MAX_INTERVALS`), so that a gain belongs to a short stretch of weights, not to a whole run:
-on Jooken's class with ``g = 14`` that cut the empty state's bound from 7,384 to 55 above the
-optimum (n = 1,200, c = 10^10, ε = 10^−4). A search on the coarse envelopes that keeps more than
-``FINE_AFTER · n · MAX_INTERVALS`` states (about the fine ones' cost) stops, the fine ones are
-built and the same target searched again. Envelopes are built backwards and all kept when they
-total at most :data:`ALL_INTERVALS` intervals; else every ``K``-th (``K = ⌈√n⌉``) is kept and the
-others are rebuilt from the next kept one as a search reaches them (by the same rule: any result of
-it is a valid over-approximation).
+sum ``≤ C`` of items ``i..n-1`` (the *suffix*), each with a *gain* and a *top* (below): ``E_n = {[0,
+0]}``, ``E_i = E_{i+1} ∪ (E_{i+1} + w_i)``, clipped at ``C``; an interval that meets the last one,
+or lies within ``τ`` of it, extends it while the result is narrower than ``width``, else the part
+past it starts a new one (an over-approximation: it only weakens the bound). ``τ`` (and ``width``)
+double whenever an envelope would pass its most intervals. Two kinds: the *coarse* envelopes keep
+each run of reachable sums whole (``width`` past ``C``, at most :data:`COARSE_INTERVALS`), cheap,
+enough on most instances; the *fine* ones start from pieces of one point (``width = 1``, at most
+:data:`MAX_INTERVALS`), so that a gain belongs to a short stretch of weights, not to a whole run: on
+Jooken's class with ``g = 14`` that cut the empty state's bound from 7,384 to 55 above the optimum
+(n = 1,200, c = 10^10, ε = 10^−4). A search on the coarse envelopes that keeps more than
+``FINE_AFTER · n · MAX_INTERVALS`` states (a quarter of what building the fine ones costs, in steps)
+stops, the fine ones are built and the same target searched again. Envelopes are built backwards and
+all kept when they total at most :data:`ALL_INTERVALS` intervals; else every ``K``-th (``K = ⌈√n⌉``)
+is kept and the others are rebuilt from the next kept one as a search reaches them (by the same
+rule: any result of it is a valid over-approximation).
 
 **The bound.** Take any ``λ = num/den ≥ 0`` (``num/den`` the efficiency of Dantzig's break item,
 ``den`` a power of two small enough that every sum below stays in int64). Every subset ``X`` of the
 suffix has ``p(X) = λ·w(X) + γ(X)``, ``γ(X) = Σ_{k∈X} (p_k − λ·w_k)``. Each interval of ``E_i``
 carries a *gain*, at least ``γ(X)`` for every subset ``X`` of the suffix whose weight lies in it
-(``E_n``: 0; the shifted copy: the gain plus item ``i``'s; merged intervals: the larger). So a
+(``E_n``: 0; the shifted copy: the gain plus item ``i``'s; merged intervals: the larger), and a
+*top*, at least ``p(X)`` for every such ``X`` (kept the same way, item ``i``'s profit added). So a
 partial solution of weight ``W ≤ C`` and profit ``P`` over items ``0..i-1`` completes to at most
-``P + max(λ·min(hi, C − W) + gain)`` over the intervals ``[lo, hi]`` of ``E_i`` with ``lo ≤ C − W``
-(prefix maxima of ``λ·hi + gain`` make it one look-up), compared in integers (``·den``). Where the
-remaining items cannot fill the room it is much tighter than Dantzig's; where they can it is at most
-the Lagrangian bound at ``λ`` (a gain never passes ``Σ max(p_k − λ·w_k, 0)``).
+``P + max(min(λ·hi + gain, top))`` over the intervals ``[lo, hi]`` of ``E_i`` with ``hi ≤ C − W``,
+or ``min(λ·(C − W) + gain, top)`` for the one holding ``C − W`` (prefix maxima make it one look-up),
+compared in integers (``·den``). Where the remaining items cannot fill the room it is much tighter
+than Dantzig's; where they can it is at most the Lagrangian bound at ``λ`` (a gain never passes
+``Σ max(p_k − λ·w_k, 0)``). The gain alone assumes each interval filled to its end at its best gain;
+the top is the best subset that lies in it, filled or not: on Jooken's class with ``g = 14``, ``ε =
+10^−5``, where the sums near each room are dense but the subsets of high gain are few, the searches
+at the same targets kept 3 to 6 times fewer states with tops (n = 400 and 800, c = 10^10).
 
-**A search with target T** keeps the list of states (weight ``≤ C``, sorted by weight, profit strictly
-rising: no state dominates another; a dominated state also has the smaller bound) and adds the items
-one at a time (Nemhauser–Ullmann merge of the list with its shifted copy), dropping every state whose
-bound is below ``max(T, z + g)`` (``z`` the best packing found, ``g`` the profits' gcd). Every state
-fits, so the last state of each list is a packing: ``z`` rises as it goes. After the last item, if
-``z ≥ T``, ``z`` is optimal (every packing worth ``T`` or more survived every step, or one at least
-as good did); otherwise every packing is worth less than ``T``: ``T − 1`` is a proven upper bound.
+A state's bound is also at most Dantzig's bound of the suffix at its own room ``C − W`` (the suffix
+in efficiency order, rebuilt at each item: ``O(n)``; the break item's share rounded up exactly):
+that is the least Lagrangian bound over every ``λ``, where the envelopes take one ``λ`` for all
+states; it cuts the states of rooms far from the whole instance's break (Jooken's class, ``g = 14``:
+2.6 and 5 times fewer states on two published instances, n = 1,200 and 1,000, before tops).
+
+**A search with target T** keeps the list of states (weight ``≤ C``, sorted by weight, profit
+strictly rising: no state dominates another; a dominated state also has the smaller bound) and adds
+the items one at a time (Nemhauser–Ullmann merge of the list with its shifted copy), dropping every
+state whose bound is below ``max(T, z + g)`` (``z`` the best packing found, ``g`` the profits' gcd).
+Every state fits, so the last state of each list is a packing: ``z`` rises as it goes. After the
+last item, if ``z ≥ T``, ``z`` is optimal (every packing worth ``T`` or more survived every step, or
+one at least as good did); otherwise every packing is worth less than ``T``: ``T − 1`` is a proven
+upper bound.
 
 **Targets.** ``U`` starts as the least of Dantzig's bound and the empty state's bound (``λ·S +
 G_0`` at ``W = 0``); the first target is ``U``, each failed search sets ``U = T − 1`` and the next
-target is ``max(z + g, U + 1 − d)`` with ``d`` doubling (from ``(U − z) / 2^14``). Searches near the
+target is ``max(z + g, U + 1 − d)`` with ``d`` doubling (from ``(U − z) / 2^14``), or ``z + g``
+itself when that lies at most :data:`JUMP` times as far below ``U`` (a search at ``z + g`` ends the
+proof, reaching it or not; the states grow about as the distance to the bound to the power 1.5, and
+with the beam's packing near the optimum, the steps between rarely reach theirs). Searches near the
 bound keep few states; the last one, at the optimum, keeps the states that may reach it. The answer
 is proven when a search reaches its target or ``z`` reaches ``U``.
 
@@ -59,11 +74,11 @@ adding item ``j`` gets a new node whose parent is its source's); when the node a
 nodes that no state or the best packing reaches are dropped (marked, compacted in order).
 
 **Arithmetic.** int64 throughout: the profit and weight totals of the items that can be packed are
-checked (at most 2^63 − 1, else :class:`gpudp.InputError` with the figures, as the sparse DP; and the
-profits at most 2^61 − 1, the room the bound's sums need), ``den`` is chosen with
-``(ΣP + 1)·den ≤ 2^61`` and ``num ≤ 2^61 / C`` (Python integers), and gains are kept at least
-``−2^61`` (raising a gain keeps the bound valid), so ``P·den + num·S + gain < 2^63``. The answer's
-value and weight are summed exactly and checked.
+checked (at most 2^63 − 1, else :class:`gpudp.InputError` with the figures, as the sparse DP; and
+the profits at most 2^61 − 1, the room the bound's sums need), ``den`` is chosen with ``(ΣP + 1)·den
+≤ 2^61`` and ``num ≤ 2^61 / C`` (Python integers), and gains are kept at least ``−2^61`` (raising a
+gain keeps the bound valid), so ``P·den + num·S + gain < 2^63``. The answer's value and weight are
+summed exactly and checked.
 
 **Stops.** Past ``time_limit`` (checked before each item's step, predicted from the last step's
 time per state), or when the lists and nodes would take more than half the memory this process may
@@ -76,7 +91,10 @@ search running across the half would leave the greedy packing to a stop (gap 2.3
 published n = 1,200, c = 10^10 instance); the beam also runs once, on the coarse envelopes (a
 fraction of a second), when a search on them passes its budget, before the fine ones are built:
 such an instance is costly, and the beam's packing also keeps the later targets from falling far
-below the optimum (they never pass ``z + g``).
+below the optimum (they never pass ``z + g``). Once the fine envelopes are built it runs again on
+them (then not at the half): their bounds rank the states far better (n = 1,000, g = 14, ε =
+10^−5: 198 below the optimum, against 3,012 on the coarse ones), and its packing sets the last
+target.
 
 ``details`` also gives ``searches`` (each target, its outcome, states, largest list, seconds),
 ``states_generated`` (the states kept, all searches), ``largest_list``, the envelopes' ``tau`` and
@@ -112,7 +130,7 @@ COARSE_INTERVALS = 1 << 16
 BEAM = 1 << 12
 #: a search on the coarse envelopes that keeps more than this many states per item and
 #: ``MAX_INTERVALS`` (about what building the fine ones costs) stops: fine envelopes, same target
-FINE_AFTER = 1
+FINE_AFTER = 0.25
 #: envelopes stored at once: every K-th (K = ceil(sqrt(n))) and the K of the current segment, or all
 #: of them when their intervals total at most this many
 ALL_INTERVALS = 1 << 22
@@ -121,16 +139,21 @@ LIST_START = 1 << 12
 NODE_START = 1 << 16
 #: each failed search moves the next target this many times farther below the bound
 STEP_GROWTH = 2
+#: the next target is ``z + g`` (whose search ends the proof, reached or not) when it lies at most this
+#: many times farther below the bound than the stepped one (n = 1,200, g = 14, eps = 1e-5: a search
+#: keeps about D^1.5 states at distance D below the bound, so skipping one that costs an eighth)
+JUMP = 4
 _LIMIT = np.int64(1 << 61)
 
 
 @njit(cache=True)
-def _union(lo, hi, ga, m, w, dg, cap, tau, width, nlo, nhi, nga):
-    """``E ∪ (E + w)`` (``E``: ``m`` sorted disjoint intervals ``[lo, hi]`` with gains ``ga``; the
-    shifted copy's gains ``+ dg``) into ``nlo, nhi, nga``, clipped at ``cap``: an interval that meets
-    the last one, or lies within ``tau`` of it, extends it while the result is narrower than
-    ``width``, else the part past it starts a new one; every interval it overlaps takes its gain when
-    larger (a point's gain bounds every subset that weighs it). Returns the count."""
+def _union(lo, hi, ga, tp, m, w, dg, pd, cap, tau, width, nlo, nhi, nga, ntp):
+    """``E ∪ (E + w)`` (``E``: ``m`` sorted disjoint intervals ``[lo, hi]`` with gains ``ga`` and tops
+    ``tp``; the shifted copy's gains ``+ dg``, its tops ``+ pd``) into ``nlo, nhi, nga, ntp``, clipped
+    at ``cap``: an interval that meets the last one, or lies within ``tau`` of it, extends it while
+    the result is narrower than ``width``, else the part past it starts a new one; every interval it
+    overlaps takes its gain and its top when larger (a point's gain and top bound every subset that
+    weighs it). Returns the count."""
     i = 0
     j = 0
     k = 0
@@ -139,6 +162,7 @@ def _union(lo, hi, ga, m, w, dg, cap, tau, width, nlo, nhi, nga):
             a = lo[i]
             b = hi[i]
             g = ga[i]
+            t = tp[i]
             i += 1
         else:
             a = lo[j] + w
@@ -146,6 +170,7 @@ def _union(lo, hi, ga, m, w, dg, cap, tau, width, nlo, nhi, nga):
             g = ga[j] + dg
             if g < -_LIMIT:
                 g = -_LIMIT  # a larger gain still bounds: kept within int64
+            t = tp[j] + pd
             j += 1
         if a > cap:
             if i >= m or lo[i] > cap:
@@ -156,31 +181,38 @@ def _union(lo, hi, ga, m, w, dg, cap, tau, width, nlo, nhi, nga):
         if k > 0 and a - nhi[k - 1] - 1 <= tau:
             q = k - 1
             while q >= 0 and nhi[q] >= a:  # the intervals it overlaps
-                if nlo[q] <= b and g > nga[q]:
-                    nga[q] = g
+                if nlo[q] <= b:
+                    if g > nga[q]:
+                        nga[q] = g
+                    if t > ntp[q]:
+                        ntp[q] = t
                 q -= 1
             if b > nhi[k - 1]:
                 if b - nlo[k - 1] < width or width >= cap:
                     nhi[k - 1] = b
                     if g > nga[k - 1]:
                         nga[k - 1] = g
+                    if t > ntp[k - 1]:
+                        ntp[k - 1] = t
                 else:
                     nlo[k] = a if a > nhi[k - 1] else nhi[k - 1] + 1
                     nhi[k] = b
                     nga[k] = g
+                    ntp[k] = t
                     k += 1
         else:
             nlo[k] = a
             nhi[k] = b
             nga[k] = g
+            ntp[k] = t
             k += 1
     return k
 
 
 @njit(cache=True)
-def _merge(lo, hi, ga, m, tau, width, cap):
+def _merge(lo, hi, ga, tp, m, tau, width, cap):
     """Merge in place the neighbours whose gap is at most ``tau`` while the result is narrower than
-    ``width`` (no limit when ``width ≥ cap``; the larger gain); returns the count."""
+    ``width`` (no limit when ``width ≥ cap``; the larger gain and top); returns the count."""
     k = 0
     for i in range(m):
         if k > 0 and lo[i] - hi[k - 1] - 1 <= tau and (hi[i] - lo[k - 1] < width or width >= cap):
@@ -188,54 +220,59 @@ def _merge(lo, hi, ga, m, tau, width, cap):
                 hi[k - 1] = hi[i]
             if ga[i] > ga[k - 1]:
                 ga[k - 1] = ga[i]
+            if tp[i] > tp[k - 1]:
+                tp[k - 1] = tp[i]
         else:
             lo[k] = lo[i]
             hi[k] = hi[i]
             ga[k] = ga[i]
+            tp[k] = tp[i]
             k += 1
     return k
 
 
 @njit(cache=True)
-def _best_below(hi, ga, num, m, out):
-    """``out[q]``: the most ``num·hi + gain`` of intervals ``0..q``."""
-    best = num * hi[0] + ga[0]
+def _best_below(hi, ga, tp, num, m, out):
+    """``out[q]``: the most ``min(num·hi + gain, top)`` of intervals ``0..q``."""
+    best = min(num * hi[0] + ga[0], tp[0])
     for q in range(m):
-        v = num * hi[q] + ga[q]
+        v = min(num * hi[q] + ga[q], tp[q])
         if v > best:
             best = v
         out[q] = best
 
 
-def _extend(env, w, dg, cap, tau, width):
-    lo, hi, ga, _ = env
+def _extend(env, w, dg, pd, cap, tau, width):
+    lo, hi, ga, tp, _ = env
     m = len(lo)
-    nlo, nhi, nga = np.empty(2 * m, np.int64), np.empty(2 * m, np.int64), np.empty(2 * m, np.int64)
-    k = _union(lo, hi, ga, m, w, dg, cap, tau, width, nlo, nhi, nga)
-    return nlo, nhi, nga, k
+    nlo, nhi, nga, ntp = (np.empty(2 * m, np.int64) for _ in range(4))
+    k = _union(lo, hi, ga, tp, m, w, dg, pd, cap, tau, width, nlo, nhi, nga, ntp)
+    return nlo, nhi, nga, ntp, k
 
 
-def _finish(nlo, nhi, nga, k, num):
-    """The envelope's arrays cut to ``k`` intervals, with the prefix maxima of ``num·hi + gain``."""
+def _finish(nlo, nhi, nga, ntp, k, num):
+    """The envelope's arrays cut to ``k`` intervals, with the prefix maxima of ``min(num·hi + gain,
+    top)``."""
     best = np.empty(k, np.int64)
-    _best_below(nhi, nga, num, k, best)
-    return nlo[:k].copy(), nhi[:k].copy(), nga[:k].copy(), best
+    _best_below(nhi, nga, ntp, num, k, best)
+    return nlo[:k].copy(), nhi[:k].copy(), nga[:k].copy(), ntp[:k].copy(), best
 
 
 class Envelopes:
     """The suffixes' envelopes ``E_0 .. E_n`` (the module doc), built once, served in order of
-    ``i`` (rising) by :meth:`get` as ``(lo, hi, gain, best)``: ``best[q]`` the most ``num·hi + gain``
-    of intervals ``0..q``."""
+    ``i`` (rising) by :meth:`get` as ``(lo, hi, gain, top, best)``: ``best[q]`` the most ``min(num·hi
+    + gain, top)`` of intervals ``0..q``."""
 
     def __init__(self, ws, ps, cap: int, num: int, den: int, deadline=None, fine: bool = False):
         self.ws, self.cap, self.num, n = ws, cap, num, len(ws)
         self.dg = ps * den - num * ws  # each item's gain, ·den
+        self.pd = ps * den  # and its profit, ·den (what it adds to a top)
         self.K = max(1, math.isqrt(max(n - 1, 0)) + 1)
         self.taus = np.zeros(n + 1, np.int64)
         self.widths = np.zeros(n + 1, np.int64)
         self.sizes = np.zeros(n + 1, np.int64)
         zero = np.zeros(1, np.int64)
-        env = (zero, zero, zero, zero)
+        env = (zero, zero, zero, zero, zero)
         kept, every, total, tau = {n: env}, {n: env}, 1, 0
         # fine: pieces of one point at first (a gain each), doubling with tau; coarse: runs whole
         width, most = (1, MAX_INTERVALS) if fine else (cap, COARSE_INTERVALS)  # (cap: no limit)
@@ -246,11 +283,13 @@ class Envelopes:
             if deadline is not None and i % 64 == 0 and time.perf_counter() > deadline:
                 self.late = True
                 return
-            nlo, nhi, nga, k = _extend(env, int(ws[i]), int(self.dg[i]), cap, tau, width)
+            nlo, nhi, nga, ntp, k = _extend(
+                env, int(ws[i]), int(self.dg[i]), int(self.pd[i]), cap, tau, width
+            )
             while k > most:
                 tau, width = min(max(1, 2 * tau), cap), min(2 * width, cap)  # both cap: one interval
-                k = _merge(nlo, nhi, nga, k, tau, width, cap)
-            env = _finish(nlo, nhi, nga, k, num)
+                k = _merge(nlo, nhi, nga, ntp, k, tau, width, cap)
+            env = _finish(nlo, nhi, nga, ntp, k, num)
             self.taus[i], self.widths[i], self.sizes[i] = tau, width, k
             total += k
             if every is not None:
@@ -274,28 +313,71 @@ class Envelopes:
             self.segment = {}
             for k in range(top - 1, i - 1, -1):
                 tau, width = int(self.taus[k]), int(self.widths[k])
-                nlo, nhi, nga, m = _extend(env, int(self.ws[k]), int(self.dg[k]), self.cap, tau, width)
-                env = _finish(nlo, nhi, nga, _merge(nlo, nhi, nga, m, tau, width, self.cap), self.num)
+                item = int(self.ws[k]), int(self.dg[k]), int(self.pd[k])
+                nlo, nhi, nga, ntp, m = _extend(env, *item, self.cap, tau, width)
+                m = _merge(nlo, nhi, nga, ntp, m, tau, width, self.cap)
+                env = _finish(nlo, nhi, nga, ntp, m, self.num)
                 self.segment[k] = env
         return self.segment[i]
 
     def bound(self, i: int, slack: int) -> int:
-        """The most ``num·S + gain`` over the points ``S ≤ slack`` of ``E_i`` (``slack ≥ 0``): ``den``
-        times a bound on what items ``i..`` add within ``slack``."""
-        lo, hi, ga, best = self.get(i)
+        """The most ``min(num·S + gain, top)`` over the points ``S ≤ slack`` of ``E_i`` (``slack ≥
+        0``): ``den`` times a bound on what items ``i..`` add within ``slack``."""
+        lo, hi, ga, tp, best = self.get(i)
         q = int(np.searchsorted(lo, slack, side="right")) - 1
         if hi[q] <= slack:
             return int(best[q])
-        inside = self.num * slack + int(ga[q])
+        inside = min(self.num * slack + int(ga[q]), int(tp[q]))
         return max(inside, int(best[q - 1])) if q else inside
 
 
 @njit(cache=True)
-def _step(W, P, N, L, w, p, j, cap, thr, elo, ehi, ega, ebest, num, den, NW, NP, NN, par, itm, nn, zst):
+def _suffix_lp(ws, ps, eff, i, lw, lp):
+    """Dantzig's relaxation of the items ``i..`` (``eff``: every item's index, by non-increasing
+    efficiency): ``lw[k], lp[k]`` the weight and profit of the first ``k`` of them in that order.
+    Returns their count."""
+    m = 0
+    lw[0] = 0
+    lp[0] = 0
+    for t in range(len(eff)):
+        e = eff[t]
+        if e >= i:
+            lw[m + 1] = lw[m] + ws[e]
+            lp[m + 1] = lp[m] + ps[e]
+            m += 1
+    return m
+
+
+@njit(cache=True)
+def _fraction(rest, lw, lp, r):
+    """At least ``rest·p/w`` for the item ``r`` (weight ``w``, profit ``p``) of the relaxation ``lw,
+    lp`` (``0 ≤ rest < w``; 0 past the last item), and below ``p + 2^24`` (the sums stay in int64):
+    ``rest·⌊p/w⌋`` exactly, the remainder's share ``rest·(p mod w)/w`` through a float raised past
+    its rounding error (relative, below 10^-15) and then by 1; where that share would come near
+    ``rest``, ``rest`` or ``p``, each above it."""
+    if r >= len(lw) - 1:
+        return 0
+    wb = lw[r + 1] - lw[r]
+    pb = lp[r + 1] - lp[r]
+    qd = pb // wb
+    x = float(rest) * float(pb - qd * wb) / float(wb)
+    x += x * 1e-12
+    if x < float(rest):
+        return rest * qd + np.int64(x) + 1
+    return min(pb, rest * qd + rest) if rest < pb else pb  # (the share is below rest and below p)
+
+
+@njit(cache=True)
+def _step(
+    W, P, N, L, w, p, j, cap, thr, elo, ehi, ega, etp, ebest, num, den, lw, lp, NW, NP, NN, par, itm, nn, zst
+):
     """Add item ``j`` (weight ``w``, profit ``p``) to the list ``W, P, N`` of ``L`` states into
-    ``NW, NP, NN``: the merge with the shifted copy, undominated states that fit, kept when
-    ``P·den + max(num·S + gain) ≥ thr·den`` over the points ``S ≤ cap − W`` of the envelope
-    ``elo, ehi, ega`` (``ebest``: its prefix maxima of ``num·hi + gain``). New nodes from ``nn``.
+    ``NW, NP, NN``: the merge with the shifted copy, undominated states that fit, kept when the
+    envelope ``elo, ehi, ega, etp`` gives ``P·den + room ≥ thr·den`` (``room``: the most of
+    ``ebest``, its prefix maxima of ``min(num·hi + gain, top)``, over the intervals ending at most at
+    ``cap − W``, and ``min(num·(cap − W) + gain, top)`` for the one holding ``cap − W``) and the
+    items left's Dantzig bound at ``cap − W`` (``lw, lp``: :func:`_suffix_lp`) gives ``P + LP ≥
+    thr``. New nodes from ``nn``.
     ``zst`` = [z, znode]: the best state of the merge (kept or not) replaces it when better (a node
     made for it if needed). Returns (count, nn)."""
     i = 0
@@ -308,6 +390,7 @@ def _step(W, P, N, L, w, p, j, cap, thr, elo, ehi, ega, ebest, num, den, NW, NP,
     lastsrc = np.int64(-1)  # the merge's last undominated state: source index, +L if shifted
     lastkept = False
     td = thr * den
+    r = len(lw) - 1
     while i < L or jj < L:
         if jj >= L or (i < L and W[i] <= W[jj] + w):
             a = W[i]
@@ -339,10 +422,16 @@ def _step(W, P, N, L, w, p, j, cap, thr, elo, ehi, ega, ebest, num, den, NW, NP,
             room = ebest[q]
         else:
             room = num * sl + ega[q]
+            if etp[q] < room:
+                room = etp[q]
             if q > 0 and ebest[q - 1] > room:
                 room = ebest[q - 1]
         if b * den + room < td:
             continue
+        while lw[r] > sl:
+            r -= 1
+        if b + lp[r] < thr and b + lp[r] + _fraction(sl - lw[r], lw, lp, r) < thr:
+            continue  # the suffix's LP (Dantzig's) bound at this state's own room
         NW[k] = a
         NP[k] = b
         if src >= L:
@@ -432,6 +521,8 @@ def _search(ws, ps, cap, env: Envelopes, den, target, z, gp, deadline, budget=No
     W[0], P[0], N[0] = 0, 0, -1
     L, cur, nn = 1, 0, 0
     zst = np.array([z, -1], np.int64)
+    eff = efficiency_order(ps, ws)
+    lw, lp = np.empty(n + 1, np.int64), np.empty(n + 1, np.int64)
     states = largest = 0
     per_state, stopped = 0.0, None
     for j in range(n):
@@ -439,7 +530,7 @@ def _search(ws, ps, cap, env: Envelopes, den, target, z, gp, deadline, budget=No
         if deadline is not None and t + 2 * per_state * L > deadline:  # (a list may double)
             stopped = "time"
             break
-        elo, ehi, ega, ebest = env.get(j + 1)  # (a segment's envelopes rebuilt at its first item)
+        elo, ehi, ega, etp, ebest = env.get(j + 1)  # (a segment's envelopes rebuilt at its first item)
         if deadline is not None and time.perf_counter() + 2 * per_state * L > deadline:
             stopped = "time"
             break
@@ -451,14 +542,15 @@ def _search(ws, ps, cap, env: Envelopes, den, target, z, gp, deadline, budget=No
             break
         thr = max(target, int(zst[0]) + gp)
         Lin = L
-        L, nn = _step(W, P, N, L, int(ws[j]), int(ps[j]), j, cap, thr, elo, ehi, ega, ebest, env.num,
-                      den, NW, NP, NN, ar.par, ar.itm, nn, zst)  # fmt: skip
+        m = _suffix_lp(ws, ps, eff, j + 1, lw, lp)
+        L, nn = _step(W, P, N, L, int(ws[j]), int(ps[j]), j, cap, thr, elo, ehi, ega, etp, ebest, env.num,
+                      den, lw[: m + 1], lp[: m + 1], NW, NP, NN, ar.par, ar.itm, nn, zst)  # fmt: skip
         W, P, N, cur = NW, NP, NN, 1 - cur
         states += L
         largest = max(largest, L)
         per_state = (time.perf_counter() - t) / Lin
         if beam is not None and L > beam:
-            L = _keep_best(W, P, N, L, cap, den, env.num, elo, ehi, ega, ebest, beam)
+            L = _keep_best(W, P, N, L, cap, den, env.num, elo, ehi, ega, etp, ebest, beam)
         if L == 0:
             break
         if budget is not None and states > budget:
@@ -473,13 +565,13 @@ def _search(ws, ps, cap, env: Envelopes, den, target, z, gp, deadline, budget=No
     return int(zst[0]), items, states, largest, stopped
 
 
-def _keep_best(W, P, N, L, cap, den, num, elo, ehi, ega, ebest, beam: int) -> int:
-    """Keep (in place, in weight order) the ``beam`` states of ``W, P, N[:L]`` whose bounds
-    ``P·den + max(num·S + gain)`` are the largest; returns ``beam``."""
+def _keep_best(W, P, N, L, cap, den, num, elo, ehi, ega, etp, ebest, beam: int) -> int:
+    """Keep (in place, in weight order) the ``beam`` states of ``W, P, N[:L]`` whose envelope bounds
+    (:func:`_step`'s, ``·den``) are the largest; returns ``beam``."""
     slack = cap - W[:L]
     q = np.searchsorted(elo, slack, side="right") - 1
     below = np.where(q > 0, ebest[np.maximum(q - 1, 0)], -_LIMIT)  # the intervals before q's
-    inside = np.maximum(num * slack + ega[q], below)
+    inside = np.maximum(np.minimum(num * slack + ega[q], etp[q]), below)
     value = P[:L] * den + np.where(ehi[q] <= slack, ebest[q], inside)
     keep = np.sort(np.argpartition(-value, beam)[:beam])
     W[:beam], P[:beam], N[:beam] = W[keep], P[keep], N[keep]
@@ -499,8 +591,8 @@ def _lagrange(ps, ws, cap, b, total_p):
 
 
 def envelope_bound(cap: int, env: Envelopes, den: int) -> int:
-    """The empty state's bound, ``⌊max(num·S + gain) / den⌋`` over the points ``S ≤ cap`` of ``E_0``:
-    an upper bound on every packing."""
+    """The empty state's bound, :meth:`Envelopes.bound` of ``E_0`` at ``cap`` over ``den``, rounded
+    down: an upper bound on every packing."""
     return env.bound(0, cap) // den
 
 
@@ -576,7 +668,7 @@ def _solve_free(p, w, cap, free, x, details, deadline, time_limit):
             beamed = True
             z, best, stopped = _beam(ws, ps, cap, env, den, z, gp, deadline, order, best, searches)
             continue
-        budget = None if env.fine else FINE_AFTER * len(ws) * MAX_INTERVALS
+        budget = None if env.fine else int(FINE_AFTER * len(ws) * MAX_INTERVALS)
         zf, items, n_st, big, stopped = _search(ws, ps, cap, env, den, target, z, gp, deadline, budget)
         states += n_st
         largest = max(largest, big)
@@ -597,6 +689,9 @@ def _solve_free(p, w, cap, free, x, details, deadline, time_limit):
                 details["bounds"]["fine_envelope"] = info["bound"]
                 ub = min(ub, info["bound"] - info["bound"] % gp)
                 target = min(target, ub)
+            if stopped is None and z < ub:  # the beam on the fine envelopes: a packing near the optimum
+                beamed = True
+                z, best, stopped = _beam(ws, ps, cap, env, den, z, gp, deadline, order, best, searches)
             continue
         if stopped is not None:
             searches[-1]["stopped"] = stopped
@@ -608,6 +703,8 @@ def _solve_free(p, w, cap, free, x, details, deadline, time_limit):
         ub = target - 1
         ub -= ub % gp
         target = max(z + gp, ub + 1 - d)
+        if ub + 1 - (z + gp) <= JUMP * (ub + 1 - target):  # the packing is near: a search at z + g
+            target = z + gp  # ends the proof either way
         d *= STEP_GROWTH
     x[best] = 1
     details.update(
