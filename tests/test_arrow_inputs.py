@@ -38,7 +38,7 @@ def _arrow(values, large: bool, chunks: int):
     return pa.chunked_array([whole.slice(a, b - a) for a, b in zip(cut[:-1], cut[1:], strict=True)], t)
 
 
-@settings(max_examples=25)
+@settings(max_examples=10)
 @given(
     data=st.data(),
     a=texts,
