@@ -44,7 +44,7 @@ def _same_walk(full, ck, start, state=None):
 dna = st.integers(1, 150).flatmap(lambda n: st.lists(st.sampled_from(b"ACGT"), min_size=n, max_size=n))
 
 
-@settings(max_examples=12)
+@settings(max_examples=8)
 @given(a=dna, b=dna, every=st.sampled_from([32, 64]))
 def test_lcs_paths_equal_the_full_store(a, b, every):
     a, b = np.array(a, np.uint8), np.array(b, np.uint8)

@@ -94,7 +94,7 @@ def path_cost(path, a, b) -> int:
 strings = st.lists(st.integers(0, 2), min_size=0, max_size=14)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(strings, strings)
 def test_osa_by_tiles_equals_the_table_with_its_path(a, b):
     res = sweep(OSA(a, b), backend="cpu")
