@@ -262,14 +262,27 @@ def _reloadable(namespace: dict) -> bool:
     return all(ok(v) for k, v in namespace.items() if not k.startswith("__"))
 
 
+def _process_bound(sig) -> bool:
+    """Whether a signature holds a type that names an object of this process (numba's ``WeakType``:
+    a compiled function passed as an argument). numba's cache can never match such an entry in a
+    later process (the type compares the object itself), so every process would add a stale entry
+    to the index, and rewriting the index fails once one of those objects has been collected
+    (``ReferenceError: underlying object has vanished``)."""
+    from numba.core.types.functions import WeakType
+
+    return any(isinstance(t, WeakType) for t in getattr(sig, "args", sig))
+
+
 def _guarded(disp):
     """Make a corrupt, truncated or unreadable cache entry a miss (the kernel is compiled again and
-    the entry rewritten), never an error; a save that fails leaves the kernel uncached."""
+    the entry rewritten), never an error; a save that fails leaves the kernel uncached; a signature
+    bound to this process (:func:`_process_bound`) is neither looked up nor saved."""
     cache = getattr(disp, "_cache", None)
     load = getattr(cache, "load_overload", None)
     save = getattr(cache, "save_overload", None)
-    if load is None or save is None:
+    if load is None or save is None or getattr(cache, "_gpudp_guarded", False):
         return
+    cache._gpudp_guarded = True
 
     def drop_index():
         cf = getattr(cache, "_cache_file", None)
@@ -281,6 +294,8 @@ def _guarded(disp):
                 pass
 
     def load_overload(sig, target_context):
+        if _process_bound(sig):
+            return None
         try:
             return load(sig, target_context)
         except Exception:
@@ -288,6 +303,8 @@ def _guarded(disp):
             return None
 
     def save_overload(sig, data):
+        if _process_bound(sig):
+            return
         try:
             save(sig, data)
         except Exception:

@@ -13,20 +13,24 @@ def njit(fn=None, **kw):
     """numba.njit with the project's defaults (no Python fallback, fastmath off: exact DP).
 
     ``cache=True`` is dropped when the kernel cache is off (``GPUDP_CACHE_DIR=off``) or numba finds
-    no writable place for it (a read-only installation): caching is a speed-up, never a failure."""
+    no writable place for it (a read-only installation): caching is a speed-up, never a failure
+    (a damaged entry is compiled again, :func:`gpudp.cache._guarded`)."""
     kw.setdefault("nogil", True)
     if fn is None:
         return lambda f: njit(f, **kw)
     if kw.get("cache"):
-        from .cache import enabled
+        from .cache import _guarded, enabled
 
         if not enabled():
             kw.pop("cache")
         else:
             try:
-                return numba.njit(**kw)(fn)
+                disp = numba.njit(**kw)(fn)
             except RuntimeError:  # "cannot cache function ...: no locator available"
                 kw.pop("cache")
+            else:
+                _guarded(disp)
+                return disp
     return numba.njit(**kw)(fn)
 
 

@@ -316,3 +316,81 @@ def test_clear_refuses_a_root_that_is_not_a_folder(monkeypatch, capsys):
             "gpudp: error: GPUDP_CACHE_DIR: /dev/null is not a folder"
         ]
     assert os.path.exists("/dev/null")
+
+
+PASSED_IN = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from gpudp.jit import njit
+from twice import apply, double, triple
+f = double if sys.argv[2] == "double" else triple
+print(apply(f, 7), sum(apply.stats.cache_hits.values()))
+"""
+
+TWICE = """
+from gpudp.jit import njit
+
+
+@njit(cache=True)
+def double(x):
+    return 2 * x
+
+
+@njit(cache=True)
+def triple(x):
+    return 3 * x
+
+
+@njit(cache=True)
+def apply(f, x):
+    return f(x)
+"""
+
+
+def test_a_compiled_function_passed_in_is_never_cached(tmp_path):
+    """A cached kernel given a compiled function as an argument: numba's cache keys that entry by the
+    function object of one process, so it is compiled in each process and never written (numba would
+    add a stale entry every process, and rewriting its index failed once one of them was collected:
+    ``ReferenceError: underlying object has vanished``); the kernels it calls stay cached."""
+    (tmp_path / "twice.py").write_text(TWICE)
+    env = dict(os.environ, GPUDP_CACHE_DIR=str(tmp_path / "cache"), NUMBA_CACHE_DIR=str(tmp_path / "nb"))
+    for name, want in [("double", 14), ("triple", 21), ("double", 14), ("triple", 21)]:
+        r = subprocess.run(
+            [sys.executable, "-c", PASSED_IN, str(tmp_path), name],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=env,
+        )
+        assert r.returncode == 0, r.stderr[-3000:]
+        assert r.stdout.split() == [str(want), "0"]
+    index = [p.name for p in (tmp_path / "nb").rglob("*.nbi")]
+    assert index and not any("apply" in p for p in index), index  # double and triple only
+
+
+CROSS = """
+import json
+from gpudp.problems import edit_distance, lcs
+from gpudp.problems.edit_distance import bitparallel as eb
+from gpudp.problems.lcs import bitparallel as lb
+from gpudp.problems.lcs.cross import cpu
+got = [lcs.cdist(["ACGT", "GA"], ["AGT"], backend="cpu").tolist(),
+       edit_distance.cdist(["ACGT", "GA"], ["AGT"], backend="cpu").tolist()]
+ks = [cpu._kernel(lb.lcs_text, lb.lcs_bounds), cpu._kernel(eb.levenshtein_text, eb.levenshtein_bounds)]
+print(json.dumps([got, [sum(k.stats.cache_hits.values()) for k in ks]]))
+"""
+
+
+def test_second_process_loads_the_cross_product_kernels(tmp_path):
+    """lcs.cdist and edit_distance.cdist on the cpu: the loop is compiled once an algorithm and loaded
+    by the next process."""
+    env = dict(os.environ, GPUDP_CACHE_DIR=str(tmp_path / "cache"))
+    runs = []
+    for _ in range(2):
+        r = subprocess.run(
+            [sys.executable, "-c", CROSS], capture_output=True, text=True, timeout=600, env=env
+        )
+        assert r.returncode == 0, r.stderr[-3000:]
+        runs.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    assert runs[0][0] == runs[1][0] == [[[3], [1]], [[1], [2]]]
+    assert runs[0][1] == [0, 0] and runs[1][1] == [1, 1]

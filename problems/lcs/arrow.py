@@ -102,9 +102,11 @@ class ArrowSequences:
         ------
         InputError
             text that is not valid UTF-8 (an array built from raw buffers unchecked)."""
+        import pyarrow as pa
+
         a, n = self.array, len(self.array)
         _, offs, data = a.buffers()[:3]
-        wide = a.type.id in (_type_id("large_string"), _type_id("large_binary"))
+        wide = pa.types.is_large_string(a.type) or pa.types.is_large_binary(a.type)  # 64-bit offsets
         off = np.frombuffer(offs, np.int64 if wide else np.int32)[a.offset : a.offset + n + 1].astype(
             np.int64
         )
@@ -126,9 +128,3 @@ class ArrowSequences:
         starts = np.zeros(len(symbols) + 1, np.int64)
         np.cumsum((symbols & 0xC0) != 0x80, out=starts[1:])
         return np.frombuffer(points, "<u4").astype(np.int32), starts[off]
-
-
-def _type_id(name: str) -> int:
-    import pyarrow as pa
-
-    return getattr(pa, name)().id
