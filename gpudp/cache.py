@@ -20,7 +20,7 @@ in the next process instead of compiling. The hash covers:
 So an edited cell function, or a helper it calls, gets a new file and a new compile; stale code is
 never served. Files are written atomically (a temporary name, then ``os.replace``), so processes
 may share the cache; numba writes its own entries the same way. An entry numba cannot read is
-compiled again (numba treats an unreadable index as a miss; :func:`_guarded` covers the rest).
+compiled again (numba treats an unreadable index as a miss; :func:`guarded` covers the rest).
 
 The cache lives in ``GPUDP_CACHE_DIR``, by default the user's cache folder (``$XDG_CACHE_HOME/gpudp``
 or ``~/.cache/gpudp``); ``GPUDP_CACHE_DIR=off`` (or ``0``/``none``) switches it off (generated
@@ -50,7 +50,7 @@ import types
 from .errors import InputError
 from .fingerprint import all_names, fingerprint
 
-__all__ = ["cache_dir", "fingerprint", "jit_generated", "info", "clear", "enabled"]
+__all__ = ["cache_dir", "fingerprint", "guarded", "jit_generated", "info", "clear", "enabled"]
 
 _OFF = ("off", "0", "none", "false", "no")
 
@@ -234,7 +234,7 @@ def jit_generated(src: str, name: str, namespace: dict, jit, kind: str = "cpu", 
         disp = jit(fn, cache=True, **options)
     except Exception:  # numba found no way to cache it: compile without
         return jit(fn, **options)
-    _guarded(disp)
+    guarded(disp)
     return disp
 
 
@@ -273,7 +273,7 @@ def _process_bound(sig) -> bool:
     return any(isinstance(t, WeakType) for t in getattr(sig, "args", sig))
 
 
-def _guarded(disp):
+def guarded(disp):
     """Make a corrupt, truncated or unreadable cache entry a miss (the kernel is compiled again and
     the entry rewritten), never an error; a save that fails leaves the kernel uncached; a signature
     bound to this process (:func:`_process_bound`) is neither looked up nor saved."""

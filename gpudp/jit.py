@@ -14,12 +14,12 @@ def njit(fn=None, **kw):
 
     ``cache=True`` is dropped when the kernel cache is off (``GPUDP_CACHE_DIR=off``) or numba finds
     no writable place for it (a read-only installation): caching is a speed-up, never a failure
-    (a damaged entry is compiled again, :func:`gpudp.cache._guarded`)."""
+    (a damaged entry is compiled again, :func:`gpudp.cache.guarded`)."""
     kw.setdefault("nogil", True)
     if fn is None:
         return lambda f: njit(f, **kw)
     if kw.get("cache"):
-        from .cache import _guarded, enabled
+        from .cache import guarded, enabled
 
         if not enabled():
             kw.pop("cache")
@@ -29,7 +29,7 @@ def njit(fn=None, **kw):
             except RuntimeError:  # "cannot cache function ...: no locator available"
                 kw.pop("cache")
             else:
-                _guarded(disp)
+                guarded(disp)
                 return disp
     return numba.njit(**kw)(fn)
 
