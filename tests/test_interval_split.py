@@ -243,14 +243,18 @@ class NaNWeights(IntervalRecurrence):
         return -1, -1, -1, -1
 
 
-def _both(rec):
+def _both(rec, width=32, warp_from=1):
+    """The cpu's sweep and the cuda one's with every diagonal from ``warp_from`` on shared by
+    ``width`` lanes (a warp, or a block of ``width`` threads)."""
     import gpudp.interval.cuda as icuda
 
     a = sweep(rec, backend="cpu", progress=False)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(icuda, "WARP_FROM", 1)  # every diagonal but the first by warps
+        mp.setattr(icuda, "WARP_FROM", warp_from)
+        mp.setattr(icuda, "widths", lambda n, d0, d1, blocks: [(d0, d1, width)])
         b = sweep(rec, backend="cuda", progress=False)
     assert b.stats.extra["split_loop"] == "a warp a cell"
+    assert bool(b.stats.extra["group_widths"]) == (width > 32)
     assert np.array_equal(a.table, b.table, equal_nan=True)
     assert np.array_equal(a.decisions, b.decisions)
 
@@ -276,6 +280,42 @@ def test_warp_cells_skip_nan_as_the_serial_cell_does(w):
 @SIM
 def test_nussinov_by_warps():
     _both(rna.Nussinov("GGGAAAUCCCAGCUAGCAUG", 3))
+
+
+@SIM
+def test_cells_shared_by_a_block_of_two_warps():
+    """The merge across a block's warps (shared memory between barriers): values and decisions, ties
+    to the first and to the last split point, NaNs skipped."""
+    rng = np.random.default_rng(5)
+    # the last diagonals only (their loops longer than a warp: the second warp has split points)
+    _both(TiedChain(rng.integers(1, 3, 38)), 64, 34)
+    _both(mc.MatrixChain(rng.integers(1, 9, 38)), 64, 34)
+    w = rng.choice([0.0, 1.0, -1.0, 2.5, math.nan], 37)
+    _both(NaNWeights(w), 64, 34)
+
+
+def test_group_widths_follow_the_diagonals():
+    """A warp a cell while the grid cannot give each cell a block; then the widest block the grid
+    holds one a cell of, its lanes each with LANE_TRIPS split points or more; never narrower later."""
+    import gpudp.interval.cuda as icuda
+
+    def blocks(w):  # a grid of 132 SMs holding 2048 threads each, at most 32 blocks an SM
+        return 132 * min(32, 2048 // w)
+
+    n = 2000
+    runs = icuda.widths(n, 0, n, blocks)
+    assert runs[0][0] == 0 and runs[-1][1] == n
+    assert all(a[1] == b[0] for a, b in zip(runs, runs[1:], strict=False))
+    assert [w for _, _, w in runs] == sorted({w for _, _, w in runs})
+    for d0, d1, w in runs:
+        for d in (d0, d1 - 1):
+            if w > 32:
+                assert n - d <= blocks(w) and w * icuda.LANE_TRIPS <= d <= n and w <= icuda.MAX_WIDTH
+            wider = 2 * w if w > 32 else 64
+            if d >= icuda.WARP_FROM and wider <= icuda.MAX_WIDTH and wider * icuda.LANE_TRIPS <= d:
+                assert n - d > blocks(wider)
+    assert runs[-1][2] == icuda.MAX_WIDTH
+    assert icuda.widths(40, 0, 40, blocks) == [(0, 40, 32)]  # short loops: a warp a cell
 
 
 @SIM

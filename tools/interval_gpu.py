@@ -109,10 +109,12 @@ def main(argv=None):
                 "first_seconds": first,
                 "split_loop": r.stats.extra.get("split_loop"),
                 "launch_seconds": r.stats.extra.get("launch_seconds"),  # cuda: [d0, d1, seconds] a launch
+                "group_widths": r.stats.extra.get("group_widths"),  # cuda: [d0, d1, threads] a block a cell
                 "device": r.stats.device,
             }
             rows.append(row)
-            print(json.dumps({k: v for k, v in row.items() if k != "launch_seconds"}), flush=True)
+            brief = {k: v for k, v in row.items() if k not in ("launch_seconds", "group_widths")}
+            print(json.dumps(brief), flush=True)
         a, b = results["cpu"], results["cuda"]
         same = np.array_equal(a.table, b.table) and np.array_equal(a.decisions, b.decisions)
         if not same:

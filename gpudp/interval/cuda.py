@@ -10,8 +10,12 @@ b]`` as everywhere: it gets a strided view of ``S`` (:func:`gpudp.interval.table
 One cooperative kernel per chunk of diagonals (:func:`gpudp.interval.table.chunks`), a grid sync
 between diagonals. A short diagonal runs a thread a cell, grid-stride. From diagonal
 :data:`WARP_FROM` on, where the cell's split-point loop allows it (:mod:`gpudp.interval.split`), a
-warp shares each cell: its lanes take turns through the loop and merge their bests by shuffles, the
-rest of the cell runs on every lane, and lane 0 stores. Its lanes read one row ``T[i, k]`` or one
+group of lanes shares each cell: its lanes take turns through the loop and merge their bests, the
+rest of the cell runs on every lane, and lane 0 stores. The group is a warp while the diagonal has
+cells enough to keep the GPU's warps busy; on the long diagonals (few cells, each a long loop) it
+is a whole block of up to :data:`MAX_WIDTH` threads, the launch's block size chosen a chunk of
+diagonals by :func:`widths` (the warps' bests merged through shared memory between the block's
+barriers, :data:`gpudp.backends.cuda.GROUP_BUFFERS`). Its lanes read one row ``T[i, k]`` or one
 column ``T[k, j]`` of the table, so the kernel keeps a row-major copy ``R`` and a column-major copy
 ``C`` beside ``S`` and the rewritten loop reads those (consecutive lanes, consecutive items). The
 decisions are stored row-major, and so is ``R``: at the end both are copied straight into the host's
@@ -26,8 +30,20 @@ import warnings
 import numpy as np
 from numba.core.errors import NumbaError, NumbaPerformanceWarning
 
-from ..backends.cuda import cell_namespace, coop_blocks, cuda, device_jit, generated_kernel, sim_geometry
-from ..codegen import compile_source, spec_of
+from ..backends.cuda import (
+    GROUP_BUFFERS,
+    cell_namespace,
+    coop_blocks,
+    cuda,
+    device_jit,
+    generated_kernel,
+    group_get,
+    group_namespace,
+    group_put,
+    group_sync,
+    sim_geometry,
+)
+from ..codegen import compile_source, fill, spec_of
 from ..values import fields, fill_buf, is_record, map_dtypes
 from . import split
 from .records import record_cell
@@ -36,18 +52,26 @@ from .table import SimDiagonalView, cells_of, compiled_sweep, make_diagonal_view
 #: threads per block (the simulator's: a few, so that a thread takes several cells of a diagonal)
 THREADS = 256
 _RUN = """
-def run_diagonals(d0, d1, n, S, R, C, D, warp_from{da}):
+def run_diagonals(d0, d1, n, S, R, C, D, warp_from, width{da}):
     grid = cuda.cg.this_grid()
     T = view(S, n)
     first = cuda.grid(1)
     step = cuda.gridsize(1)
-    lane = cuda.laneid
+    {buffers}
+    if width == 32:  # a warp a cell
+        lane = cuda.laneid
+        g0 = first >> 5
+        gs = step >> 5
+    else:  # a block a cell (width == the block's threads)
+        lane = cuda.threadIdx.x
+        g0 = cuda.blockIdx.x
+        gs = cuda.gridDim.x
     for d in range(d0, d1):
         if d < warp_from:  # a thread a cell
             for i in range(first, n - d, step):
                 {body}
-        else:  # a warp a cell (the cell's split-point loop shared by the lanes: gpudp.interval.split)
-            for i in range(first >> 5, n - d, step >> 5):
+        else:  # a group a cell (the cell's split-point loop shared by the lanes: gpudp.interval.split)
+            for i in range(g0, n - d, gs):
                 {wbody}
         grid.sync()
 """
@@ -55,6 +79,11 @@ def run_diagonals(d0, d1, n, S, R, C, D, warp_from{da}):
 #: the first diagonal (interval length - 1) whose cells a warp shares, where the cell allows it: a
 #: shorter loop leaves most lanes idle
 WARP_FROM = 32
+#: the most threads a block that shares a cell (the simulator's: two warps, so that its tests run
+#: the merge across warps)
+MAX_WIDTH = 256
+#: a lane of a group takes at least this many of a cell's split points (a wider group would idle)
+LANE_TRIPS = 4
 
 _VIEW: list = []
 
@@ -88,9 +117,10 @@ _OBJECT = np.dtype(object)
 
 
 def _sim_xor(x, m):
-    """The simulator's warp exchange (it has no shuffles): through shared memory, the block being
-    one warp there."""
-    buf = cuda.shared.array(32, _OBJECT)
+    """The simulator's warp exchange (it has no shuffles): through shared memory, every thread of
+    the block calling it (a block of one warp, or a group of several: ``m`` < 32 pairs lanes of
+    one warp)."""
+    buf = cuda.shared.array(256, _OBJECT)
     lane = cuda.threadIdx.x
     buf[lane] = x
     cuda.syncthreads()
@@ -100,14 +130,16 @@ def _sim_xor(x, m):
 
 
 def warp_cell(rec_cls):
-    """The rewritten cell a warp runs (:func:`gpudp.interval.split.warp_cell`), as a device function,
-    or the reason there is none (a str; a record cell runs a thread a cell)."""
+    """The rewritten cell a group of lanes runs (:func:`gpudp.interval.split.warp_cell`), as a device
+    function, ``wcell(lane, width, xb, R, C, i, j, T, *data)``, or the reason there is none (a str; a
+    record cell runs a thread a cell)."""
     if is_record(rec_cls):
         return "a record cell (value_dtype a record) runs a thread a cell"
 
     def build():
         xor = device_jit(_xor if sim_geometry(True, False) else _sim_xor)
-        return device_jit(split.warp_cell(rec_cls.cell, xor)[0])
+        group = (device_jit(group_sync), group_put, group_get)
+        return device_jit(split.warp_cell(rec_cls.cell, xor, group)[0])
 
     return split.rewritten("warp", rec_cls, build)
 
@@ -131,12 +163,36 @@ def kernel(rec_cls, n_data: int, warp: bool):
         "cuda-warp" if warp else "cuda",
         rec_cls,
         n_data,
-        _RUN,
+        fill(_RUN, buffers=GROUP_BUFFERS if warp else "pass", da="{da}", body="{body}", wbody="{wbody}"),
         ("S[d, i]", "R[i, j]", "C[j, i]", "D[i, j]") if warp else ("S[d, i]", "R[i, j]", "D[i, j]"),
         namespace,
-        lambda src, ns: generated_kernel(src, "run_diagonals", ns),
-        warp="wcell(lane, R, C, " if warp else None,
+        lambda src, ns: generated_kernel(src, "run_diagonals", {**ns, **group_namespace()}),
+        warp="wcell(lane, width, xb, R, C, " if warp else None,
     )
+
+
+def widths(n: int, d0: int, d1: int, blocks) -> list[tuple[int, int, int]]:
+    """``[(a, b, width), ...]``: diagonals ``d0 .. d1 - 1`` in runs of one group width (the threads
+    that share a cell, :func:`gpudp.interval.split.warp_cell`): a warp (32), or the largest block of
+    up to :data:`MAX_WIDTH` threads of which the grid holds one a cell of the diagonal
+    (``blocks(width)``: the cooperative launch's most blocks of that size) and whose lanes each take
+    :data:`LANE_TRIPS` of the cell's split points or more. The widths only grow along the diagonals
+    (fewer cells, longer loops)."""
+
+    def width(d: int) -> int:
+        w, cand = 32, 64
+        while cand <= MAX_WIDTH and cand * LANE_TRIPS <= d and n - d <= blocks(cand):
+            w, cand = cand, 2 * cand
+        return w if d >= WARP_FROM else 32
+
+    out = []
+    for d in range(d0, d1):
+        w = width(d)
+        if out and out[-1][2] == w:
+            out[-1] = (out[-1][0], d + 1, w)
+        else:
+            out.append((d, d + 1, w))
+    return out
 
 
 def device_bytes(table_bytes: int, decision_bytes: int) -> int:
@@ -166,28 +222,39 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
     D[:] = 0
     warnings.filterwarnings("ignore", category=NumbaPerformanceWarning)  # small grids are expected
 
-    def compiled(warp: bool):
-        """The kernel's launcher, grid and block, compiled for these arguments."""
-        # a warp a cell: the simulator's block is one warp (its exchange goes through shared memory)
-        threads = sim_geometry(THREADS, 32 if warp else 4)
-        want = max(1, -(-n * (32 if warp else 1) // threads))
-        args = (0, 0, n, S, R, C, D, WARP_FROM if warp else n, *d_data)
-        return (*coop_blocks(kernel(rec_cls, len(data), warp), args, threads, want), threads)
+    launches = {}  # width -> (launcher, blocks, threads): a block of ``width`` threads, or a warp a cell
+
+    def compiled(warp: bool, width: int = 32):
+        """The kernel's launcher, grid and block for cells shared by ``width`` lanes, compiled for
+        these arguments."""
+        if (warp, width) not in launches:
+            # a warp a cell: the simulator's block is one warp (its exchange goes through shared memory)
+            threads = width if width > 32 else sim_geometry(THREADS, 32 if warp else 4)
+            want = max(1, n if width > 32 else -(-n * (32 if warp else 1) // threads))
+            args = (0, 0, n, S, R, C, D, WARP_FROM if warp else n, width, *d_data)
+            got = coop_blocks(kernel(rec_cls, len(data), warp), args, threads, want)
+            launches[warp, width] = (*got, threads)
+        return launches[warp, width]
 
     t = time.perf_counter()
     try:
-        launcher, blocks, threads = compiled(warp)
+        compiled(warp)
     except NumbaError as e:  # the rewrite's fault, not the cell's (a payload no shuffle takes)
         if not warp:
             raise
         warp, wcell = False, f"the warp cell did not compile ({str(e).strip().splitlines()[0][:200]})"
-        launcher, blocks, threads = compiled(False)
+        compiled(False)
     stats.extra["compile_seconds"] = time.perf_counter() - t
     stats.extra["split_loop"] = "a warp a cell" if warp else f"a thread a cell: {wcell}"
+    if warp:  # each chunk in runs of one group width
+        runs = [r for d0, d1 in chunks for r in widths(n, d0, d1, lambda w: compiled(True, w)[1])]
+    else:
+        runs = [(d0, d1, 32) for d0, d1 in chunks]
     events = []
     t_wall = time.perf_counter()
-    for d0, d1 in chunks:
-        args = (d0, d1, n, S, R, C, D, WARP_FROM if warp else n, *d_data)
+    for d0, d1, width in runs:
+        launcher, blocks, threads = compiled(warp, width)
+        args = (d0, d1, n, S, R, C, D, WARP_FROM if warp else n, width, *d_data)
         start, end = cuda.event(), cuda.event()
         start.record(stream=compute)
         launcher[blocks, threads, compute, 0](*args)
@@ -199,8 +266,10 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
     compute.synchronize()
     each = [s.elapsed_time(e) / 1e3 for s, e in events]
     stats.kernel_seconds = sum(each)
+    launcher, blocks, threads = compiled(warp)
     stats.extra.update(gpu_seconds=time.perf_counter() - t_wall, launches=len(events), grid=[blocks, threads])
-    stats.extra["launch_seconds"] = [[d0, d1, t] for (d0, d1), t in zip(chunks, each, strict=True)]
+    stats.extra["launch_seconds"] = [[d0, d1, t] for (d0, d1, _), t in zip(runs, each, strict=True)]
+    stats.extra["group_widths"] = [[d0, d1, w] for d0, d1, w in runs if w > 32]
     stats.extra["layout"] = "diagonals"
     for k in range(1, spec_of(rec_cls).outputs + 1):  # the decision-overflow flag
         d_data[-k].copy_to_host(data[-k])

@@ -1,5 +1,5 @@
-"""An interval cell's split-point loop shared by the 32 lanes of a warp (the CUDA sweep's long
-diagonals).
+"""An interval cell's split-point loop shared by the lanes of a warp or of a block (the CUDA sweep's
+long diagonals).
 
 A cell of an interval recurrence typically keeps the best of its split points::
 
@@ -12,10 +12,13 @@ A cell of an interval recurrence typically keeps the best of its split points::
 
 One thread a cell runs that loop serially, and on the long diagonals (few cells, long loops) the GPU
 waits on one thread's chain of reads: an interval sweep on the GPU ran no faster than on the CPU's
-cores. :func:`warp_cell` rewrites each such loop of the cell so that lane ``l`` of a warp takes the
-iterations ``l, l + 32, l + 64, ...`` from the values the loop starts with, and the lanes then merge
-their bests by five rounds of shuffles; every lane ends with the loop's result and runs the rest of
-the cell as written. The user writes the plain loop; nothing is declared.
+cores. :func:`warp_cell` rewrites each such loop of the cell so that lane ``l`` of a group of
+``width`` threads (a warp, 32, or a whole block of several warps) takes the iterations ``l, l +
+width, l + 2 width, ...`` from the values the loop starts with, and the lanes then merge their bests:
+five rounds of shuffles within each warp, then, in a group of several warps, each warp's best
+through the block's shared memory between two barriers (every lane reading every warp's). Every lane
+ends with the loop's result and runs the rest of the cell as written. The user writes the plain
+loop; nothing is declared.
 
 What the rewrite keeps exactly. A loop qualifies when it is a ``for`` over ``range(...)`` with a
 constant step, not inside another loop, and its body (no ``return``, ``break``, ``continue``, nested
@@ -30,9 +33,10 @@ loop, or write to an array) does two things only:
 The serial loop's result is then the best of the starting value and the candidates, ties going to
 the earliest (strict comparison) or the latest (``<=``, ``>=``) iteration, the starting value first
 of all; a lane's loop gives that over its iterations, and the merge compares two lanes' results by
-value, then by iteration. Since every lane starts from the loop's starting value, a candidate that
-compares false with everything (a float NaN) is skipped as the serial loop skips it. The decisions
-are therefore those of the serial cell, tie for tie (the tests compare them on tied instances).
+value, then by iteration (an order on every result, so the merge's order does not matter). Since
+every lane starts from the loop's starting value, a candidate that compares false with everything
+(a float NaN) is skipped as the serial loop skips it. The decisions are therefore those of the
+serial cell, tie for tie (the tests compare them on tied instances).
 
 A cell with no qualifying loop runs a thread a cell (:func:`warp_cell` says why); a loop that does
 not qualify runs on every lane alike.
@@ -47,10 +51,13 @@ import os
 from ..kernel import KernelFactory
 from ..recurrence.source import Unsupported, compile_function, function_ast, function_namespace
 
-__all__ = ["WARP", "Unsupported", "column_cell", "column_reads", "rewritten", "warp_cell"]
+__all__ = ["SLOTS", "WARP", "Unsupported", "column_cell", "column_reads", "rewritten", "warp_cell"]
 
-#: lanes that share a cell
+#: lanes of a warp
 WARP = 32
+#: the values a warp's best is handed to the other warps of its group in (shared memory: the best,
+#: its iteration, and the payloads): a loop with more payloads is not shared
+SLOTS = 8
 #: iterations a lane runs a trip of its loop, one after the other (each with its own reads, which
 #: then need not wait on the update before them); GPUDP_SPLIT_UNROLL for measurements. H100,
 #: 2026-12-06 (tools/interval_gpu.py, whole sweeps 1 / 2 / 4): matrix chain n = 2,000 0.0321 /
@@ -60,7 +67,12 @@ UNROLL = int(os.environ.get("GPUDP_SPLIT_UNROLL", "2"))
 #: the prefix of every name the rewrite adds
 _P = "_gpudp_"
 _LANE = _P + "lane"
+_WIDTH = _P + "width"
+_XB = _P + "xb"
 _XOR = _P + "xor"
+_SYNC = _P + "sync"
+_PUT = _P + "put"
+_GET = _P + "get"
 #: the table's row-major and column-major copies the warp cell reads in its loops
 ROWS = _P + "rows"
 COLS = _P + "cols"
@@ -111,12 +123,17 @@ def rewritten(kind: str, rec_cls, build):
     return k.fn
 
 
-def warp_cell(cell, xor):
+def warp_cell(cell, xor, group=None):
     """``(function, source)``: ``cell`` (an interval recurrence's) with each qualifying split-point
-    loop shared by a warp, taking the lane and the table's row-major and column-major copies first,
-    ``f(lane, rows, cols, i, j, T, *data)`` (``rows[a, b] == cols[b, a] == T[a, b]``; the loops read
-    a row or a column of the table from them, :class:`_Reads`); ``xor(x, m)`` is the lanes'
-    exchange (a warp shuffle on the GPU), a name in the new function's globals.
+    loop shared by a group of lanes, taking the lane, the group's width, the group's exchange buffers
+    and the table's row-major and column-major copies first, ``f(lane, width, xb, rows, cols, i, j,
+    T, *data)`` (``rows[a, b] == cols[b, a] == T[a, b]``; the loops read a row or a column of the
+    table from them, :class:`_Reads`). ``width`` is 32 (a warp) or, with ``group``, a multiple of 32
+    (a block, every thread of it running the cell). ``xor(x, m)`` is the lanes' exchange within a
+    warp (a shuffle on the GPU); ``group``, ``(sync, put, get)``: the block's barrier, ``put(xb,
+    slot, w, x)`` storing warp ``w``'s value ``x`` in slot ``slot`` (< :data:`SLOTS`) of ``xb``, and
+    ``get(xb, slot, w, like)`` reading it back as ``like``'s type; all names in the new function's
+    globals.
 
     Raises :class:`Unsupported` (its message says why) where no loop qualifies."""
     node = function_ast(cell)
@@ -140,10 +157,12 @@ def warp_cell(cell, xor):
     for n, (loop, red) in enumerate(loops):
         if table is not None:
             loop.body = [_Reads(table, red.local).visit(s) for s in loop.body]
-        _replace(node, loop, _rewritten(loop, red, n))
-    node.args.args[:0] = [ast.arg(_LANE), ast.arg(ROWS), ast.arg(COLS)]
+        _replace(node, loop, _rewritten(loop, red, n, group is not None))
+    node.args.args[:0] = [ast.arg(x) for x in (_LANE, _WIDTH, _XB, ROWS, COLS)]
     node.name = f"{node.name}_warp"
     ns[_XOR] = xor
+    if group is not None:
+        ns[_SYNC], ns[_PUT], ns[_GET] = group
     return compile_function(node, ns, "split")
 
 
@@ -359,6 +378,8 @@ def _reduction(loop: ast.For) -> _Reduction:
         for n in ast.walk(s):
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in accs and n is not key:
                 raise Unsupported(f"the loop reads {n.id}")
+    if 2 + len(payloads) > SLOTS:
+        raise Unsupported(f"more than {SLOTS - 2} values updated with the best")
     temps = stored - accs
     _defined(loop.body, set(), temps)
     return _Reduction(start, stop, step, update, key.id, op, payloads, temps | {var})
@@ -380,8 +401,9 @@ def _left_behind(fn: ast.FunctionDef, loop: ast.For, red: _Reduction, loops: lis
     return None
 
 
-def _rewritten(loop: ast.For, red: _Reduction, n: int) -> list[ast.stmt]:
-    """The loop as the lanes run it, then the merge."""
+def _rewritten(loop: ast.For, red: _Reduction, n: int, group: bool) -> list[ast.stmt]:
+    """The loop as the lanes run it, then the merge: within the warp, then (``group``, where the
+    width is more than a warp) across the group's warps."""
     lo, hi, c, o, t = (f"{_P}{x}{n}" for x in ("lo", "hi", "c", "o", "t"))
     st = red.step
     a, b, s = (hi, lo, st) if st > 0 else (lo, hi, -st)
@@ -391,18 +413,18 @@ def _rewritten(loop: ast.For, red: _Reduction, n: int) -> list[ast.stmt]:
     red.update.body.append(ast.parse(f"{o} = {t}").body[0])
     body = ast.parse(f"{loop.target.id} = {lo} + {t} * {st}").body + loop.body
     if UNROLL > 1:  # UNROLL iterations a trip while that many are left, then one at a time
-        step = ast.parse(f"{t} = {t} + {WARP}").body
+        step = ast.parse(f"{t} = {t} + {_WIDTH}").body
         trip = [s for u in range(UNROLL) for s in copy.deepcopy((step if u else []) + body)] + step
         lanes = [
             *ast.parse(f"{t} = {_LANE}").body,
-            ast.While(ast.parse(f"{t} + {(UNROLL - 1) * WARP} < {c}", mode="eval").body, trip, []),
+            ast.While(ast.parse(f"{t} + {UNROLL - 1} * {_WIDTH} < {c}", mode="eval").body, trip, []),
             ast.While(ast.parse(f"{t} < {c}", mode="eval").body, copy.deepcopy(body) + step, []),
         ]
     else:
         lanes = [
             ast.For(
                 target=ast.Name(t, ast.Store()),
-                iter=ast.parse(f"range({_LANE}, {c}, {WARP})", mode="eval").body,
+                iter=ast.parse(f"range({_LANE}, {c}, {_WIDTH})", mode="eval").body,
                 body=body,
                 orelse=[],
             )
@@ -410,15 +432,24 @@ def _rewritten(loop: ast.For, red: _Reduction, n: int) -> list[ast.stmt]:
     better = "<" if red.op in (ast.Lt, ast.LtE) else ">"
     later = red.op in (ast.LtE, ast.GtE)  # ties to the later iteration
     names = [red.key, o, *red.payloads]
+    got = [f"{_P}x{n}_{q}" for q in range(len(names))]
+    tie = f"{got[1]} {'>' if later else '<'} {o}"
+    wins = f"if {got[0]} {better} {red.key} or ({got[0]} == {red.key} and {tie}):"
     merge = []
     m = WARP // 2
     while m:
-        got = [f"{_P}x{n}_{q}" for q in range(len(names))]
         merge += [f"{g} = {_XOR}({x}, {m})" for g, x in zip(got, names, strict=True)]
-        tie = f"{got[1]} {'>' if later else '<'} {o}"
-        merge.append(f"if {got[0]} {better} {red.key} or ({got[0]} == {red.key} and {tie}):")
-        merge += [f"    {x} = {g}" for g, x in zip(got, names, strict=True)]
+        merge += [wins, *(f"    {x} = {g}" for g, x in zip(got, names, strict=True))]
         m //= 2
+    if group:  # each warp's best (its lane 0's) through the buffers, every lane taking the group's
+        w, v = f"{_P}w{n}", f"{_P}v{n}"
+        merge += [f"if {_WIDTH} > {WARP}:", f"    {w} = {_LANE} >> 5", f"    {_SYNC}()"]
+        merge += [f"    if ({_LANE} & 31) == 0:"]
+        merge += [f"        {_PUT}({_XB}, {q}, {w}, {x})" for q, x in enumerate(names)]
+        merge += [f"    {_SYNC}()", f"    for {v} in range({_WIDTH} >> 5):"]
+        pairs = list(enumerate(zip(got, names, strict=True)))
+        merge += [f"        {g} = {_GET}({_XB}, {q}, {v}, {x})" for q, (g, x) in pairs]
+        merge += [f"        {wins}", *(f"            {x} = {g}" for g, x in zip(got, names, strict=True))]
     return [*head, *lanes, *ast.parse("\n".join(merge)).body]
 
 

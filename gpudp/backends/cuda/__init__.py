@@ -9,7 +9,8 @@ The modules, by idea:
 
 - :mod:`.driver`: the device, its memory figures, the one page-locked pool, uploads, streams,
   events, cooperative launches, launch geometry;
-- :mod:`.kernels`: how generated source becomes a kernel, the names a kernel sees, and the kernel
+- :mod:`.kernels`: how generated source becomes a kernel, the names a kernel sees, the exchange of
+  a scalar of any numeric type among the warps of a block (:data:`.kernels.GROUP_BUFFERS`), and the kernel
   object of the process's table (:class:`gpudp.kernel.Kernel`) that launches it on a stream with
   its timing events (:class:`.kernels.CudaKernel`);
 - the kernel families: :mod:`.tiled` (tiled grids), :mod:`.layered` (layers, and the temporally
@@ -46,11 +47,22 @@ from .driver import (
     stride_grid,
     upload,
 )
-from .kernels import CudaKernel, cell_namespace, device_jit, generated_kernel
+from .kernels import (
+    GROUP_BUFFERS,
+    CudaKernel,
+    cell_namespace,
+    device_jit,
+    generated_kernel,
+    group_get,
+    group_namespace,
+    group_put,
+    group_sync,
+)
 
 __all__ = [
     "cuda",
     "CudaKernel",
+    "GROUP_BUFFERS",
     "as_device_array",
     "cached_grid",
     "cell_namespace",
@@ -58,6 +70,10 @@ __all__ = [
     "device_jit",
     "event",
     "generated_kernel",
+    "group_get",
+    "group_namespace",
+    "group_put",
+    "group_sync",
     "is_device_array",
     "is_page_locked",
     "kernel_resources",

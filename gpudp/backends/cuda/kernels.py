@@ -42,6 +42,90 @@ def _thread_slot():
     return cuda.grid(1)
 
 
+#: the slots of a block's exchange buffers (:data:`GROUP_BUFFERS`), each holding one value a warp
+GROUP_SLOTS = 8
+#: the lines that declare a block's exchange buffers ``xb`` in a kernel (a shared array made inside a
+#: device function would be a global that every module linking it defines again): an int64 and a
+#: float64 array of :data:`GROUP_SLOTS` x 32 (warps), objects in the simulator; names from
+#: :func:`group_namespace`
+GROUP_BUFFERS = """XBI = cuda.shared.array((GROUP_SLOTS, 32), XBID)
+XBF = cuda.shared.array((GROUP_SLOTS, 32), XBFD)
+xb = (XBI, XBF)"""
+
+
+def group_put(xb, slot, w, x):
+    """Store warp ``w``'s value ``x`` in slot ``slot`` of a block's exchange buffers ``xb``
+    (:data:`GROUP_BUFFERS`). As written, the simulator's (its buffers hold objects); on the GPU an
+    overload keeps integers and booleans in the int64 buffer (their bits), floats in the float64
+    one; another type does not compile."""
+    xb[0][slot, w] = x
+
+
+def group_get(xb, slot, w, like):
+    """The value :func:`group_put` stored in slot ``slot`` for warp ``w``, of ``like``'s type."""
+    return xb[0][slot, w]
+
+
+def group_sync():
+    """The block's barrier (every thread of the block calls it)."""
+    cuda.syncthreads()
+
+
+def group_namespace() -> dict:
+    """The names :data:`GROUP_BUFFERS` and the exchange use."""
+    obj = np.dtype(object)
+    sim = is_simulator()
+    return {
+        "GROUP_SLOTS": GROUP_SLOTS,
+        "XBID": obj if sim else np.int64,
+        "XBFD": obj if sim else np.float64,
+    }
+
+
+def _group_overloads():
+    """The GPU's :func:`group_put` and :func:`group_get`, by the value's type."""
+    from numba.cuda import types
+    from numba.cuda.extending import overload
+
+    @overload(group_put, inline="always")
+    def _put(xb, slot, w, x):
+        if isinstance(x, (types.Integer, types.Boolean)):
+
+            def put_int(xb, slot, w, x):
+                xb[0][slot, w] = np.int64(x)
+
+            return put_int
+        if isinstance(x, types.Float):
+
+            def put_float(xb, slot, w, x):
+                xb[1][slot, w] = np.float64(x)
+
+            return put_float
+        return None
+
+    @overload(group_get, inline="always")
+    def _get(xb, slot, w, like):
+        ty = types.unliteral(like)
+        if isinstance(ty, types.Boolean):
+
+            def get_bool(xb, slot, w, like):
+                return xb[0][slot, w] != 0
+
+            return get_bool
+        if isinstance(ty, (types.Integer, types.Float)):
+            k = 0 if isinstance(ty, types.Integer) else 1
+
+            def get_number(xb, slot, w, like):
+                return ty(xb[k][slot, w])
+
+            return get_number
+        return None
+
+
+if not is_simulator():
+    _group_overloads()
+
+
 def cell_namespace(rec_cls):
     """The names a generated CUDA kernel sees: the recurrence's device ``cell`` and ``boundary``,
     its value type and fill, and the helpers (public: features with kernels of their own build on it)."""

@@ -70,7 +70,7 @@ def sweep_source(rec_cls, kinds, warp_sync: str | None = None) -> list[str]:
     head, copy, sync = "cell(", "pass", "pass"
     if warp_sync is not None:
         head, copy, sync = (
-            "wcell(lane, T, CT, ",
+            "wcell(lane, 32, xb, T, CT, ",  # a warp's lanes (xb: the kernel's, unused by one warp)
             "CT = CC[toff[q] : toff[q] + n * n].reshape((n, n))",
             warp_sync,
         )

@@ -11,11 +11,13 @@ import numpy as np
 
 from ... import values
 from ...backends.cuda import (
+    GROUP_BUFFERS,
     CudaKernel,
     cell_namespace,
     coop_blocks,
     cuda,
     generated_kernel,
+    group_namespace,
     sim_geometry,
     stream,
 )
@@ -33,6 +35,7 @@ _RUN_INTERVALS = """def run_intervals(nq, ids, shapes, toff, S, D, FL{pk}):
 _RUN_INTERVAL_WARPS = """def run_interval_warps(nq, ids, shapes, toff, S, CC, D, FL{pk}):
     q = (cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x) >> 5
     lane = cuda.laneid
+    {buffers}
     if q < nq:
         {body}
 """
@@ -70,8 +73,8 @@ def interval_warp_kernel(rec_cls, kinds):
         # the simulator's block is one warp, whose exchange and barrier go through shared memory
         sync = "cuda.syncwarp()" if sim_geometry(True, False) else "cuda.syncthreads()"
         body = sweep_source(rec_cls, kinds, sync)
-        src = fill(_RUN_INTERVAL_WARPS, pk=source.packed_args(len(kinds)), body=body)
-        ns = {**cell_namespace(rec_cls), "wcell": wcell}
+        src = fill(_RUN_INTERVAL_WARPS, pk=source.packed_args(len(kinds)), body=body, buffers=GROUP_BUFFERS)
+        ns = {**cell_namespace(rec_cls), **group_namespace(), "wcell": wcell}
         k = k.keep(generated_kernel(values.expand(src, rec_cls), "run_interval_warps", ns))
     return k.fn
 
