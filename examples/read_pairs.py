@@ -1,7 +1,7 @@
 """Many read pairs at once: the LCS length and the edit distance of every row of two arrays, by the
 bit-parallel batch solvers, wherever the reads lie.
 
-    python examples/read_pairs.py --pairs 100000 --length 150 [--where host|page-locked|gpu]
+    python examples/read_pairs.py --pairs 100000 --length 150 [--where host|page-locked|gpu|arrow|strs]
                                   [--backend auto|cpu|cuda]
 
 Pair ``p`` is row ``p`` of ``A`` and row ``p`` of ``B`` (bytes: one base a byte); ``B`` is ``A`` with
@@ -11,8 +11,9 @@ about 5% of its bases substituted. ``--where`` says where the reads lie when the
 DMA) or ``gpu`` (copied once to the GPU, as numba device arrays: CuPy arrays and PyTorch CUDA
 tensors do as well; the batch reads them there and copies nothing to the device) or ``arrow``
 (two pyarrow binary arrays made over the same bytes, as a table's columns would hold them; needs
-pyarrow: the batch reads their buffers). Each batch
-re-solves a few pairs by the checked one-pair path and compares.
+pyarrow: the batch reads their buffers) or ``strs`` (two StringZilla ``Strs``, split from one
+string of the reads a side; needs stringzilla: the batch reads their tapes). Each batch re-solves a
+few pairs by the checked one-pair path and compares.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import numpy as np
 
 from gpudp.problems import edit_distance, lcs
 
-WHERE = ("host", "page-locked", "gpu", "arrow")
+WHERE = ("host", "page-locked", "gpu", "arrow", "strs")
 
 
 def reads(pairs: int, length: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -57,6 +58,15 @@ def place(a: np.ndarray, b: np.ndarray, where: str):
             return pa.Array.from_buffers(pa.binary(), len(x), [None, pa.py_buffer(off), pa.py_buffer(x)])
 
         return column(a), column(b)
+    if where == "strs":  # the reads as lines of one string, split by StringZilla into its tape
+        import stringzilla as sz
+
+        def lines(x):
+            return sz.Str(np.concatenate([x, np.full((len(x), 1), ord("\n"), np.uint8)], 1).tobytes()).split(
+                "\n"
+            )[:-1]
+
+        return lines(a), lines(b)
     raise ValueError(f"where: one of {', '.join(WHERE)}, got {where!r}")
 
 

@@ -644,7 +644,7 @@ def test_read_pairs_on_the_cpu(capsys):
     assert a.shape == b.shape == (25, 30) and set(np.unique(a)) <= set(b"ACGT")
     assert 0 < (a != b).mean() < 0.2  # about 5% substituted
     want = _read_pairs_reference(a, b)
-    for where in ("host", "arrow"):  # (arrow: pyarrow is in the test extra)
+    for where in ("host", "arrow", "strs"):  # (pyarrow and stringzilla are in the test extra)
         lengths, distances, _ = rp.solve(*rp.place(a, b, where), backend="cpu")
         assert (lengths.tolist(), distances.tolist()) == want
     rp.main(["--pairs", "20", "--length", "12", "--backend", "cpu"])

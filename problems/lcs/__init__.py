@@ -401,13 +401,14 @@ def solve_many(
 
     Parameters
     ----------
-    pairs : iterable of ``(a, b)``, or a tuple ``(A, B)`` of two 2-D integer arrays or two Arrow arrays
+    pairs : iterable of ``(a, b)``, or a tuple ``(A, B)`` of two 2-D integer arrays, Arrow arrays or Strs
         each pair as :func:`solve` takes it (str, bytes, 1-D integer arrays or lists); or pair
         ``p`` as rows ``A[p]`` and ``B[p]``, the fast form for many pairs of equal lengths (no
         Python work per pair); or as items ``A[p]``, ``B[p]`` of two pyarrow ``string`` /
         ``large_string`` (text, by code point) or ``binary`` / ``large_binary`` arrays (or chunked
-        arrays: a table's columns), any lengths, read from the arrays' buffers with no Python work
-        per pair (a null is its pair's error; :mod:`gpudp.problems.lcs.arrow`). A list whose every
+        arrays: a table's columns) or two StringZilla ``Strs`` (bytes), any lengths, read from
+        their buffers with no Python work per pair (a null is its pair's error;
+        :mod:`gpudp.problems.lcs.arrow`). A list whose every
         pair is two ``str``, two ``bytes`` or two 1-D integer arrays (one dtype a side) is read in
         bulk, each side joined into one buffer (non-ASCII text by code point); any other list pair
         by pair. ``A`` and ``B`` may be dask
@@ -528,9 +529,9 @@ def cdist(queries, choices, *, backend: str = "auto", dtype=None, score_cutoff=N
         integers), or the rows of a 2-D integer array (many sequences of one length: no Python
         work per sequence). Lists whose every sequence is a ``str``, or every one ``bytes``, or
         every one a 1-D integer array of one dtype, are read in bulk (each side joined into one
-        buffer). A pyarrow string or binary array (or chunked array) is read from its buffers
-        (:mod:`gpudp.problems.lcs.arrow`). A str compares only with a str: a str on one side and
-        anything else on either side is refused.
+        buffer). A pyarrow string or binary array (or chunked array), or a StringZilla ``Strs``
+        (bytes), is read from its buffers (:mod:`gpudp.problems.lcs.arrow`). A str compares only
+        with a str: a str on one side and anything else on either side is refused.
     backend : "auto", "cpu" or "cuda"
     dtype : integer dtype or None
         the result's dtype. None: int32, or int64 where a length could exceed it. A dtype that

@@ -269,7 +269,7 @@ def run(
     if arrays is not None:  # rows of two arrays: no object per pair unless one is asked for
         pairs = Rows(*arrays)
     else:
-        if held is not None:  # two Arrow arrays: read from their buffers (a side with nulls: by item)
+        if held is not None:  # Arrow arrays or Strs: read from their buffers (a side with nulls: by item)
             sa, sb, bulk = held
             pairs = Rows(sa, sb) if bulk is not None else list(zip(sa, sb, strict=True))
         else:

@@ -163,8 +163,8 @@ def _dtype(dtype, largest: int, what: str) -> np.dtype:
 
 def _side(x, name: str):
     """One side as a list of sequences, a 2-D integer array whose rows are the sequences, or an
-    Arrow array's (:class:`.arrow.ArrowSequences`)."""
-    if arrow.is_arrow(x):
+    Arrow array's or StringZilla ``Strs``'s (:class:`.arrow.HeldSequences`)."""
+    if arrow.is_held(x):
         return arrow.side(x, name)
     if isinstance(x, str | bytes | bytearray):
         raise InputError(name, f"a list of sequences, got one {type(x).__name__}: put it in a list")
@@ -197,14 +197,14 @@ def _read(qs, cs) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         if bulk is not None:
             return bulk
     q, q_off = _coded(qs, "queries")
-    c, c_off = _coded(cs, "choices")  # (an Arrow side's, read from its buffers)
+    c, c_off = _coded(cs, "choices")  # (an Arrow or Strs side's, read from its buffers)
     _check_kinds(qs, cs)  # after each sequence is read: one that cannot be is its own error
     q, c = exact_codes(q, c)
     return q, q_off, c, c_off
 
 
 def _coded(x, name: str) -> tuple[np.ndarray, np.ndarray]:
-    if isinstance(x, arrow.ArrowSequences):
+    if isinstance(x, arrow.HeldSequences):
         return x.packed()
     if isinstance(x, np.ndarray):  # rows of a 2-D array
         return x.reshape(-1), bitparallel.row_offsets(x.shape[0], x.shape[1])
@@ -218,7 +218,7 @@ def _check_kinds(qs, cs) -> None:
     for name, side in (("queries", qs), ("choices", cs)):
         if isinstance(side, np.ndarray):
             flags = [False] if len(side) else []
-        elif isinstance(side, arrow.ArrowSequences):
+        elif isinstance(side, arrow.HeldSequences):
             flags = [side.text] if len(side) else []
         else:
             flags = [kind(v) == "str" for v in side]
