@@ -19,7 +19,7 @@ def njit(fn=None, **kw):
     if fn is None:
         return lambda f: njit(f, **kw)
     if kw.get("cache"):
-        from .cache import guarded, enabled
+        from .cache import enabled, guarded
 
         if not enabled():
             kw.pop("cache")
