@@ -79,10 +79,12 @@ def run_diagonals(d0, d1, n, S, R, C, D, warp_from, width{da}):
 #: the first diagonal (interval length - 1) whose cells a warp shares, where the cell allows it: a
 #: shorter loop leaves most lanes idle
 WARP_FROM = 32
-#: the most threads a block that shares a cell (the simulator's: two warps, so that its tests run
-#: the merge across warps)
+#: the most threads of a block that shares a cell, and the fewest split points a lane of it takes
+#: (a wider group would idle). H100, 2026-12-07 (kernel seconds, matrix chain n = 2,000 / Nussinov
+#: n = 2,000 / triangulation n = 1,500): 256 and 4 0.0154 / 0.0226 / 0.0136 s, 512 or 1,024 the
+#: same, 128 0.0157 / 0.0237 / 0.0142 s, 2 or 8 split points within 4 %, warps only 0.0215 / 0.0372
+#: / 0.0137 s
 MAX_WIDTH = 256
-#: a lane of a group takes at least this many of a cell's split points (a wider group would idle)
 LANE_TRIPS = 4
 
 _VIEW: list = []
