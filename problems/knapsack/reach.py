@@ -106,7 +106,9 @@ from __future__ import annotations
 import math
 import time
 
+import numba
 import numpy as np
+from numba import prange
 
 from gpudp.backends import device_name
 from gpudp.errors import InputError
@@ -143,6 +145,12 @@ STEP_GROWTH = 2
 #: many times farther below the bound than the stepped one (n = 1,200, g = 14, eps = 1e-5: a search
 #: keeps about D^1.5 states at distance D below the bound, so skipping one that costs an eighth)
 JUMP = 4
+#: a list of at least this many states takes its step in parallel (:func:`_step_par`, numba threads)
+#: when numba has more than one thread; shorter ones the serial :func:`_step` (a parallel region's
+#: start costs more than a short list's step)
+PARALLEL_STATES = 1 << 16
+#: the pieces of a parallel step per thread (their work varies with how many states each keeps)
+CHUNKS_PER_THREAD = 4
 _LIMIT = np.int64(1 << 61)
 
 
@@ -368,49 +376,39 @@ def _fraction(rest, lw, lp, r):
 
 
 @njit(cache=True)
-def _step(
-    W, P, N, L, w, p, j, cap, thr, elo, ehi, ega, etp, ebest, num, den, lw, lp, NW, NP, NN, par, itm, nn, zst
-):
-    """Add item ``j`` (weight ``w``, profit ``p``) to the list ``W, P, N`` of ``L`` states into
-    ``NW, NP, NN``: the merge with the shifted copy, undominated states that fit, kept when the
-    envelope ``elo, ehi, ega, etp`` gives ``P·den + room ≥ thr·den`` (``room``: the most of
-    ``ebest``, its prefix maxima of ``min(num·hi + gain, top)``, over the intervals ending at most at
-    ``cap − W``, and ``min(num·(cap − W) + gain, top)`` for the one holding ``cap − W``) and the
-    items left's Dantzig bound at ``cap − W`` (``lw, lp``: :func:`_suffix_lp`) gives ``P + LP ≥
-    thr``. New nodes from ``nn``.
-    ``zst`` = [z, znode]: the best state of the merge (kept or not) replaces it when better (a node
-    made for it if needed). Returns (count, nn)."""
-    i = 0
-    jj = 0
-    k = 0
-    m = len(elo)
-    q = m - 1
+def _walk(W, P, N, L, i, iend, jj, jend, w, p, j, cap, top, thr, elo, ehi, ega, etp, ebest, num, den, lw, lp,
+          lastp, NW, NP, NN, k, par, itm, nn):  # fmt: skip
+    """The merge of ``W[i:iend]`` with ``W[jj:jend] + w`` (profits ``+ p``; originals first at equal
+    weights) and its filter: :func:`_step`'s loop over a stretch of the merge whose weights are at
+    least ``cap − top``. ``lastp``: the most profit of the states before it, −1 if none (a state of
+    at most that profit is dominated; profits are at least 0). Each kept state is written at ``NW, NP,
+    NN[k]``, a shifted one with a new node at ``nn``; with ``par`` None (:func:`_step_par`) its node
+    is left to make: ``NN`` holds ``−3 − parent`` and ``nn`` counts them. Returns ``(k, nn, lastsrc,
+    lastp, lastkept)``: the counts, and the stretch's last undominated state (source index, ``+ L``
+    if shifted; −1 if none), its profit, whether it was kept."""
+    q = np.searchsorted(elo, top, side="right") - 1  # the last interval starting within the room
+    r = np.searchsorted(lw, top, side="right") - 1  # the relaxation's break at the room
     lastw = np.int64(-1)
-    lastp = np.int64(-1)
-    lastsrc = np.int64(-1)  # the merge's last undominated state: source index, +L if shifted
+    lastsrc = np.int64(-1)
     lastkept = False
     td = thr * den
-    r = len(lw) - 1
-    while i < L or jj < L:
-        if jj >= L or (i < L and W[i] <= W[jj] + w):
+    while i < iend or jj < jend:
+        if jj >= jend or (i < iend and W[i] <= W[jj] + w):
             a = W[i]
             b = P[i]
             src = i
             i += 1
         else:
             a = W[jj] + w
-            if a > cap:
-                if i >= L:
-                    break
-                jj = L
-                continue
             b = P[jj] + p
             src = jj + L
             jj += 1
-        if lastsrc >= 0 and b <= lastp:
+        if b <= lastp:
             continue  # dominated (weights rise)
-        if lastsrc >= 0 and a == lastw and lastkept:
+        if a == lastw and lastkept:
             k -= 1  # same weight, more profit: replaces the last kept state (a node may go unused)
+            if par is None and NN[k] <= -2:
+                nn -= 1
         lastw = a
         lastp = b
         lastsrc = src
@@ -434,27 +432,146 @@ def _step(
             continue  # the suffix's LP (Dantzig's) bound at this state's own room
         NW[k] = a
         NP[k] = b
-        if src >= L:
+        if src < L:
+            NN[k] = N[src]
+        elif par is None:
+            NN[k] = -3 - N[src - L]
+            nn += 1
+        else:
             par[nn] = N[src - L]
             itm[nn] = j
             NN[k] = nn
             nn += 1
-        else:
-            NN[k] = N[src]
         k += 1
         lastkept = True
+    return k, nn, lastsrc, lastp, lastkept
+
+
+@njit(cache=True)
+def _incumbent(j, NN, k, par, itm, nn, lastsrc, lastp, lastkept, node, zst):
+    """``zst`` = [z, znode] takes the merge's last undominated state (``lastsrc`` ≥ 0: there is one;
+    ``lastp`` its profit, the most of the merge; ``lastkept``: it is the last of the ``k`` states
+    kept in ``NN``; else ``node`` its source's node, and a new node for it when ``lastsrc`` is past
+    the list's ``L``) when better than ``z``. Returns ``nn``."""
     if lastsrc >= 0 and lastp > zst[0]:
         zst[0] = lastp
         if lastkept:
             zst[1] = NN[k - 1]
-        elif lastsrc >= L:
-            par[nn] = N[lastsrc - L]
+        elif node[1]:
+            par[nn] = node[0]
             itm[nn] = j
             zst[1] = nn
             nn += 1
         else:
-            zst[1] = N[lastsrc]
-    return k, nn
+            zst[1] = node[0]
+    return nn
+
+
+@njit(cache=True)
+def _source(N, L, src):
+    """The node of the merge's state ``src`` (an index of ``N``, ``+ L`` if shifted) and whether it
+    is shifted (a new node's parent)."""
+    if src >= L:
+        return N[src - L], True
+    return N[max(src, 0)], False
+
+
+@njit(cache=True)
+def _step(
+    W, P, N, L, w, p, j, cap, thr, elo, ehi, ega, etp, ebest, num, den, lw, lp, NW, NP, NN, par, itm, nn, zst
+):
+    """Add item ``j`` (weight ``w``, profit ``p``) to the list ``W, P, N`` of ``L`` states into
+    ``NW, NP, NN``: the merge with the shifted copy, undominated states that fit, kept when the
+    envelope ``elo, ehi, ega, etp`` gives ``P·den + room ≥ thr·den`` (``room``: the most of
+    ``ebest``, its prefix maxima of ``min(num·hi + gain, top)``, over the intervals ending at most at
+    ``cap − W``, and ``min(num·(cap − W) + gain, top)`` for the one holding ``cap − W``) and the
+    items left's Dantzig bound at ``cap − W`` (``lw, lp``: :func:`_suffix_lp`) gives ``P + LP ≥
+    thr``. New nodes from ``nn``.
+    ``zst`` = [z, znode]: the best state of the merge (kept or not) replaces it when better (a node
+    made for it if needed). Returns (count, nn)."""
+    fit = np.searchsorted(W[:L], cap - w, side="right")  # the shifted states that fit
+    k, nn, lastsrc, lastp, lastkept = _walk(W, P, N, L, 0, L, 0, fit, w, p, j, cap, cap, thr, elo, ehi, ega,
+                                            etp, ebest, num, den, lw, lp, np.int64(-1), NW, NP, NN, 0, par,
+                                            itm, nn)  # fmt: skip
+    return k, _incumbent(j, NN, k, par, itm, nn, lastsrc, lastp, lastkept, _source(N, L, lastsrc), zst)
+
+
+@njit(parallel=True, cache=True)
+def _step_par(W, P, N, L, w, p, j, cap, thr, elo, ehi, ega, etp, ebest, num, den, lw, lp, NW, NP, NN, par,
+              itm, nn, zst, chunks):  # fmt: skip
+    """:func:`_step` on ``chunks`` pieces of the merge at once (numba ``prange``), with the same
+    result (the same states in the same order, the same nodes, the same ``zst``) but **in ``W, P,
+    N``**: ``NW, NP, NN`` (at least ``2·L`` long, as ``W, P, N``) are its scratch.
+
+    The merge is cut at weights (piece ``c`` starts at the weight of the merge's state ``c·M /
+    chunks``, ``M`` the states that fit, found by bisection; a weight never straddles two pieces, so
+    the same-weight replacement stays within one). The most profit of each piece is its last
+    original or shifted state's (profits rise along the list), and their prefix maxima give each
+    piece the profit a state must beat, as the serial merge has it there. Each piece walks its
+    stretch (:func:`_walk`: the envelope's and the relaxation's pointers found by bisection) and
+    writes the states it keeps into ``NW, NP, NN`` from its first merged position on; the prefix sums
+    of the counts then place each piece's states in ``W, P, N`` and its new nodes, made in merge
+    order. The incumbent: the last piece's last undominated state (the merge's most profit)."""
+    fit = np.searchsorted(W[:L], cap - w, side="right")
+    total = L + fit
+    cut_i = np.empty(chunks + 1, np.int64)  # piece c: W[cut_i[c]:cut_i[c+1]], shifted cut_j[c]..
+    cut_j = np.empty(chunks + 1, np.int64)
+    start = np.empty(chunks + 1, np.int64)  # the least weight of piece c (a bound on its rooms)
+    for c in prange(chunks + 1):
+        d = total * c // chunks
+        lo, hi = np.int64(0), cap + 1  # the least weight v with more than d states weighing <= v
+        while lo < hi:
+            v = (lo + hi) // 2
+            if np.searchsorted(W[:L], v, side="right") + np.searchsorted(W[:fit], v - w, side="right") > d:
+                hi = v
+            else:
+                lo = v + 1
+        start[c] = lo if c < chunks else cap + 1
+        cut_i[c] = np.searchsorted(W[:L], start[c])
+        cut_j[c] = np.searchsorted(W[:fit], start[c] - w)
+    before = np.full(chunks, np.int64(-1))  # the most profit of the states before piece c (−1: none)
+    for c in range(1, chunks):
+        most = before[c - 1]
+        if cut_i[c] > cut_i[c - 1]:
+            most = max(most, P[cut_i[c] - 1])
+        if cut_j[c] > cut_j[c - 1]:
+            most = max(most, P[cut_j[c] - 1] + p)
+        before[c] = most
+    kept = np.empty(chunks + 1, np.int64)
+    made = np.empty(chunks + 1, np.int64)
+    src = np.empty(chunks, np.int64)
+    best = np.empty(chunks, np.int64)
+    tail = np.empty(chunks, np.bool_)
+    for c in prange(chunks):
+        kept[c + 1], made[c + 1], src[c], best[c], tail[c] = _walk(
+            W, P, N, L, cut_i[c], cut_i[c + 1], cut_j[c], cut_j[c + 1], w, p, j, cap, cap - start[c], thr,
+            elo, ehi, ega, etp, ebest, num, den, lw, lp, before[c], NW, NP, NN, cut_i[c] + cut_j[c], None,
+            None, 0)  # fmt: skip
+    last = chunks - 1  # the last piece with an undominated state (those after it keep none)
+    while last > 0 and src[last] < 0:
+        last -= 1
+    node = _source(N, L, src[last])  # (before N is written)
+    kept[0] = 0
+    made[0] = nn
+    for c in range(chunks):
+        kept[c + 1] += kept[c] - cut_i[c] - cut_j[c]
+        made[c + 1] += made[c]
+    for c in prange(chunks):
+        m = made[c]
+        at = cut_i[c] + cut_j[c]
+        for k in range(kept[c], kept[c + 1]):
+            W[k] = NW[at]
+            P[k] = NP[at]
+            x = NN[at]
+            if x <= -2:
+                par[m] = -3 - x
+                itm[m] = j
+                x = m
+                m += 1
+            N[k] = x
+            at += 1
+    k = kept[chunks]
+    return k, _incumbent(j, N, k, par, itm, made[chunks], src[last], best[last], tail[last], node, zst)
 
 
 def _collect(par, itm, nn, N, L, zst) -> int:
@@ -482,6 +599,7 @@ class _Arrays:
         self.lists = [self._list(LIST_START), self._list(LIST_START)]
         self.par = np.empty(NODE_START, np.int64)
         self.itm = np.empty(NODE_START, np.int64)
+        self.touched = 0  # the node array's entries written at least once
 
     @staticmethod
     def _list(size):
@@ -494,6 +612,16 @@ class _Arrays:
             self.lists[k] = self._list(size)
         return self.lists[k]
 
+    def in_list(self, k: int, L: int, need: int):
+        """List ``k`` with room for ``need`` states, its first ``L`` kept (:func:`_step_par` writes
+        its result there)."""
+        if len(self.lists[k][0]) < need:
+            old = self.lists[k]
+            self.out_list(k, need)
+            for a, b in zip(self.lists[k], old, strict=True):
+                a[:L] = b[:L]
+        return self.lists[k]
+
     def nodes(self, nn: int, need: int, N, L, zst) -> int:
         """Room for ``need`` more nodes: collect first, grow when more than half stays live."""
         if nn + need <= len(self.par):
@@ -504,8 +632,19 @@ class _Arrays:
             _room_check(16 * (size - len(self.par)))
             par, itm = np.empty(size, np.int64), np.empty(size, np.int64)
             par[:nn], itm[:nn] = self.par[:nn], self.itm[:nn]
-            self.par, self.itm = par, itm
+            self.par, self.itm, self.touched = par, itm, nn
         return nn
+
+    def touch(self, nn: int, end: int) -> None:
+        """Write the free node entries up to ``end`` (those from ``nn`` on) once, here: the first write
+        of a page faults, and from :func:`_step_par`'s threads at once those faults cost several times
+        more (n = 800, Jooken g = 14: 2 threads spent 4 times as long writing new nodes as they did
+        once touched)."""
+        start = max(self.touched, nn)
+        if end > start:
+            self.par[start:end] = 0
+            self.itm[start:end] = 0
+            self.touched = end
 
 
 def _search(ws, ps, cap, env: Envelopes, den, target, z, gp, deadline, budget=None, beam=None):
@@ -534,18 +673,28 @@ def _search(ws, ps, cap, env: Envelopes, den, target, z, gp, deadline, budget=No
         if deadline is not None and time.perf_counter() + 2 * per_state * L > deadline:
             stopped = "time"
             break
+        threads = numba.get_num_threads()
+        parallel = threads > 1 and L >= PARALLEL_STATES
         try:
             NW, NP, NN = ar.out_list(1 - cur, 2 * L)
+            if parallel:  # (its list comes back in W, P, N)
+                W, P, N = ar.in_list(cur, L, 2 * L)
             nn = ar.nodes(nn, L + 1, N, L, zst)
+            if parallel:
+                ar.touch(nn, nn + L + 1)
         except MemoryError as e:
             stopped = f"memory ({e})"
             break
         thr = max(target, int(zst[0]) + gp)
         Lin = L
         m = _suffix_lp(ws, ps, eff, j + 1, lw, lp)
-        L, nn = _step(W, P, N, L, int(ws[j]), int(ps[j]), j, cap, thr, elo, ehi, ega, etp, ebest, env.num,
-                      den, lw[: m + 1], lp[: m + 1], NW, NP, NN, ar.par, ar.itm, nn, zst)  # fmt: skip
-        W, P, N, cur = NW, NP, NN, 1 - cur
+        args = (W, P, N, L, int(ws[j]), int(ps[j]), j, cap, thr, elo, ehi, ega, etp, ebest, env.num, den,
+                lw[: m + 1], lp[: m + 1], NW, NP, NN, ar.par, ar.itm, nn, zst)  # fmt: skip
+        if parallel:
+            L, nn = _step_par(*args, CHUNKS_PER_THREAD * threads)
+        else:
+            L, nn = _step(*args)
+            W, P, N, cur = NW, NP, NN, 1 - cur
         states += L
         largest = max(largest, L)
         per_state = (time.perf_counter() - t) / Lin
@@ -782,11 +931,11 @@ def solve(profits, weights, capacity, time_limit=None, name: str = "") -> Soluti
 
 def warm():
     """Compile the compiled functions (or load them from numba's cache) on a small instance with
-    every path made to run: node collections, interval merges, the fine envelopes (the module's
-    thresholds lowered meanwhile)."""
-    names = ("NODE_START", "COARSE_INTERVALS", "MAX_INTERVALS", "FINE_AFTER")
+    every path made to run: node collections, interval merges, the fine envelopes, the parallel step
+    where numba has several threads (the module's thresholds lowered meanwhile)."""
+    names = ("NODE_START", "COARSE_INTERVALS", "MAX_INTERVALS", "FINE_AFTER", "PARALLEL_STATES")
     saved = {k: globals()[k] for k in names}
-    globals().update(NODE_START=2, COARSE_INTERVALS=2, MAX_INTERVALS=3, FINE_AFTER=0)
+    globals().update(NODE_START=2, COARSE_INTERVALS=2, MAX_INTERVALS=3, FINE_AFTER=0, PARALLEL_STATES=1)
     try:
         solve([5, 6, 7, 8, 9, 3], [5, 6, 7, 8, 9, 2], 17)
     finally:
