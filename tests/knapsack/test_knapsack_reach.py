@@ -28,6 +28,7 @@ from gpudp.cli import main
 from gpudp.problems import knapsack
 from gpudp.problems.knapsack import classes
 from gpudp.problems.knapsack import reach as kr
+from gpudp.problems.knapsack import reach_step as rs
 from gpudp.problems.knapsack.sparse.items import efficiency_order
 
 INT64_MAX = 2**63 - 1
@@ -265,9 +266,9 @@ def test_the_states_lp_bound_is_at_least_dantzigs_and_the_best_completion(items,
     p = np.array([b for _, b in items], np.int64)
     start = min(start, len(w))
     lw, lp = np.empty(len(w) + 1, np.int64), np.empty(len(w) + 1, np.int64)
-    m = kr._suffix_lp(w, p, efficiency_order(p, w), start, lw, lp)
+    m = rs.suffix_lp(w, p, efficiency_order(p, w), start, lw, lp)
     r = int(np.searchsorted(lw[: m + 1], room, side="right")) - 1
-    got = int(lp[r]) + int(kr._fraction(room - int(lw[r]), lw[: m + 1], lp[: m + 1], r))
+    got = int(lp[r]) + int(rs._fraction(room - int(lw[r]), lw[: m + 1], lp[: m + 1], r))
     left = sorted(range(start, len(w)), key=lambda k: Fraction(int(p[k]), int(w[k])), reverse=True)
     dantzig, rest = Fraction(0), room
     for k in left:
@@ -343,7 +344,7 @@ def test_a_failed_search_is_followed_by_one_at_the_packing_when_it_is_near(monke
 
 
 def step_case(seed: int, L: int, cap: int):
-    """Arguments of ``_step`` (up to ``lw, lp``) for a random list of at most ``L`` states (weights
+    """Arguments of ``step`` (up to ``lw, lp``) for a random list of at most ``L`` states (weights
     rising within ``[0, cap]``, profits strictly rising; dense, so that shifted states often weigh
     as much as originals), a random item, envelope (disjoint intervals from 0, gains, tops, their
     prefix maxima), relaxation of up to 4 items left, and a target around the profits."""
@@ -361,13 +362,13 @@ def step_case(seed: int, L: int, cap: int):
     left = int(rng.integers(0, 5))
     ws, ps = rng.integers(1, cap + 1, left).astype(np.int64), rng.integers(1, cap + 1, left).astype(np.int64)
     lw, lp = np.empty(left + 1, np.int64), np.empty(left + 1, np.int64)
-    k = kr._suffix_lp(ws, ps, efficiency_order(ps, ws), 0, lw, lp)
+    k = rs.suffix_lp(ws, ps, efficiency_order(ps, ws), 0, lw, lp)
     w, p, thr = int(rng.integers(1, cap + 1)), int(rng.integers(1, 20)), int(rng.integers(0, P[-1] + 8))
     return [W, P, N, len(W), w, p, 3, cap, thr, lo, hi, ga, tp, best, num, den, lw[: k + 1], lp[: k + 1]]
 
 
 def run_step(args, z, chunks=None):
-    """``_step`` (``chunks`` None) or ``_step_par`` on copies of ``args``, nodes from 7, incumbent
+    """``step`` (``chunks`` None) or ``step_parallel`` on copies of ``args``, nodes from 7, incumbent
     ``z`` (its node −1); returns every output: count, nodes made, the list, the nodes, ``zst``."""
     args = list(args)
     L, nn = args[3], 7
@@ -375,11 +376,11 @@ def run_step(args, z, chunks=None):
     par, itm = np.full(nn + L + 2, -9, np.int64), np.full(nn + L + 2, -9, np.int64)
     zst = np.array([z, -1], np.int64)
     if chunks is None:
-        k, nn = kr._step(*args, NW, NP, NN, par, itm, nn, zst)
+        k, nn = rs.step(*args, NW, NP, NN, par, itm, nn, zst)
     else:  # its list comes back in W, P, N (room for 2L)
         for x in range(3):
             args[x] = np.concatenate([args[x], np.full(L + 1, -9, np.int64)])
-        k, nn = kr._step_par(*args, NW, NP, NN, par, itm, nn, zst, chunks)
+        k, nn = rs.step_parallel(*args, NW, NP, NN, par, itm, nn, zst, chunks)
         NW, NP, NN = args[:3]
     lists = (a[:k].tolist() for a in (NW, NP, NN))
     return k, nn, *lists, par[:nn].tolist(), itm[:nn].tolist(), zst.tolist()
@@ -388,8 +389,8 @@ def run_step(args, z, chunks=None):
 @settings(max_examples=80, deadline=None)
 @given(seed=st.integers(0, 2**32), L=st.integers(1, 40), cap=st.integers(1, 60), z=st.integers(-1, 150))
 def test_the_parallel_step_equals_the_serial_one(seed, L, cap, z):
-    """``_step_par`` keeps the same states in the same order, makes the same nodes and the same
-    incumbent as ``_step``, on random sorted dominance-free lists, items, envelopes, relaxations,
+    """``step_parallel`` keeps the same states in the same order, makes the same nodes and the same
+    incumbent as ``step``, on random sorted dominance-free lists, items, envelopes, relaxations,
     targets and incumbents, for 1, 2, 3, 5 and more pieces than states (empty ones), on 1 thread
     and on every thread numba has."""
     args = step_case(seed, L, cap)
@@ -432,14 +433,14 @@ def test_solve_with_every_step_parallel_gives_the_serial_search(inst, spread):
     w = np.array([b for _, b in items], np.int64)
     p = np.maximum(w + rng.integers(-spread, spread, len(w), endpoint=True), 0)
     calls = []
-    step_par = kr._step_par
+    step_par = kr.step_parallel
     with pytest.MonkeyPatch.context() as m:  # (a fixture would not reset between examples)
         for name, value in TINY.items():
             m.setattr(kr, name, value)
         serial = kr.solve(p, w, c)
         m.setattr(kr, "PARALLEL_STATES", 1)
         m.setattr(kr, "CHUNKS_PER_THREAD", 3)
-        m.setattr(kr, "_step_par", lambda *a: calls.append(a[3]) or step_par(*a))
+        m.setattr(kr, "step_parallel", lambda *a: calls.append(a[3]) or step_par(*a))
         par = kr.solve(p, w, c)
     assert_solves(par, p, w, c, ref_dp(p.tolist(), w.tolist(), c))
     keys = ("target", "best", "states", "largest_list", "reached", "beam")
