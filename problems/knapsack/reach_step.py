@@ -195,7 +195,7 @@ def step_parallel(W, P, N, L, w, p, j, cap, thr, elo, ehi, ega, etp, ebest, num,
         d = total * c // chunks
         lo, hi = np.int64(0), cap + 1  # the least weight v with more than d states weighing <= v
         while lo < hi:
-            v = (lo + hi) // 2
+            v = lo + (hi - lo) // 2  # (lo + hi may pass 2^63)
             if np.searchsorted(W[:L], v, side="right") + np.searchsorted(W[:fit], v - w, side="right") > d:
                 hi = v
             else:

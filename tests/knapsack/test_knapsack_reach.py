@@ -343,11 +343,12 @@ def test_a_failed_search_is_followed_by_one_at_the_packing_when_it_is_near(monke
     assert failed and all(runs[k + 1]["target"] == runs[k]["best"] + g for k in failed)
 
 
-def step_case(seed: int, L: int, cap: int):
+def step_case(seed: int, L: int, cap: int, scale: int = 1):
     """Arguments of ``step`` (up to ``lw, lp``) for a random list of at most ``L`` states (weights
     rising within ``[0, cap]``, profits strictly rising; dense, so that shifted states often weigh
     as much as originals), a random item, envelope (disjoint intervals from 0, gains, tops, their
-    prefix maxima), relaxation of up to 4 items left, and a target around the profits."""
+    prefix maxima), relaxation of up to 4 items left, and a target around the profits; every weight
+    times ``scale`` (and ``num`` 0 past 1: the method keeps ``num·cap`` within 2^61)."""
     rng = np.random.default_rng(seed)
     W = np.sort(rng.choice(cap + 1, size=min(L, cap + 1), replace=False)).astype(np.int64)
     P = (np.cumsum(rng.integers(1, 5, len(W))) - 1).astype(np.int64)
@@ -356,14 +357,16 @@ def step_case(seed: int, L: int, cap: int):
     lo, hi = pts[0::2].astype(np.int64), np.append(pts[1::2], [cap] * (len(pts) % 2)).astype(np.int64)
     m = len(lo)
     ga, tp = rng.integers(-20, 20, m).astype(np.int64), rng.integers(0, 200, m).astype(np.int64)
-    num, den = int(rng.integers(0, 3)), int(rng.integers(1, 4))
+    num, den = int(rng.integers(0, 3)) if scale == 1 else 0, int(rng.integers(1, 4))
     best = np.empty(m, np.int64)
     kr._best_below(hi, ga, tp, num, m, best)
     left = int(rng.integers(0, 5))
     ws, ps = rng.integers(1, cap + 1, left).astype(np.int64), rng.integers(1, cap + 1, left).astype(np.int64)
     lw, lp = np.empty(left + 1, np.int64), np.empty(left + 1, np.int64)
-    k = rs.suffix_lp(ws, ps, efficiency_order(ps, ws), 0, lw, lp)
+    k = rs.suffix_lp(ws * scale, ps, efficiency_order(ps, ws * scale), 0, lw, lp)
     w, p, thr = int(rng.integers(1, cap + 1)), int(rng.integers(1, 20)), int(rng.integers(0, P[-1] + 8))
+    W, lo, hi, w, cap = W * scale, lo * scale, hi * scale, w * scale, cap * scale
+    kr._best_below(hi, ga, tp, num, m, best)
     return [W, P, N, len(W), w, p, 3, cap, thr, lo, hi, ga, tp, best, num, den, lw[: k + 1], lp[: k + 1]]
 
 
@@ -387,13 +390,19 @@ def run_step(args, z, chunks=None):
 
 
 @settings(max_examples=80, deadline=None)
-@given(seed=st.integers(0, 2**32), L=st.integers(1, 40), cap=st.integers(1, 60), z=st.integers(-1, 150))
-def test_the_parallel_step_equals_the_serial_one(seed, L, cap, z):
+@given(
+    seed=st.integers(0, 2**32),
+    L=st.integers(1, 40),
+    cap=st.integers(1, 60),
+    z=st.integers(-1, 150),
+    scale=st.sampled_from([1, 1, 2**57]),
+)
+def test_the_parallel_step_equals_the_serial_one(seed, L, cap, z, scale):
     """``step_parallel`` keeps the same states in the same order, makes the same nodes and the same
     incumbent as ``step``, on random sorted dominance-free lists, items, envelopes, relaxations,
-    targets and incumbents, for 1, 2, 3, 5 and more pieces than states (empty ones), on 1 thread
-    and on every thread numba has."""
-    args = step_case(seed, L, cap)
+    targets and incumbents, weights up to 60·2^57, for 1, 2, 3, 5 and more pieces than states (empty
+    ones), on 1 thread and on every thread numba has."""
+    args = step_case(seed, L, cap, scale)
     want = run_step(args, z)
     for threads in {1, numba.config.NUMBA_NUM_THREADS}:
         numba.set_num_threads(threads)
