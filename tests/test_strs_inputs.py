@@ -70,29 +70,40 @@ def test_what_cannot_be_compared_is_refused():
         edit_distance.cdist(sz.Strs([b"A"]), ["A"], backend="cpu")
 
 
-def test_a_strs_whose_buffers_are_not_its_layout_is_refused():
-    class Broken:  # what a Strs reports, its offsets past its tape
-        def __init__(self):
-            import ctypes
+class Layout:
+    """What a Strs reports of its buffers (``offsets``: ``len + 1`` values, 64-bit with ``large``,
+    as StringZilla keeps a tape past 4 GiB), over buffers of our own."""
 
-            self._off = (ctypes.c_uint32 * 3)(0, 2, 9)
-            self._tape = ctypes.create_string_buffer(b"ABC")
-            self.offsets_are_large, self.offsets_nbytes = False, 12
-            self.offsets_address, self.tape_address = (
-                ctypes.addressof(self._off),
-                ctypes.addressof(self._tape),
-            )
-            self.tape_nbytes = 3
+    def __init__(self, offsets, tape: bytes, large=False):
+        import ctypes
 
-        def __len__(self):
-            return 2
+        kind = ctypes.c_uint64 if large else ctypes.c_uint32
+        self._off = (kind * len(offsets))(*offsets)
+        self._tape = ctypes.create_string_buffer(tape, len(tape) or 1)
+        self.offsets_are_large, self.offsets_nbytes = large, ctypes.sizeof(self._off)
+        self.offsets_address, self.tape_address = ctypes.addressof(self._off), ctypes.addressof(self._tape)
+        self.tape_nbytes, self._n = len(tape), len(offsets) - 1
 
+    def __len__(self):
+        return self._n
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_both_offset_widths_are_read(large):
+    symbols, offsets = arrow.StrsSequences(Layout([3, 5, 5, 8], b"xxxABCDEF", large), "q").packed()
+    assert symbols.tobytes() == b"ABCDE" and offsets.tolist() == [0, 2, 2, 5]  # a slice: from 3
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_a_strs_whose_buffers_are_not_its_layout_is_refused(large):
     with pytest.raises(InputError, match="go past its tape"):
-        arrow.StrsSequences(Broken(), "queries").packed()
-    b = Broken()
-    b.offsets_nbytes = 8
+        arrow.StrsSequences(Layout([0, 2, 9], b"ABC", large), "queries").packed()
+    with pytest.raises(InputError, match="do not rise"):
+        arrow.StrsSequences(Layout([0, 2, 1], b"ABC", large), "queries").packed()
+    short = Layout([0, 2, 3], b"ABC", large)
+    short.offsets_nbytes //= 2
     with pytest.raises(InputError, match="not its layout"):
-        arrow.StrsSequences(b, "queries").packed()
+        arrow.StrsSequences(short, "queries").packed()
 
 
 @pytest.mark.sim
