@@ -17,12 +17,15 @@ __all__ = ["PROBLEMS", "FAMILIES", "warmup", "calibrate"]
 
 
 def _lcs(backend):
-    from .problems import lcs
+    from .problems import edit_distance, lcs
 
     rng = np.random.default_rng(0)
     a, b = ("".join(rng.choice(list("ACGT"), n)) for n in (300, 280))
     lcs.solve(a, b, backend=backend, progress=False, method="wavefront")  # the engine's kernels
     lcs.solve(a, b, backend=backend, progress=False)  # and the pair's bit vectors where they run
+    for solver in (lcs, edit_distance):  # batches and cross products, lengths and distances
+        solver.solve_many([(a, b), (b[:90], a[:70])], backend=backend)
+        solver.cdist([a, b[:90]], [b, a[:70]], backend=backend)
 
 
 def _knapsack(backend):

@@ -394,3 +394,16 @@ def test_second_process_loads_the_cross_product_kernels(tmp_path):
         runs.append(json.loads(r.stdout.strip().splitlines()[-1]))
     assert runs[0][0] == runs[1][0] == [[[3], [1]], [[1], [2]]]
     assert runs[0][1] == [0, 0] and runs[1][1] == [1, 1]
+
+
+def test_warmup_compiles_the_cross_products_for_the_next_process(tmp_path):
+    """`gpudp warmup lcs` builds the LCS and edit-distance cross products (and batches): the next
+    process loads their kernels instead of compiling."""
+    env = dict(os.environ, GPUDP_CACHE_DIR=str(tmp_path / "cache"))
+    warm = "from gpudp.cli import main; raise SystemExit(main(['warmup', 'lcs', '--backend', 'cpu']))"
+    r = subprocess.run([sys.executable, "-c", warm], capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    r = subprocess.run([sys.executable, "-c", CROSS], capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got, loaded = json.loads(r.stdout.strip().splitlines()[-1])
+    assert got == [[[3], [1]], [[1], [2]]] and loaded == [1, 1]
