@@ -125,7 +125,7 @@ def _sim_xor(x, m):
     """The simulator's warp exchange (it has no shuffles): through shared memory, every thread of
     the block calling it (a block of one warp, or a group of several: ``m`` < 32 pairs lanes of
     one warp)."""
-    buf = cuda.shared.array(256, _OBJECT)
+    buf = cuda.shared.array(MAX_WIDTH, _OBJECT)
     lane = cuda.threadIdx.x
     buf[lane] = x
     cuda.syncthreads()
