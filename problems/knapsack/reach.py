@@ -96,6 +96,12 @@ them (then not at the half): their bounds rank the states far better (n = 1,000,
 10^−5: 198 below the optimum, against 3,012 on the coarse ones), and its packing sets the last
 target.
 
+**Threads.** A list of :data:`PARALLEL_STATES` states or more takes its step on every numba thread
+(:func:`.reach_step.step_parallel`: the merge cut into pieces at weights, each piece's dominance
+profit from the prefix maxima of the pieces before it, its bound pointers by bisection, the kept
+states placed by prefix sums), with the serial step's result: the same states, nodes and
+incumbent; shorter lists take the serial step. ``NUMBA_NUM_THREADS=1`` is the serial search.
+
 ``details`` also gives ``searches`` (each target, its outcome, states, largest list, seconds),
 ``states_generated`` (the states kept, all searches), ``largest_list``, the envelopes' ``tau`` and
 sizes. See docs/knapsack_reach.md for the measurements.
@@ -106,6 +112,7 @@ from __future__ import annotations
 import math
 import time
 
+import numba
 import numpy as np
 
 from gpudp.backends import device_name
@@ -115,6 +122,7 @@ from gpudp.jit import njit
 from gpudp.solution import Solution, Stats
 
 from .io import INT64_MAX, KnapsackInstance, checked_solution, validate
+from .reach_step import step, step_parallel, suffix_lp
 from .sparse.exact import exact_sum
 from .sparse.items import efficiency_order, integer_data, split_items
 from .sparse.kernels import NSLOTS, ST_LEN, ST_NN, ST_ZNODE, collect, greedy
@@ -143,6 +151,12 @@ STEP_GROWTH = 2
 #: many times farther below the bound than the stepped one (n = 1,200, g = 14, eps = 1e-5: a search
 #: keeps about D^1.5 states at distance D below the bound, so skipping one that costs an eighth)
 JUMP = 4
+#: a list of at least this many states takes its step in parallel (:func:`.reach_step.step_parallel`,
+#: numba threads) when numba has more than one thread; shorter ones the serial
+#: :func:`.reach_step.step` (a parallel region's start costs more than a short list's step)
+PARALLEL_STATES = 1 << 16
+#: the pieces of a parallel step per thread (their work varies with how many states each keeps)
+CHUNKS_PER_THREAD = 4
 _LIMIT = np.int64(1 << 61)
 
 
@@ -331,132 +345,6 @@ class Envelopes:
         return max(inside, int(best[q - 1])) if q else inside
 
 
-@njit(cache=True)
-def _suffix_lp(ws, ps, eff, i, lw, lp):
-    """Dantzig's relaxation of the items ``i..`` (``eff``: every item's index, by non-increasing
-    efficiency): ``lw[k], lp[k]`` the weight and profit of the first ``k`` of them in that order.
-    Returns their count."""
-    m = 0
-    lw[0] = 0
-    lp[0] = 0
-    for t in range(len(eff)):
-        e = eff[t]
-        if e >= i:
-            lw[m + 1] = lw[m] + ws[e]
-            lp[m + 1] = lp[m] + ps[e]
-            m += 1
-    return m
-
-
-@njit(cache=True)
-def _fraction(rest, lw, lp, r):
-    """At least ``rest·p/w`` for the item ``r`` (weight ``w``, profit ``p``) of the relaxation ``lw,
-    lp`` (``0 ≤ rest < w``; 0 past the last item), and below ``p + 2^24`` (the sums stay in int64):
-    ``rest·⌊p/w⌋`` exactly, the remainder's share ``rest·(p mod w)/w`` through a float raised past
-    its rounding error (relative, below 10^-15) and then by 1; where that share would come near
-    ``rest``, ``rest`` or ``p``, each above it."""
-    if r >= len(lw) - 1:
-        return 0
-    wb = lw[r + 1] - lw[r]
-    pb = lp[r + 1] - lp[r]
-    qd = pb // wb
-    x = float(rest) * float(pb - qd * wb) / float(wb)
-    x += x * 1e-12
-    if x < float(rest):
-        return rest * qd + np.int64(x) + 1
-    return min(pb, rest * qd + rest) if rest < pb else pb  # (the share is below rest and below p)
-
-
-@njit(cache=True)
-def _step(
-    W, P, N, L, w, p, j, cap, thr, elo, ehi, ega, etp, ebest, num, den, lw, lp, NW, NP, NN, par, itm, nn, zst
-):
-    """Add item ``j`` (weight ``w``, profit ``p``) to the list ``W, P, N`` of ``L`` states into
-    ``NW, NP, NN``: the merge with the shifted copy, undominated states that fit, kept when the
-    envelope ``elo, ehi, ega, etp`` gives ``P·den + room ≥ thr·den`` (``room``: the most of
-    ``ebest``, its prefix maxima of ``min(num·hi + gain, top)``, over the intervals ending at most at
-    ``cap − W``, and ``min(num·(cap − W) + gain, top)`` for the one holding ``cap − W``) and the
-    items left's Dantzig bound at ``cap − W`` (``lw, lp``: :func:`_suffix_lp`) gives ``P + LP ≥
-    thr``. New nodes from ``nn``.
-    ``zst`` = [z, znode]: the best state of the merge (kept or not) replaces it when better (a node
-    made for it if needed). Returns (count, nn)."""
-    i = 0
-    jj = 0
-    k = 0
-    m = len(elo)
-    q = m - 1
-    lastw = np.int64(-1)
-    lastp = np.int64(-1)
-    lastsrc = np.int64(-1)  # the merge's last undominated state: source index, +L if shifted
-    lastkept = False
-    td = thr * den
-    r = len(lw) - 1
-    while i < L or jj < L:
-        if jj >= L or (i < L and W[i] <= W[jj] + w):
-            a = W[i]
-            b = P[i]
-            src = i
-            i += 1
-        else:
-            a = W[jj] + w
-            if a > cap:
-                if i >= L:
-                    break
-                jj = L
-                continue
-            b = P[jj] + p
-            src = jj + L
-            jj += 1
-        if lastsrc >= 0 and b <= lastp:
-            continue  # dominated (weights rise)
-        if lastsrc >= 0 and a == lastw and lastkept:
-            k -= 1  # same weight, more profit: replaces the last kept state (a node may go unused)
-        lastw = a
-        lastp = b
-        lastsrc = src
-        lastkept = False
-        sl = cap - a
-        while q >= 0 and elo[q] > sl:
-            q -= 1
-        if ehi[q] <= sl:
-            room = ebest[q]
-        else:
-            room = num * sl + ega[q]
-            if etp[q] < room:
-                room = etp[q]
-            if q > 0 and ebest[q - 1] > room:
-                room = ebest[q - 1]
-        if b * den + room < td:
-            continue
-        while lw[r] > sl:
-            r -= 1
-        if b + lp[r] < thr and b + lp[r] + _fraction(sl - lw[r], lw, lp, r) < thr:
-            continue  # the suffix's LP (Dantzig's) bound at this state's own room
-        NW[k] = a
-        NP[k] = b
-        if src >= L:
-            par[nn] = N[src - L]
-            itm[nn] = j
-            NN[k] = nn
-            nn += 1
-        else:
-            NN[k] = N[src]
-        k += 1
-        lastkept = True
-    if lastsrc >= 0 and lastp > zst[0]:
-        zst[0] = lastp
-        if lastkept:
-            zst[1] = NN[k - 1]
-        elif lastsrc >= L:
-            par[nn] = N[lastsrc - L]
-            itm[nn] = j
-            zst[1] = nn
-            nn += 1
-        else:
-            zst[1] = N[lastsrc]
-    return k, nn
-
-
 def _collect(par, itm, nn, N, L, zst) -> int:
     """Drop the nodes that no state of ``N[:L]`` nor the best packing (``zst[1]``) reaches: the sparse
     DP's collection (:func:`.sparse.kernels.collect`, compacting in place and renumbering), on this
@@ -482,6 +370,7 @@ class _Arrays:
         self.lists = [self._list(LIST_START), self._list(LIST_START)]
         self.par = np.empty(NODE_START, np.int64)
         self.itm = np.empty(NODE_START, np.int64)
+        self.touched = 0  # the node array's entries written at least once
 
     @staticmethod
     def _list(size):
@@ -494,6 +383,16 @@ class _Arrays:
             self.lists[k] = self._list(size)
         return self.lists[k]
 
+    def in_list(self, k: int, L: int, need: int):
+        """List ``k`` with room for ``need`` states, its first ``L`` kept
+        (:func:`.reach_step.step_parallel` writes its result there)."""
+        if len(self.lists[k][0]) < need:
+            old = self.lists[k]
+            self.out_list(k, need)
+            for a, b in zip(self.lists[k], old, strict=True):
+                a[:L] = b[:L]
+        return self.lists[k]
+
     def nodes(self, nn: int, need: int, N, L, zst) -> int:
         """Room for ``need`` more nodes: collect first, grow when more than half stays live."""
         if nn + need <= len(self.par):
@@ -504,8 +403,19 @@ class _Arrays:
             _room_check(16 * (size - len(self.par)))
             par, itm = np.empty(size, np.int64), np.empty(size, np.int64)
             par[:nn], itm[:nn] = self.par[:nn], self.itm[:nn]
-            self.par, self.itm = par, itm
+            self.par, self.itm, self.touched = par, itm, nn
         return nn
+
+    def touch(self, nn: int, end: int) -> None:
+        """Write the free node entries up to ``end`` (those from ``nn`` on) once, here: the first write
+        of a page faults, and from :func:`.reach_step.step_parallel`'s threads at once those faults
+        cost several times more (n = 800, Jooken g = 14: 2 threads spent 4 times as long writing new
+        nodes as they did once touched)."""
+        start = max(self.touched, nn)
+        if end > start:
+            self.par[start:end] = 0
+            self.itm[start:end] = 0
+            self.touched = end
 
 
 def _search(ws, ps, cap, env: Envelopes, den, target, z, gp, deadline, budget=None, beam=None):
@@ -534,18 +444,28 @@ def _search(ws, ps, cap, env: Envelopes, den, target, z, gp, deadline, budget=No
         if deadline is not None and time.perf_counter() + 2 * per_state * L > deadline:
             stopped = "time"
             break
+        threads = numba.get_num_threads()
+        parallel = threads > 1 and L >= PARALLEL_STATES
         try:
             NW, NP, NN = ar.out_list(1 - cur, 2 * L)
+            if parallel:  # (its list comes back in W, P, N)
+                W, P, N = ar.in_list(cur, L, 2 * L)
             nn = ar.nodes(nn, L + 1, N, L, zst)
+            if parallel:
+                ar.touch(nn, nn + L + 1)
         except MemoryError as e:
             stopped = f"memory ({e})"
             break
         thr = max(target, int(zst[0]) + gp)
         Lin = L
-        m = _suffix_lp(ws, ps, eff, j + 1, lw, lp)
-        L, nn = _step(W, P, N, L, int(ws[j]), int(ps[j]), j, cap, thr, elo, ehi, ega, etp, ebest, env.num,
-                      den, lw[: m + 1], lp[: m + 1], NW, NP, NN, ar.par, ar.itm, nn, zst)  # fmt: skip
-        W, P, N, cur = NW, NP, NN, 1 - cur
+        m = suffix_lp(ws, ps, eff, j + 1, lw, lp)
+        args = (W, P, N, L, int(ws[j]), int(ps[j]), j, cap, thr, elo, ehi, ega, etp, ebest, env.num, den,
+                lw[: m + 1], lp[: m + 1], NW, NP, NN, ar.par, ar.itm, nn, zst)  # fmt: skip
+        if parallel:
+            L, nn = step_parallel(*args, CHUNKS_PER_THREAD * threads)
+        else:
+            L, nn = step(*args)
+            W, P, N, cur = NW, NP, NN, 1 - cur
         states += L
         largest = max(largest, L)
         per_state = (time.perf_counter() - t) / Lin
@@ -567,7 +487,7 @@ def _search(ws, ps, cap, env: Envelopes, den, target, z, gp, deadline, budget=No
 
 def _keep_best(W, P, N, L, cap, den, num, elo, ehi, ega, etp, ebest, beam: int) -> int:
     """Keep (in place, in weight order) the ``beam`` states of ``W, P, N[:L]`` whose envelope bounds
-    (:func:`_step`'s, ``·den``) are the largest; returns ``beam``."""
+    (:func:`.reach_step.step`'s, ``·den``) are the largest; returns ``beam``."""
     slack = cap - W[:L]
     q = np.searchsorted(elo, slack, side="right") - 1
     below = np.where(q > 0, ebest[np.maximum(q - 1, 0)], -_LIMIT)  # the intervals before q's
@@ -782,11 +702,11 @@ def solve(profits, weights, capacity, time_limit=None, name: str = "") -> Soluti
 
 def warm():
     """Compile the compiled functions (or load them from numba's cache) on a small instance with
-    every path made to run: node collections, interval merges, the fine envelopes (the module's
-    thresholds lowered meanwhile)."""
-    names = ("NODE_START", "COARSE_INTERVALS", "MAX_INTERVALS", "FINE_AFTER")
+    every path made to run: node collections, interval merges, the fine envelopes, the parallel step
+    where numba has several threads (the module's thresholds lowered meanwhile)."""
+    names = ("NODE_START", "COARSE_INTERVALS", "MAX_INTERVALS", "FINE_AFTER", "PARALLEL_STATES")
     saved = {k: globals()[k] for k in names}
-    globals().update(NODE_START=2, COARSE_INTERVALS=2, MAX_INTERVALS=3, FINE_AFTER=0)
+    globals().update(NODE_START=2, COARSE_INTERVALS=2, MAX_INTERVALS=3, FINE_AFTER=0, PARALLEL_STATES=1)
     try:
         solve([5, 6, 7, 8, 9, 3], [5, 6, 7, 8, 9, 2], 17)
     finally:

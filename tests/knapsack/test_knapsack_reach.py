@@ -6,6 +6,7 @@ and c, and every magnitude; and one c = 10^10 instance of Jooken's class proven.
 import time
 from fractions import Fraction
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -27,6 +28,7 @@ from gpudp.cli import main
 from gpudp.problems import knapsack
 from gpudp.problems.knapsack import classes
 from gpudp.problems.knapsack import reach as kr
+from gpudp.problems.knapsack import reach_step as rs
 from gpudp.problems.knapsack.sparse.items import efficiency_order
 
 INT64_MAX = 2**63 - 1
@@ -264,9 +266,9 @@ def test_the_states_lp_bound_is_at_least_dantzigs_and_the_best_completion(items,
     p = np.array([b for _, b in items], np.int64)
     start = min(start, len(w))
     lw, lp = np.empty(len(w) + 1, np.int64), np.empty(len(w) + 1, np.int64)
-    m = kr._suffix_lp(w, p, efficiency_order(p, w), start, lw, lp)
+    m = rs.suffix_lp(w, p, efficiency_order(p, w), start, lw, lp)
     r = int(np.searchsorted(lw[: m + 1], room, side="right")) - 1
-    got = int(lp[r]) + int(kr._fraction(room - int(lw[r]), lw[: m + 1], lp[: m + 1], r))
+    got = int(lp[r]) + int(rs._fraction(room - int(lw[r]), lw[: m + 1], lp[: m + 1], r))
     left = sorted(range(start, len(w)), key=lambda k: Fraction(int(p[k]), int(w[k])), reverse=True)
     dantzig, rest = Fraction(0), room
     for k in left:
@@ -339,3 +341,118 @@ def test_a_failed_search_is_followed_by_one_at_the_packing_when_it_is_near(monke
     failed = [k for k, r in enumerate(runs[:-1]) if r.get("reached") is False]
     g = int(np.gcd.reduce(p[(p > 0) & (w > 0) & (w <= c)]))
     assert failed and all(runs[k + 1]["target"] == runs[k]["best"] + g for k in failed)
+
+
+def step_case(seed: int, L: int, cap: int, scale: int = 1):
+    """Arguments of ``step`` (up to ``lw, lp``) for a random list of at most ``L`` states (weights
+    rising within ``[0, cap]``, profits strictly rising; dense, so that shifted states often weigh
+    as much as originals), a random item, envelope (disjoint intervals from 0, gains, tops, their
+    prefix maxima), relaxation of up to 4 items left, and a target around the profits; every weight
+    times ``scale`` (and ``num`` 0 past 1: the method keeps ``num·cap`` within 2^61)."""
+    rng = np.random.default_rng(seed)
+    W = np.sort(rng.choice(cap + 1, size=min(L, cap + 1), replace=False)).astype(np.int64)
+    P = (np.cumsum(rng.integers(1, 5, len(W))) - 1).astype(np.int64)
+    N = rng.integers(-1, 5, len(W)).astype(np.int64)
+    pts = np.unique(np.concatenate([[0], rng.integers(1, cap + 1, 2 * int(rng.integers(0, 6)))]))
+    lo, hi = pts[0::2].astype(np.int64), np.append(pts[1::2], [cap] * (len(pts) % 2)).astype(np.int64)
+    m = len(lo)
+    ga, tp = rng.integers(-20, 20, m).astype(np.int64), rng.integers(0, 200, m).astype(np.int64)
+    num, den = int(rng.integers(0, 3)) if scale == 1 else 0, int(rng.integers(1, 4))
+    best = np.empty(m, np.int64)
+    kr._best_below(hi, ga, tp, num, m, best)
+    left = int(rng.integers(0, 5))
+    ws, ps = rng.integers(1, cap + 1, left).astype(np.int64), rng.integers(1, cap + 1, left).astype(np.int64)
+    lw, lp = np.empty(left + 1, np.int64), np.empty(left + 1, np.int64)
+    k = rs.suffix_lp(ws * scale, ps, efficiency_order(ps, ws * scale), 0, lw, lp)
+    w, p, thr = int(rng.integers(1, cap + 1)), int(rng.integers(1, 20)), int(rng.integers(0, P[-1] + 8))
+    W, lo, hi, w, cap = W * scale, lo * scale, hi * scale, w * scale, cap * scale
+    kr._best_below(hi, ga, tp, num, m, best)
+    return [W, P, N, len(W), w, p, 3, cap, thr, lo, hi, ga, tp, best, num, den, lw[: k + 1], lp[: k + 1]]
+
+
+def run_step(args, z, chunks=None):
+    """``step`` (``chunks`` None) or ``step_parallel`` on copies of ``args``, nodes from 7, incumbent
+    ``z`` (its node −1); returns every output: count, nodes made, the list, the nodes, ``zst``."""
+    args = list(args)
+    L, nn = args[3], 7
+    NW, NP, NN = (np.full(2 * L + 1, -9, np.int64) for _ in range(3))
+    par, itm = np.full(nn + L + 2, -9, np.int64), np.full(nn + L + 2, -9, np.int64)
+    zst = np.array([z, -1], np.int64)
+    if chunks is None:
+        k, nn = rs.step(*args, NW, NP, NN, par, itm, nn, zst)
+    else:  # its list comes back in W, P, N (room for 2L)
+        for x in range(3):
+            args[x] = np.concatenate([args[x], np.full(L + 1, -9, np.int64)])
+        k, nn = rs.step_parallel(*args, NW, NP, NN, par, itm, nn, zst, chunks)
+        NW, NP, NN = args[:3]
+    lists = (a[:k].tolist() for a in (NW, NP, NN))
+    return k, nn, *lists, par[:nn].tolist(), itm[:nn].tolist(), zst.tolist()
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    L=st.integers(1, 40),
+    cap=st.integers(1, 60),
+    z=st.integers(-1, 150),
+    scale=st.sampled_from([1, 1, 2**57]),
+)
+def test_the_parallel_step_equals_the_serial_one(seed, L, cap, z, scale):
+    """``step_parallel`` keeps the same states in the same order, makes the same nodes and the same
+    incumbent as ``step``, on random sorted dominance-free lists, items, envelopes, relaxations,
+    targets and incumbents, weights up to 60·2^57, for 1, 2, 3, 5 and more pieces than states (empty
+    ones), on 1 thread and on every thread numba has."""
+    args = step_case(seed, L, cap, scale)
+    want = run_step(args, z)
+    for threads in {1, numba.config.NUMBA_NUM_THREADS}:
+        numba.set_num_threads(threads)
+        try:
+            for chunks in (1, 2, 3, 5, 2 * L + 3):
+                assert run_step(args, z, chunks) == want, (threads, chunks)
+        finally:
+            numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+
+
+def test_the_parallel_step_cuts_where_every_shifted_state_weighs_as_an_original():
+    """Each shifted state weighs exactly as an original one (the same-weight replacement at every
+    weight, whichever piece boundary falls there), with the target kept low or high."""
+    L = 30
+    W = np.arange(L, dtype=np.int64) * 3
+    P = np.arange(L, dtype=np.int64) * 2
+    for thr, p in ((0, 1), (0, 2), (0, 3), (40, 5), (10**6, 7)):
+        args = step_case(0, L, 3 * L)
+        args[:8] = [W, P, np.arange(L, dtype=np.int64), L, 3, p, 2, 3 * L]
+        args[8] = thr
+        want = run_step(args, -1)
+        assert want[0] > 0 or thr == 10**6
+        for chunks in range(1, 2 * L + 2):
+            assert run_step(args, -1, chunks) == want, (thr, p, chunks)
+
+
+@settings(max_examples=30, deadline=None)
+@given(instances(st.integers(0, 60), max_n=22), st.integers(0, 3))
+def test_solve_with_every_step_parallel_gives_the_serial_search(inst, spread):
+    """With every list's step parallel (from 1 state, 3 pieces a thread) and tiny lists, nodes and
+    envelopes: the same proven optimum as the reference DP, and the same searches (targets, states,
+    largest lists, packings) as the serial steps."""
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread: the parallel step is never taken")
+    items, c = inst
+    rng = np.random.default_rng(len(items) * 7919 + c)
+    w = np.array([b for _, b in items], np.int64)
+    p = np.maximum(w + rng.integers(-spread, spread, len(w), endpoint=True), 0)
+    calls = []
+    step_par = kr.step_parallel
+    with pytest.MonkeyPatch.context() as m:  # (a fixture would not reset between examples)
+        for name, value in TINY.items():
+            m.setattr(kr, name, value)
+        serial = kr.solve(p, w, c)
+        m.setattr(kr, "PARALLEL_STATES", 1)
+        m.setattr(kr, "CHUNKS_PER_THREAD", 3)
+        m.setattr(kr, "step_parallel", lambda *a: calls.append(a[3]) or step_par(*a))
+        par = kr.solve(p, w, c)
+    assert_solves(par, p, w, c, ref_dp(p.tolist(), w.tolist(), c))
+    keys = ("target", "best", "states", "largest_list", "reached", "beam")
+    runs = [[{k: r.get(k) for k in keys} for r in s.details.get("searches", [])] for s in (par, serial)]
+    assert runs[0] == runs[1] and par.value == serial.value
+    assert calls or not serial.details.get("states_generated")  # (every step was parallel)

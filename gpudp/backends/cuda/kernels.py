@@ -79,6 +79,9 @@ def group_namespace() -> dict:
         "GROUP_SLOTS": GROUP_SLOTS,
         "XBID": obj if sim else np.int64,
         "XBFD": obj if sim else np.float64,
+        # unused by the kernels' source, but fingerprinted with their namespace: an edit of the
+        # overloads gets new kernels from the disk cache (gpudp.cache)
+        "GROUP_OVERLOADS": _group_overloads,
     }
 
 
