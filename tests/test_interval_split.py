@@ -358,3 +358,15 @@ def test_a_warp_cell_that_does_not_compile_runs_a_thread_a_cell(monkeypatch):
     r = sweep(mc.MatrixChain(p), backend="cuda", progress=False)
     assert r.stats.extra["split_loop"].startswith("a thread a cell: the warp cell did not compile")
     assert r.value(0, len(p) - 2) == chain_cost(p)
+
+
+def test_each_launch_has_the_blocks_its_first_diagonal_needs():
+    import gpudp.interval.cuda as icuda
+
+    n, most = 2000, 1000
+    assert icuda.run_blocks(n, 0, 10, 32, 256, 32, most) == 8  # a thread a cell: 2,000 threads
+    assert icuda.run_blocks(n, 0, 40, 32, 256, 32, most) == 246  # then a warp a cell from 32 on
+    assert icuda.run_blocks(n, 100, 200, 32, 256, 32, most) == 238
+    assert icuda.run_blocks(n, 1500, 1600, 256, 256, 32, most) == 500  # a block a cell
+    assert icuda.run_blocks(n, 500, 600, 64, 64, 32, most) == most  # at most the launch's
+    assert icuda.run_blocks(n, n - 1, n, 32, 256, n, most) == 1

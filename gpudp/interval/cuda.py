@@ -86,6 +86,9 @@ WARP_FROM = 32
 #: / 0.0137 s
 MAX_WIDTH = 256
 LANE_TRIPS = 4
+#: each launch's grid as small as its first diagonal needs (:func:`run_blocks`), else the most the
+#: cooperative launch allows (for measurements)
+TRIM_BLOCKS = True
 
 _VIEW: list = []
 
@@ -173,6 +176,20 @@ def kernel(rec_cls, n_data: int, warp: bool):
     )
 
 
+def run_blocks(n: int, d0: int, d1: int, width: int, threads: int, warp_from: int, most: int) -> int:
+    """The blocks of the launch that sweeps diagonals ``d0 .. d1 - 1`` (the first the longest): as
+    many as its first diagonal's cells need (a thread, a warp or, ``width`` > 32, a block a cell), at
+    most ``most`` (the cooperative launch's), at least 1. Fewer blocks make each diagonal's grid
+    barrier cheaper, and the short diagonals' cells are few."""
+    if width > 32:
+        need = n - d0
+    else:
+        need = -(-(n - d0) // threads)  # a thread a cell
+        if d1 > warp_from:  # and a warp a cell from warp_from on
+            need = max(need, -(-(n - max(d0, warp_from)) * 32 // threads))
+    return max(1, min(most, need)) if TRIM_BLOCKS else most
+
+
 def widths(n: int, d0: int, d1: int, blocks) -> list[tuple[int, int, int]]:
     """``[(a, b, width), ...]``: diagonals ``d0 .. d1 - 1`` in runs of one group width (the threads
     that share a cell, :func:`gpudp.interval.split.warp_cell`): a warp (32), or the largest block of
@@ -255,7 +272,8 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
     events = []
     t_wall = time.perf_counter()
     for d0, d1, width in runs:
-        launcher, blocks, threads = compiled(warp, width)
+        launcher, most, threads = compiled(warp, width)
+        blocks = run_blocks(n, d0, d1, width, threads, WARP_FROM if warp else n, most)
         args = (d0, d1, n, S, R, C, D, WARP_FROM if warp else n, width, *d_data)
         start, end = cuda.event(), cuda.event()
         start.record(stream=compute)
