@@ -360,10 +360,13 @@ def test_a_warp_cell_that_does_not_compile_runs_a_thread_a_cell(monkeypatch):
     assert r.value(0, len(p) - 2) == chain_cost(p)
 
 
-def test_each_launch_has_the_blocks_its_first_diagonal_needs():
+def test_each_launch_has_the_blocks_its_first_diagonal_needs(monkeypatch):
     import gpudp.interval.cuda as icuda
 
     n, most = 2000, 1000
+    monkeypatch.setattr(icuda, "TRIM_BLOCKS", False)  # (the default until measured on a GPU)
+    assert icuda.run_blocks(n, 0, 10, 32, 256, 32, most) == most
+    monkeypatch.setattr(icuda, "TRIM_BLOCKS", True)
     assert icuda.run_blocks(n, 0, 10, 32, 256, 32, most) == 8  # a thread a cell: 2,000 threads
     assert icuda.run_blocks(n, 0, 40, 32, 256, 32, most) == 246  # then a warp a cell from 32 on
     assert icuda.run_blocks(n, 100, 200, 32, 256, 32, most) == 238

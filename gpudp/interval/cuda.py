@@ -86,9 +86,10 @@ WARP_FROM = 32
 #: / 0.0137 s
 MAX_WIDTH = 256
 LANE_TRIPS = 4
-#: each launch's grid as small as its first diagonal needs (:func:`run_blocks`), else the most the
-#: cooperative launch allows (for measurements)
-TRIM_BLOCKS = True
+#: each launch's grid as small as its first diagonal needs (:func:`run_blocks`) instead of the most
+#: the cooperative launch allows: off until a GPU measures it (written 2026-12-07 when no device time
+#: was left; ``tools/interval_gpu.py --trim-blocks on`` against ``off``, the tables compared)
+TRIM_BLOCKS = False
 
 _VIEW: list = []
 
