@@ -37,10 +37,8 @@ from ..backends.cuda import (
     cuda,
     device_jit,
     generated_kernel,
-    group_get,
+    group_exchange,
     group_namespace,
-    group_put,
-    group_sync,
     sim_geometry,
 )
 from ..codegen import compile_source, fill, spec_of
@@ -144,8 +142,7 @@ def warp_cell(rec_cls):
 
     def build():
         xor = device_jit(_xor if sim_geometry(True, False) else _sim_xor)
-        group = (device_jit(group_sync), group_put, group_get)
-        return device_jit(split.warp_cell(rec_cls.cell, xor, group)[0])
+        return device_jit(split.warp_cell(rec_cls.cell, xor, group_exchange())[0])
 
     return split.rewritten("warp", rec_cls, build)
 

@@ -29,7 +29,8 @@ def _package(x) -> str:
 
 def is_held(x) -> bool:
     """Whether ``x`` is a pyarrow object or a StringZilla ``Strs`` (without importing either)."""
-    return _package(x) == "pyarrow" or (_package(x) == "stringzilla" and type(x).__name__ == "Strs")
+    package = _package(x)
+    return package == "pyarrow" or (package == "stringzilla" and type(x).__name__ == "Strs")
 
 
 def side(x, name: str):

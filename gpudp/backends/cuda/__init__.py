@@ -53,10 +53,8 @@ from .kernels import (
     cell_namespace,
     device_jit,
     generated_kernel,
-    group_get,
+    group_exchange,
     group_namespace,
-    group_put,
-    group_sync,
 )
 
 __all__ = [
@@ -70,10 +68,8 @@ __all__ = [
     "device_jit",
     "event",
     "generated_kernel",
-    "group_get",
+    "group_exchange",
     "group_namespace",
-    "group_put",
-    "group_sync",
     "is_device_array",
     "is_page_locked",
     "kernel_resources",

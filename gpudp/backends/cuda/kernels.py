@@ -66,9 +66,16 @@ def group_get(xb, slot, w, like):
     return xb[0][slot, w]
 
 
-def group_sync():
+def _group_sync():
     """The block's barrier (every thread of the block calls it)."""
     cuda.syncthreads()
+
+
+def group_exchange() -> tuple:
+    """``(sync, put, get)``: what a device function calls to hand values among a block's warps, the
+    block's barrier (a device function), :func:`group_put` and :func:`group_get`; the buffers are
+    the kernel's (:data:`GROUP_BUFFERS`)."""
+    return device_jit(_group_sync), group_put, group_get
 
 
 def group_namespace() -> dict:
