@@ -118,14 +118,16 @@ def full(rec_cls, shape, empty=np.empty):
     return buf
 
 
-def fill_buf(rec_cls, buf) -> None:
+def fill_buf(rec_cls, buf, put=None) -> None:
     """Set every value of ``buf`` (an array, or a record's tuple of field arrays, on the host or a
-    device) to the fill, in place."""
-    if isinstance(buf, tuple):
-        for a, v in zip(buf, fill_values(rec_cls), strict=True):
+    device) to the fill, in place: ``put(array, value)`` where given (a device's own fill), else
+    ``array[:] = value``."""
+    pairs = zip(buf, fill_values(rec_cls), strict=True) if isinstance(buf, tuple) else [(buf, rec_cls.fill)]
+    for a, v in pairs:
+        if put is None:
             a[:] = v
-    else:
-        buf[:] = rec_cls.fill
+        else:
+            put(a, v)
 
 
 def map_dtypes(rec_cls, make):

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 from examples_loader import load_example
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_interval import chain_cost
 
@@ -318,6 +318,34 @@ def test_group_widths_follow_the_diagonals():
     assert icuda.widths(40, 0, 40, blocks) == [(0, 40, 32)]  # short loops: a warp a cell
 
 
+@settings(max_examples=60, deadline=None)
+@example(n=2000, cut=(0.0, 1.0), most=(100, 3000, 3000))  # a wider block fits where a narrower does not
+@given(
+    n=st.integers(1, 3000),
+    cut=st.tuples(st.floats(0, 1), st.floats(0, 1)),
+    most=st.tuples(*(st.integers(1, 3000) for _ in range(3))),
+)
+def test_group_widths_are_each_diagonals_widest(n, cut, most):
+    """The runs name, diagonal by diagonal, the widest group whose every narrower width also fits
+    (the widths' definition, one diagonal at a time), on any range of diagonals and any grid."""
+    import gpudp.interval.cuda as icuda
+
+    d0, d1 = sorted(int(c * n) for c in cut)
+    d1 = max(d1, d0 + 1) if d0 < n else n
+    if d0 >= d1:
+        return
+    grid = dict(zip((64, 128, 256), most, strict=True))
+
+    def width(d):
+        w, cand = 32, 64
+        while cand <= icuda.MAX_WIDTH and cand * icuda.LANE_TRIPS <= d and n - d <= grid[cand]:
+            w, cand = cand, 2 * cand
+        return w if d >= icuda.WARP_FROM else 32
+
+    got = [w for a, b, w in icuda.widths(n, d0, d1, grid.get) for _ in range(a, b)]
+    assert got == [width(d) for d in range(d0, d1)]
+
+
 @SIM
 def test_a_cell_without_a_shared_loop_runs_a_thread_a_cell(monkeypatch):
     import gpudp.interval.cuda as icuda
@@ -360,13 +388,10 @@ def test_a_warp_cell_that_does_not_compile_runs_a_thread_a_cell(monkeypatch):
     assert r.value(0, len(p) - 2) == chain_cost(p)
 
 
-def test_each_launch_has_the_blocks_its_first_diagonal_needs(monkeypatch):
+def test_each_launch_has_the_blocks_its_first_diagonal_needs():
     import gpudp.interval.cuda as icuda
 
     n, most = 2000, 1000
-    monkeypatch.setattr(icuda, "TRIM_BLOCKS", False)  # (the default until measured on a GPU)
-    assert icuda.run_blocks(n, 0, 10, 32, 256, 32, most) == most
-    monkeypatch.setattr(icuda, "TRIM_BLOCKS", True)
     assert icuda.run_blocks(n, 0, 10, 32, 256, 32, most) == 8  # a thread a cell: 2,000 threads
     assert icuda.run_blocks(n, 0, 40, 32, 256, 32, most) == 246  # then a warp a cell from 32 on
     assert icuda.run_blocks(n, 100, 200, 32, 256, 32, most) == 238

@@ -123,3 +123,18 @@ def test_a_cuda_kernels_launches_are_timed():
     assert quiet.launch(1, 8, (x, 1)) is None and quiet.count == 1 and quiet.elapsed_ms() == []
     st.synchronize()
     assert x.copy_to_host().tolist() == [5] * 8
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize(
+    "dtype, value", [(np.float64, 0.0), (np.int32, -1), (np.uint16, 0), (np.int64, 7), (np.float32, -np.inf)]
+)
+def test_a_device_array_filled_on_a_stream(dtype, value):
+    """One memset where the value's bytes repeat one byte (0, -1), numba's assignment otherwise."""
+    from gpudp.backends.cuda import cuda, device_fill, stream
+
+    st = stream()
+    a = cuda.to_device(np.arange(12, dtype=dtype).reshape(3, 4), stream=st)
+    device_fill(a, value, st)
+    st.synchronize()
+    assert (a.copy_to_host() == np.asarray(value, dtype)).all()

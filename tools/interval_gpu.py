@@ -3,7 +3,7 @@ goal: the GPU >= 10x): matrix-chain order, Nussinov folding and a polygon's mini
 triangulation, each with its decisions; the two backends' tables and decisions must be equal.
 
     python tools/interval_gpu.py OUT.json [--problems chain,nussinov,triangulation]
-        [--sizes 2000,2000,1500] [--repeat 3] [--trim-blocks on|off]
+        [--sizes 2000,2000,1500] [--repeat 3]
 
 A warm-up sweep of each first (compile), then one with the backend's host pool emptied
 (``first_seconds``: its result's block allocated, page-locked on the GPU); figures are medians of
@@ -80,16 +80,7 @@ def main(argv=None):
     ap.add_argument("--problems", default="chain,nussinov,triangulation")
     ap.add_argument("--sizes", default="2000,2000,1500", help="one size a problem, in order")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument(
-        "--trim-blocks",
-        choices=("on", "off"),
-        help="each launch's grid as small as its first diagonal needs (gpudp.interval.cuda.TRIM_BLOCKS)",
-    )
     args = ap.parse_args(argv)
-    if args.trim_blocks:
-        import gpudp.interval.cuda as icuda
-
-        icuda.TRIM_BLOCKS = args.trim_blocks == "on"
     rng = np.random.default_rng(1)
     rows = []
     for problem, n in zip(args.problems.split(","), (int(x) for x in args.sizes.split(",")), strict=True):

