@@ -138,3 +138,27 @@ def test_a_device_array_filled_on_a_stream(dtype, value):
     device_fill(a, value, st)
     st.synchronize()
     assert (a.copy_to_host() == np.asarray(value, dtype)).all()
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("stage_max", [1 << 28, 100])
+def test_an_upload_places_every_array(monkeypatch, stage_max):
+    """Several arrays (one twice, a record's tuple, an empty one, a scalar) staged in one buffer,
+    copied by chunks on numba's threads, page-locked up to STAGE_MAX bytes and pageable beyond."""
+    from gpudp.backends.cuda import driver, stream, upload
+
+    monkeypatch.setattr(driver, "STAGE_CHUNK", 64)
+    monkeypatch.setattr(driver, "STAGE_MAX", stage_max)
+    rng = np.random.default_rng(3)
+    a = rng.integers(-(2**62), 2**62, (7, 9))
+    b = rng.random(300).astype(np.float32)[::2]  # not contiguous: copied first
+    rec = (np.arange(5, dtype=np.int16), np.full(3, -1.5))
+    items = (a, 7, b, rec, a, np.zeros(0, np.uint8))
+    for _ in range(2):  # the second upload reuses (or grows) the buffer
+        st = stream()
+        got = upload(items, st)
+        assert got[1] == 7 and got[5].shape == (0,)
+        for x, d in ((a, got[0]), (b, got[2]), (rec[0], got[3][0]), (rec[1], got[3][1]), (a, got[4])):
+            assert d.dtype == x.dtype and np.array_equal(d.copy_to_host(), x)
+        items = (*items[:2], rng.random(2000), *items[3:])
+        b = items[2]

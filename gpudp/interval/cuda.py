@@ -42,6 +42,7 @@ from ..backends.cuda import (
     group_namespace,
     launch_known,
     sim_geometry,
+    upload,
 )
 from ..codegen import compile_source, fill, spec_of
 from ..values import fields, fill_buf, is_record, map_dtypes
@@ -224,7 +225,7 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
     ``decisions`` at the end (the fill below the diagonal made on the device)."""
     bits = rec_cls.decision_bits
     compute = cuda.stream()
-    d_data = tuple(cuda.to_device(x, stream=compute) if isinstance(x, np.ndarray) else x for x in data)
+    d_data = upload(data, compute)
     rows = max(n, 1)
     wcell = warp_cell(rec_cls) if n > WARP_FROM else "no diagonal as long as a warp"
     warp = not isinstance(wcell, str)
