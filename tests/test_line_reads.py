@@ -280,7 +280,9 @@ def test_reads_line_on_a_grid_that_is_no_line_is_refused():
         def shape(self):
             return 3, 3
 
-    with pytest.raises(ContractError, match=r"reads_line is True, but its 3 x 3 grid .* is not a line"):
+    with pytest.raises(
+        ContractError, match=r"reads_line is True, but its 3 x 3 grid .* is not a line.* row by row"
+    ):
         sweep(Square([1] * 3, [-1] * 3), backend="cpu")
 
     class Twice(JumpRight):

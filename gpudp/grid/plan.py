@@ -202,7 +202,8 @@ def plan_grid(rec, backend: str, tile, codec=None, reach=None) -> tuple[Plan, st
             f"{tuple(map(tuple, cls.offsets))} is not a line: a cell reads the line at an index from the "
             "data only on a grid of one row whose offsets are (0, -d) (or one column, (-d, 0)), swept "
             "one cell after the other. For reads across a 2-D table, a LayeredRecurrence's cell reads "
-            "its window's previous layers at any index"
+            "its window's previous layers at any index; a cell that reads its own row at computed indices "
+            "reads a line whose cells are the table's numbered row by row (docs/tutorial.md, section 14)"
         )
     # a line (an empty one too when its cell reads the line: only a line's sweep can call that cell)
     line = not sched.tiled and sched.positions == 1 and bool(rows * cols or cls.reads_line)

@@ -66,9 +66,15 @@ def read_side(seqs, name: str) -> tuple[np.ndarray, np.ndarray]:
         dt = seqs[0].dtype
         for k, x in enumerate(seqs):
             if x.ndim != 1 or x.dtype != dt or dt.kind not in "biu":
+                if x.dtype.kind not in "biu":  # a float: the pairs' buffers hold integer symbols
+                    why = "sequences are integer symbols here (sweep and a list of instances take others)"
+                elif x.dtype != dt:
+                    why = f"{name}[0] is of {dt}"
+                else:
+                    why = "a sequence is 1-D"
                 raise InputError(
                     f"{name}[{k}]",
-                    f"a {x.ndim}-d array of {x.dtype}: give 1-D integer arrays of one dtype ({dt})",
+                    f"a {x.ndim}-d array of {x.dtype}: {why}; give 1-D integer arrays of one dtype",
                 )
         np.cumsum(np.fromiter(map(len, seqs), np.int64, len(seqs)), out=offsets[1:])
         return widened_symbols(np.concatenate(seqs)), offsets
