@@ -151,7 +151,7 @@ def test_refusals():
         sweep_many(tmpl, queries=["AC"], choices=["A"], pairs="all")
     with pytest.raises(InputError, match="one grid recurrence instance"):
         sweep_many([tmpl], queries=["AC"], choices=["A"])
-    with pytest.raises(InputError, match=r"choices\[1\]: a 2-d array of int8: a sequence is 1-D"):
+    with pytest.raises(InputError, match=r"choices\[1\]: a 2-d array of int8: a sequence must be 1-D"):
         sweep_many(tmpl, queries=["AC"], choices=[np.zeros(3, np.int8), np.zeros((2, 2), np.int8)])
     with pytest.raises(InputError, match=r"choices\[1\]: a 1-d array of int16: choices\[0\] is of int8"):
         sweep_many(tmpl, queries=["AC"], choices=[np.zeros(3, np.int8), np.zeros(2, np.int16)])

@@ -709,11 +709,7 @@ def test_user_dps4_in_the_simulator():
 
 
 @SIM
-@pytest.mark.xfail(
-    strict=True,
-    reason="the values-only batch's warp kernel passes column symbols between lanes in the simulator "
-    "through an int64 shared array (gpudp/many/cuda.py, SYMD): float64 symbols lose their fractions "
-    "(on an H100 the shuffles keep them: 201 such instances equal to the cpu's, 2026-12-07)",
-)
 def test_dtw_many_fractional_symbols_in_the_simulator():
+    """Float symbols keep their fractions across the warp kernel's lanes (the simulator passed them
+    through an int64 array once)."""
     check_dtw_many([([1.0, 2.0], [1.5, 0.0, 2.0])], backend="cuda")

@@ -369,7 +369,7 @@ def warp_kernel(rec_cls, kinds, n_sym: int, rpt: int):
     exchange += ["if k == 0:", "    upin = tv"]
     if n_sym:
         exchange += ["    cj = cv", "else:", "    cj = cin"]
-    ns["SYMD"] = np.int64  # the simulator's exchange of column symbols
+    ns["SYMD"] = np.dtype(object)  # the simulator's exchange of column symbols: any type, as they are
     # the lanes' reductions merged across the warp (ties to the earlier cell), lane 0 keeping slot 0
     finish = red_merge + _warp_merge(sim, sp) + [red_flush] if red else ["pass"]
     if red and sim:

@@ -71,7 +71,7 @@ def read_side(seqs, name: str) -> tuple[np.ndarray, np.ndarray]:
                 elif x.dtype != dt:
                     why = f"{name}[0] is of {dt}"
                 else:
-                    why = "a sequence is 1-D"
+                    why = "a sequence must be 1-D"
                 raise InputError(
                     f"{name}[{k}]",
                     f"a {x.ndim}-d array of {x.dtype}: {why}; give 1-D integer arrays of one dtype",
