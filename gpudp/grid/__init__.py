@@ -58,6 +58,13 @@ lowering.declare("grid", **backends.MODULES)
 lowering.declare("layered", **backends.MODULES)
 
 
+#: cells a second any sweep is taken to run, at least, where it decides on a progress bar (a
+#: hundredth of the generic cell's assumed rate on one CPU thread,
+#: :data:`gpudp.backends.rates.CPU_CELLS_PER_THREAD_S`): a sweep of fewer than about 10^6 cells
+#: builds none (:data:`gpudp.progress.BAR_SECONDS`)
+SLOW_CELLS_PER_S = 2e6
+
+
 def device_memory(backend: str) -> tuple[int, int] | None:
     """(free, total) bytes of the memory ``backend``'s kernels compute in; None for host memory."""
     return backends.get(backend).memory()
@@ -143,7 +150,8 @@ def sweep_planned(call: SweepCall):
     stats.extra["decision_codec"] = plan.codec
     stats.extra["backend_choice"] = plan.choice
     stats.extra["arithmetic"] = f"int32 (every value within +-{narrow[1]})" if narrow else "as written"
-    bar = progress_bar(plan.cells, call.progress, deadline=call.deadline)
+    seconds = plan.cells / SLOW_CELLS_PER_S  # at most, predicted: under half a second, no bar
+    bar = progress_bar(plan.cells, call.progress, deadline=call.deadline, seconds=seconds)
     try:
         out = runner.run_plan(plan, rec, data, store, stats, bar)
     except BaseException:
