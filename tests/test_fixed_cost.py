@@ -4,11 +4,14 @@ is made again when what it depends on changes; the progress bar built only where
 from __future__ import annotations
 
 import io
+import time
 
 import numpy as np
+import pytest
 
-from gpudp import GridRecurrence, grid, progress
+from gpudp import GridRecurrence, grid, memory, progress
 from gpudp.engine import sweep
+from gpudp.errors import InputError
 from gpudp.progress import BAR_SECONDS, progress_bar
 
 
@@ -58,3 +61,65 @@ def test_a_sweep_predicted_long_builds_its_bar(monkeypatch):
     monkeypatch.setattr(grid, "SLOW_CELLS_PER_S", 1e3)  # 2 s predicted
     res = sweep(Walk(40, 50), backend="cpu", progress=True)
     assert bars[-1].bar is not None and res.last_row[-1] == 40 + 50 - 1
+
+
+def _readings(monkeypatch) -> list:
+    """The memory readings taken from now on (each a call of :func:`gpudp.memory.limits`)."""
+    taken, real = [], memory.limits
+    monkeypatch.setattr(memory, "limits", lambda: taken.append(1) or real())
+    monkeypatch.setattr(memory, "_RECENT", [])
+    return taken
+
+
+def test_small_sweeps_in_a_row_read_the_memory_once_a_second(monkeypatch):
+    taken = _readings(monkeypatch)
+    for _ in range(3):
+        assert sweep(Walk(40, 50), backend="cpu").last_row[-1] == 89
+    assert len(taken) == 1
+    monkeypatch.setattr(memory, "RECENT_SECONDS", 0.0)  # the reading is too old: read again
+    sweep(Walk(40, 50), backend="cpu")
+    assert len(taken) == 2
+
+
+def test_a_sweep_large_beside_a_recent_reading_reads_afresh(monkeypatch):
+    """A recent reading of 64 KiB: a sweep of 2,000 cells (its values, its decisions) weighs more
+    than a sixteenth of it, so it reads the memory there is now (a sweep run on the old figure would
+    be refused), and the sweeps after it reuse that reading."""
+    taken = _readings(monkeypatch)
+    monkeypatch.setattr(memory, "_RECENT", [(time.monotonic(), 64 << 10)])
+    assert sweep(Walk(400, 500), backend="cpu").last_row[-1] == 899
+    assert len(taken) == 1 and memory._RECENT[0][1] > 64 << 10
+    sweep(Walk(40, 50), backend="cpu")
+    assert len(taken) == 1
+
+
+def test_a_sweep_that_does_not_fit_is_refused_after_a_recent_reading(monkeypatch):
+    """A recent reading of 16 MiB, then 1 MiB left: a sweep of ~4 MB (a row of 250,000 cells: its
+    edges, its last row) is more than a sixteenth of the reading, reads afresh, and is refused."""
+    _readings(monkeypatch)
+    monkeypatch.setattr(memory, "_cgroup_room", lambda: (16 << 20, "/sys/fs/cgroup/memory.max"))
+    sweep(Walk(40, 50), backend="cpu")  # 16 MiB read; 2,000 cells weigh less than a sixteenth
+    monkeypatch.setattr(memory, "_cgroup_room", lambda: (1 << 20, "/sys/fs/cgroup/memory.max"))
+    sweep(Walk(40, 50), backend="cpu")  # the recent reading serves it: nothing refused
+    with pytest.raises(InputError, match="host memory needed"):
+        sweep(Walk(1, 250_000), backend="cpu")
+
+
+def test_the_cgroup_files_are_kept_a_while_and_their_figures_read_each_time(monkeypatch, tmp_path):
+    limit, usage = tmp_path / "memory.max", tmp_path / "memory.current"
+    limit.write_text("1000000\n")
+    usage.write_text("1000\n")
+    monkeypatch.setattr(memory, "_LAYOUT", [(time.monotonic(), (((str(limit), str(usage)),),))])
+    assert memory._cgroup_room() == (999_000, str(limit))
+    limit.write_text("2000000\n")
+    assert memory._cgroup_room() == (1_999_000, str(limit))
+    limit.unlink()  # gone: the files are found again at the next reading
+    assert memory._cgroup_room() is None and memory._LAYOUT == []
+    memory._cgroup_files()
+    assert memory._LAYOUT and str(limit) not in repr(memory._LAYOUT)
+    limit.write_text("1000000\n")
+    monkeypatch.setattr(
+        memory, "_LAYOUT", [(time.monotonic() - memory.LAYOUT_SECONDS, (((str(limit), str(usage)),),))]
+    )
+    memory._cgroup_files()  # too old: found again
+    assert str(limit) not in repr(memory._LAYOUT)

@@ -34,6 +34,7 @@ from .. import backends, lowering, values
 from ..checks import cell_symbols, check_memory, probe_boundary, probe_cell
 from ..codegen import NO_CELL, spec_of
 from ..errors import decision_overflow
+from ..memory import confirm
 from ..progress import progress_bar
 from ..recurrence import contiguous, values_only
 from ..recurrence.narrow import prepare as narrow_cell
@@ -76,6 +77,16 @@ def _plan(rec, call: SweepCall) -> Plan:
     return make_plan(rec, PLANNERS[type(rec).family], call.backend, call.tile, call.codec, call.reach)
 
 
+def _memory(plan: Plan, memory_budget):
+    """``plan.memory(memory_budget)``, its bytes confirmed against the sweep's reading of the memory
+    there is (:func:`gpudp.memory.confirm`): where a recent reading reused is too small a figure
+    for them, they are weighed again against a fresh one."""
+    need = plan.memory(memory_budget)
+    if confirm(need.host + need.decisions):
+        need = plan.memory(memory_budget)
+    return need
+
+
 def sweep_planned(call: SweepCall):
     """The grid and layered shapes: the plan (:func:`_plan`; or the checkpoints of
     :mod:`gpudp.checkpoints`, their forward sweep run through ``call.sweep``), the memory check,
@@ -88,7 +99,7 @@ def sweep_planned(call: SweepCall):
     plan = None
     if call.traceback and type(rec).decision_bits and call.store != "full":
         plan = _plan(rec, call)  # kept unless checkpoints win
-        need = plan.memory(memory_budget) if plan.kind == "tiled" else None
+        need = _memory(plan, memory_budget) if plan.kind == "tiled" else None
         big = need and (need.spill or need.decisions > backends.get(plan.backend).full_store_max)
         if call.store == "checkpoints" or big:
             from ..checkpoints import checkpoint_sweep
@@ -109,7 +120,7 @@ def sweep_planned(call: SweepCall):
     plan = plan or _plan(rec, call)
     plan.checkpoint = call.checkpoint
     backend = plan.backend
-    need = plan.memory(memory_budget)  # the store is not counted: past the budget it spills to disk
+    need = _memory(plan, memory_budget)  # the store is not counted: past the budget it spills to disk
     gib = need.values / 2**30
     check_memory(
         f"{type(rec).__name__}'s sweep",
