@@ -9,9 +9,9 @@ import time
 import numpy as np
 import pytest
 
-from gpudp import GridRecurrence, grid, memory, progress
+from gpudp import GridRecurrence, checks, grid, memory, progress
 from gpudp.engine import sweep
-from gpudp.errors import InputError
+from gpudp.errors import ContractError, InputError
 from gpudp.progress import BAR_SECONDS, progress_bar
 
 
@@ -123,3 +123,89 @@ def test_the_cgroup_files_are_kept_a_while_and_their_figures_read_each_time(monk
     )
     memory._cgroup_files()  # too old: found again
     assert str(limit) not in repr(memory._LAYOUT)
+
+
+_KINDS = [
+    0,
+    -5,
+    1 << 40,
+    (1 << 63) - 1,
+    1 << 63,  # numba: uint64
+    True,
+    1.5,
+    2j,
+    np.int32(3),
+    np.int64(3),
+    np.float32(1),
+    np.bool_(True),
+    np.zeros(3, np.int64),
+    np.zeros(3, np.int32),
+    np.zeros((3, 4), np.int64),
+    np.zeros((3, 4), np.int64).T,  # F order
+    np.zeros((3, 4), np.int64)[:, ::2],  # neither
+    np.zeros(5, np.int64)[::2],
+    np.zeros(3, np.dtype([("m", np.int32), ("x", np.int32)])),
+    (1, 2),
+    (1, 2.0),
+    (1, 2, 3),
+    (np.int32(1), np.int32(2)),
+    (1 << 63, 1),
+]
+
+
+def test_argument_kinds_decide_numba_types():
+    """Two argument tuples of equal kinds (the typed-return check's key, read without typing) have
+    equal numba types; a read-only array counts as the writable one."""
+    ro = np.zeros(3, np.int64)
+    ro.flags.writeable = False
+    cases = [(x,) for x in _KINDS] + [(ro,), (1, np.zeros(2)), (1, np.zeros(2, np.float32))]
+    for a in cases:
+        for b in cases:
+            if checks.arg_kinds(a) == checks.arg_kinds(b):
+                assert checks._numba_types(a) == checks._numba_types(b), (a, b)
+    assert checks.arg_kinds((ro,)) == checks.arg_kinds((np.zeros(4, np.int64),))
+    assert checks.arg_kinds((1 << 64,)) is None and checks.arg_kinds((object(),)) is None
+
+
+class Scaled(GridRecurrence):
+    """``up + left + k * w[j]`` below the first row: an integer for integer data, on some path a
+    float for float data (the first cell, which the probe calls in Python, returns an integer
+    either way: the typed check sees it)."""
+
+    value_dtype = np.int64
+    offsets = ((-1, 0), (0, -1))
+
+    def __init__(self, w, k):
+        self.w, self.k = w, k
+
+    def shape(self):
+        return 3, len(self.w)
+
+    def data(self):
+        return self.w, self.k
+
+    @staticmethod
+    def cell(i, j, up, left, w, k):
+        return up + left + (k * w[j] if i else 0)
+
+
+def _scaled(w, k) -> list[int]:
+    """:class:`Scaled`'s last row in Python (0 outside the grid)."""
+    row = [0] * len(w)
+    for i in range(3):
+        left = 0
+        for j in range(len(w)):
+            left = row[j] = row[j] + left + (k * w[j] if i else 0)
+    return row
+
+
+def test_the_typed_return_check_is_kept_by_the_data_types():
+    """The check's outcome, kept by the kinds of the probe's arguments, is found again for equal
+    kinds and made again for others: a float array, or a float scalar, makes the value a float."""
+    ints = np.arange(4, dtype=np.int64)
+    assert sweep(Scaled(ints, 2), backend="cpu").last_row.tolist() == _scaled(ints.tolist(), 2)
+    for w, k in ((ints.astype(np.float64), 2), (ints, 2.0)):
+        with pytest.raises(ContractError, match=r"returns a float64 as the value on some path"):
+            sweep(Scaled(w, k), backend="cpu")
+    res = sweep(Scaled(ints + 1, 3), backend="cpu")  # the kinds of the first: found again
+    assert res.last_row.tolist() == _scaled((ints + 1).tolist(), 3)
