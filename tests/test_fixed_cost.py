@@ -8,9 +8,10 @@ import time
 
 import numpy as np
 import pytest
+from test_user_dps3 import CoinWays  # the number of ways, as the tutorial's section 14 suggests
 
-from gpudp import GridRecurrence, checks, grid, memory, progress
-from gpudp.engine import sweep
+from gpudp import GridRecurrence, backends, checks, grid, memory, progress
+from gpudp.engine import plan_sweep, sweep
 from gpudp.errors import ContractError, InputError
 from gpudp.progress import BAR_SECONDS, progress_bar
 
@@ -209,3 +210,62 @@ def test_the_typed_return_check_is_kept_by_the_data_types():
             sweep(Scaled(w, k), backend="cpu")
     res = sweep(Scaled(ints + 1, 3), backend="cpu")  # the kinds of the first: found again
     assert res.last_row.tolist() == _scaled((ints + 1).tolist(), 3)
+
+
+class Rows(Walk):
+    """:class:`Walk` reading the row above only: a plan by rows, not by tiles."""
+
+    offsets = ((-1, 0), (-1, -1))
+
+    @staticmethod
+    def cell(i, j, up, diag):
+        return max(up, diag) + 1
+
+
+class Cols(Walk):
+    """:class:`Walk` reading the cell to its left only: a plan by columns."""
+
+    offsets = ((0, -1),)
+
+    @staticmethod
+    def cell(i, j, left):
+        return left + 1
+
+
+def test_grid_plans_are_kept_by_class_shape_backend_and_tile(monkeypatch):
+    first, again = plan_sweep(Walk(40, 50), backend="cpu"), plan_sweep(Walk(40, 50), backend="cpu")
+    assert again is not first and again.layout is first.layout  # kept; each call a plan of its own
+    again.checkpoint = 7
+    assert plan_sweep(Walk(40, 50), backend="cpu").checkpoint == 0
+    assert (first.kind, plan_sweep(Rows(40, 50), backend="cpu").kind) == ("tiled", "layered")
+    assert plan_sweep(Cols(40, 50), backend="cpu").schedule.offsets == Cols.offsets  # another class
+    for cls in (Walk, Rows):  # (a tiled plan's tile is fitted to the grid: it differs anyway)
+        assert plan_sweep(cls(41, 50), backend="cpu").rows == 41
+        assert plan_sweep(cls(40, 51), backend="cpu").cols == 51
+    assert plan_sweep(Walk(40, 50), backend="cpu", tile=(8, 32)).layout.bh == 8
+    coins = CoinWays((1, 3, 7), 40)
+    assert plan_sweep(coins, backend="cpu").kind == "serial"
+    monkeypatch.setattr(backends.get("cpu"), "serial_width", 0)  # the backend's serial width
+    assert plan_sweep(coins, backend="cpu").kind == "layered"
+
+
+def test_the_arity_kept_for_a_method_follows_its_code():
+    class Own(Walk):
+        @staticmethod
+        def cell(i, j, up, left):
+            return max(up, left) + 2
+
+    assert sweep(Own(4, 5), backend="cpu").last_row[-1] == 2 * (4 + 5 - 1)
+
+    def three(i, j, up):
+        return up
+
+    Own.cell = staticmethod(three)  # another function
+    with pytest.raises(ContractError, match=r"Own.cell takes 3 arguments, but the engine passes 4"):
+        Own(4, 5)._validate_instance()
+
+    def four(i, j, up, left):
+        return up
+
+    three.__code__ = four.__code__  # the same function, its code replaced
+    assert Own(4, 5)._validate_instance() == ()
