@@ -12,6 +12,7 @@ raise after a sweep is read by :func:`gpudp.errors.decision_overflow`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 
@@ -190,7 +191,7 @@ def _check_number(cls, name: str, x, dt: np.dtype, where: str, role: str, noun: 
             f"word{cut}. Return an integer (// divides integers; int(x) or round(x) converts on "
             "purpose), or declare a float value_dtype (np.float64)"
         )
-    lo, hi = np.iinfo(dt).min, np.iinfo(dt).max
+    lo, hi = _int_range(dt)
     if not lo <= int(x) <= hi:
         fix = (
             "declare value_dtype = np.int64 (on the instance, self.value_dtype = np.int64, where the "
@@ -319,6 +320,13 @@ def arg_kinds(args: tuple) -> tuple | None:
         else:
             return None
     return tuple(out)
+
+
+@functools.cache
+def _int_range(dt: np.dtype) -> tuple[int, int]:
+    """The least and the greatest value of the integer type ``dt``."""
+    info = np.iinfo(dt)
+    return int(info.min), int(info.max)
 
 
 def _is_number(x) -> bool:

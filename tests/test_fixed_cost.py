@@ -269,3 +269,28 @@ def test_the_arity_kept_for_a_method_follows_its_code():
 
     three.__code__ = four.__code__  # the same function, its code replaced
     assert Own(4, 5)._validate_instance() == ()
+
+
+def test_chunks_are_cut_once_per_plan_and_limits():
+    plan = plan_sweep(Rows(40, 50), backend="cpu")
+    plan.make_chunks(1 << 62, 50 * 7)
+    assert plan.chunks == [(0, 7), (7, 14), (14, 21), (21, 28), (28, 35), (35, 40)]
+    plan.chunks.clear()  # the caller's list: the plan keeps its own
+    again = plan_sweep(Rows(40, 50), backend="cpu")  # the kept plan's copy: the same cuts
+    again.make_chunks(1 << 62, 50 * 7)
+    assert len(again.chunks) == 6 and again.cuts is plan.cuts
+    again.make_chunks(1 << 62, 50 * 20)  # other limits: cut again
+    assert again.chunks == [(0, 20), (20, 40)]
+
+
+def test_offsets_are_checked_once_per_value_and_refused_each_time():
+    from gpudp.errors import ScheduleError
+    from gpudp.schedule import check_offsets
+
+    assert check_offsets(((-1, 0), (0, -1))) == check_offsets([[-1, 0], [0, -1]]) == ((-1, 0), (0, -1))
+    assert check_offsets(((np.int64(-1), 0.0),)) == ((-1, 0),)
+    for _ in range(2):
+        with pytest.raises(ScheduleError, match="duplicate"):
+            check_offsets(((-1, 0), (-1, 0)))
+        with pytest.raises(ScheduleError, match="integers"):
+            check_offsets(((-1, 0.5),))

@@ -46,8 +46,14 @@ def _cpu_model() -> str:
     return cpu
 
 
+@functools.cache
+def _cpu_count() -> int | None:
+    """The CPUs of this machine, read once (the device's name in every sweep's statistics)."""
+    return os.cpu_count()
+
+
 def device_name() -> str:
-    return f"{_cpu_model()} ({numba.get_num_threads()} threads of {os.cpu_count()} CPUs)"
+    return f"{_cpu_model()} ({numba.get_num_threads()} threads of {_cpu_count()} CPUs)"
 
 
 # ---------------------------------------------------------------------------------------------

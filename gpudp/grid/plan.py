@@ -68,6 +68,9 @@ class Plan:
     #: tiled: K > 0 has the kernels copy every K-th row and column (K - 1, 2K - 1, ...) aside as
     #: checkpoints (:func:`gpudp.backends.base.checkpoint_arrays`, :mod:`gpudp.checkpoints`)
     checkpoint: int = 0
+    #: (max words, max cells) -> the chunks :meth:`make_chunks` cut for them; shared by the copies
+    #: of a plan kept for the next sweep (:func:`plan_grid`)
+    cuts: dict = field(default_factory=dict, repr=False, compare=False)
 
     def memory(self, memory_budget=None) -> MemoryNeed:
         """The bytes this sweep needs under ``memory_budget`` (as :func:`gpudp.sweep` takes it), before
@@ -135,17 +138,22 @@ class Plan:
         return int(lay.diag_off[u1] - lay.diag_off[u0]) * lay.bh * lay.tw
 
     def make_chunks(self, max_words: int, max_cells: int):
-        """Group consecutive units so that each chunk's decisions fit ``max_words`` words."""
+        """Group consecutive units so that each chunk's decisions fit ``max_words`` words and its
+        cells ``max_cells`` (cut once per plan and limits: :attr:`cuts`)."""
+        cut = self.cuts.get((max_words, max_cells))
+        if cut is None:
+            cut = self.cuts[max_words, max_cells] = self._cut(max_words, max_cells)
+        self.chunks = list(cut)
+
+    def _cut(self, max_words: int, max_cells: int) -> list[tuple[int, int]]:
         lay = self.layout
         if self.kind != "tiled":
-            self.chunks = _greedy_chunks(lay.woff, _cumulative(self.hi - self.lo), max_words, max_cells)
+            chunks = _greedy_chunks(lay.woff, _cumulative(self.hi - self.lo), max_words, max_cells)
             if self.kind == "line" and self.schedule.line_step < 0:  # swept from the line's end
-                self.chunks.reverse()
-            return
+                chunks.reverse()
+            return chunks
         tiles = lay.diag_off[: self.n_units + 1]  # tiles before each diagonal
-        self.chunks = _greedy_chunks(
-            tiles * lay.words_per_tile, tiles * (lay.bh * lay.tw), max_words, max_cells
-        )
+        return _greedy_chunks(tiles * lay.words_per_tile, tiles * (lay.bh * lay.tw), max_words, max_cells)
 
 
 def _cumulative(x: np.ndarray) -> np.ndarray:
