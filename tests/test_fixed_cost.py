@@ -294,3 +294,31 @@ def test_offsets_are_checked_once_per_value_and_refused_each_time():
             check_offsets(((-1, 0), (-1, 0)))
         with pytest.raises(ScheduleError, match="integers"):
             check_offsets(((-1, 0.5),))
+
+
+def test_the_serial_sweep_reads_no_cell_it_has_not_written():
+    """The serial plan's ring and edges are not filled: with every ``np.empty`` of the sweep full of
+    a poison value, the values and the path are still the reference's."""
+    from test_serial_sweep import FewestCoins, fewest_reference, ways_reference
+
+    real = np.empty
+
+    def poisoned(*args, **kw):
+        out = real(*args, **kw)
+        if out.dtype.kind in "iu":
+            out.fill(-7 if out.dtype.kind == "i" else 7)
+        return out
+
+    coins, amount = (2, 3, 7), 50
+    ways, fewest = CoinWays(coins, amount), FewestCoins(coins, amount)
+    sweep(ways, backend="cpu", traceback=False), sweep(fewest, backend="cpu")  # compiled unpoisoned
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(np, "empty", poisoned)
+        res = sweep(ways, backend="cpu", traceback=False)
+        best = sweep(fewest, backend="cpu")
+    want = ways_reference(coins, amount)
+    assert res.plan.kind == best.plan.kind == "serial" and res.last_row.tolist() == want[-1]
+    assert res.last_col.tolist() == [row[-1] for row in want]
+    assert best.last_row.tolist() == fewest_reference(coins, amount)[-1]
+    path = best.traceback((2, amount)).tolist()
+    assert sum(coins[t] for t, _, d in path if d) == amount
