@@ -322,3 +322,28 @@ def test_the_serial_sweep_reads_no_cell_it_has_not_written():
     assert best.last_row.tolist() == fewest_reference(coins, amount)[-1]
     path = best.traceback((2, amount)).tolist()
     assert sum(coins[t] for t, _, d in path if d) == amount
+
+
+def test_whether_a_grid_widens_follows_its_declaration():
+    from gpudp.grid.wide import widens
+
+    class Two(Walk):
+        offsets = ((-2, 0), (0, -1))
+
+        @staticmethod
+        def cell(i, j, up2, left):
+            return max(up2, left) + 1
+
+    class Given(Two):
+        @staticmethod
+        def cell(i, j, *deps):
+            return max(deps) + 1
+
+    class Rec(Two):
+        value_dtype = np.dtype([("a", np.int64), ("b", np.int64)])
+
+    assert not widens(Walk) and widens(Two) and not widens(Given) and not widens(Rec)
+    assert widens(type(Walk(3, 4)._specialized())) is False
+    wide = Walk(3, 4)
+    wide.offsets = [[-2, 0], [0, -1]]  # an instance's own, a list
+    assert widens(type(wide._specialized()))

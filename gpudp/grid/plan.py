@@ -9,7 +9,6 @@ chunks, and its memory figures (:meth:`Plan.memory`, planned by :mod:`gpudp.foot
 
 from __future__ import annotations
 
-import copy
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -71,6 +70,13 @@ class Plan:
     #: (max words, max cells) -> the chunks :meth:`make_chunks` cut for them; shared by the copies
     #: of a plan kept for the next sweep (:func:`plan_grid`)
     cuts: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def shared(self) -> Plan:
+        """A copy of this plan whose fields are this one's (its arrays, layout, chunks cut): a kept
+        plan's for a sweep, which sets its own backend, figures and chunks on it."""
+        plan = object.__new__(Plan)
+        plan.__dict__.update(self.__dict__)
+        return plan
 
     def memory(self, memory_budget=None) -> MemoryNeed:
         """The bytes this sweep needs under ``memory_budget`` (as :func:`gpudp.sweep` takes it), before
@@ -242,7 +248,7 @@ def plan_grid(rec, backend: str, tile, codec=None, reach=None) -> tuple[Plan, st
                 _PLANS[key] = plan
                 while len(_PLANS) > KEEP_PLANS:
                     _PLANS.popitem(last=False)
-    return copy.copy(plan), backend, why  # the caller sets its backend, figures, chunks on its own
+    return plan.shared(), backend, why  # the caller sets its backend, figures, chunks on its own
 
 
 #: grid plans kept for the sweeps of the same class and shape (a batch's or a test's small sweeps:
