@@ -347,3 +347,29 @@ def test_whether_a_grid_widens_follows_its_declaration():
     wide = Walk(3, 4)
     wide.offsets = [[-2, 0], [0, -1]]  # an instance's own, a list
     assert widens(type(wide._specialized()))
+
+
+GAP, STEP = 2, 3
+
+
+def test_the_constants_read_follow_the_code_and_the_values():
+    """The names a method reads are found once per code object; their values are read each time."""
+    from gpudp.recurrence.constants import read_by
+
+    class Gap(Walk):
+        @staticmethod
+        def cell(i, j, up, left):
+            return max(up, left) + GAP
+
+    def step(i, j, up, left):
+        return max(up, left) + STEP
+
+    mod = __name__
+    assert read_by(Gap)[0] == (((mod, "GAP"), 2),)
+    globals()["GAP"] = 5
+    try:
+        assert read_by(Gap)[0] == (((mod, "GAP"), 5),)
+    finally:
+        globals()["GAP"] = 2
+    Gap.__dict__["cell"].__func__.__code__ = step.__code__  # another code: other names
+    assert read_by(Gap)[0] == (((mod, "STEP"), 3),)
