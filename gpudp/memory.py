@@ -86,8 +86,9 @@ def _cgroup_files() -> tuple[tuple[tuple[str, str], ...], ...]:
     the root's: the first that sets a limit applies). Only files that exist; kept for
     :data:`LAYOUT_SECONDS` (a memory reading then opens two or three files instead of seven)."""
     now = time.monotonic()
-    if _LAYOUT and now - _LAYOUT[0][0] < LAYOUT_SECONDS:
-        return _LAYOUT[0][1]
+    known = next(iter(_LAYOUT), None)  # one read (another thread may clear it)
+    if known is not None and now - known[0] < LAYOUT_SECONDS:
+        return known[1]
     groups = []
     try:
         with open("/proc/self/cgroup") as f:
@@ -118,7 +119,7 @@ def _cgroup_files() -> tuple[tuple[tuple[str, str], ...], ...]:
             if found:
                 groups.append(found)
     _LAYOUT[:] = [(now, tuple(groups))]
-    return _LAYOUT[0][1]
+    return tuple(groups)
 
 
 def _cgroup_room() -> tuple[int, str] | None:
@@ -224,7 +225,7 @@ def one_reading(reuse: bool = False):
     if _READING.get() is not None:
         yield
         return
-    recent = _RECENT[0] if reuse and _RECENT else None
+    recent = next(iter(_RECENT), None) if reuse else None
     young = recent is not None and time.monotonic() - recent[0] < RECENT_SECONDS
     token = _READING.set([recent[1], True] if young else [])
     try:
