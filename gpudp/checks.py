@@ -176,10 +176,13 @@ def check_value(cls, name: str, value, where: str, role: str, noun: str, whole=N
 
 def _check_number(cls, name: str, x, dt: np.dtype, where: str, role: str, noun: str) -> None:
     """:func:`check_value` for one number ``x`` of type ``dt``."""
-    got = f"{name} returned {short_repr(x)} ({type(x).__name__}){role} at {where}"
+
+    def got() -> str:  # worded only for a message (a sweep checks a value or two every call)
+        return f"{name} returned {short_repr(x)} ({type(x).__name__}){role} at {where}"
+
     if not _is_number(x):
         raise ContractError(
-            f"{got}: {noun} is one number, converted to value_dtype {dt.name} (compute with numbers, "
+            f"{got()}: {noun} is one number, converted to value_dtype {dt.name} (compute with numbers, "
             "e.g. symbols as integer codes from data(), not str)"
         )
     if dt.kind != "i":
@@ -187,7 +190,7 @@ def _check_number(cls, name: str, x, dt: np.dtype, where: str, role: str, noun: 
     if isinstance(x, float | np.floating):
         cut = f" ({short_repr(x)} -> {int(x)})" if np.isfinite(x) else ""
         raise ContractError(
-            f"{got}, but value_dtype is {dt.name}: numba would truncate it to an integer without a "
+            f"{got()}, but value_dtype is {dt.name}: numba would truncate it to an integer without a "
             f"word{cut}. Return an integer (// divides integers; int(x) or round(x) converts on "
             "purpose), or declare a float value_dtype (np.float64)"
         )
@@ -200,7 +203,7 @@ def _check_number(cls, name: str, x, dt: np.dtype, where: str, role: str, noun: 
             else "no integer value_dtype holds it (np.float64 does, inexactly past 2**53)"
         )
         raise ContractError(
-            f"{got}, which does not fit value_dtype {dt.name} ({lo} .. {hi}): it would wrap around "
+            f"{got()}, which does not fit value_dtype {dt.name} ({lo} .. {hi}): it would wrap around "
             f"without a word; {fix}"
         )
 
