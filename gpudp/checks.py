@@ -12,6 +12,7 @@ raise after a sweep is read by :func:`gpudp.errors.decision_overflow`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 
@@ -175,10 +176,13 @@ def check_value(cls, name: str, value, where: str, role: str, noun: str, whole=N
 
 def _check_number(cls, name: str, x, dt: np.dtype, where: str, role: str, noun: str) -> None:
     """:func:`check_value` for one number ``x`` of type ``dt``."""
-    got = f"{name} returned {short_repr(x)} ({type(x).__name__}){role} at {where}"
+
+    def got() -> str:  # worded only for a message (a sweep checks a value or two every call)
+        return f"{name} returned {short_repr(x)} ({type(x).__name__}){role} at {where}"
+
     if not _is_number(x):
         raise ContractError(
-            f"{got}: {noun} is one number, converted to value_dtype {dt.name} (compute with numbers, "
+            f"{got()}: {noun} is one number, converted to value_dtype {dt.name} (compute with numbers, "
             "e.g. symbols as integer codes from data(), not str)"
         )
     if dt.kind != "i":
@@ -186,11 +190,11 @@ def _check_number(cls, name: str, x, dt: np.dtype, where: str, role: str, noun: 
     if isinstance(x, float | np.floating):
         cut = f" ({short_repr(x)} -> {int(x)})" if np.isfinite(x) else ""
         raise ContractError(
-            f"{got}, but value_dtype is {dt.name}: numba would truncate it to an integer without a "
+            f"{got()}, but value_dtype is {dt.name}: numba would truncate it to an integer without a "
             f"word{cut}. Return an integer (// divides integers; int(x) or round(x) converts on "
             "purpose), or declare a float value_dtype (np.float64)"
         )
-    lo, hi = np.iinfo(dt).min, np.iinfo(dt).max
+    lo, hi = _int_range(dt)
     if not lo <= int(x) <= hi:
         fix = (
             "declare value_dtype = np.int64 (on the instance, self.value_dtype = np.int64, where the "
@@ -199,13 +203,14 @@ def _check_number(cls, name: str, x, dt: np.dtype, where: str, role: str, noun: 
             else "no integer value_dtype holds it (np.float64 does, inexactly past 2**53)"
         )
         raise ContractError(
-            f"{got}, which does not fit value_dtype {dt.name} ({lo} .. {hi}): it would wrap around "
+            f"{got()}, which does not fit value_dtype {dt.name} ({lo} .. {hi}): it would wrap around "
             f"without a word; {fix}"
         )
 
 
-#: (the method's function, the numba types of its arguments, the module constants the class was
-#: swept with) -> the return type numba's CPU typing gives it (:func:`gpudp.jit.return_type`), or None
+#: (the method's function, the kinds of its arguments (:func:`arg_kinds`) or, for other arguments,
+#: their numba types, the module constants the class was swept with) -> the return type numba's
+#: CPU typing gives it (:func:`gpudp.jit.return_type`), or None
 _RETURNS = KernelFactory("checks.returns", "fn", "args", "constants")
 
 
@@ -224,17 +229,20 @@ def check_typed_return(cls, meth: str, args: tuple, fn=None) -> None:
     fn = getattr(cls, meth, None) if fn is None else fn
     if fn is None or not hasattr(fn, "__code__") or "family" in vars(owner):  # none, or the shape's own
         return
-    try:
-        from numba import typeof
-        from numba.core import types
+    from numba.core import types
 
-        argtypes = tuple(typeof(x) for x in args)
-    except Exception:  # an argument numba has no type for (a probe's stand-in): nothing to type
-        return
-    argtypes = tuple(t.copy(readonly=False) if isinstance(t, types.Array) else t for t in argtypes)
-    k = _RETURNS.lookup(fn=fn, args=argtypes, constants=getattr(cls, "_constants", None))
-    if not k.ready:
-        k = k.keep(return_type(fn, argtypes))
+    constants = getattr(cls, "_constants", None)
+    key = arg_kinds(args)  # what numba's types of args depend on, read without typing them
+    k = None if key is None else _RETURNS.lookup(fn=fn, args=key, constants=constants)
+    if k is None or not k.ready:
+        try:
+            argtypes = _numba_types(args)
+        except Exception:  # an argument numba has no type for (a probe's stand-in): nothing to type
+            return
+        if k is None:
+            k = _RETURNS.lookup(fn=fn, args=argtypes, constants=constants)
+        if not k.ready:
+            k = k.keep(return_type(fn, argtypes))
     ret = k.fn
     if ret is None:
         return
@@ -252,9 +260,9 @@ def check_typed_return(cls, meth: str, args: tuple, fn=None) -> None:
             return
         named = zip(value.types, fs, dt.names, strict=True)
         parts = [(t, f, f"field {n!r} of the value") for t, f, n in named]
-    call = f"{cls.__name__}.{meth}({', '.join(map(str, argtypes))}) -> {ret}"
     for t, f, role in parts:
         if f.kind == "i" and isinstance(t, types.Float):
+            call = _typed_call(cls, meth, args, ret)
             raise ContractError(
                 f"{cls.__name__}.{meth} returns a {t} as {role} on some path, but value_dtype is "
                 f"{f.name}: the store would truncate it to an integer without a word (numba types "
@@ -263,11 +271,65 @@ def check_typed_return(cls, meth: str, args: tuple, fn=None) -> None:
                 "or declare a float value_dtype (np.float64)"
             )
     if isinstance(decision, types.Float):
+        call = _typed_call(cls, meth, args, ret)
         raise ContractError(
             f"{cls.__name__}.{meth} returns a {decision} as the decision on some path (numba types "
             f"{call}): a decision is an integer in 0 .. 2**decision_bits - 1; return an integer on "
             "every path (// divides integers)"
         )
+
+
+def _numba_types(args: tuple) -> tuple:
+    """numba's types of ``args`` (``numba.typeof``), arrays typed writable: the method is typed for
+    what the kernels pass it, the probes' read-only views aside."""
+    from numba import typeof
+    from numba.core import types
+
+    argtypes = (typeof(x) for x in args)
+    return tuple(t.copy(readonly=False) if isinstance(t, types.Array) else t for t in argtypes)
+
+
+def _typed_call(cls, meth: str, args: tuple, ret) -> str:
+    """``Cls.meth(numba's types of args) -> ret``, for a message."""
+    return f"{cls.__name__}.{meth}({', '.join(map(str, _numba_types(args)))}) -> {ret}"
+
+
+def arg_kinds(args: tuple) -> tuple | None:
+    """What numba's types of ``args`` (``numba.typeof``, an array's ``readonly`` aside) depend on,
+    read from the values without typing them (a few microseconds less a call than typing them): an
+    array's dtype, dimensions, layout and alignment; a Python int's width (numba types one by its
+    bit length); a numpy scalar's dtype; a plain tuple's items. None where an argument is of any
+    other kind (it is typed)."""
+    out = []
+    for x in args:
+        t = type(x)
+        if t is np.ndarray:
+            f = x.flags
+            out.append(("a", x.dtype, x.ndim, f.c_contiguous, f.f_contiguous, f.aligned))
+        elif t is int:
+            n = x.bit_length()
+            if n > 64 or (n == 64 and x < 0):
+                return None  # numba types no such int: typing says so
+            out.append(("i", n < 64))
+        elif t in (bool, float, complex):
+            out.append((t.__name__,))
+        elif isinstance(x, np.generic) and t.__module__ == "numpy":
+            out.append(("g", x.dtype))
+        elif t is tuple:
+            inner = arg_kinds(x)
+            if inner is None:
+                return None
+            out.append(("t", inner))
+        else:
+            return None
+    return tuple(out)
+
+
+@functools.cache
+def _int_range(dt: np.dtype) -> tuple[int, int]:
+    """The least and the greatest value of the integer type ``dt``."""
+    info = np.iinfo(dt)
+    return int(info.min), int(info.max)
 
 
 def _is_number(x) -> bool:

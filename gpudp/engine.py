@@ -25,7 +25,7 @@ from .grid.plan import Plan, make_plan, plan_grid, plan_layered
 from .grid.result import SweepResult
 from .grid.wide import widened
 from .inputs import parse_time_limit
-from .memory import default_budget, one_reading, parse_bytes
+from .memory import one_reading, parse_bytes
 from .progress import Deadline
 from .recurrence import Recurrence
 from .shapes import Shape, SweepCall, drive_grid3, drive_interval
@@ -33,7 +33,6 @@ from .shapes import Shape, SweepCall, drive_grid3, drive_interval
 __all__ = ["SHAPES", "Plan", "Shape", "SweepResult", "check_pass", "plan_sweep", "shape_of", "sweep"]
 
 
-@one_reading()  # the budget, the plan's figures, the memory check and the store: one reading
 def sweep(
     rec: Recurrence,
     backend: str = "auto",
@@ -99,7 +98,7 @@ def sweep(
     if store not in ("auto", "full", "checkpoints"):
         raise InputError("store", f"{store!r}: must be 'auto', 'full' or 'checkpoints'")
     deadline = Deadline.of(parse_time_limit(time_limit), t_start if started is None else started)
-    memory_budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
+    memory_budget = None if memory_budget is None else parse_bytes(memory_budget)  # None: the default
     call = SweepCall(
         rec=rec._specialized(),  # a grid whose instance gives its own offsets: a class declaring them
         user_rec=rec,
@@ -123,8 +122,10 @@ def sweep(
     checked = None
     if wanted(check) and not _checkpoint:  # the checkpoints' forward sweep: checked by the caller's
         checked = _check(call)
-    with typing_errors(type(call.rec)):  # numba's typing error in cell, boundary or back: a ContractError
-        result = shape.sweep(call)
+    # the budget, the plan's figures, the memory check and the store weigh one reading of the memory
+    # there is; the planned sweep confirms its bytes against it, so it may reuse a recent one
+    with one_reading(reuse=shape.sweep is sweep_planned), typing_errors(type(call.rec)):
+        result = shape.sweep(call)  # numba's typing error in cell, boundary or back: a ContractError
     if checked is not None:
         result.stats.extra["checked"] = checked  # cells swept in plain Python, every read checked
     return result

@@ -106,6 +106,11 @@ class KernelFactory:
 
     def key(self, parts: dict) -> tuple:
         """``(family, *parts)`` in the declared order; a missing or unknown part is a KeyError."""
+        if len(parts) == len(self.parts):  # as many as declared: none unknown unless one is missing
+            try:
+                return (self.name, *(parts[p] for p in self.parts))
+            except KeyError:
+                pass
         missing = [p for p in self.parts if p not in parts]
         unknown = sorted(set(parts) - set(self.parts))
         if missing or unknown:

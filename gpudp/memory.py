@@ -19,6 +19,7 @@ import gc
 import math
 import os
 import re
+import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -28,6 +29,7 @@ from .errors import InputError
 
 __all__ = [
     "available_memory",
+    "confirm",
     "one_reading",
     "default_budget",
     "parse_bytes",
@@ -40,11 +42,15 @@ __all__ = [
 MAX_BYTES = 1 << 62
 
 
-def _read_int(path: str) -> int | None:
+def _read_int(path: str, gone=None) -> int | None:
+    """The integer in the file ``path``; None for ``max``, no integer, or a file that cannot be read
+    (then ``gone()`` is called, when given)."""
     try:
         with open(path) as f:
             s = f.read(64).strip()
     except OSError:
+        if gone is not None:
+            gone()
         return None
     if not s or s == "max":
         return None
@@ -66,15 +72,29 @@ def _proc_kib(path: str, field: str) -> int | None:
     return None
 
 
-def _cgroup_room() -> tuple[int, str] | None:
-    """Bytes the cgroup (v2: this process's group and its ancestors; v1: the memory controller's
-    group) still allows, and which file said so; None when no limit is set or none can be read."""
-    best = None
+#: the cgroup files of this process's memory limits are found again after this many seconds (a
+#: process moved to another group; a limit file that appeared), and when one cannot be read
+LAYOUT_SECONDS = 10.0
+#: ``[(monotonic time found, files)]``: the last :func:`_cgroup_files`, at most one
+_LAYOUT: list = []
+
+
+def _cgroup_files() -> tuple[tuple[tuple[str, str], ...], ...]:
+    """The limit files that bound this process, as groups of ``(limit file, usage file)``: each
+    cgroup v2 ancestor's ``memory.max`` a group of its own (every one applies), and for cgroup v1
+    one group of the memory controller's ``memory.limit_in_bytes`` candidates (its group's, then
+    the root's: the first that sets a limit applies). Only files that exist; kept for
+    :data:`LAYOUT_SECONDS` (a memory reading then opens two or three files instead of seven)."""
+    now = time.monotonic()
+    known = next(iter(_LAYOUT), None)  # one read (another thread may clear it)
+    if known is not None and now - known[0] < LAYOUT_SECONDS:
+        return known[1]
+    groups = []
     try:
         with open("/proc/self/cgroup") as f:
             lines = f.read(1 << 16).splitlines()
     except OSError:
-        return None
+        lines = []
     for line in lines:
         parts = line.split(":", 2)
         if len(parts) != 3:
@@ -84,24 +104,37 @@ def _cgroup_room() -> tuple[int, str] | None:
             p = path
             while True:
                 base = "/sys/fs/cgroup" + (p if p != "/" else "")
-                limit = _read_int(base + "/memory.max")
-                if limit is not None:
-                    used = _read_int(base + "/memory.current") or 0
-                    room = max(limit - used, 0)
-                    if best is None or room < best[0]:
-                        best = (room, base + "/memory.max")
+                if os.path.exists(base + "/memory.max"):
+                    groups.append(((base + "/memory.max", base + "/memory.current"),))
                 if p in ("/", ""):
                     break
                 p = os.path.dirname(p)
         elif "memory" in controllers.split(","):
-            for base in ("/sys/fs/cgroup/memory" + path, "/sys/fs/cgroup/memory"):
-                limit = _read_int(base + "/memory.limit_in_bytes")
-                if limit is not None and limit < MAX_BYTES:  # v1 says "no limit" with a huge number
-                    used = _read_int(base + "/memory.usage_in_bytes") or 0
-                    room = max(limit - used, 0)
-                    if best is None or room < best[0]:
-                        best = (room, base + "/memory.limit_in_bytes")
-                    break
+            bases = ("/sys/fs/cgroup/memory" + path, "/sys/fs/cgroup/memory")
+            found = tuple(
+                (b + "/memory.limit_in_bytes", b + "/memory.usage_in_bytes")
+                for b in bases
+                if os.path.exists(b + "/memory.limit_in_bytes")
+            )
+            if found:
+                groups.append(found)
+    _LAYOUT[:] = [(now, tuple(groups))]
+    return tuple(groups)
+
+
+def _cgroup_room() -> tuple[int, str] | None:
+    """Bytes the cgroup (v2: this process's group and its ancestors; v1: the memory controller's
+    group) still allows, and which file said so; None when no limit is set or none can be read.
+    The files are :func:`_cgroup_files`; each reading reads the limits and usages afresh."""
+    best = None
+    for group in _cgroup_files():
+        for limit_file, usage_file in group:  # the first that sets a limit (one, for cgroup v2)
+            limit = _read_int(limit_file, gone=_LAYOUT.clear)  # gone: find the files again
+            if limit is not None and limit < MAX_BYTES:  # v1 says "no limit" with a huge number
+                room = max(limit - (_read_int(usage_file) or 0), 0)
+                if best is None or room < best[0]:
+                    best = (room, limit_file)
+                break
     return best
 
 
@@ -152,38 +185,67 @@ def limits() -> dict:
     }
 
 
-#: inside :func:`one_reading`: a list holding the first figure read, then returned again
+#: inside :func:`one_reading`: a list holding the figure read (and whether it is a recent one
+#: reused, :func:`confirm`), then returned again
 _READING: ContextVar[list | None] = ContextVar("gpudp_memory_reading", default=None)
+
+#: a reading this recent (seconds) may serve a sweep again (:func:`one_reading` with ``reuse``)...
+RECENT_SECONDS = 1.0
+#: ...that weighs at most this share of it (:func:`confirm`); a larger one reads afresh
+RECENT_SHARE = 1 / 16
+#: ``[(time.monotonic() of the reading, its figure)]``: the last reading taken, at most one
+_RECENT: list = []
 
 
 def available_memory() -> int:
     """Bytes this process may still allocate: the least of the OS's available memory, the room the
     cgroup leaves and the room ``ulimit`` leaves (2 GiB when none of them can be read). Within
-    :func:`one_reading`, the figure of its first call."""
+    :func:`one_reading`, the figure of its first call (or a recent one it reuses)."""
     held = _READING.get()
     if held:
         return held[0]
     lim = limits()
     known = [v for v in (lim["os_available"], lim["cgroup_room"], lim["rlimit_room"]) if v is not None]
     avail = min(known) if known else 2 << 30
+    _RECENT[:] = [(time.monotonic(), avail)]
     if held is not None:
-        held.append(avail)
+        held[:] = [avail, False]
     return avail
 
 
 @contextmanager
-def one_reading():
+def one_reading(reuse: bool = False):
     """Within it, :func:`available_memory` reads the host's figures once: a sweep's budget, plan,
     memory check and decision store weigh the same reading (each reading opens /proc and cgroup
-    files: ~0.1 ms, four of them a sweep). Nested uses keep the outer reading."""
+    files: ~0.1 ms in a sweep). Nested uses keep the outer reading.
+
+    ``reuse``: the reading may be the last one taken, if it is at most :data:`RECENT_SECONDS` old
+    (small sweeps called in a loop then read nothing); only for a caller that :func:`confirm` s
+    its bytes before it weighs them, so that a sweep not small beside that figure reads afresh."""
     if _READING.get() is not None:
         yield
         return
-    token = _READING.set([])
+    recent = next(iter(_RECENT), None) if reuse else None
+    young = recent is not None and time.monotonic() - recent[0] < RECENT_SECONDS
+    token = _READING.set([recent[1], True] if young else [])
     try:
         yield
     finally:
         _READING.reset(token)
+
+
+def confirm(nbytes: int) -> bool:
+    """Within :func:`one_reading` with ``reuse``, where the figure is a recent one reused and
+    ``nbytes`` (all that the sweep will weigh against it: its host memory and decision store)
+    exceeds :data:`RECENT_SHARE` of it: read the figure afresh for the rest of the reading and
+    return True (what the caller derived from the old one, a default budget, is to derive again);
+    else False, the figure kept."""
+    held = _READING.get()
+    if not (held and held[1] and nbytes > held[0] * RECENT_SHARE):
+        return False
+    held.clear()
+    available_memory()
+    return True
 
 
 def describe() -> str:

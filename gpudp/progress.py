@@ -62,26 +62,49 @@ class Meter:
             self.bar.close()
 
 
-def progress_bar(total: int, progress, unit: str = "cell", deadline: Deadline | None = None):
+#: a run predicted shorter than this many seconds builds no bar (tqdm shows one after a second
+#: anyway; building it, ~40 us, was a large part of a small sweep's fixed cost)
+BAR_SECONDS = 0.5
+
+
+def progress_bar(total: int, progress, unit: str = "cell", deadline: Deadline | None = None, seconds=None):
     """A bar on stderr over ``total`` units, shown after a second (``progress`` None: only on a
     terminal; False: none), with ``deadline`` checked at each update (:class:`Meter`); None when
-    there is neither a bar to show nor a deadline. Sweeps and batches share it."""
+    there is neither a bar to show nor a deadline. Sweeps and batches share it.
+
+    ``seconds``: the run's predicted length, a generous figure (None: not predicted); below
+    :data:`BAR_SECONDS` no bar is built. With ``progress`` None and stderr no terminal (outside a
+    notebook) none is built either: tqdm would build one disabled."""
     bar = None
-    if progress is not False and total:
+    if progress is not False and total and not (seconds is not None and seconds < BAR_SECONDS):
         from tqdm.auto import tqdm
 
-        bar = tqdm(
-            total=total,
-            unit=unit,
-            unit_scale=True,
-            delay=1.0,
-            disable=None if progress is None else False,
-            desc="gpudp",
-            leave=False,
-        )
+        if progress is not None or _notebook(tqdm) or _terminal(sys.stderr):
+            bar = tqdm(
+                total=total,
+                unit=unit,
+                unit_scale=True,
+                delay=1.0,
+                disable=None if progress is None else False,
+                desc="gpudp",
+                leave=False,
+            )
     if bar is None and deadline is None:
         return None
     return Meter(bar, deadline, total, unit)
+
+
+def _notebook(tqdm) -> bool:
+    """Whether ``tqdm`` (``tqdm.auto``'s) is the notebook's, which shows a bar with ``disable=None``
+    whatever stderr is."""
+    return any(k.__module__ == "tqdm.notebook" for k in tqdm.__mro__)
+
+
+def _terminal(file) -> bool:
+    """Whether ``file`` is a terminal, as tqdm asks it with ``disable=None`` (a file without
+    ``isatty`` counts as one)."""
+    isatty = getattr(file, "isatty", None)
+    return isatty is None or bool(isatty())
 
 
 def format_seconds(s: float) -> str:

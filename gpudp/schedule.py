@@ -26,6 +26,23 @@ UNIT_MONOTONE = frozenset({(-1, 0), (0, -1), (-1, -1)})
 
 
 def check_offsets(offsets) -> tuple[tuple[int, int], ...]:
+    """``offsets`` as a tuple of pairs of ints, or a :class:`ScheduleError` saying what is wrong with
+    them. Offsets that are a tuple of tuples (hashable) are checked once per value in a process (a
+    grid's are checked a few times every sweep)."""
+    try:
+        hash(offsets)
+    except TypeError:  # a list, an array: checked each time
+        return _check_offsets(offsets)
+    return _checked_offsets(offsets)
+
+
+@functools.lru_cache(maxsize=1024)
+def _checked_offsets(offsets) -> tuple[tuple[int, int], ...]:
+    """:func:`_check_offsets` of a hashable value (equal values check alike; an error is not kept)."""
+    return _check_offsets(offsets)
+
+
+def _check_offsets(offsets) -> tuple[tuple[int, int], ...]:
     try:
         offs = tuple((int(di), int(dj)) for di, dj in offsets)
     except (TypeError, ValueError) as e:

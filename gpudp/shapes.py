@@ -24,7 +24,8 @@ __all__ = ["Shape", "SweepCall", "drive_grid3", "drive_interval"]
 class SweepCall:
     """One call of :func:`gpudp.sweep`, read: what its shape's driver (:data:`gpudp.engine.SHAPES`)
     gets. ``rec``: the recurrence specialized (:meth:`~gpudp.recurrence.Recurrence._specialized`),
-    ``user_rec`` the caller's; ``memory_budget`` in bytes; ``deadline`` counted from the caller's
+    ``user_rec`` the caller's; ``memory_budget`` in bytes (None: the default, half of the memory
+    there is, read where it is weighed); ``deadline`` counted from the caller's
     start; ``t_start`` this call's ``time.perf_counter()``; the rest as :func:`gpudp.sweep` takes
     them (``checkpoint``: its ``_checkpoint``). ``sweep`` is :func:`gpudp.sweep` itself, for a driver
     that sweeps again (the checkpoints' forward sweep) without importing the engine that imports it."""
@@ -32,7 +33,7 @@ class SweepCall:
     rec: Recurrence
     user_rec: Recurrence
     backend: str
-    memory_budget: int
+    memory_budget: int | None
     progress: bool | None
     traceback: bool
     deadline: Deadline | None

@@ -69,7 +69,7 @@ from gpudp.kernel import family
 h = np.arange(12 * 40, dtype=np.int64).reshape(12, 40) % 7
 r = sweep(Walk(h), backend="cpu", progress=False)
 path = r.traceback((11, 39))
-fn = family("cpu.tiled").lookup(rec=Walk, n_data=2, nrt=False).fn
+fn = family("cpu.tiled").lookup(rec=Walk, n_data=2, nrt=False, noalias=True).fn
 print(json.dumps({"value": int(r.last_row[-1]), "path": len(path), "hits": sum(fn.stats.cache_hits.values()),
                   "misses": sum(fn.stats.cache_misses.values())}))
 """

@@ -74,9 +74,9 @@ def test_the_backends_sweeps_are_kernels_of_the_table():
     rec = next(
         k.parts["rec"] for k in fam.built() if getattr(k.parts["rec"], "_wide", None) is lcs.LCSRecurrence
     )
-    k = fam.lookup(rec=rec, n_data=5, nrt=False)  # the data, the overflow flag
+    k = fam.lookup(rec=rec, n_data=5, nrt=False, noalias=True)  # the data, the overflow flag
     assert k.ready and tiled_runner(rec, 5) is k.fn
-    for name, other in (("rec", GridRecurrence), ("n_data", 6), ("nrt", True)):
+    for name, other in (("rec", GridRecurrence), ("n_data", 6), ("nrt", True), ("noalias", False)):
         assert not fam.lookup(**{**k.parts, name: other}).ready, name
     before = counts()  # another instance of the same shape (a swapped one may plan another schedule)
     lcs.solve(a[::-1].copy(), b[::-1].copy(), backend="cpu", method="wavefront")

@@ -181,7 +181,7 @@ def test_cgroup_and_ulimit_are_honoured():
 
 def test_a_sweep_reads_the_memory_figures_once(monkeypatch):
     """Inside one_reading (every sweep), available_memory() is the first reading's figure; outside
-    it, and in a later sweep, the host is read again."""
+    it, and in a later sweep (one that reuses no recent reading), the host is read again."""
     readings = []
 
     def limits():
@@ -196,6 +196,7 @@ def test_a_sweep_reads_the_memory_figures_once(monkeypatch):
         assert gmem.available_memory() == first and len(readings) == 1
     assert gmem.available_memory() == first - 1  # read again
     n = len(readings)
+    monkeypatch.setattr(gmem, "RECENT_SECONDS", 0.0)  # none reused (tests/test_fixed_cost.py)
     sweep(WideGrid(np.zeros((8, 8), np.int64)), backend="cpu", progress=False).close()
     sweep(WideGrid(np.zeros((8, 8), np.int64)), backend="cpu", progress=False).close()
     assert len(readings) == n + 2  # budget, plan, memory check and store: one reading a sweep

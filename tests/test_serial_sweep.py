@@ -178,6 +178,24 @@ class LineJumps(GridRecurrence):
         return 7
 
 
+@pytest.mark.parametrize("wavefronts", [False, True])
+def test_flipping_the_rewrite_switch_sweeps_the_other_kernel(wavefronts, monkeypatch):
+    """``cpu.LAZY_DEPS`` flipped in the process: the sweep runs a kernel built with the switch as it is
+    now (the class's own cell, given its tuple, when off), not the one built before it flipped."""
+    kind = "layered" if wavefronts else "serial"
+    if wavefronts:
+        monkeypatch.setattr(backends.get("cpu"), "serial_width", 0)
+    ran, real = [], getattr(cpu, f"{kind}_runner")
+    monkeypatch.setattr(cpu, f"{kind}_runner", lambda *a, **k: ran.append(real(*a, **k)) or ran[-1])
+    coins, amount = (1, 3, 7), 40
+    for lazy in (True, False, True):
+        monkeypatch.setattr(cpu, "LAZY_DEPS", lazy)
+        res = sweep(CoinWays(coins, amount), backend="cpu", traceback=False)
+        assert res.plan.kind == kind and res.last_row.tolist() == ways_reference(coins, amount)[-1]
+        cell = ran[-1].py_func.__globals__["cell"].py_func
+        assert (cell is CoinWays.cell) is not lazy, lazy
+
+
 @settings(max_examples=20)
 @given(st.lists(st.integers(0, 10**6), min_size=1, max_size=60))
 def test_a_line_read_by_index_and_through_its_tuple(seeds):

@@ -6,7 +6,8 @@ traced back).
     NUMBA_NUM_THREADS=1 python tools/coinways_bench.py 63x100000 8x100000 --repeat 3
 
 Prints, per size, the engine's sweep (warm: the second call on, best of ``--repeat``) and its
-kernels' part, the plan, the loop's time and their ratio. ``--wavefronts`` sweeps by the wavefront
+kernels' part (their least over the same calls), the plan, the loop's time and their ratio, in
+milliseconds. ``--wavefronts`` sweeps by the wavefront
 plan instead of row after row (the plan before the serial one, for A/B); ``--profile`` runs
 cProfile over one warm sweep."""
 
@@ -65,10 +66,13 @@ def fewest_loop(coins, amount):
 def measure(rec, repeat: int, profile: bool) -> str:
     fewest = isinstance(rec, FewestCoins)
 
+    kernels = []
+
     def run():
         res = sweep(rec, backend="cpu", traceback=fewest)
         if fewest:  # the coins of the last amount, as the loop finds them
             res.traceback((len(rec.coins) - 1, rec.amount))
+        kernels.append(res.stats.kernel_seconds)
         return res
 
     t, res = best_of(run, repeat)
@@ -83,8 +87,12 @@ def measure(rec, repeat: int, profile: bool) -> str:
 
         cProfile.runctx("run()", globals(), {"run": run}, "/tmp/coinways.prof")
         pstats.Stats("/tmp/coinways.prof").sort_stats("cumulative").print_stats(15)
-    kernel = res.stats.kernel_seconds
-    return f"sweep {t:.4f} s (kernels {kernel:.4f} s, plan {res.plan.kind}), loop {tl:.4f} s, {t / tl:.1f}x"
+    ms = 1e3
+    kernel = min(kernels)
+    return (
+        f"sweep {t * ms:.3f} ms (kernels {kernel * ms:.3f} ms, plan {res.plan.kind}), loop {tl * ms:.3f} ms, "
+        f"{t / tl:.2f}x"
+    )
 
 
 def main():

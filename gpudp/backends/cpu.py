@@ -46,8 +46,14 @@ def _cpu_model() -> str:
     return cpu
 
 
+@functools.cache
+def _cpu_count() -> int | None:
+    """The CPUs of this machine, read once (the device's name in every sweep's statistics)."""
+    return os.cpu_count()
+
+
 def device_name() -> str:
-    return f"{_cpu_model()} ({numba.get_num_threads()} threads of {os.cpu_count()} CPUs)"
+    return f"{_cpu_model()} ({numba.get_num_threads()} threads of {_cpu_count()} CPUs)"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -56,11 +62,13 @@ def device_name() -> str:
 # ---------------------------------------------------------------------------------------------
 
 #: the generated sweeps' families (gpudp.kernel): each kernel built once per key in the process
-_TILED_RUNNERS = KernelFactory("cpu.tiled", "rec", "n_data", "nrt")
-_LAYERED_RUNNERS = KernelFactory("cpu.layered", "rec", "n_data", "schedule", "nrt")
-_LINE_RUNNERS = KernelFactory("cpu.line", "rec", "n_data", "schedule", "nrt")
+#: (the switches :data:`NOALIAS` and :data:`LAZY_DEPS` are parts of the keys of the kernels they
+#: change: a process that flips one builds, or finds, the other variant)
+_TILED_RUNNERS = KernelFactory("cpu.tiled", "rec", "n_data", "nrt", "noalias")
+_LAYERED_RUNNERS = KernelFactory("cpu.layered", "rec", "n_data", "schedule", "nrt", "noalias", "lazy")
+_LINE_RUNNERS = KernelFactory("cpu.line", "rec", "n_data", "schedule", "nrt", "noalias", "lazy")
 _BLOCK_RUNNERS = KernelFactory("cpu.blocks", "rec", "n_data", "nrt")
-_SERIAL_RUNNERS = KernelFactory("cpu.serial", "rec", "n_data", "schedule", "step", "nrt")
+_SERIAL_RUNNERS = KernelFactory("cpu.serial", "rec", "n_data", "schedule", "step", "nrt", "noalias", "lazy")
 
 _TILED = """
 def run_tiles(d0, d1, NI, NJ, R, C, BH, TW, bottom, right, words, wtile0, diag_off, ckrow, ckcol, CK{da}):
@@ -314,7 +322,8 @@ def noalias_compiler():
     return NoAliasCompiler
 
 
-#: the generated sweeps' arguments marked ``noalias`` (:func:`noalias_compiler`); a switch for A/B
+#: the generated sweeps' arguments marked ``noalias`` (:func:`noalias_compiler`); a switch for A/B,
+#: read at each sweep (a part of the kernels' keys)
 NOALIAS = True
 
 
@@ -380,7 +389,7 @@ def tiled_runner(rec_cls, n_data: int, nrt: bool = False):
     """The CPU tiled sweep: tiles of one tile anti-diagonal in parallel, each swept serially. The
     tile (``BH`` rows, ``TW`` columns) is a runtime argument: one compile serves every grid shape.
     ``nrt``: see :func:`cell_namespace`."""
-    k = _TILED_RUNNERS.lookup(rec=rec_cls, n_data=n_data, nrt=nrt)
+    k = _TILED_RUNNERS.lookup(rec=rec_cls, n_data=n_data, nrt=nrt, noalias=NOALIAS)
     if k.ready:
         return k.fn
     from ..cache import jit_generated
@@ -423,7 +432,9 @@ def layered_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
     groups outside the range). ``q0 <= q < q1`` limits the groups (a large layer runs in pieces, so
     that Ctrl-C and signals are seen between them). ``nrt``: see :func:`cell_namespace`."""
     deps = schedule and schedule.key
-    k = _LAYERED_RUNNERS.lookup(rec=rec_cls, n_data=n_data, schedule=deps, nrt=nrt)
+    k = _LAYERED_RUNNERS.lookup(
+        rec=rec_cls, n_data=n_data, schedule=deps, nrt=nrt, noalias=NOALIAS, lazy=LAZY_DEPS
+    )
     if k.ready:
         return k.fn
     from ..cache import jit_generated
@@ -461,7 +472,9 @@ def line_runner(rec_cls, n_data: int, schedule, nrt: bool = False):
     """The CPU sweep of a line (a grid of one cell a wavefront): one thread walks the line's cells
     in order (:func:`gpudp.codegen.line_sweep_source`), no parallel region and no ring."""
     s = schedule
-    k = _LINE_RUNNERS.lookup(rec=rec_cls, n_data=n_data, schedule=s.key, nrt=nrt)
+    k = _LINE_RUNNERS.lookup(
+        rec=rec_cls, n_data=n_data, schedule=s.key, nrt=nrt, noalias=NOALIAS, lazy=LAZY_DEPS
+    )
     if k.ready:
         return k.fn
     from ..cache import jit_generated
@@ -478,7 +491,15 @@ def serial_runner(rec_cls, n_data: int, schedule, step, nrt: bool = False):
     ``step``: the plan's row and column steps). A cell taking its dependencies as one tuple is
     rewritten, where it reads them as ``deps[k]`` only, to read the ones it indexes
     (:func:`gpudp.lazy_deps.lazy_cell`: coin change's ways read 2 of 64)."""
-    k = _SERIAL_RUNNERS.lookup(rec=rec_cls, n_data=n_data, schedule=schedule.key, step=step, nrt=nrt)
+    k = _SERIAL_RUNNERS.lookup(
+        rec=rec_cls,
+        n_data=n_data,
+        schedule=schedule.key,
+        step=step,
+        nrt=nrt,
+        noalias=NOALIAS,
+        lazy=LAZY_DEPS,
+    )
     if k.ready:
         return k.fn
     from ..cache import jit_generated
@@ -491,7 +512,7 @@ def serial_runner(rec_cls, n_data: int, schedule, step, nrt: bool = False):
 
 
 #: cells that take their dependencies as one tuple read only those they index (:func:`_lazy_cell`);
-#: a switch for A/B (read when a kernel is first built in the process)
+#: a switch for A/B, read at each sweep (a part of the kernels' keys)
 LAZY_DEPS = True
 
 
@@ -567,9 +588,12 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
                 bar.update(plan.unit_cells(g0, g1))
         out["last_row"], out["last_col"] = line_edges(plan, line)
     elif plan.kind == "serial":
-        ring = np.full((plan.window + 1, max(cols, 1)), cls.fill, vt)
+        # not filled: each cell of the ring is written before any cell reads it (a row above is
+        # swept whole, a cell reads its own row behind it, any read outside is the boundary's), the
+        # last row and column are written whole (~60 us of a 8 x 10^5 sweep filled them)
+        ring = np.empty((plan.window + 1, max(cols, 1)), vt)
         rk = np.empty(len(plan.schedule.offsets), np.int64)  # each offset's row in the ring
-        last_row, last_col = np.full(max(cols, 1), cls.fill, vt), np.full(max(rows, 1), cls.fill, vt)
+        last_row, last_col = np.empty(max(cols, 1), vt), np.empty(max(rows, 1), vt)
         args = (ring, rk, words, last_row, last_col, rows, cols, *data)
         fn = compiled(lambda nrt: serial_runner(cls, len(data), plan.schedule, plan.serial, nrt), 0, 0, *args)
         stats.extra["compile_seconds"] = time.perf_counter() - t0

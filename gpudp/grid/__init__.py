@@ -34,6 +34,7 @@ from .. import backends, lowering, values
 from ..checks import cell_symbols, check_memory, probe_boundary, probe_cell
 from ..codegen import NO_CELL, spec_of
 from ..errors import decision_overflow
+from ..memory import confirm
 from ..progress import progress_bar
 from ..recurrence import contiguous, values_only
 from ..recurrence.narrow import prepare as narrow_cell
@@ -58,6 +59,13 @@ lowering.declare("grid", **backends.MODULES)
 lowering.declare("layered", **backends.MODULES)
 
 
+#: cells a second any sweep is taken to run, at least, where it decides on a progress bar (a
+#: hundredth of the generic cell's assumed rate on one CPU thread,
+#: :data:`gpudp.backends.rates.CPU_CELLS_PER_THREAD_S`): a sweep of fewer than about 10^6 cells
+#: builds none (:data:`gpudp.progress.BAR_SECONDS`)
+SLOW_CELLS_PER_S = 2e6
+
+
 def device_memory(backend: str) -> tuple[int, int] | None:
     """(free, total) bytes of the memory ``backend``'s kernels compute in; None for host memory."""
     return backends.get(backend).memory()
@@ -67,6 +75,16 @@ def _plan(rec, call: SweepCall) -> Plan:
     """The plan of ``rec`` (the engine's specialized recurrence, or its values-only proxy) for
     ``call``, by its shape's planner (as :func:`gpudp.engine.plan_sweep` plans it)."""
     return make_plan(rec, PLANNERS[type(rec).family], call.backend, call.tile, call.codec, call.reach)
+
+
+def _memory(plan: Plan, memory_budget):
+    """``plan.memory(memory_budget)``, its bytes confirmed against the sweep's reading of the memory
+    there is (:func:`gpudp.memory.confirm`): where a recent reading reused is too small a figure
+    for them, they are weighed again against a fresh one."""
+    need = plan.memory(memory_budget)
+    if confirm(need.host + need.decisions):
+        need = plan.memory(memory_budget)
+    return need
 
 
 def sweep_planned(call: SweepCall):
@@ -81,7 +99,7 @@ def sweep_planned(call: SweepCall):
     plan = None
     if call.traceback and type(rec).decision_bits and call.store != "full":
         plan = _plan(rec, call)  # kept unless checkpoints win
-        need = plan.memory(memory_budget) if plan.kind == "tiled" else None
+        need = _memory(plan, memory_budget) if plan.kind == "tiled" else None
         big = need and (need.spill or need.decisions > backends.get(plan.backend).full_store_max)
         if call.store == "checkpoints" or big:
             from ..checkpoints import checkpoint_sweep
@@ -102,7 +120,7 @@ def sweep_planned(call: SweepCall):
     plan = plan or _plan(rec, call)
     plan.checkpoint = call.checkpoint
     backend = plan.backend
-    need = plan.memory(memory_budget)  # the store is not counted: past the budget it spills to disk
+    need = _memory(plan, memory_budget)  # the store is not counted: past the budget it spills to disk
     gib = need.values / 2**30
     check_memory(
         f"{type(rec).__name__}'s sweep",
@@ -143,7 +161,8 @@ def sweep_planned(call: SweepCall):
     stats.extra["decision_codec"] = plan.codec
     stats.extra["backend_choice"] = plan.choice
     stats.extra["arithmetic"] = f"int32 (every value within +-{narrow[1]})" if narrow else "as written"
-    bar = progress_bar(plan.cells, call.progress, deadline=call.deadline)
+    seconds = plan.cells / SLOW_CELLS_PER_S  # at most, predicted: under half a second, no bar
+    bar = progress_bar(plan.cells, call.progress, deadline=call.deadline, seconds=seconds)
     try:
         out = runner.run_plan(plan, rec, data, store, stats, bar)
     except BaseException:

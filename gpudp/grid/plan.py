@@ -9,6 +9,8 @@ chunks, and its memory figures (:meth:`Plan.memory`, planned by :mod:`gpudp.foot
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -65,6 +67,16 @@ class Plan:
     #: tiled: K > 0 has the kernels copy every K-th row and column (K - 1, 2K - 1, ...) aside as
     #: checkpoints (:func:`gpudp.backends.base.checkpoint_arrays`, :mod:`gpudp.checkpoints`)
     checkpoint: int = 0
+    #: (max words, max cells) -> the chunks :meth:`make_chunks` cut for them; shared by the copies
+    #: of a plan kept for the next sweep (:func:`plan_grid`)
+    cuts: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def shared(self) -> Plan:
+        """A copy of this plan whose fields are this one's (its arrays, layout, chunks cut): a kept
+        plan's for a sweep, which sets its own backend, figures and chunks on it."""
+        plan = object.__new__(Plan)
+        plan.__dict__.update(self.__dict__)
+        return plan
 
     def memory(self, memory_budget=None) -> MemoryNeed:
         """The bytes this sweep needs under ``memory_budget`` (as :func:`gpudp.sweep` takes it), before
@@ -132,17 +144,22 @@ class Plan:
         return int(lay.diag_off[u1] - lay.diag_off[u0]) * lay.bh * lay.tw
 
     def make_chunks(self, max_words: int, max_cells: int):
-        """Group consecutive units so that each chunk's decisions fit ``max_words`` words."""
+        """Group consecutive units so that each chunk's decisions fit ``max_words`` words and its
+        cells ``max_cells`` (cut once per plan and limits: :attr:`cuts`)."""
+        cut = self.cuts.get((max_words, max_cells))
+        if cut is None:
+            cut = self.cuts[max_words, max_cells] = self._cut(max_words, max_cells)
+        self.chunks = list(cut)
+
+    def _cut(self, max_words: int, max_cells: int) -> list[tuple[int, int]]:
         lay = self.layout
         if self.kind != "tiled":
-            self.chunks = _greedy_chunks(lay.woff, _cumulative(self.hi - self.lo), max_words, max_cells)
+            chunks = _greedy_chunks(lay.woff, _cumulative(self.hi - self.lo), max_words, max_cells)
             if self.kind == "line" and self.schedule.line_step < 0:  # swept from the line's end
-                self.chunks.reverse()
-            return
+                chunks.reverse()
+            return chunks
         tiles = lay.diag_off[: self.n_units + 1]  # tiles before each diagonal
-        self.chunks = _greedy_chunks(
-            tiles * lay.words_per_tile, tiles * (lay.bh * lay.tw), max_words, max_cells
-        )
+        return _greedy_chunks(tiles * lay.words_per_tile, tiles * (lay.bh * lay.tw), max_words, max_cells)
 
 
 def _cumulative(x: np.ndarray) -> np.ndarray:
@@ -193,7 +210,6 @@ def plan_grid(rec, backend: str, tile, codec=None, reach=None) -> tuple[Plan, st
     wavefronts so narrow on one thread anyway: :func:`serial_order`) or layered by wavefronts; and
     the backend (``codec`` and ``reach`` are a layered sweep's options: a grid has neither)."""
     cls = type(rec)
-    bits = cls.decision_bits
     rows, cols = rec._checked_shape()
     sched = derive(cls.offsets, rows, cols)
     if cls.reads_line and not (sched.positions == 1 and not sched.tiled):
@@ -211,18 +227,51 @@ def plan_grid(rec, backend: str, tile, codec=None, reach=None) -> tuple[Plan, st
         backend, why = "cpu", "auto: cpu, a line's cells run one after the other (one thread on any backend)"
     else:
         backend, why = backends.choose(backend, rows * cols)
+    be = backends.get(backend)
     if sched.tiled:
-        be = backends.get(backend)
         bh, tw = tile or be.fit_tile(be.tile_for(cls), rows, cols)
         m = be.tile_rows_multiple
         if tw % 32 or bh < 1 or bh % m:
             rows_rule = f", rows of {m} on {be.name}" if m > 1 else ""
             raise InputError("tile", f"tile {tile}: columns must be a multiple of 32{rows_rule}")
+        tile = (bh, tw)
+    # all that the plan is made of: the class's declaration, the grid's shape, the backend's tile
+    # and the width below which it sweeps rows serially
+    key = (cls, rows, cols, backend, tile if sched.tiled else None, be.serial_width)
+    with _PLANS_LOCK:
+        plan = _PLANS.get(key)
+        if plan is not None:
+            _PLANS.move_to_end(key)
+    if plan is None:
+        plan = _grid_plan(cls, rows, cols, sched, line, tile, be.serial_width)
+        if plan.n_units <= KEEP_PLAN_UNITS:
+            with _PLANS_LOCK:
+                _PLANS[key] = plan
+                while len(_PLANS) > KEEP_PLANS:
+                    _PLANS.popitem(last=False)
+    return plan.shared(), backend, why  # the caller sets its backend, figures, chunks on its own
+
+
+#: grid plans kept for the sweeps of the same class and shape (a batch's or a test's small sweeps:
+#: building the plan's arrays was ~20 us of each): the last :data:`KEEP_PLANS` of at most
+#: :data:`KEEP_PLAN_UNITS` units, by (class, rows, cols, backend, tile, serial width)
+KEEP_PLANS = 32
+KEEP_PLAN_UNITS = 1 << 12
+_PLANS: OrderedDict = OrderedDict()
+_PLANS_LOCK = threading.Lock()
+
+
+def _grid_plan(cls, rows: int, cols: int, sched: Schedule, line: bool, tile, serial_width: int) -> Plan:
+    """:func:`plan_grid`'s plan, before its backend is set on it: by tiles (``tile``, fitted), a
+    line, rows swept serially (wavefronts narrower than ``serial_width``) or layers of wavefronts."""
+    bits = cls.decision_bits
+    if sched.tiled:
+        bh, tw = tile
         lay = TileLayout(rows, cols, bh, tw, bits, rpt=-(-bh // 32))
         plan = Plan("tiled", rows, cols, sched, lay, None, lay.num_diagonals, rows * cols)
     elif line:
         plan = _line_plan(rows, cols, sched, bits)
-    elif (step := _serial_step(sched, rows, cols, backends.get(backend).serial_width)) is not None:
+    elif (step := _serial_step(sched, rows, cols, serial_width)) is not None:
         sizes = np.full(rows, cols, dtype=np.int64)
         plan = _layered_plan(
             rows, cols, sched, sizes, np.zeros_like(sizes), sizes, bits, "plain", rows * cols
@@ -234,7 +283,7 @@ def plan_grid(rec, backend: str, tile, codec=None, reach=None) -> tuple[Plan, st
         plan = _layered_plan(
             rows, cols, sched, sizes, np.zeros(n, np.int64), sizes, bits, "plain", rows * cols
         )
-    return plan, backend, why
+    return plan
 
 
 def plan_layered(rec, backend: str, tile, codec=None, reach=None) -> tuple[Plan, str, str]:

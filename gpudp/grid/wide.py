@@ -21,6 +21,7 @@ says None otherwise.
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 
 import numpy as np
@@ -79,17 +80,28 @@ def wide_instance(rec):
 def widens(cls) -> bool:
     """Whether ``cls`` has offsets two cells back that :func:`wide_class` can carry: a grid (not
     reading a line) of a scalar cell with fixed parameters, every offset within ``[-2, 0]^2`` and
-    one of them not a unit offset."""
+    one of them not a unit offset. Answered once per declaration (what it reads of the class) in
+    the process, where the offsets are a tuple of tuples (every sweep asks)."""
     if cls.family != "grid" or getattr(cls, "reads_line", False):
         return False
-    offs = {tuple(int(x) for x in o) for o in cls.offsets}
+    declared = (cls.offsets, cls.value_dtype, cls.cell, getattr(cls.cell, "__code__", None))
+    try:
+        return _widens(*declared)
+    except TypeError:  # unhashable offsets (a list): answered each time
+        return _widens.__wrapped__(*declared)
+
+
+@functools.lru_cache(maxsize=1024)
+def _widens(offsets, value_dtype, cell, code) -> bool:
+    """:func:`widens` of a grid's declaration that reads no line."""
+    offs = {tuple(int(x) for x in o) for o in offsets}
     if offs <= UNIT_MONOTONE or not offs <= UNIT.keys() | WIDE.keys():
         return False
-    if np.dtype(cls.value_dtype).names is not None:
+    if np.dtype(value_dtype).names is not None:
         return False
     plain = inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD
     # a cell taking *data: its arity is the instance's, not the class's
-    return all(p.kind in plain for p in inspect.signature(cls.cell).parameters.values())
+    return all(p.kind in plain for p in inspect.signature(cell).parameters.values())
 
 
 def wide_class(cls):

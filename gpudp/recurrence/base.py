@@ -8,6 +8,7 @@ the engine and the shapes share: a recurrence's data as the kernels take it (:fu
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import inspect
 import weakref
@@ -73,6 +74,34 @@ _FIRST_READ: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 #: (class, parts) -> the subclass of that class declaring the parts (:func:`specialized`)
 _SWEPT = KernelFactory("recurrence.swept", "cls", "parts")
+
+
+#: a method's function -> (its code, how many positional arguments it takes): :func:`_arity`
+_ARITY: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _arity(fn) -> int | None:
+    """How many positional arguments ``fn`` takes; None where it takes ``*args`` or has no signature
+    to read (a compiled or builtin function: numba will say). Read once per function and code (its
+    signature, read at every sweep, was ~10 us a method)."""
+    code = getattr(fn, "__code__", None)
+    try:
+        known = _ARITY.get(fn)
+    except TypeError:  # not weakly referable: read each time
+        known = None
+    if known is not None and known[0] is code:
+        return known[1]
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        got = None
+    else:
+        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        varargs = any(p.kind == p.VAR_POSITIONAL for p in params)
+        got = None if varargs else sum(p.kind in positional for p in params)
+    with contextlib.suppress(TypeError):
+        _ARITY[fn] = (code, got)
+    return got
 
 
 def _scalar_or_record(name: str, dtype):
@@ -184,15 +213,8 @@ class Recurrence:
         if hasattr(cls, "boundary"):
             want["boundary"] = len(cls._INDEX) + n_data
         for meth, n in want.items():
-            fn = getattr(cls, meth)
-            try:
-                params = inspect.signature(fn).parameters.values()
-            except (TypeError, ValueError):  # a compiled or builtin function: numba will say
-                continue
-            if any(p.kind == p.VAR_POSITIONAL for p in params):
-                continue
-            got = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
-            if got != n:
+            got = _arity(getattr(cls, meth))
+            if got is not None and got != n:
                 raise ContractError(
                     f"{name}.{meth} takes {got} arguments, but the engine passes {n}: "
                     f"{cls._form(meth, n_data)}"

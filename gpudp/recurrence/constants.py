@@ -21,6 +21,7 @@ pass data that changes through ``data()``). Constants read as another module's a
 
 from __future__ import annotations
 
+import functools
 import types
 
 import numpy as np
@@ -74,11 +75,15 @@ def _read(fn, out: dict, helpers: dict, seen: set, helper: bool = False) -> None
             continue
 
 
-def _names(co: types.CodeType):
-    yield from co.co_names
+@functools.lru_cache(maxsize=4096)
+def _names(co: types.CodeType) -> tuple[str, ...]:
+    """The global names ``co`` and the code nested in it read (read once per code object: a code
+    object does not change, and every sweep asks)."""
+    out = list(co.co_names)
     for c in co.co_consts:
         if isinstance(c, types.CodeType):
-            yield from _names(c)
+            out += _names(c)
+    return tuple(out)
 
 
 def _value(key, v, out: dict, helpers: dict, seen: set) -> None:
