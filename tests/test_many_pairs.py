@@ -156,9 +156,11 @@ def test_refusals():
     with pytest.raises(InputError, match=r"choices\[1\]: a 1-d array of int16: choices\[0\] is of int8"):
         sweep_many(tmpl, queries=["AC"], choices=[np.zeros(3, np.int8), np.zeros(2, np.int16)])
     with pytest.raises(
-        InputError, match=r"queries\[0\]: a 1-d array of float64: sequences are integer symbols"
+        InputError, match=r"queries\[0\]: a 1-d array of complex128: symbols are integers or reals"
     ):
-        sweep_many(tmpl, queries=[np.zeros(3)], choices=["A"])
+        sweep_many(tmpl, queries=[np.zeros(3, complex)], choices=["A"])
+    with pytest.raises(InputError, match=r"queries: a 2-D array of <U1: symbols are integers or reals"):
+        sweep_many(tmpl, queries=np.array([["A"]]), choices=["A"])
 
     class NoSymbols(GridRecurrence):
         value_dtype = np.int64

@@ -657,10 +657,8 @@ def check_dtw_many(pairs, **opts):
     assert dtw_many(pairs, **opts) == [dtw_ref(a, b) for a, b in pairs]
 
 
-def check_dtw_cross(queries, choices, **opts):
-    got = dtw_cross(
-        [np.asarray(q, np.int32) for q in queries], [np.asarray(c, np.int32) for c in choices], **opts
-    )
+def check_dtw_cross(queries, choices, dtype=np.int32, **opts):
+    got = dtw_cross([np.asarray(q, dtype) for q in queries], [np.asarray(c, dtype) for c in choices], **opts)
     assert got.tolist() == [[dtw_ref(q, c) for c in choices] for q in queries]
 
 
@@ -670,13 +668,19 @@ def test_dtw_many(pairs):
     check_dtw_many(pairs, backend="cpu", check=True)
 
 
-int_series = st.lists(st.integers(-(10**6), 10**6), max_size=12)  # the pairs form reads integer symbols
+int_series = st.lists(st.integers(-(10**6), 10**6), max_size=12)
 
 
 @FEW
 @given(st.lists(int_series, min_size=1, max_size=4), st.lists(int_series, min_size=1, max_size=4))
 def test_dtw_cross(queries, choices):
     check_dtw_cross(queries, choices, backend="cpu", check=True)
+
+
+@FEW
+@given(st.lists(series, min_size=1, max_size=4), st.lists(series, min_size=1, max_size=4))
+def test_dtw_cross_of_real_series(queries, choices):
+    check_dtw_cross(queries, choices, np.float64, backend="cpu", check=True)
 
 
 def test_dtw_many_5000():
@@ -706,6 +710,7 @@ def test_user_dps4_in_the_simulator():
     check_knapsack([(2, 3, 2), (3, 5, 1), (1, 1, 3)], 7, backend="cuda")
     check_dtw_many([([1.0, 2.0], [1.0, 0.0, 2.0]), ([], [1.0]), ([3.0], [-3.0])], backend="cuda")
     check_dtw_cross([[1, 2, 3], [0]], [[2, 2], [5, -1, 0]], backend="cuda")
+    check_dtw_cross([[1.5, -2.25], [0.125]], [[2.0], [5.5, -1.0, 0.0]], np.float64, backend="cuda")
 
 
 @SIM

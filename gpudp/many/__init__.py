@@ -529,8 +529,8 @@ def sweep_many(
         + m`` is query ``k`` against choice ``m``) or query ``k`` against choice ``k``
         (``pairs="zip"``), each pair's row symbols the query and column symbols the choice, every
         other item of ``data()`` the template's (shared). Each side: a list or tuple of ``str`` (by
-        code point), of ``bytes`` or of 1-D integer arrays of one dtype, or a 2-D integer array of
-        rows. Read in bulk, with no Python work per pair (:mod:`gpudp.many.pairs`): the form for
+        code point), of ``bytes`` or of 1-D arrays of integers or reals of one dtype, or a 2-D such
+        array of rows. Read in bulk, with no Python work per pair (:mod:`gpudp.many.pairs`): the form for
         large batches (100,000 pairs of objects cost seconds of intake). The class must declare
         ``symbols = True``.
     pairs : "cross" or "zip"

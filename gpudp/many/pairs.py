@@ -5,7 +5,7 @@ cross product), or query ``k`` against choice ``k``, read without Python work pe
 symbols are a query and whose column symbols are a choice, every other item of ``data()`` the
 template's own (shared by all). Each side is read once into one buffer with offsets (Arrow's
 layout): a list or tuple of ``str`` (by code point; one join and one encode), of ``bytes``, of 1-D
-integer arrays of one dtype, or a 2-D integer array whose rows are the sequences. The kernels index
+arrays of integers or reals of one dtype, or a 2-D such array whose rows are the sequences. The kernels index
 the two buffers directly (item kinds ``q1`` and ``c1`` of :func:`gpudp.many.source.views`: instance
 ``b`` reads query ``b // M`` and choice ``b % M``), so nothing of size queries x choices x length is
 built; the template's data items are packed once (kind ``g``, shared). The instance objects the rest
@@ -34,8 +34,8 @@ def read_side(seqs, name: str) -> tuple[np.ndarray, np.ndarray]:
     offsets[k + 1]]``. InputError naming ``name[k]`` for an element of another form than the
     first's."""
     if isinstance(seqs, np.ndarray) and seqs.ndim == 2:
-        if seqs.dtype.kind not in "biu":
-            raise InputError(name, f"a 2-D array of {seqs.dtype}: sequences are integer symbols")
+        if seqs.dtype.kind not in "biuf":
+            raise InputError(name, f"a 2-D array of {seqs.dtype}: symbols are integers or reals")
         n, m = seqs.shape
         return widened_symbols(np.ascontiguousarray(seqs).reshape(-1)), np.arange(n + 1, dtype=np.int64) * m
     if isinstance(seqs, str | bytes | np.ndarray) or not isinstance(seqs, Sequence):
@@ -65,21 +65,20 @@ def read_side(seqs, name: str) -> tuple[np.ndarray, np.ndarray]:
     if first is np.ndarray:
         dt = seqs[0].dtype
         for k, x in enumerate(seqs):
-            if x.ndim != 1 or x.dtype != dt or dt.kind not in "biu":
-                if x.dtype.kind not in "biu":  # a float: the pairs' buffers hold integer symbols
-                    why = "sequences are integer symbols here (sweep and a list of instances take others)"
+            if x.ndim != 1 or x.dtype != dt or dt.kind not in "biuf":
+                if x.dtype.kind not in "biuf":
+                    why = "symbols are integers or reals"
                 elif x.dtype != dt:
                     why = f"{name}[0] is of {dt}"
                 else:
                     why = "a sequence must be 1-D"
                 raise InputError(
-                    f"{name}[{k}]",
-                    f"a {x.ndim}-d array of {x.dtype}: {why}; give 1-D integer arrays of one dtype",
+                    f"{name}[{k}]", f"a {x.ndim}-d array of {x.dtype}: {why}; give 1-D arrays of one dtype"
                 )
         np.cumsum(np.fromiter(map(len, seqs), np.int64, len(seqs)), out=offsets[1:])
         return widened_symbols(np.concatenate(seqs)), offsets
     raise InputError(
-        f"{name}[0]", f"a {first.__name__}: give str, bytes or 1-D integer arrays (or a 2-D array of rows)"
+        f"{name}[0]", f"a {first.__name__}: give str, bytes or 1-D arrays of numbers (or a 2-D array of rows)"
     )
 
 
