@@ -172,7 +172,7 @@ PARALLEL_STATES = 1 << 16
 CHUNKS_PER_THREAD = 4
 #: a node array of at least this many nodes is collected, and copied or first written when it
 #: grows, on every numba thread (:mod:`.reach_nodes`) when numba has more than one thread
-PARALLEL_NODES = 1 << 20
+PARALLEL_NODES = 1 << 16
 _LIMIT = np.int64(1 << 61)
 
 
