@@ -25,8 +25,9 @@ def collect_parallel(par, itm, nn, N, L, zst, chunks):
     threads may walk one chain at once, and one may stop at a node another has just marked, which
     that other goes on from, so every marked node's parent ends marked and the marks are the serial
     ones. The kept counts of the pieces of ``0..nn-1``, summed in order, number each piece's nodes;
-    the renumbered nodes go through scratch (a piece's place may lie in a piece before it, not yet
-    read), then back into ``par, itm``."""
+    each piece renumbers and compacts its nodes at its own start (its place may lie in a piece before
+    it, not yet read), and one pass in order then moves them to their place (no scratch of the nodes'
+    size: with it, 100 MB more at the peak of a published n = 800 proof)."""
     mark = np.zeros(nn, np.bool_)
     for q in prange(L + 1):
         r = N[q] if q < L else zst[1]
@@ -53,17 +54,20 @@ def collect_parallel(par, itm, nn, N, L, zst, chunks):
             if mark[k]:
                 remap[k] = m
                 m += 1
-    npar = np.empty(live, np.int64)
-    nitm = np.empty(live, np.int64)
-    for c in prange(chunks):
+    for c in prange(chunks):  # each piece compacted within itself (writes at or before its reads)
+        at = first[c]
         for k in range(first[c], first[c + 1]):
             if mark[k]:
                 pk = par[k]
-                npar[remap[k]] = remap[pk] if pk >= 0 else -1
-                nitm[remap[k]] = itm[k]
-    for k in prange(live):
-        par[k] = npar[k]
-        itm[k] = nitm[k]
+                par[at] = remap[pk] if pk >= 0 else -1
+                itm[at] = itm[k]
+                at += 1
+    for c in range(1, chunks):  # then moved down in order (each onto places already read)
+        at = first[c]
+        for k in range(count[c], count[c + 1]):
+            par[k] = par[at]
+            itm[k] = itm[at]
+            at += 1
     for q in prange(L):
         if N[q] >= 0:
             N[q] = remap[N[q]]
