@@ -100,7 +100,14 @@ target.
 (:func:`.reach_step.step_parallel`: the merge cut into pieces at weights, each piece's dominance
 profit from the prefix maxima of the pieces before it, its bound pointers by bisection, the kept
 states placed by prefix sums), with the serial step's result: the same states, nodes and
-incumbent; shorter lists take the serial step. ``NUMBA_NUM_THREADS=1`` is the serial search.
+incumbent; shorter lists take the serial step. The bookkeeping around the steps uses the threads
+too, with the same results: a node array of :data:`PARALLEL_NODES` nodes or more is collected (a
+mark of the states' chains, a compaction numbered by the pieces' prefix sums:
+:func:`.reach_nodes.collect_parallel`, node for node the serial collection), copied and first written
+in parallel; a segment of envelopes is rebuilt on a thread of its own while the search steps
+through the segment before it (:meth:`Envelopes.get`; the compiled loops release the GIL); and a
+solve's searches share their lists and node array (:class:`_Arrays`), so that each search no longer
+grows them again from :data:`NODE_START`. ``NUMBA_NUM_THREADS=1`` is the serial search.
 
 ``details`` also gives ``searches`` (each target, its outcome, states, largest list, seconds),
 ``states_generated`` (the states kept, all searches), ``largest_list``, the envelopes' ``tau`` and
@@ -110,6 +117,7 @@ sizes. See docs/knapsack_reach.md for the measurements.
 from __future__ import annotations
 
 import math
+import threading
 import time
 
 import numba
@@ -122,6 +130,7 @@ from gpudp.jit import njit
 from gpudp.solution import Solution, Stats
 
 from .io import INT64_MAX, KnapsackInstance, checked_solution, validate
+from .reach_nodes import collect_parallel, copy_parallel, zero_parallel
 from .reach_step import step, step_parallel, suffix_lp
 from .sparse.exact import exact_sum
 from .sparse.items import efficiency_order, integer_data, split_items
@@ -142,6 +151,10 @@ FINE_AFTER = 0.25
 #: envelopes stored at once: every K-th (K = ceil(sqrt(n))) and the K of the current segment, or all
 #: of them when their intervals total at most this many
 ALL_INTERVALS = 1 << 22
+#: a segment of envelopes (every K-th stored) whose stored top holds at least this many intervals
+#: is rebuilt on a thread of its own while the search steps through the segment before it
+#: (:meth:`Envelopes.get`), when numba has more than one thread
+AHEAD_INTERVALS = 1 << 12
 #: the first sizes of the state lists and of the node array (both grow)
 LIST_START = 1 << 12
 NODE_START = 1 << 16
@@ -157,6 +170,9 @@ JUMP = 4
 PARALLEL_STATES = 1 << 16
 #: the pieces of a parallel step per thread (their work varies with how many states each keeps)
 CHUNKS_PER_THREAD = 4
+#: a node array of at least this many nodes is collected, and copied or first written when it
+#: grows, on every numba thread (:mod:`.reach_nodes`) when numba has more than one thread
+PARALLEL_NODES = 1 << 16
 _LIMIT = np.int64(1 << 61)
 
 
@@ -316,23 +332,57 @@ class Envelopes:
         self.all = every is not None
         self.kept = every if self.all else kept
         self.segment: dict[int, tuple] = {}
+        self.ahead: tuple[int, threading.Thread, dict] | None = None  # (its top, the thread, its result)
+
+    def _segment(self, top: int, low: int) -> dict:
+        """``E_k`` for ``k = top − 1`` down to ``low``, rebuilt from the stored ``E_top`` (compiled
+        loops that release the GIL: a thread may run it beside the search)."""
+        env, segment = self.kept[top], {}
+        for k in range(top - 1, low - 1, -1):
+            tau, width = int(self.taus[k]), int(self.widths[k])
+            item = int(self.ws[k]), int(self.dg[k]), int(self.pd[k])
+            nlo, nhi, nga, ntp, m = _extend(env, *item, self.cap, tau, width)
+            m = _merge(nlo, nhi, nga, ntp, m, tau, width, self.cap)
+            env = _finish(nlo, nhi, nga, ntp, m, self.num)
+            segment[k] = env
+        return segment
+
+    def _prefetch(self, top: int) -> None:
+        """Start rebuilding the whole segment below the stored ``E_top`` on a thread, when it is large
+        (its top holds at least :data:`AHEAD_INTERVALS` intervals) and numba has several threads."""
+        low = self._low(top)
+        if numba.get_num_threads() < 2 or low >= top or len(self.kept[top][0]) < AHEAD_INTERVALS:
+            return
+        out: dict = {}
+        thread = threading.Thread(target=lambda: out.update(self._segment(top, low)))
+        thread.start()
+        self.ahead = (top, thread, out)
 
     def get(self, i: int):
-        """``E_i``; ``i`` rises over a search (a segment is rebuilt from the stored envelope above it)."""
+        """``E_i``; ``i`` rises over a search (a segment is rebuilt from the stored envelope above it,
+        or taken from the thread that rebuilt it meanwhile: :meth:`_prefetch`, started for the next
+        segment, or the first once a search reaches the last, as each segment is reached)."""
         if i in self.kept:
             return self.kept[i]
         if i not in self.segment:
-            top = min(len(self.ws), (i // self.K + 1) * self.K)
-            env = self.kept[top]
+            n = len(self.ws)
+            top = min(n, (i // self.K + 1) * self.K)
             self.segment = {}
-            for k in range(top - 1, i - 1, -1):
-                tau, width = int(self.taus[k]), int(self.widths[k])
-                item = int(self.ws[k]), int(self.dg[k]), int(self.pd[k])
-                nlo, nhi, nga, ntp, m = _extend(env, *item, self.cap, tau, width)
-                m = _merge(nlo, nhi, nga, ntp, m, tau, width, self.cap)
-                env = _finish(nlo, nhi, nga, ntp, m, self.num)
-                self.segment[k] = env
+            if self.ahead is not None:
+                ahead, thread, out = self.ahead
+                self.ahead = None
+                if ahead == top:  # (another: left to end on its own)
+                    thread.join()
+                    self.segment = out if i in out else {}
+            if not self.segment:
+                self.segment = self._segment(top, i)
+            after = min(n, top + self.K)  # the next segment with envelopes to rebuild, else the first
+            self._prefetch(after if top < after and self._low(after) < after else min(n, self.K))
         return self.segment[i]
+
+    def _low(self, top: int) -> int:
+        """The least ``i`` rebuilt from the stored ``E_top`` (``E_{i − 1}`` is stored)."""
+        return (top - 1) // self.K * self.K + 1
 
     def bound(self, i: int, slack: int) -> int:
         """The most ``min(num·S + gain, top)`` over the points ``S ≤ slack`` of ``E_i`` (``slack ≥
@@ -348,12 +398,24 @@ class Envelopes:
 def _collect(par, itm, nn, N, L, zst) -> int:
     """Drop the nodes that no state of ``N[:L]`` nor the best packing (``zst[1]``) reaches: the sparse
     DP's collection (:func:`.sparse.kernels.collect`, compacting in place and renumbering), on this
-    search's list; returns the count kept."""
+    search's list, or from :data:`PARALLEL_NODES` nodes on every numba thread
+    (:func:`.reach_nodes.collect_parallel`, the same result); returns the count kept."""
+    threads = numba.get_num_threads()
+    if threads > 1 and nn >= PARALLEL_NODES:
+        return collect_parallel(par, itm, nn, N, L, zst, CHUNKS_PER_THREAD * threads)
     st = np.zeros(NSLOTS, np.int64)
     st[ST_NN], st[ST_LEN], st[ST_ZNODE] = nn, L, zst[1]  # (ST_CUR 0: the list is row 0 of N[None])
     live = collect(par, itm, N[None, :], st)
     zst[1] = st[ST_ZNODE]
     return live
+
+
+def _copy(dst, src, n: int) -> None:
+    """``dst[:n] = src[:n]``; from :data:`PARALLEL_NODES` entries on every numba thread."""
+    if n >= PARALLEL_NODES and numba.get_num_threads() > 1:
+        copy_parallel(dst, src, n)
+    else:
+        dst[:n] = src[:n]
 
 
 def _room_check(nbytes: int) -> None:
@@ -390,7 +452,7 @@ class _Arrays:
             old = self.lists[k]
             self.out_list(k, need)
             for a, b in zip(self.lists[k], old, strict=True):
-                a[:L] = b[:L]
+                _copy(a, b, L)
         return self.lists[k]
 
     def nodes(self, nn: int, need: int, N, L, zst) -> int:
@@ -402,7 +464,8 @@ class _Arrays:
             size = max(2 * len(self.par), 2 * (nn + need))
             _room_check(16 * (size - len(self.par)))
             par, itm = np.empty(size, np.int64), np.empty(size, np.int64)
-            par[:nn], itm[:nn] = self.par[:nn], self.itm[:nn]
+            _copy(par, self.par, nn)
+            _copy(itm, self.itm, nn)
             self.par, self.itm, self.touched = par, itm, nn
         return nn
 
@@ -412,21 +475,26 @@ class _Arrays:
         cost several times more (n = 800, Jooken g = 14: 2 threads spent 4 times as long writing new
         nodes as they did once touched)."""
         start = max(self.touched, nn)
-        if end > start:
+        if end - start >= PARALLEL_NODES and numba.get_num_threads() > 1:
+            zero_parallel(self.par, start, end)
+            zero_parallel(self.itm, start, end)
+        elif end > start:
             self.par[start:end] = 0
             self.itm[start:end] = 0
-            self.touched = end
+        self.touched = max(self.touched, end)
 
 
-def _search(ws, ps, cap, env: Envelopes, den, target, z, gp, deadline, budget=None, beam=None):
-    """One search with target ``target`` from incumbent value ``z`` (the module doc). Returns
+def _search(ws, ps, cap, env: Envelopes, den, target, z, gp, deadline, budget=None, beam=None, ar=None):
+    """One search with target ``target`` from incumbent value ``z`` (the module doc), in the lists and
+    node array of ``ar`` (a solve's :class:`_Arrays`, as large as its searches made them; None: new
+    ones); its nodes from 0 (those of an earlier search are dropped: its states are gone). Returns
     ``(z, items, states, largest, stopped)``: the best packing it found (``items``: indices into
     ``ws``, None when none beat the given ``z``), and ``stopped`` None (the search ran to its end),
     ``"time"`` (an item's step would pass ``deadline``, predicted from the last step's time per
     state), ``"budget"`` (more than ``budget`` states kept) or ``"memory (why)"``. With ``beam``, a
     heuristic: after each item only the ``beam`` states of the largest bounds are kept (no proof)."""
     n = len(ws)
-    ar = _Arrays()
+    ar = _Arrays() if ar is None else ar
     W, P, N = ar.lists[0]
     W[0], P[0], N[0] = 0, 0, -1
     L, cur, nn = 1, 0, 0
@@ -576,6 +644,7 @@ def _solve_free(p, w, cap, free, x, details, deadline, time_limit):
     details.update(greedy_value=z, bounds={"dantzig": dantzig, "envelope": root}, lagrange=[num, den])
     details["envelopes"] = info
     searches, states, largest = [], 0, 0
+    ar = _Arrays()  # every search's lists and nodes: no growth again to the sizes an earlier one reached
     if deadline is not None and time.perf_counter() > deadline and stopped is None:
         stopped = "time"
     d = max(gp, (ub - z) >> 14)
@@ -586,10 +655,10 @@ def _solve_free(p, w, cap, free, x, details, deadline, time_limit):
         if deadline is not None and not beamed and 2 * t > deadline + start:
             # half the time limit spent unproven: a heuristic's packing, that a stop reports
             beamed = True
-            z, best, stopped = _beam(ws, ps, cap, env, den, z, gp, deadline, order, best, searches)
+            z, best, stopped = _beam(ws, ps, cap, env, den, z, gp, deadline, order, best, searches, ar)
             continue
         budget = None if env.fine else int(FINE_AFTER * len(ws) * MAX_INTERVALS)
-        zf, items, n_st, big, stopped = _search(ws, ps, cap, env, den, target, z, gp, deadline, budget)
+        zf, items, n_st, big, stopped = _search(ws, ps, cap, env, den, target, z, gp, deadline, budget, ar=ar)
         states += n_st
         largest = max(largest, big)
         if items is not None:
@@ -600,7 +669,7 @@ def _solve_free(p, w, cap, free, x, details, deadline, time_limit):
             searches[-1]["stopped"] = stopped
             if not coarse_beamed:  # a costly instance: the beam's packing, on the coarse envelopes (cheap)
                 coarse_beamed = True
-                z, best, stopped = _beam(ws, ps, cap, env, den, z, gp, deadline, order, best, searches)
+                z, best, stopped = _beam(ws, ps, cap, env, den, z, gp, deadline, order, best, searches, ar)
                 if stopped is not None or z >= ub:  # (its packing may reach the bound: proven)
                     break
             env, stopped, info = _envelopes(ws, ps, cap, num, den, deadline, fine=True)
@@ -611,7 +680,7 @@ def _solve_free(p, w, cap, free, x, details, deadline, time_limit):
                 target = min(target, ub)
             if stopped is None and z < ub:  # the beam on the fine envelopes: a packing near the optimum
                 beamed = True
-                z, best, stopped = _beam(ws, ps, cap, env, den, z, gp, deadline, order, best, searches)
+                z, best, stopped = _beam(ws, ps, cap, env, den, z, gp, deadline, order, best, searches, ar)
             continue
         if stopped is not None:
             searches[-1]["stopped"] = stopped
@@ -645,12 +714,12 @@ def _solve_free(p, w, cap, free, x, details, deadline, time_limit):
     return False, f"{why}: the best packing found, not proven optimal (upper bound {ub}, gap {ub - z})", z
 
 
-def _beam(ws, ps, cap, env, den, z, gp, deadline, order, best, searches):
+def _beam(ws, ps, cap, env, den, z, gp, deadline, order, best, searches, ar):
     """The beam search (:data:`BEAM` states kept after each item; no proof) for a packing better
     than ``z``; returns ``(z, best, stopped)``, ``best`` the items of the best packing (indices of
-    the instance), and records the run in ``searches``."""
+    the instance), and records the run in ``searches``; ``ar``: the solve's lists and nodes."""
     t = time.perf_counter()
-    zf, items, n_st, _, stopped = _search(ws, ps, cap, env, den, z + gp, z, gp, deadline, beam=BEAM)
+    zf, items, n_st, _, stopped = _search(ws, ps, cap, env, den, z + gp, z, gp, deadline, beam=BEAM, ar=ar)
     if items is not None:
         z, best = zf, order[items]
     searches.append({"beam": BEAM, "best": z, "states": n_st, "seconds": time.perf_counter() - t})

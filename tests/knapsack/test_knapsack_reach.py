@@ -3,6 +3,7 @@ test_knapsack_dp.py (the textbook DP over capacities, the brute force in Python 
 test_knapsack_jooken.py (the DP over reachable weights), on random data, Jooken's class at small n
 and c, and every magnitude; and one c = 10^10 instance of Jooken's class proven."""
 
+import threading
 import time
 from fractions import Fraction
 
@@ -28,6 +29,7 @@ from gpudp.cli import main
 from gpudp.problems import knapsack
 from gpudp.problems.knapsack import classes
 from gpudp.problems.knapsack import reach as kr
+from gpudp.problems.knapsack import reach_nodes as rn
 from gpudp.problems.knapsack import reach_step as rs
 from gpudp.problems.knapsack.sparse.items import efficiency_order
 
@@ -450,9 +452,101 @@ def test_solve_with_every_step_parallel_gives_the_serial_search(inst, spread):
         m.setattr(kr, "PARALLEL_STATES", 1)
         m.setattr(kr, "CHUNKS_PER_THREAD", 3)
         m.setattr(kr, "step_parallel", lambda *a: calls.append(a[3]) or step_par(*a))
+        m.setattr(kr, "PARALLEL_NODES", 1)  # every collection, copy and first write parallel
+        m.setattr(kr, "AHEAD_INTERVALS", 0)  # every segment rebuilt ahead on a thread
         par = kr.solve(p, w, c)
     assert_solves(par, p, w, c, ref_dp(p.tolist(), w.tolist(), c))
     keys = ("target", "best", "states", "largest_list", "reached", "beam")
     runs = [[{k: r.get(k) for k in keys} for r in s.details.get("searches", [])] for s in (par, serial)]
     assert runs[0] == runs[1] and par.value == serial.value
     assert calls or not serial.details.get("states_generated")  # (every step was parallel)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    nn=st.integers(0, 300),
+    L=st.integers(0, 60),
+    spread=st.sampled_from([1, 3, 50, 10**6]),
+)
+def test_the_parallel_collection_equals_the_serial_one(seed, nn, L, spread):
+    """``collect_parallel`` keeps the nodes the serial collection keeps, in the same order and
+    renumbered alike (``par``, ``itm``, the list's nodes, the incumbent's), on random forests (each
+    parent before its child, ``spread`` how far back; roots ``−1``), lists of nodes (``−1``: none;
+    repeated), with and without an incumbent's node, for 1, 2, 3, 7 and more pieces than nodes, on
+    1 thread and on every thread numba has."""
+    rng = np.random.default_rng(seed)
+    par = np.array([int(rng.integers(max(k - spread, -1), k)) if k else -1 for k in range(nn)], np.int64)
+    itm = rng.integers(0, 1000, nn).astype(np.int64)
+    N = rng.integers(-1, nn, L).astype(np.int64) if nn else np.full(L, -1, np.int64)
+    znode = int(rng.integers(-1, nn)) if nn else -1
+    want = [par.copy(), itm.copy(), N.copy(), np.array([5, znode], np.int64)]
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(kr, "PARALLEL_NODES", nn + 1)  # the serial one
+        live = kr._collect(*want[:2], nn, want[2], L, want[3])
+    for threads in {1, numba.config.NUMBA_NUM_THREADS}:
+        numba.set_num_threads(threads)
+        try:
+            for chunks in (1, 2, 3, 7, nn + 2):
+                got = [par.copy(), itm.copy(), N.copy(), np.array([5, znode], np.int64)]
+                assert rn.collect_parallel(got[0], got[1], nn, got[2], L, got[3], chunks) == live
+                assert got[0][:live].tolist() == want[0][:live].tolist(), (threads, chunks)
+                assert got[1][:live].tolist() == want[1][:live].tolist()
+                assert got[2].tolist() == want[2].tolist() and got[3].tolist() == want[3].tolist()
+        finally:
+            numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+
+
+def test_the_node_arrays_grow_and_fill_in_parallel_as_serially(monkeypatch):
+    """``_Arrays``: a list grown with its contents kept, the node array collected and grown, free
+    entries first written: the same contents with the parallel copies and fills as with numpy's."""
+
+    def run():
+        rng = np.random.default_rng(3)
+        ar = kr._Arrays()
+        W, P, N = ar.lists[0]
+        W[:], P[:], N[:] = (rng.integers(-1, 9, len(W)) for _ in range(3))
+        grown = [a[: len(W)].copy() for a in ar.in_list(0, len(W), 3 * len(W))]
+        ar.par[:], ar.itm[:] = np.arange(-1, len(ar.par) - 1), rng.integers(0, 9, len(ar.itm))
+        N[: len(W)] = rng.integers(len(ar.par) // 2, len(ar.par), len(W))  # half the nodes live
+        zst = np.array([0, len(ar.par) - 1], np.int64)
+        nn = ar.nodes(len(ar.par), len(ar.par), N, len(W), zst)
+        ar.touch(nn, nn + 100)
+        return grown, nn, len(ar.par), ar.par[: nn + 100].tolist(), ar.itm[: nn + 100].tolist(), zst.tolist()
+
+    monkeypatch.setattr(kr, "LIST_START", 64)
+    monkeypatch.setattr(kr, "NODE_START", 256)
+    serial = run()
+    monkeypatch.setattr(kr, "PARALLEL_NODES", 1)
+    parallel = run()
+    assert serial[1] > 0 and serial[2] > 256  # (collected, then grown)
+    assert [g.tolist() for g in serial[0]] == [g.tolist() for g in parallel[0]] and serial[1:] == parallel[1:]
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(2, 40), c=st.integers(1, 3000), seed=st.integers(0, 2**32), fine=st.booleans())
+def test_segments_rebuilt_ahead_on_a_thread_equal_those_rebuilt_on_demand(n, c, seed, fine):
+    """With every K-th envelope stored, a segment rebuilt on a thread while the search steps through
+    the one before (``AHEAD_INTERVALS`` 0) gives the envelopes rebuilt on demand, array for array, over
+    three passes of rising ``i`` (the next pass's first segment rebuilt as the last is reached) and
+    a pass that stops halfway (the segment rebuilt ahead then not the one asked for)."""
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("numba has one thread: no segment is rebuilt ahead")
+    rng = np.random.default_rng(seed)
+    w = np.sort(rng.integers(1, c + 1, n))[::-1].astype(np.int64)
+    p = np.maximum(w + rng.integers(-20, 20, n, endpoint=True), 1).astype(np.int64)
+    order = [*range(n + 1), *range(n + 1), *range(n // 2), *range(n + 1)]
+    built, seen = [], []
+    with pytest.MonkeyPatch.context() as m:
+        for name, value in (("MAX_INTERVALS", 3), ("COARSE_INTERVALS", 3), ("ALL_INTERVALS", 0)):
+            m.setattr(kr, name, value)
+        want = kr.Envelopes(w, p, c, 3, 2, fine=fine)
+        want = [[a.tolist() for a in want.get(i)] for i in order]
+        m.setattr(kr, "AHEAD_INTERVALS", 0)
+        env = kr.Envelopes(w, p, c, 3, 2, fine=fine)
+        segment = env._segment
+        env._segment = lambda top, low: built.append(threading.current_thread()) or segment(top, low)
+        for i in order:
+            seen.append([a.tolist() for a in env.get(i)])
+    assert seen == want
+    assert not env.all and any(t is not threading.main_thread() for t in built)
