@@ -122,3 +122,59 @@ def test_a_changed_constant_reaches_the_traceback(monkeypatch):
     assert sweep(Steps(), backend="cpu").traceback((5, 2))[:, :2].tolist() == [[5, 2], [4, 1], [3, 0]]
     monkeypatch.setitem(globals(), "STEP", 2)
     assert sweep(Steps(), backend="cpu").traceback((5, 2))[:, :2].tolist() == [[5, 2], [3, 1], [1, 0]]
+
+
+class Ways(GridRecurrence):
+    """Lattice paths over a 4 x 5 grid from the boundary's ones (its declaration reassigned below)."""
+
+    value_dtype = np.int64
+    offsets = ((-1, 0), (0, -1))
+
+    def shape(self):
+        return (4, 5)
+
+    @staticmethod
+    def cell(i, j, up, left):
+        return up + left
+
+    @staticmethod
+    def boundary(i, j):
+        return 1
+
+
+def _ways_ref(n, m, cell, offsets, edge):
+    t = {}
+    for i in range(n):
+        for j in range(m):
+            deps = [t.get((i + a, j + b), edge) if i + a >= 0 and j + b >= 0 else edge for a, b in offsets]
+            t[i, j] = cell(i, j, *deps)
+    return [t[n - 1, j] for j in range(m)]
+
+
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.sim)])
+def test_a_class_declaration_reassigned_after_a_sweep_is_swept_as_it_is_now(monkeypatch, backend):
+    """Kernels, plans and walkers are kept by class: a class whose offsets, cell or boundary are
+    reassigned after its first sweep is swept as it declares them now (a subclass keyed by the
+    declaration), and back at its first declaration as before (it swept the old recurrence)."""
+    cls = type("Ways2", (Ways,), {})  # a class of this test's own (the others keep theirs)
+    one = cls.cell.__func__ if hasattr(cls.cell, "__func__") else cls.cell
+
+    def last(rec):
+        return sweep(rec, backend=backend, traceback=False, progress=False).last_row.tolist()
+
+    first = last(cls())
+    assert first == _ways_ref(4, 5, one, cls.offsets, 1)
+    monkeypatch.setattr(cls, "offsets", ((-1, 0), (0, -1), (-1, -1)))
+    monkeypatch.setattr(cls, "cell", staticmethod(lambda i, j, up, left, diag: up + left + diag))
+    assert last(cls()) == _ways_ref(4, 5, lambda i, j, u, lf, d: u + lf + d, cls.offsets, 1)
+    monkeypatch.setattr(cls, "boundary", staticmethod(lambda i, j: 2))
+    assert last(cls()) == _ways_ref(4, 5, lambda i, j, u, lf, d: u + lf + d, cls.offsets, 2)
+    monkeypatch.undo()
+    assert last(cls()) == first
+    cls.offsets = [(-1, 0), (0, -1)]  # a list, changed in place
+    assert last(cls()) == first
+    cls.offsets.append((-1, -1))
+    cls.cell = staticmethod(lambda i, j, up, left, diag: up + left + 2 * diag)
+    assert last(cls()) == _ways_ref(4, 5, lambda i, j, u, lf, d: u + lf + 2 * d, cls.offsets, 1)
+    cls.offsets[2] = (0, -2)  # the list alone changed in place
+    assert last(cls()) == _ways_ref(4, 5, lambda i, j, u, lf, d: u + lf + 2 * d, cls.offsets, 1)

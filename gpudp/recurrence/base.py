@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import inspect
+import operator
 import weakref
 
 import numpy as np
@@ -74,6 +75,63 @@ _FIRST_READ: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 #: (class, parts) -> the subclass of that class declaring the parts (:func:`specialized`)
 _SWEPT = KernelFactory("recurrence.swept", "cls", "parts")
+
+#: what each recurrence class declared at its first sweep (:func:`declaration`)
+_FIRST_DECLARED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: the contract's names of each gpudp base class (those a subclass may declare), by base
+_CONTRACT: dict = {}
+
+
+def _contract_names(cls) -> tuple[str, ...]:
+    """The public names the gpudp base classes of ``cls`` define (its contract: ``offsets``,
+    ``value_dtype``, ``cell``, ``boundary``, ...), sorted."""
+    bases = tuple(k for k in cls.__mro__ if k.__module__.startswith("gpudp.recurrence"))
+    names = _CONTRACT.get(bases)
+    if names is None:
+        names = _CONTRACT[bases] = tuple(sorted({n for k in bases for n in vars(k) if not n.startswith("_")}))
+    return names
+
+
+def _declared_form(v):
+    """A declared value as :func:`declaration` compares it: a function by its code and the values
+    it closes over and defaults to (a method replaced, or rebuilt by a factory, is another), a tuple
+    or list by its items, a number, string, dtype or type as it is, anything else by identity."""
+    v = getattr(v, "__func__", v)  # staticmethod, classmethod
+    code = getattr(v, "__code__", None)
+    if code is not None:
+        cells = tuple(
+            _declared_form(c.cell_contents) for c in v.__closure__ or () if c.cell_contents is not v
+        )
+        return ("fn", code, cells, _declared_form(v.__defaults__ or ()))
+    if isinstance(v, tuple | list):
+        return (type(v).__name__, *map(_declared_form, v))
+    if v is None or isinstance(v, bool | int | float | complex | str | bytes | np.generic | np.dtype | type):
+        return v
+    return ("id", id(v))
+
+
+#: each class's last declared values as read (:func:`declaration`) and their form
+_LAST_DECLARED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _holds_list(v) -> bool:
+    """A list, or a tuple with a list among its items (offsets written so): changeable in place."""
+    return isinstance(v, list) or isinstance(v, tuple) and any(isinstance(x, list) for x in v)
+
+
+def declaration(cls) -> tuple:
+    """What ``cls`` declares of its contract now (:func:`_contract_names`: offsets, types, fill, the
+    methods, the options), in a form that compares equal while it is unchanged. The same objects
+    as the last call read (no list among them, which could have changed in place) give the last
+    form again: ~2 us, where the form takes ~20."""
+    raw = tuple(getattr(cls, n, None) for n in _contract_names(cls))
+    last = _LAST_DECLARED.get(cls)
+    if last is not None and all(map(operator.is_, raw, last[0])):
+        return last[1]
+    form = tuple(map(_declared_form, raw))
+    if not any(_holds_list(v) for v in raw):
+        _LAST_DECLARED[cls] = (raw, form)
+    return form
 
 
 #: a method's function -> (its code, how many positional arguments it takes): :func:`_arity`
@@ -278,6 +336,12 @@ class Recurrence:
             own = self._instance_part(name, own)
             if isinstance(declared, property) or own != self._instance_part(name, declared):
                 parts[name] = own
+        declared = declaration(cls)
+        if _FIRST_DECLARED.setdefault(cls, declared) != declared:
+            # a class attribute reassigned since the class's first sweep (offsets, cell, fill, ...):
+            # kernels, plans and walkers are keyed by the class, so it is swept as the subclass keyed
+            # by what it declares now (back at the first declaration, the class's own serve again)
+            parts["_declared"] = declared
         direct, helpers = read_by(cls) if constants is None else constants
         first = _FIRST_READ.setdefault(cls, (direct, helpers))
         if first[0] != direct:  # the methods' constants changed since the first sweep: a key part
