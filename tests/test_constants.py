@@ -108,12 +108,29 @@ def test_a_constant_changed_under_a_compiled_helper_is_refused(monkeypatch):
         sweep(Path(), backend="cpu")
 
 
+@register_jitable
+def _shifted_bonus(i):
+    return BONUS[(i + 1) % 2]
+
+
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.sim)])
+def test_a_helper_rebound_to_another_function_reaches_the_next_sweep(backend, monkeypatch):
+    """A notebook defines the helper a cell calls again: the cell's global names another function."""
+    assert sweep(Path(), backend=backend).last_row.tolist() == _path(1, (0, 10))
+    monkeypatch.setitem(globals(), "_bonus", _shifted_bonus)
+    assert sweep(Path(), backend=backend).last_row.tolist() == _path(1, (10, 0)) != _path(1, (0, 10))
+    monkeypatch.undo()
+    assert sweep(Path(), backend=backend).last_row.tolist() == _path(1, (0, 10))
+    assert type(Path()._specialized()) is Path  # back at the first helper: the first kernels
+
+
 def test_an_array_rebound_counts_and_the_reading_is_cheap(monkeypatch):
     assert sweep(Layers(), backend="cpu").last_layer.tolist() == [9, 12]
     monkeypatch.setitem(globals(), "TABLE", np.array([1, 2], np.int64))
     assert sweep(Layers(), backend="cpu").last_layer.tolist() == [3, 6]
     direct, helpers = read_by(Path)
-    assert dict(direct) == {(__name__, "GAP"): 1} and dict(helpers) == {("_bonus", "BONUS"): (0, 10)}
+    assert dict(direct) == {(__name__, "GAP"): 1, (__name__, "_bonus"): ("function", _bonus)}
+    assert dict(helpers) == {("_bonus", "BONUS"): (0, 10)}
     assert dict(read_by(Layers)[0])[(__name__, "TABLE")] == ("array", id(TABLE), "<i8", (2,))
 
 

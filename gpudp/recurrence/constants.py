@@ -15,7 +15,8 @@ run with the old value.
 
 Numbers, strings, and tuples of them count by value; an array by identity (rebinding the name
 counts; writing into the array in place does not, as numba keeps the array it compiled with:
-pass data that changes through ``data()``). Constants read as another module's attribute
+pass data that changes through ``data()``); a helper function by identity too (a name rebound to
+another function: a notebook's cell defining the helper again). Constants read as another module's attribute
 (``mod.GAP``) are not followed.
 """
 
@@ -92,4 +93,7 @@ def _value(key, v, out: dict, helpers: dict, seen: set) -> None:
     elif isinstance(v, np.ndarray):
         out[key] = ("array", id(v), v.dtype.str, v.shape)
     else:
-        _read(v, out, helpers, seen, helper=True)  # a helper it calls: what that reads counts too
+        fn = getattr(v, "py_func", v)
+        if isinstance(fn, types.FunctionType):  # a helper it calls: the name rebound to another counts
+            out[key] = ("function", fn)
+        _read(v, out, helpers, seen, helper=True)  # and what the helper reads counts too
