@@ -195,3 +195,17 @@ def test_a_class_declaration_reassigned_after_a_sweep_is_swept_as_it_is_now(monk
     assert last(cls()) == _ways_ref(4, 5, lambda i, j, u, lf, d: u + lf + 2 * d, cls.offsets, 1)
     cls.offsets[2] = (0, -2)  # the list alone changed in place
     assert last(cls()) == _ways_ref(4, 5, lambda i, j, u, lf, d: u + lf + 2 * d, cls.offsets, 1)
+
+
+@pytest.mark.parametrize("name", ["cell", "boundary", "back", "fill", "decision_bits", "symbols"])
+def test_an_instance_setting_what_the_class_declares_is_refused(name):
+    """The engine compiles a class's declaration once per class: an instance's own cell (or fill,
+    decision bits, ...) would be ignored, silently; only value_dtype and offsets are an instance's."""
+    rec = Ways()
+    setattr(rec, name, getattr(Ways, name, None))
+    with pytest.raises(ContractError, match=rf"Ways: the instance sets {name} \(self.{name} = ...\).*class"):
+        sweep(rec, backend="cpu")
+    del rec.__dict__[name]  # the class's own again
+    assert sweep(rec, backend="cpu", traceback=False).last_row.tolist() == _ways_ref(
+        4, 5, Ways.cell, Ways.offsets, 1
+    )

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import ContractError, InputError
 from ..kernel import KernelFactory
-from .constants import changed_helpers, read_by
+from .constants import METHODS, changed_helpers, read_by
 
 #: the widest decision a cell may record (one bit plane per bit in the store, up to a uint32)
 MAX_DECISION_BITS = 32
@@ -76,6 +76,23 @@ _FIRST_READ: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 #: (class, parts) -> the subclass of that class declaring the parts (:func:`specialized`)
 _SWEPT = KernelFactory("recurrence.swept", "cls", "parts")
 
+#: the contract's names the engine reads from the class, never the instance (what it compiles, and
+#: the options that shape the kernels); an instance setting one is refused (it would be ignored)
+_CLASS_ONLY = (
+    "cell",
+    "boundary",
+    "back",
+    "fill",
+    "decision_bits",
+    "symbols",
+    "reduce",
+    "deps_tuple",
+    "reads_line",
+    "traceback_state",
+    "window",
+    "decision_codec",
+)
+
 #: what each recurrence class declared at its first sweep (:func:`declaration`)
 _FIRST_DECLARED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 #: the contract's names of each gpudp base class (those a subclass may declare), by base
@@ -83,12 +100,14 @@ _CONTRACT: dict = {}
 
 
 def _contract_names(cls) -> tuple[str, ...]:
-    """The public names the gpudp base classes of ``cls`` define (its contract: ``offsets``,
-    ``value_dtype``, ``cell``, ``boundary``, ...), sorted."""
+    """The public names the gpudp base classes of ``cls`` define and the methods the backends
+    compile (its contract: ``offsets``, ``value_dtype``, ``cell``, ``boundary``, ``back``, ...),
+    sorted."""
     bases = tuple(k for k in cls.__mro__ if k.__module__.startswith("gpudp.recurrence"))
     names = _CONTRACT.get(bases)
     if names is None:
-        names = _CONTRACT[bases] = tuple(sorted({n for k in bases for n in vars(k) if not n.startswith("_")}))
+        public = {n for k in bases for n in vars(k) if not n.startswith("_")}
+        names = _CONTRACT[bases] = tuple(sorted(public | set(METHODS)))  # (back: no default to define)
     return names
 
 
@@ -328,6 +347,15 @@ class Recurrence:
         are compiled with them. ``constants``: what :func:`~gpudp.recurrence.constants.read_by`
         gives for the class, when the caller read it already (a batch, once per class)."""
         cls = type(self)
+        own = getattr(self, "__dict__", {})
+        for name in _CLASS_ONLY:
+            if name in own and name not in cls._INSTANCE_PARTS and name in _contract_names(cls):
+                raise ContractError(
+                    f"{cls.__name__}: the instance sets {name} (self.{name} = ...), but the engine reads "
+                    f"{name} from the class, and compiles it once per class: declare it on the class (a "
+                    "subclass for each variant), or pass what varies through data(); an instance may "
+                    f"declare only {' and '.join(cls._INSTANCE_PARTS)} for itself"
+                )
         parts = {}
         for name in cls._INSTANCE_PARTS:
             own, declared = getattr(self, name), getattr(cls, name)
