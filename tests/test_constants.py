@@ -131,7 +131,19 @@ def test_an_array_rebound_counts_and_the_reading_is_cheap(monkeypatch):
     direct, helpers = read_by(Path)
     assert dict(direct) == {(__name__, "GAP"): 1, (__name__, "_bonus"): ("function", _bonus)}
     assert dict(helpers) == {("_bonus", "BONUS"): (0, 10)}
-    assert dict(read_by(Layers)[0])[(__name__, "TABLE")] == ("array", id(TABLE), "<i8", (2,))
+    assert dict(read_by(Layers)[0])[(__name__, "TABLE")] == ("array", id(TABLE), "<i8", (2,), TABLE.tobytes())
+
+
+def test_a_small_array_written_in_place_counts(monkeypatch):
+    """numba compiles a module array's contents into the kernel: a small one written in place is a
+    changed constant (a larger one counts by identity only: docs of gpudp.recurrence.constants)."""
+    table = np.array([3, 4], np.int64)
+    monkeypatch.setitem(globals(), "TABLE", table)
+    assert sweep(Layers(), backend="cpu").last_layer.tolist() == [9, 12]
+    table[:] = [1, 2]
+    assert sweep(Layers(), backend="cpu").last_layer.tolist() == [3, 6]
+    table[:] = [3, 4]
+    assert sweep(Layers(), backend="cpu").last_layer.tolist() == [9, 12]
 
 
 def test_a_changed_constant_reaches_the_traceback(monkeypatch):

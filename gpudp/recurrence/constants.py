@@ -13,8 +13,9 @@ once per process by numba itself, whatever calls it: where a constant *it* reads
 is refused with a :class:`~gpudp.ContractError` naming the helper, the constant and the fix, never
 run with the old value.
 
-Numbers, strings, and tuples of them count by value; an array by identity (rebinding the name
-counts; writing into the array in place does not, as numba keeps the array it compiled with:
+Numbers, strings, and tuples of them count by value; an array by identity, and one of at most
+:data:`CONTENT_BYTES` by its contents too (rebinding the name counts, and writing into a small
+array in place; writing into a larger one does not, as numba keeps the array it compiled with:
 pass data that changes through ``data()``); a helper function by identity too (a name rebound to
 another function: a notebook's cell defining the helper again). Constants read as another module's attribute
 (``mod.GAP``) are not followed.
@@ -33,6 +34,9 @@ __all__ = ["read_by", "changed_helpers", "METHODS"]
 METHODS = ("cell", "boundary", "back")
 
 _SCALARS = (bool, int, float, complex, str, bytes, np.generic)
+#: a module array of at most this many bytes counts by its contents too (written in place, the next
+#: sweep compiles with the new contents); a larger one by identity only
+CONTENT_BYTES = 1 << 16
 
 
 def read_by(cls) -> tuple[tuple, tuple]:
@@ -91,7 +95,9 @@ def _value(key, v, out: dict, helpers: dict, seen: set) -> None:
     if isinstance(v, _SCALARS) or (isinstance(v, tuple) and all(isinstance(x, _SCALARS) for x in v)):
         out[key] = v
     elif isinstance(v, np.ndarray):
-        out[key] = ("array", id(v), v.dtype.str, v.shape)
+        # numba compiles a global array's contents into the kernel: a small one's bytes count too
+        seen_bytes = v.tobytes() if v.nbytes <= CONTENT_BYTES else None
+        out[key] = ("array", id(v), v.dtype.str, v.shape, seen_bytes)
     else:
         fn = getattr(v, "py_func", v)
         if isinstance(fn, types.FunctionType):  # a helper it calls: the name rebound to another counts
