@@ -111,22 +111,31 @@ def _contract_names(cls) -> tuple[str, ...]:
     return names
 
 
-def _declared_form(v):
+def _declared_form(v, outer: bool = True):
     """A declared value as :func:`declaration` compares it: a function by its code and the values
-    it closes over and defaults to (a method replaced, or rebuilt by a factory, is another), a tuple
-    or list by its items, a number, string, dtype or type as it is, anything else by identity."""
+    it closes over and defaults to (a method replaced, or rebuilt by a factory, is another; a
+    function among those values by identity), a tuple or list by its items, a number, string, dtype
+    or type as it is, anything else by identity."""
     v = getattr(v, "__func__", v)  # staticmethod, classmethod
     code = getattr(v, "__code__", None)
     if code is not None:
-        cells = tuple(
-            _declared_form(c.cell_contents) for c in v.__closure__ or () if c.cell_contents is not v
-        )
-        return ("fn", code, cells, _declared_form(v.__defaults__ or ()))
+        if not outer:
+            return ("id", id(v))
+        cells = tuple(_cell_form(c) for c in v.__closure__ or ())
+        return ("fn", code, cells, _declared_form(v.__defaults__ or (), False))
     if isinstance(v, tuple | list):
-        return (type(v).__name__, *map(_declared_form, v))
+        return (type(v).__name__, *(_declared_form(x, outer) for x in v))
     if v is None or isinstance(v, bool | int | float | complex | str | bytes | np.generic | np.dtype | type):
         return v
     return ("id", id(v))
+
+
+def _cell_form(cell):
+    """:func:`_declared_form` of a closure's cell's value (an empty cell: a name not yet bound)."""
+    try:
+        return _declared_form(cell.cell_contents, False)
+    except ValueError:
+        return ("empty",)
 
 
 #: each class's last declared values as read (:func:`declaration`) and their form
