@@ -221,3 +221,23 @@ def test_an_instance_setting_what_the_class_declares_is_refused(name):
     assert sweep(rec, backend="cpu", traceback=False).last_row.tolist() == _ways_ref(
         4, 5, Ways.cell, Ways.offsets, 1
     )
+
+
+def test_a_declaration_reads_functions_closing_over_each_other_and_unbound_names():
+    from gpudp.recurrence.base import declaration
+
+    def make():
+        def cell(i, j, up, left):
+            return other(up) + left + late
+
+        def other(x):
+            return cell(0, 0, x, 0)
+
+        made = type("Mutual", (Ways,), {"cell": staticmethod(cell)})
+        first = declaration(made)  # ``late`` not yet bound
+        late = 1
+        return made, first, late
+
+    made, first, _ = make()  # (no RecursionError, no ValueError of the unbound cell)
+    assert declaration(made) == first  # the same objects (the closure's values: read_by's part)
+    assert declaration(made) != declaration(Ways)
