@@ -11,6 +11,9 @@ instead of dying with ``MemoryError`` half way.
 page-locked blocks (:func:`gpudp.backends.cuda.pinned_pool`): the branch-and-bound ring takes blocks
 of one size from it and the engine's decision stores lease one block of at least their size, so
 that page-locking (about 0.1 s per GB) is paid once per process, not per solve.
+
+:func:`copy_parallel` and :func:`fill_parallel` copy and fill large host arrays on every numba thread
+(a staging copy before a transfer; an array's first writes, whose page faults then spread too).
 """
 
 from __future__ import annotations
@@ -24,11 +27,15 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 import numpy as np
+from numba import prange
 
 from .errors import InputError
+from .jit import njit
 
 __all__ = [
     "available_memory",
+    "copy_parallel",
+    "fill_parallel",
     "confirm",
     "one_reading",
     "default_budget",
@@ -390,3 +397,22 @@ def gc_paused():
     finally:
         if was:
             gc.enable()
+
+
+@njit(parallel=True, cache=True)
+def copy_parallel(dst, src, n, chunk):
+    """``dst[:n] = src[:n]`` (1-D) on every numba thread, ``chunk`` items a task (a slice each:
+    vectorised). Faster than one thread's copy where the memory bandwidth allows, and where ``dst``
+    is fresh memory its first writes (page faults) spread over the threads too."""
+    for c in prange((n + chunk - 1) // chunk):
+        lo = c * chunk
+        hi = min(lo + chunk, n)
+        dst[lo:hi] = src[lo:hi]
+
+
+@njit(parallel=True, cache=True)
+def fill_parallel(a, start, end, value, chunk):
+    """``a[start:end] = value`` (1-D) on every numba thread, ``chunk`` items a task."""
+    for c in prange((end - start + chunk - 1) // chunk):
+        lo = start + c * chunk
+        a[lo : min(lo + chunk, end)] = value

@@ -127,10 +127,11 @@ from gpudp.backends import device_name
 from gpudp.errors import InputError
 from gpudp.inputs import parse_time_limit
 from gpudp.jit import njit
+from gpudp.memory import copy_parallel, fill_parallel
 from gpudp.solution import Solution, Stats
 
 from .io import INT64_MAX, KnapsackInstance, checked_solution, validate
-from .reach_nodes import collect_parallel, copy_parallel, zero_parallel
+from .reach_nodes import collect_parallel
 from .reach_step import step, step_parallel, suffix_lp
 from .sparse.exact import exact_sum
 from .sparse.items import efficiency_order, integer_data, split_items
@@ -173,6 +174,8 @@ CHUNKS_PER_THREAD = 4
 #: a node array of at least this many nodes is collected, and copied or first written when it
 #: grows, on every numba thread (:mod:`.reach_nodes`) when numba has more than one thread
 PARALLEL_NODES = 1 << 16
+#: the entries a thread copies or writes at a time in those copies and first writes
+PARALLEL_CHUNK = 1 << 13
 _LIMIT = np.int64(1 << 61)
 
 
@@ -413,7 +416,7 @@ def _collect(par, itm, nn, N, L, zst) -> int:
 def _copy(dst, src, n: int) -> None:
     """``dst[:n] = src[:n]``; from :data:`PARALLEL_NODES` entries on every numba thread."""
     if n >= PARALLEL_NODES and numba.get_num_threads() > 1:
-        copy_parallel(dst, src, n)
+        copy_parallel(dst, src, n, PARALLEL_CHUNK)
     else:
         dst[:n] = src[:n]
 
@@ -476,8 +479,8 @@ class _Arrays:
         nodes as they did once touched)."""
         start = max(self.touched, nn)
         if end - start >= PARALLEL_NODES and numba.get_num_threads() > 1:
-            zero_parallel(self.par, start, end)
-            zero_parallel(self.itm, start, end)
+            fill_parallel(self.par, start, end, 0, PARALLEL_CHUNK)
+            fill_parallel(self.itm, start, end, 0, PARALLEL_CHUNK)
         elif end > start:
             self.par[start:end] = 0
             self.itm[start:end] = 0

@@ -1,8 +1,8 @@
-"""The node array of the reachable-sums DP (:mod:`.reach`, issue 41) on every numba thread: its
-collection (:func:`collect_parallel`, the same result as the sparse DP's serial
-:func:`.sparse.kernels.collect`), and its copies and first writes when it grows
-(:func:`copy_parallel`, :func:`zero_parallel`); docs/knapsack_reach.md, "The bookkeeping on every
-core"."""
+"""The node array of the reachable-sums DP (:mod:`.reach`, issue 41) collected on every numba
+thread (:func:`collect_parallel`, the same result as the sparse DP's serial
+:func:`.sparse.kernels.collect`; its copies and first writes when it grows are the engine's
+:func:`gpudp.memory.copy_parallel` and :func:`~gpudp.memory.fill_parallel`);
+docs/knapsack_reach.md, "The bookkeeping on every core"."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from numba import prange
 
 from gpudp.jit import njit
 
-__all__ = ["collect_parallel", "copy_parallel", "zero_parallel"]
+__all__ = ["collect_parallel"]
 
 
 @njit(parallel=True, cache=True)
@@ -74,18 +74,3 @@ def collect_parallel(par, itm, nn, N, L, zst, chunks):
     if zst[1] >= 0:
         zst[1] = remap[zst[1]]
     return live
-
-
-@njit(parallel=True, cache=True)
-def copy_parallel(dst, src, n):
-    """``dst[:n] = src[:n]`` on every numba thread (a grown array's first writes fault its pages:
-    from several threads at once)."""
-    for k in prange(n):
-        dst[k] = src[k]
-
-
-@njit(parallel=True, cache=True)
-def zero_parallel(a, start, end):
-    """``a[start:end] = 0`` on every numba thread."""
-    for k in prange(start, end):
-        a[k] = 0

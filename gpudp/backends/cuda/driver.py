@@ -10,11 +10,10 @@ import os
 import threading
 
 import numpy as np
-from numba import cuda, prange
+from numba import cuda
 
 from ... import values
-from ...jit import njit
-from ...memory import BlockPool
+from ...memory import BlockPool, copy_parallel
 
 
 def is_simulator() -> bool:
@@ -232,16 +231,6 @@ _STAGE: list = []
 _STAGE_LOCK = threading.Lock()
 
 
-@njit(parallel=True, cache=True)
-def _copy_chunks(dst, src, chunk):
-    """``dst[:] = src`` (1-D bytes), ``chunk`` bytes a task on numba's threads."""
-    n = len(src)
-    for c in prange((n + chunk - 1) // chunk):
-        lo = c * chunk
-        hi = min(lo + chunk, n)
-        dst[lo:hi] = src[lo:hi]
-
-
 def _stage(total: int) -> np.ndarray:
     """``total`` bytes to stage an upload in: the page-locked buffer (grown to ``total``, at least
     doubling) up to :data:`STAGE_MAX`, else pageable memory. Call under ``_STAGE_LOCK``."""
@@ -280,7 +269,7 @@ def upload(items, stream) -> tuple:
             off = offsets[id(a)]
             flat = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
             if flat.nbytes > STAGE_CHUNK:
-                _copy_chunks(stage[off : off + a.nbytes], flat, STAGE_CHUNK)
+                copy_parallel(stage[off : off + a.nbytes], flat, flat.nbytes, STAGE_CHUNK)
             else:
                 stage[off : off + a.nbytes] = flat
         dev.copy_to_device(stage, stream=stream)
