@@ -133,6 +133,8 @@ def _cli_on_workers(folder, workers: str, stdout=subprocess.PIPE):
         cwd=folder,
         env={**os.environ, "TMPDIR": str(folder / "tmp")},
         start_new_session=True,
+        # the stop signals at their default action, whatever the runner set (CI's may ignore SIGTERM)
+        preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGTERM)],
     )
 
 

@@ -254,6 +254,14 @@ def test_cli_a_full_spill_disk_is_one_line(tmp_path, monkeypatch, capsys):
 # ---------------------------------------------------------------------------------------------
 # signals and spill folders
 
+
+def _default_signals():
+    """A child's start: the stop signals at their default action, whatever the runner set (CI's may
+    ignore SIGTERM; nohup ignores SIGHUP), as these tests assume."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 _SPILLER = """
 import sys, time, numpy as np
 from gpudp import store
@@ -311,15 +319,18 @@ def test_cli_sigterm_cleans_up_and_says_so(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=_default_signals,  # a runner that ignores SIGTERM passes that on (as nohup does SIGHUP)
     )
-    line = p.stdout.readline().strip()
-    if line != "swept":
-        p.kill()
-        raise AssertionError(p.communicate()[1][-3000:])
-    assert os.listdir(spill), "the decisions should have spilled"
-    p.send_signal(signal.SIGTERM)
-    _, err = p.communicate(timeout=60)
-    assert p.returncode == 143 and err.strip().splitlines() == ["gpudp: stopped by SIGTERM"]
+    try:
+        line = p.stdout.readline().strip()
+        assert line == "swept", p.stderr.read()[-3000:]
+        assert os.listdir(spill), "the decisions should have spilled"
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 143 and err.strip().splitlines() == ["gpudp: stopped by SIGTERM"], err[-2000:]
     assert os.listdir(spill) == []
 
 
@@ -350,11 +361,6 @@ cpu._run_plan, store._Spilling.close = slow_run, slow_close
 from gpudp.cli import main
 sys.exit(main(sys.argv[1:]))
 """
-
-
-def _default_signals():
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_DFL)
 
 
 def test_cli_the_first_signal_wins_and_later_ones_do_not_cut_the_cleanup(tmp_path):
