@@ -321,17 +321,30 @@ def test_cli_sigterm_cleans_up_and_says_so(tmp_path):
         env=env,
         preexec_fn=_default_signals,  # a runner that ignores SIGTERM passes that on (as nohup does SIGHUP)
     )
+    _expect_line(p, "swept")
+    assert os.listdir(spill), "the decisions should have spilled"
+    _stopped_by_sigterm(p, signal.SIGTERM)
+    assert os.listdir(spill) == []
+
+
+def _expect_line(p: subprocess.Popen, marker: str):
+    """The child's next line of output is ``marker`` (else it is killed, its stderr shown)."""
+    line = p.stdout.readline().strip()
+    if line != marker:
+        p.kill()
+        raise AssertionError((line, p.communicate()[1][-3000:]))
+
+
+def _stopped_by_sigterm(p: subprocess.Popen, *signals):
+    """Send ``signals`` to the child: it ends within a minute with 143 and the CLI's one line."""
     try:
-        line = p.stdout.readline().strip()
-        assert line == "swept", p.stderr.read()[-3000:]
-        assert os.listdir(spill), "the decisions should have spilled"
-        p.send_signal(signal.SIGTERM)
+        for sig in signals:
+            p.send_signal(sig)
         _, err = p.communicate(timeout=60)
     finally:
         if p.poll() is None:
             p.kill()
     assert p.returncode == 143 and err.strip().splitlines() == ["gpudp: stopped by SIGTERM"], err[-2000:]
-    assert os.listdir(spill) == []
 
 
 _SLOW_STOP = """
@@ -423,16 +436,8 @@ def test_cli_a_signal_during_start_up_is_handled(nohup):
         text=True,
         preexec_fn=lambda: (_default_signals(), nohup and signal.signal(signal.SIGHUP, signal.SIG_IGN)),
     )
-    try:
-        assert p.stdout.readline().strip() == "parsing", p.stderr.read()[-3000:]
-        if nohup:
-            p.send_signal(signal.SIGHUP)
-        p.send_signal(signal.SIGTERM)
-        _, err = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-    assert p.returncode == 143 and err.strip().splitlines() == ["gpudp: stopped by SIGTERM"], err[-2000:]
+    _expect_line(p, "parsing")
+    _stopped_by_sigterm(p, *([signal.SIGHUP] if nohup else []), signal.SIGTERM)
 
 
 # ---------------------------------------------------------------------------------------------
