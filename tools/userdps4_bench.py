@@ -193,6 +193,56 @@ def packed(seqs):
     return np.concatenate(seqs), np.concatenate(([0], np.cumsum([len(s) for s in seqs])))
 
 
+U64 = np.uint64
+
+
+class EggDropUnsigned(U.EggDrop):
+    """The test's egg dropping with its two reads of the line at unsigned indices (docs/tutorial.md,
+    "Computed indices, written unsigned")."""
+
+    @staticmethod
+    def cell(i, x, left, line, width):
+        e, f = x // width, x % width
+        if f == 0:
+            return 0, 0
+        if e == 0:
+            return NO_EGGS, 0
+        below, here = x - f - width - 1, x
+        best, how = NO_EGGS + 1, 0
+        for k in range(1, f + 1):
+            broken, kept = line[U64(below + k)], line[U64(here - k)]
+            if broken >= kept:
+                if broken < best:
+                    best, how = broken, 2 * k + 1
+            elif kept < best:
+                best, how = kept, 2 * k
+        return 1 + best, how
+
+
+class BoundedKnapsackUnsigned(U.BoundedKnapsack):
+    """The test's bounded knapsack with its read of the previous layer at an unsigned index."""
+
+    @staticmethod
+    def cell(t, c, prev, w, p, n):
+        most = n[t] if w[t] == 0 else min(n[t], c // w[t])
+        best, count = prev[c], 0
+        for q in range(1, most + 1):
+            v = prev[U64(c - q * w[t])] + q * p[t]
+            if v > best:
+                best, count = v, q
+        return best, count
+
+
+def _with_class(fn, name, cls):
+    """Call the test's ``fn`` with its module's class ``name`` replaced by ``cls``."""
+    real = getattr(U, name)
+    setattr(U, name, cls)
+    try:
+        return fn()
+    finally:
+        setattr(U, name, real)
+
+
 def cases(rng):
     """(name, size, gpudp call, loop call, the two answers compared)."""
     a, b = rng.normal(size=6000), rng.normal(size=6000)
@@ -226,6 +276,13 @@ def cases(rng):
         lambda: egg_loop(10, 7000),
         "two",
     )
+    yield (
+        "egg drop, unsigned reads",
+        "10 eggs, 7,000 floors",
+        lambda: _with_class(lambda: U.egg_drop(10, 7000, backend="cpu"), "EggDrop", EggDropUnsigned),
+        lambda: egg_loop(10, 7000),
+        "two",
+    )
     stones = rng.integers(1, 1000, 1000)
     pre = np.concatenate(([0], np.cumsum(stones)))
     yield (
@@ -249,6 +306,17 @@ def cases(rng):
         "bounded knapsack + counts",
         "100 items, capacity 100,000",
         lambda: U.bounded_knapsack(w, p, cnt, 100_000, backend="cpu"),
+        lambda: knapsack_loop(w, p, cnt, 100_000),
+        "value",
+    )
+    yield (
+        "bounded knapsack, unsigned reads",
+        "100 items, capacity 100,000",
+        lambda: _with_class(
+            lambda: U.bounded_knapsack(w, p, cnt, 100_000, backend="cpu"),
+            "BoundedKnapsack",
+            BoundedKnapsackUnsigned,
+        ),
         lambda: knapsack_loop(w, p, cnt, 100_000),
         "value",
     )
