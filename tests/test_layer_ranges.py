@@ -317,3 +317,52 @@ def test_auto_codec_follows_the_active_ranges():
     check_sweep(wide, h, lo, np.full(9, 400))
     forced = sweep(Ranged(h, lo, lo + 40), backend="cpu", progress=False, codec="plain")
     assert forced.stats.extra["decision_codec"] == "plain"
+
+
+def _wide(bits):
+    class Wide(LayeredRecurrence):
+        """A decision of ``bits`` bits a cell, a known function of the cell: each one read back."""
+
+        value_dtype = np.int64
+        decision_bits = bits
+
+        def __init__(self, h, lo, hi):
+            self.h, self.lo, self.hi = h, np.asarray(lo), np.asarray(hi)
+
+        def num_layers(self):
+            return self.h.shape[0]
+
+        def layer_size(self, t):
+            return self.h.shape[1]
+
+        def active_range(self):
+            return self.lo, self.hi
+
+        def data(self):
+            return (self.h,)
+
+        @staticmethod
+        def cell(t, k, prev, h):
+            return h[t, k], h[t, k]
+
+    return Wide
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    bits=st.sampled_from([2, 9, 17, 32]),
+    m=st.integers(1, 100),
+    n=st.integers(1, 5),
+    seed=st.integers(0, 2**31 - 1),
+)
+def test_wide_decisions_read_back(bits, m, n, seed):
+    """Decisions of 2 to 32 bits, active ranges cutting groups of 32 anywhere, the plain codec: every
+    cell's decision reads back as the cell gave it, its top bit included."""
+    rng = np.random.default_rng(seed)
+    h = rng.integers(0, 1 << bits, size=(n, m), dtype=np.int64)
+    lo = rng.integers(0, m + 1, n)
+    hi = np.maximum(lo, rng.integers(0, m + 1, n))
+    res = sweep(_wide(bits)(h, lo, hi), backend="cpu", progress=False, codec="plain")
+    for t in range(n):
+        for k in range(lo[t], hi[t]):
+            assert res.decision(t, k) == h[t, k], (t, k, bits)
