@@ -7,6 +7,7 @@ import functools
 import os
 import platform
 import threading
+import time
 
 import numba
 import numpy as np
@@ -152,6 +153,100 @@ def run_layers(t0, t1, q0, q1, serial, ring, lo, hi, g0, gn, woff, words, wbase,
 
 #: layers of fewer groups of 32 cells than this run on one thread (measured: see docs/benchmarks.md)
 SERIAL_GROUPS = 64
+#: the layered runner's ``serial`` argument that runs every layer inline
+ALL_INLINE = 1 << 62
+
+
+class ThreadChoice:
+    """Whether a sweep's parallel steps (a layered sweep's layers, a tiled sweep's tile
+    anti-diagonals) run on numba's threads or inline on this one, chosen by measuring both as the
+    sweep goes (issue 39). A parallel step costs a wake-up of the threads and a barrier:
+    microseconds on an idle host, up to a scheduler's time slice on a busy one, where sweeps of
+    many small layers ran 3-23x slower on 2 threads than on 1 (a 2-core host at load 5; even layers
+    of 10^6 cells 12x: a prange's static split waits for the thread the scheduler left out;
+    docs/benchmarks.md). What a step's work makes worth it depends on the cell's cost and the
+    host's load, so it is measured, per cell. The process keeps, per kind of sweep, the way found
+    faster last and when the other was last timed; a sweep starts the faster way and, when the other
+    was not timed in the last :data:`REPROBE_SECONDS`, times a slice of it (after
+    :data:`PROBE_UNITS` units the way it started, timed beside it): an inline slice at most
+    :data:`PROBE_SECONDS` long (or :data:`PROBE_SHARE` of the sweep's rest) at the parallel rate
+    times the threads (its worst case, whatever the threads gain; one unit if that is at most
+    :data:`PROBE_MOST`), a parallel one
+    :data:`PROBE_UNITS` units (its cost is a barrier a unit). Units too large for an inline probe
+    run parallel. With one thread (``NUMBA_NUM_THREADS=1``) every step runs inline, unmeasured. The
+    values and decisions do not depend on the way."""
+
+    #: the longest a probe of the inline way may take, at the parallel rate times the threads: this,
+    #: or this share of the sweep's rest at the parallel rate (of at most REPROBE_SECONDS: a probe
+    #: costs at most a tenth of the time until the next)
+    PROBE_SECONDS = 0.004
+    PROBE_SHARE = 0.1
+    #: one unit is probed inline if its worst case is at most this (a short sweep whose threads are
+    #: slow: a tile anti-diagonal of 1,000^2 Smith-Waterman took 20 ms on 2 busy threads, 0.4 inline)
+    PROBE_MOST = 0.05
+    #: seconds after which the way not taken is timed again (the load moves)
+    REPROBE_SECONDS = 1.0
+    #: units (layers, tile anti-diagonals) a parallel probe (and the measure of the way a sweep
+    #: starts with) takes
+    PROBE_UNITS = 2
+    #: per kind of sweep: the way the process found faster last (True: inline), and when the other
+    #: was last timed
+    last: dict = {}
+
+    def __init__(self, plan, kind: str):
+        self.plan, self.kind = plan, kind
+        self.threads = numba.get_num_threads()
+        self.rate = {}  # inline (bool) -> seconds a cell, last measured
+        self.active = self.threads > 1
+
+    def best(self) -> bool:
+        """Whether inline is measured faster (the process's last choice while this sweep has not
+        timed both ways)."""
+        if len(self.rate) == 2:
+            return self.rate[True] < self.rate[False]
+        return self.last.get(self.kind, (False, -1e9))[0]
+
+    def _inline_probe(self, a: int, t1: int) -> int:
+        """The end of an inline probe from unit ``a`` (``a`` itself: none fits)."""
+        worst = max(self.rate[False] * self.threads, 1e-15)  # seconds a cell
+        rest = self.plan.unit_cells(a, self.plan.n_units) * self.rate[False]  # the rest, parallel
+        cells = max(self.PROBE_SECONDS, self.PROBE_SHARE * min(rest, self.REPROBE_SECONDS)) / worst
+        if self.plan.unit_cells(a, a + 1) * worst <= self.PROBE_MOST:
+            cells = max(cells, self.plan.unit_cells(a, a + 1))  # one unit, whatever the share
+        b = a
+        while b < t1 and self.plan.unit_cells(a, b + 1) <= cells:
+            b += 1
+        return b
+
+    def slices(self, t0: int, t1: int):
+        """``(a, b, inline)``: the chunk's unit ranges in order, each with the way to run it (time
+        each and :meth:`record` it before taking the next)."""
+        if not self.active:
+            yield t0, t1, self.threads == 1
+            return
+        a, way = t0, self.best()
+        seen, when = self.last.get(self.kind, (way, -1e9))
+        if t1 - t0 >= 2 and time.monotonic() - when >= self.REPROBE_SECONDS:
+            if way not in self.rate:  # the way it runs, timed beside the probe
+                a = min(t0 + self.PROBE_UNITS, t1 - 1)
+                yield t0, a, way
+            if way in self.rate:  # (units of no cells measure nothing: no probe yet)
+                b = min(a + self.PROBE_UNITS, t1) if way else self._inline_probe(a, t1)
+                self.last[self.kind] = (seen, time.monotonic())
+                if b > a:
+                    yield a, b, not way
+                    a = b
+                elif True not in self.rate:
+                    self.active = False  # units too large to time inline: the threads
+        if a < t1:
+            yield a, t1, self.best()
+
+    def record(self, inline: bool, cells: int, seconds: float):
+        """A slice's time: ``cells`` cells run ``inline`` (or not) in ``seconds``."""
+        if self.active and cells:
+            self.rate[inline] = seconds / cells
+            if len(self.rate) == 2:
+                self.last[self.kind] = (self.best(), self.last.get(self.kind, (False, -1e9))[1])
 
 
 def serial_groups() -> int:
@@ -159,7 +254,7 @@ def serial_groups() -> int:
     when numba runs one thread (the loop outlined for the threads ran a light cell about 2x slower
     than the same loop inline: the two-constraint knapsack at W = V = 1,000, one thread, 1.31 s
     against 0.67 s on the development machine, 2026-11-26)."""
-    return SERIAL_GROUPS if numba.get_num_threads() > 1 else 1 << 62
+    return SERIAL_GROUPS if numba.get_num_threads() > 1 else ALL_INLINE
 
 
 # A group of 32 cells of a layer. Its first cell is written ``max(.., 0)`` so that LLVM knows it is
@@ -542,10 +637,6 @@ def run_plan(plan, rec, data, store, stats, bar) -> dict:
 
 
 def _run_plan(plan, rec, data, store, stats, bar) -> dict:
-    import time
-
-    import numpy as np
-
     cls = type(rec)
     vt = np.dtype(cls.value_dtype)
     words = store.words if store is not None else np.zeros(1, np.uint32)
@@ -565,11 +656,17 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
         )
         stats.extra["compile_seconds"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        with threads_at_most(min(lay.ni, lay.nj)):  # the most tiles an anti-diagonal holds
-            for d0, d1 in plan.chunks:
-                fn(d0, d1, *shape, bottom, right, words, 0, lay.diag_off, *ck, *data)
-                if bar is not None:
-                    bar.update(plan.unit_cells(d0, d1))
+        cap = min(lay.ni, lay.nj)  # the most tiles an anti-diagonal holds
+        choice = ThreadChoice(plan, "tiled")
+        choice.active &= cap > 1
+        for d0, d1 in plan.chunks:
+            for a, b, inline in choice.slices(d0, d1):
+                ts = time.perf_counter()
+                with threads_at_most(1 if inline else cap):
+                    fn(a, b, *shape, bottom, right, words, 0, lay.diag_off, *ck, *data)
+                choice.record(inline, plan.unit_cells(a, b), time.perf_counter() - ts)
+            if bar is not None:
+                bar.update(plan.unit_cells(d0, d1))
         out["last_row"] = values.structured(cls, values.map_buf(bottom, lambda b: tiled_last_row(b, lay)))
         out["last_col"] = values.structured(cls, values.map_buf(right, lambda r: r[:rows].copy()))
         if plan.checkpoint:
@@ -620,12 +717,15 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
             *(0, 0, 0, 0, 0, ring, *ranges, words, 0, *tail),
         )
         stats.extra["compile_seconds"] = time.perf_counter() - t0
-        serial = serial_groups()
+        choice, serial = ThreadChoice(plan, "layered"), serial_groups()
         t0 = time.perf_counter()
         for t0_, t1_ in plan.chunks:
             wbase = int(woff[t0_]) if bands else 0
-            for q0, q1 in _pieces(plan, t0_, t1_):
-                fn(t0_, t1_, q0, q1, serial, ring, *ranges, words, wbase, *tail)
+            for a, b, inline in choice.slices(t0_, t1_):
+                ts = time.perf_counter()
+                for q0, q1 in _pieces(plan, a, b):
+                    fn(a, b, q0, q1, ALL_INLINE if inline else serial, ring, *ranges, words, wbase, *tail)
+                choice.record(inline, plan.unit_cells(a, b), time.perf_counter() - ts)
             if bands:
                 _store_bands(store, plan, t0_, t1_, words, wbase, packed)
             if bar is not None:
