@@ -130,19 +130,25 @@ class _Knap(LayeredRecurrence):
         return t - 1, c - w[t] if taken else c
 
 
-def test_values_and_decisions_do_not_depend_on_the_way(monkeypatch):
+@pytest.fixture
+def ways(monkeypatch):
+    """The ways (inline or not) the sweeps of the test ran their slices."""
+    real, seen = cpu.ThreadChoice.record, set()
+
+    def record(self, inline, cells, seconds):
+        seen.add(inline)
+        return real(self, inline, cells, seconds)
+
+    monkeypatch.setattr(cpu.ThreadChoice, "record", record)
+    return seen
+
+
+def test_values_and_decisions_do_not_depend_on_the_way(monkeypatch, ways):
     """Small chunks, a probe every chunk, the threads' way or the inline way forced: the same."""
     rng = np.random.default_rng(4)
     rec = _Knap(rng.integers(1, 50, 120), rng.integers(1, 100, 120), 3000)
     monkeypatch.setattr(cpu, "CPU_CHUNK_CELLS", 20_000)
     monkeypatch.setattr(cpu.ThreadChoice, "REPROBE_SECONDS", 0.0)
-    real, ways = cpu.ThreadChoice.record, set()
-
-    def record(self, serial, cells, seconds):
-        ways.add(serial)
-        return real(self, serial, cells, seconds)
-
-    monkeypatch.setattr(cpu.ThreadChoice, "record", record)
     got = []
     for inline_first in (False, True):
         monkeypatch.setattr(cpu.ThreadChoice, "last", {"layered": (inline_first, -1e9)})
@@ -152,7 +158,7 @@ def test_values_and_decisions_do_not_depend_on_the_way(monkeypatch):
     assert numba.get_num_threads() == 1 or ways == {True, False}
 
 
-def test_tiled_sweeps_do_not_depend_on_the_way(monkeypatch):
+def test_tiled_sweeps_do_not_depend_on_the_way(monkeypatch, ways):
     """A tiled grid's anti-diagonals on the threads or inline, probed every chunk: the same."""
     from gpudp.problems.lcs import LCSRecurrence
 
@@ -160,13 +166,6 @@ def test_tiled_sweeps_do_not_depend_on_the_way(monkeypatch):
     a, b = rng.integers(0, 4, 300).astype(np.uint8), rng.integers(0, 4, 200).astype(np.uint8)
     monkeypatch.setattr(cpu, "CPU_CHUNK_CELLS", 4096)
     monkeypatch.setattr(cpu.ThreadChoice, "REPROBE_SECONDS", 0.0)
-    real, ways = cpu.ThreadChoice.record, set()
-
-    def record(self, inline, cells, seconds):
-        ways.add(inline)
-        return real(self, inline, cells, seconds)
-
-    monkeypatch.setattr(cpu.ThreadChoice, "record", record)
     got = []
     for inline_first in (False, True):
         monkeypatch.setattr(cpu.ThreadChoice, "last", {"tiled": (inline_first, -1e9)})
