@@ -15,28 +15,11 @@ from pathlib import Path
 import numba
 import numpy as np
 from examples_of import module
-from versus_loop import table
+from versus_loop import table, walk
 
 sys.path.append(str(Path(__file__).resolve().parent.parent / "tests"))
 U = module(Path(sys.path[-1]) / "test_user_dps4.py")
 INF, BIG, NO_EGGS = U.INF, U.BIG, U.NO_EGGS
-
-
-@numba.njit(cache=True)
-def walk(how, n, m, band):
-    """The steps of the path back from (n - 1, m - 1) through decisions kept a byte each (row i of a
-    band at how[i, j - i + band])."""
-    i, j, steps = n - 1, m - 1, 0
-    while i >= 0 and j >= 0:
-        steps += 1
-        h = how[i, j - (0 if band < 0 else i - band)]
-        if h == 0:
-            i, j = i - 1, j - 1
-        elif h == 1:
-            i -= 1
-        else:
-            j -= 1
-    return steps
 
 
 @numba.njit(cache=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numba
 import numpy as np
 from examples_of import module
-from versus_loop import table
+from versus_loop import table, walk
 
 sys.path.append(str(Path(__file__).resolve().parent.parent / "tests"))
 U = module(Path(sys.path[-1]) / "test_user_dps5.py")
@@ -101,21 +101,6 @@ def cherry_loop(grid):
 
 
 @numba.njit(cache=True)
-def walk2(how, n, m):
-    """The steps back from (n - 1, m - 1) through a grid's decisions (0: diagonal, 1: up, 2: left)."""
-    i, j, steps = n - 1, m - 1, 0
-    while i >= 0 and j >= 0:
-        h, steps = how[i, j], steps + 1
-        if h == 0:
-            i, j = i - 1, j - 1
-        elif h == 1:
-            i -= 1
-        else:
-            j -= 1
-    return steps
-
-
-@numba.njit(cache=True)
 def gap_align_loop(a, b, dels, ins, match, mismatch):
     n, m = len(a), len(b)
     prev, cur = np.zeros(m + 1, np.int64), np.zeros(m + 1, np.int64)
@@ -132,7 +117,7 @@ def gap_align_loop(a, b, dels, ins, match, mismatch):
                 best, h = cur[j - 1] - ins[j - 1], 2
             cur[j], how[i - 1, j - 1] = best, h
         prev, cur = cur, prev
-    return prev[m], walk2(how, n, m)
+    return prev[m], walk(how, n, m, -1)
 
 
 @numba.njit(cache=True)
@@ -150,7 +135,7 @@ def scs_loop(a, b):
             else:
                 cur[j], how[i - 1, j - 1] = cur[j - 1] + 1, 2
         prev, cur = cur, prev
-    return prev[m], walk2(how, n, m)
+    return prev[m], walk(how, n, m, -1)
 
 
 @numba.njit(cache=True)

@@ -1,5 +1,6 @@
 """Not a tool: the table the user-DP benchmarks (``userdps4_bench.py``, ``userdps5_bench.py``)
-print, each gpudp call against a plain ``@njit`` loop of the same DP, answers compared."""
+print, each gpudp call against a plain ``@njit`` loop of the same DP, answers compared, and the
+loops' walk back through a grid's decisions."""
 
 from __future__ import annotations
 
@@ -9,6 +10,23 @@ import numba
 import numpy as np
 
 from gpudp.bench.peers import best_of  # a warm-up call, then the best of repeat
+
+
+@numba.njit(cache=True)
+def walk(how, n, m, band):
+    """The steps of the path back from (n - 1, m - 1) through decisions kept a byte each (row i of a
+    band at how[i, j - i + band])."""
+    i, j, steps = n - 1, m - 1, 0
+    while i >= 0 and j >= 0:
+        steps += 1
+        h = how[i, j - (0 if band < 0 else i - band)]
+        if h == 0:
+            i, j = i - 1, j - 1
+        elif h == 1:
+            i -= 1
+        else:
+            j -= 1
+    return steps
 
 
 def table(description: str, cases, same, argv=None):
