@@ -204,11 +204,23 @@ def codes(s):
     return np.frombuffer(s.encode(), np.uint8)
 
 
-def batch_call(pairs, paths):
+class SelectSCS(U.SCS):
+    """The test's supersequence with its cell's choices as conditional expressions, not a return a
+    branch (the form the tutorial's section 3 advises): the same values and decisions."""
+
+    @staticmethod
+    def cell(i, j, diag, up, left, ri, cj):
+        same = ri == cj
+        best = diag + 1 if same else min(up, left) + 1
+        how = U.BOTH if same else (U.TAKE_A if up <= left else U.TAKE_B)
+        return best, how
+
+
+def batch_call(pairs, paths, cls=U.SCS):
     """sweep_many over the pairs: the lengths, and with paths every item's path read."""
 
     def call():
-        batch = U.sweep_many([U.SCS(a, b) for a, b in pairs], traceback=paths, backend="cpu")
+        batch = U.sweep_many([cls(a, b) for a, b in pairs], traceback=paths, backend="cpu")
         if paths:
             return [(int(item.value), len(item.path)) for item in batch]
         return batch.values
@@ -284,6 +296,13 @@ def cases(rng):
             lambda paths=paths: scs_many_loop(*pa, *pb, paths),
             "pairs" if paths else "list",
         )
+    yield (
+        "sweep_many SCS, cell of conditional expressions, values",
+        "10,000 pairs of 100-150",
+        batch_call(pairs, False, SelectSCS),
+        lambda: scs_many_loop(*pa, *pb, False),
+        "list",
+    )
     qs = ["".join(rng.choice(list("ACGT"), rng.integers(50, 101))) for _ in range(150)]
     cross = [(q, c) for q in qs for c in qs]
     ca, cb = packed([codes(x) for x, _ in cross]), packed([codes(y) for _, y in cross])
