@@ -16,7 +16,7 @@ from numba.extending import register_jitable
 
 import gpudp.many
 import gpudp.many.cuda
-from gpudp import GridRecurrence, sweep, sweep_many
+from gpudp import Grid3Recurrence, GridRecurrence, LayeredRecurrence, sweep, sweep_many
 from gpudp.codegen import diag_start, diagonal_index
 from gpudp.errors import ContractError, InputError
 
@@ -395,6 +395,35 @@ def test_other_offsets_refused():
 
     with pytest.raises(ContractError, match=r"offsets = \(\(-1, -1\), \(-1, 0\), \(-1, 1\)\).*gpudp.sweep"):
         sweep_many([Seam()], backend="cpu")
+
+
+def test_other_shapes_refused_by_name():
+    """A layered recurrence and a 3-D grid are each named as what they are (a 3-D grid was called a
+    layered recurrence once)."""
+
+    class Layers(LayeredRecurrence):
+        def num_layers(self):
+            return 2
+
+        def layer_size(self, t):
+            return 2
+
+        @staticmethod
+        def cell(t, k, prev):
+            return prev[k] + 1
+
+    class Cube(Grid3Recurrence):
+        def shape(self):
+            return 2, 2, 2
+
+        @staticmethod
+        def cell(i, j, k, *deps):
+            return max(deps)
+
+    for rec, kind in ((Layers(), "a layered recurrence"), (Cube(), "a 3-D grid")):
+        said = f"^{type(rec).__name__} is {kind}: .* one by one with gpudp.sweep"
+        with pytest.raises(ContractError, match=said):
+            sweep_many([rec], backend="cpu")
 
 
 # ---------------------------------------------------------------------------------------------

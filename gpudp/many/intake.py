@@ -64,10 +64,10 @@ def check_class(cls) -> None:
         cls._validate_class()
         return
     if not issubclass(cls, GridRecurrence):
+        kind = {"layered": "a layered recurrence", "grid3": "a 3-D grid"}.get(getattr(cls, "family", None))
         raise ContractError(
-            f"{cls.__name__} is not a GridRecurrence or IntervalRecurrence: sweep_many runs batches of "
-            "grid and interval recurrences; sweep a layered recurrence's instances one by one with "
-            "gpudp.sweep"
+            f"{cls.__name__} is {kind or 'not a GridRecurrence or IntervalRecurrence'}: sweep_many runs "
+            "batches of grid and interval recurrences; sweep its instances one by one with gpudp.sweep"
         )
     cls._validate_class()
     offs = tuple(tuple(o) for o in cls.offsets)
