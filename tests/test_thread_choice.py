@@ -180,3 +180,31 @@ def test_units_of_no_cells_measure_nothing(fresh):
     plan = _Plan([0, 0, 0, 0, 500, 500, 0, 500] * 10)
     rates = {True: 1e-9, False: 3e-9}
     _run(cpu.ThreadChoice(plan, "layered"), [(t, t + 4) for t in range(0, 80, 4)], rates)
+
+
+def test_interval_and_3d_sweeps_do_not_depend_on_the_way(monkeypatch, ways):
+    """Interval diagonals and 3-D planes on the threads or inline, probed every chunk: the same
+    tables, decisions and faces (the thresholds lowered so that every diagonal and plane could run
+    in parallel)."""
+    from examples_loader import load_example
+
+    import gpudp.grid3.cpu
+    import gpudp.interval.cpu
+
+    mc, lcs3 = load_example("matrix_chain"), load_example("lcs3")
+    monkeypatch.setattr(gpudp.interval.cpu, "SERIAL_WORK", 1)
+    monkeypatch.setattr(gpudp.grid3.cpu, "SERIAL_CELLS", 1)
+    monkeypatch.setattr(cpu.ThreadChoice, "REPROBE_SECONDS", 0.0)
+    rng = np.random.default_rng(6)
+    dims = rng.integers(1, 50, 41)
+    a, b, c = ("".join(rng.choice(list("ACGT"), 14)) for _ in range(3))
+    got = []
+    for inline_first in (False, True):
+        first = {k: (inline_first, -1e9) for k in ("interval", "grid3")}
+        monkeypatch.setattr(cpu.ThreadChoice, "last", first)
+        r = sweep(mc.MatrixChain(dims), backend="cpu", progress=False)
+        q = sweep(lcs3.LCS3(a, b, c), backend="cpu", progress=False)
+        end = tuple(x - 1 for x in q.shape)
+        got.append((r.table.copy(), r.decisions.copy(), q.face_i, q.face_j, q.face_k, q.traceback(end)))
+    assert all(np.array_equal(x, y) for x, y in zip(got[0], got[1], strict=True))
+    assert numba.get_num_threads() == 1 or ways == {True, False}

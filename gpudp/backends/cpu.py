@@ -20,7 +20,7 @@ from .base import Backend, checkpoint_arrays, last_layer, line_edges, shape_args
 
 #: the kit: what shapes, features and plug-ins may take from this backend (tests/test_imports.py);
 #: the rest is private to it (the registry takes ``BACKEND``)
-__all__ = ["PARALLEL_LOCK", "cell_namespace", "compiled", "nrt_options"]
+__all__ = ["ALL_INLINE", "PARALLEL_LOCK", "ThreadChoice", "cell_namespace", "compiled", "nrt_options"]
 
 #: a chunk (unit of eviction, progress and Ctrl-C checks) is about this many cells on the CPU
 CPU_CHUNK_CELLS = 1 << 22

@@ -6,7 +6,8 @@ each an ``n1 x n2`` array indexed ``[i, j]`` (``k = d - i - j``), so a cell's de
 ``(i + di, j + dj, k + dk)`` is ``ring[(d - lag) % R, i + di, j + dj]`` with ``lag = -(di + dj +
 dk)``, and consecutive cells of a row (consecutive ``j``) read and write consecutive memory. The
 rows of a plane run in parallel (``prange``) when the plane holds at least :data:`SERIAL_CELLS`
-cells, else on one thread (a parallel region costs more than a small plane). A row's cells with
+cells, else on one thread (a parallel region costs more than a small plane; and every plane on one
+thread where the sweep measures that faster: :class:`gpudp.backends.cpu.ThreadChoice`). A row's cells with
 ``i, j, k >= 1`` (all but at most two of its ends, and the row ``i = 0``) run with no boundary test;
 the others test each dependency's coordinates and take ``boundary`` outside the grid. Decisions go
 straight into the store, plane after plane (:mod:`gpudp.grid3.layout`). One compile per
@@ -25,7 +26,7 @@ import time
 
 import numpy as np
 
-from ..backends.cpu import PARALLEL_LOCK, cell_namespace, compiled, nrt_options
+from ..backends.cpu import ALL_INLINE, PARALLEL_LOCK, ThreadChoice, cell_namespace, compiled, nrt_options
 from ..cache import jit_generated
 from ..codegen import fill
 from ..jit import njit
@@ -131,6 +132,17 @@ def runner(rec_cls, n_data: int, nrt: bool = False):
     return k.fn
 
 
+class _Planes:
+    """The planes of a sweep as :class:`gpudp.backends.cpu.ThreadChoice` reads a plan: plane ``d``'s
+    cells are ``starts[d + 1] - starts[d]``."""
+
+    def __init__(self, starts):
+        self.starts, self.n_units = starts, len(starts) - 1
+
+    def unit_cells(self, a: int, b: int) -> int:
+        return int(self.starts[b] - self.starts[a])
+
+
 def run(rec_cls, shape, data, starts, decisions, flag, bar, stats) -> tuple[np.ndarray, ...]:
     """Sweep every plane on the host, the decisions into ``decisions`` (the store, plane after
     plane); return the far faces ``(FI, FJ, FK)``."""
@@ -141,12 +153,16 @@ def run(rec_cls, shape, data, starts, decisions, flag, bar, stats) -> tuple[np.n
     faces = tuple(np.full(s, fill, vt) for s in ((n2, n3), (n1, n3), (n1, n2)))
     with PARALLEL_LOCK:  # numba's parallel regions: one at a time per process (gpudp.backends.cpu)
         t0 = time.perf_counter()
-        args = (n1, n2, n3, ring, starts, 0, decisions, *faces, flag, SERIAL_CELLS, *data)
-        fn = compiled(lambda nrt: runner(rec_cls, len(data), nrt), 0, 0, *args)  # compile (or load)
+        head = (n1, n2, n3, ring, starts, 0, decisions, *faces, flag)
+        fn = compiled(lambda nrt: runner(rec_cls, len(data), nrt), 0, 0, *head, SERIAL_CELLS, *data)
         stats.extra["compile_seconds"] = time.perf_counter() - t0
+        choice = ThreadChoice(_Planes(starts), "grid3")
         t0 = time.perf_counter()
         for d0, d1 in layout.chunks(starts, layout.CPU_CHUNK_CELLS):
-            fn(d0, d1, *args)
+            for a, b, inline in choice.slices(d0, d1):
+                ts = time.perf_counter()
+                fn(a, b, *head, ALL_INLINE if inline else SERIAL_CELLS, *data)
+                choice.record(inline, int(starts[b] - starts[a]), time.perf_counter() - ts)
             if bar is not None:
                 bar.update(int(starts[d1] - starts[d0]))
         stats.kernel_seconds = time.perf_counter() - t0

@@ -2,7 +2,8 @@
 
 One generated function runs a chunk of diagonals: for each, the cells ``(i, i + d)`` with
 ``prange`` when the diagonal's work (cells x length) reaches :data:`gpudp.interval.table.SERIAL_WORK`,
-else serially on one thread; the cell reads the row-major table ``T`` that it and its diagonal
+else serially on one thread (and every diagonal serially where the sweep measures that faster:
+:class:`gpudp.backends.cpu.ThreadChoice`); the cell reads the row-major table ``T`` that it and its diagonal
 write (``T[i, j]``, decisions ``D[i, j]``). Where the cell's loops read down a column of ``T``
 (matrix chain's ``T[k + 1, j]``: a whole row apart from one split point to the next), those reads
 go to a column-major copy ``C`` written beside it (:func:`gpudp.interval.split.column_cell`): one
@@ -14,7 +15,9 @@ from __future__ import annotations
 
 import time
 
-from ..backends.cpu import PARALLEL_LOCK, cell_namespace
+import numpy as np
+
+from ..backends.cpu import ALL_INLINE, PARALLEL_LOCK, ThreadChoice, cell_namespace
 from ..cache import jit_generated
 from ..jit import njit
 from ..memory import available_memory
@@ -24,10 +27,10 @@ from .records import record_cell, record_function
 from .table import SERIAL_WORK, cells_of, compiled_sweep
 
 _RUN = """
-def run_diagonals(d0, d1, n, S, C, D{da}):
+def run_diagonals(d0, d1, n, serial_work, S, C, D{da}):
     T = S  # row-major: the cells read the table they write
     for d in range(d0, d1):
-        if (n - d) * (d + 1) < SERIAL_WORK:  # a short diagonal: cheaper than a parallel region
+        if (n - d) * (d + 1) < serial_work:  # a short diagonal: cheaper than a parallel region
             for i in range(n - d):
                 {body}
         else:
@@ -55,7 +58,7 @@ def runner(rec_cls, n_data: int, columns: bool):
     loops read columns from (:func:`column_cell`)."""
 
     def namespace():
-        ns = {**cell_namespace(rec_cls), "SERIAL_WORK": SERIAL_WORK}
+        ns = cell_namespace(rec_cls)
         if is_record(rec_cls):  # the table a tuple of the fields' (gpudp.interval.records)
             ns["cell"] = njit(record_cell(rec_cls))
         if columns:
@@ -72,6 +75,19 @@ def runner(rec_cls, n_data: int, columns: bool):
         lambda src, ns: jit_generated(src, "run_diagonals", ns, njit, "cpu", parallel=True),
         head="ccell(C, " if columns else "cell(",
     )
+
+
+class _Work:
+    """The diagonals of an ``n``-interval table as :class:`gpudp.backends.cpu.ThreadChoice` reads a
+    plan: a diagonal's work is its cells times its length (the split points a cell loops over)."""
+
+    def __init__(self, n: int):
+        d = np.arange(n + 1, dtype=np.int64)
+        self.n_units = n
+        self.work = np.concatenate(([0], np.cumsum((n - d[:n]) * (d[:n] + 1))))
+
+    def unit_cells(self, a: int, b: int) -> int:
+        return int(self.work[b] - self.work[a])
 
 
 def device_bytes(table_bytes: int, decision_bytes: int) -> int:
@@ -94,13 +110,22 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
     stats.extra["column_reads"] = "a column-major copy" if columns else f"the table: {ccell}"
     C = full(rec_cls, (n, n) if columns else (1, 1))
     fn = runner(rec_cls, len(data), columns)
+    choice = ThreadChoice(_Work(n), "interval")
+    d = np.arange(n, dtype=np.int64)
+    first = int(np.argmax((n - d) * (d + 1) >= SERIAL_WORK)) if n else 0  # the first parallel diagonal
+    first = first if n and (n - first) * (first + 1) >= SERIAL_WORK else n
     with PARALLEL_LOCK:  # numba's parallel regions: one at a time per process (gpudp.backends.cpu)
         t0 = time.perf_counter()
-        fn(0, 0, n, table, C, decisions, *data)  # compile (or load)
+        fn(0, 0, n, SERIAL_WORK, table, C, decisions, *data)  # compile (or load)
         stats.extra["compile_seconds"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         for d0, d1 in chunks:
-            fn(d0, d1, n, table, C, decisions, *data)
+            if d0 < first:  # diagonals too short for a parallel region either way: not measured
+                fn(d0, min(d1, first), n, SERIAL_WORK, table, C, decisions, *data)
+            for a, b, inline in choice.slices(max(d0, first), d1) if d1 > first else ():
+                ts = time.perf_counter()
+                fn(a, b, n, ALL_INLINE if inline else SERIAL_WORK, table, C, decisions, *data)
+                choice.record(inline, choice.plan.unit_cells(a, b), time.perf_counter() - ts)
             if bar is not None:
                 bar.update(cells_of(n, d0, d1))
         stats.kernel_seconds = time.perf_counter() - t0
