@@ -258,7 +258,10 @@ def _funnel_intrinsic():
 
 def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     """One warp per tile: lane k owns bh/32 consecutive rows and runs one column behind lane k-1,
-    taking the value above its first row (and the column's symbol) from lane k-1 by shuffle.
+    taking the value above its first row (and the column's symbol) from lane k-1 by shuffle. (With
+    :func:`lane_groups` G > 1, values-only kernels: lane k's rows in G groups, group g on column
+    ``s - (kG + g)`` at step s, each taking its first row's neighbours from the group before a
+    step late; everything below with ``LAG = 32G - 1`` columns where it says 31.)
 
     Steps go in blocks of 32. Step st of a block sets bit st of each row's decision word; the
     store's tile layout shifts lane k's columns by k, so every lane completes its words with the
