@@ -72,7 +72,9 @@ is proven when a search reaches its target or ``z`` reaches ``U``.
 
 **The 0/1 vector.** Every state carries a node of a persistent list of added items (a state made by
 adding item ``j`` gets a new node whose parent is its source's); when the node array fills, the
-nodes that no state or the best packing reaches are dropped (marked, compacted in order).
+nodes that no state or the best packing reaches are dropped (marked, compacted in order), and it
+doubles when more than half stays, within a block reserved at its first growth (:func:`_reserve`:
+the entries the memory check allows, their pages the OS's only once written), so without a copy.
 
 **Arithmetic.** int64 throughout: the profit and weight totals of the items that can be packed are
 checked (at most 2^63 − 1, else :class:`gpudp.InputError` with the figures, as the sparse DP; and
@@ -160,6 +162,10 @@ AHEAD_INTERVALS = 1 << 12
 #: the first sizes of the state lists and of the node array (both grow)
 LIST_START = 1 << 12
 NODE_START = 1 << 16
+#: the node array grows within a block reserved at its first growth, as many entries as the memory
+#: check allows then (:class:`_Arrays`) and at most this many: no copy as it grows, and each page first
+#: written once (the OS gives a page only once it is written)
+NODE_RESERVE = 1 << 40
 #: each failed search moves the next target this many times farther below the bound
 STEP_GROWTH = 2
 #: the next target is ``z + g`` (whose search ends the proof, reached or not) when it lies at most this
@@ -464,6 +470,22 @@ def _copy(dst, src, n: int) -> None:
         dst[:n] = src[:n]
 
 
+def _reserve(size: int):
+    """Two node arrays (parents, items) of at least ``size`` entries, and of as many as the memory
+    check allows (half of what the process may still use) up to :data:`NODE_RESERVE`: their pages are
+    the OS's only once written. ``size`` only where ``ulimit`` limits the address space (``-v``, ``-d``:
+    the block would count whole against it) or the OS refuses the block."""
+    from gpudp.memory import available_memory, limits
+
+    if limits()["rlimit_room"] is None:
+        try:
+            big = max(size, min(NODE_RESERVE, available_memory() // 32))  # (16 bytes a node: half)
+            return np.empty(big, np.int64), np.empty(big, np.int64)
+        except MemoryError:
+            pass
+    return np.empty(size, np.int64), np.empty(size, np.int64)
+
+
 def _room_check(nbytes: int) -> None:
     from gpudp.memory import available_memory
 
@@ -472,12 +494,15 @@ def _room_check(nbytes: int) -> None:
 
 
 class _Arrays:
-    """The two state lists and the node array of one search, grown on demand."""
+    """The two state lists and the node array of a solve's searches, grown on demand. The node
+    array (``par``, ``itm``) is the start of a larger block (``block``), reserved at its first growth
+    (:func:`_reserve`): it grows by taking more of the block, without a copy, and each of its pages is
+    first written once; past the block, a new one and a copy."""
 
     def __init__(self):
         self.lists = [self._list(LIST_START), self._list(LIST_START)]
-        self.par = np.empty(NODE_START, np.int64)
-        self.itm = np.empty(NODE_START, np.int64)
+        self.block = (np.empty(NODE_START, np.int64), np.empty(NODE_START, np.int64))
+        self.par, self.itm = self.block
         self.touched = 0  # the node array's entries written at least once
 
     @staticmethod
@@ -509,10 +534,12 @@ class _Arrays:
         if nn + need > len(self.par) // 2:
             size = max(2 * len(self.par), 2 * (nn + need))
             _room_check(16 * (size - len(self.par)))
-            par, itm = np.empty(size, np.int64), np.empty(size, np.int64)
-            _copy(par, self.par, nn)
-            _copy(itm, self.itm, nn)
-            self.par, self.itm, self.touched = par, itm, nn
+            if size > len(self.block[0]):
+                par, itm = _reserve(size)
+                _copy(par, self.par, nn)
+                _copy(itm, self.itm, nn)
+                self.block, self.touched = (par, itm), nn
+            self.par, self.itm = self.block[0][:size], self.block[1][:size]
         return nn
 
     def touch(self, nn: int, end: int) -> None:

@@ -523,6 +523,57 @@ def test_the_node_arrays_grow_and_fill_in_parallel_as_serially(monkeypatch):
     assert [g.tolist() for g in serial[0]] == [g.tolist() for g in parallel[0]] and serial[1:] == parallel[1:]
 
 
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32))
+def test_the_node_array_grown_within_its_reserved_block_holds_what_copies_held(seed):
+    """Nodes made, collected and grown over many steps: within a block reserved at the first growth
+    (no copy), within blocks outgrown (a copy each time past one), and in arrays of the size asked for
+    (``NODE_RESERVE`` 0: a copy at every growth) the node array holds the same nodes at the same sizes,
+    with the same list and incumbent; the large block is reserved once (after the first array)."""
+
+    def run(reserve):
+        rng = np.random.default_rng(seed)
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(kr, "NODE_START", 4)
+            m.setattr(kr, "NODE_RESERVE", reserve)
+            ar, nn, seen = kr._Arrays(), 0, []
+            blocks = [ar.block[0]]
+            N, zst = np.full(1, -1, np.int64), np.array([0, -1], np.int64)
+            for t in range(60):
+                L, need, size = len(N), int(rng.integers(1, 40)), len(ar.par)
+                nn = ar.nodes(nn, need, N, L, zst)
+                assert len(ar.par) in (size, max(2 * size, 2 * (nn + need)))  # (the growth's rule)
+                blocks += [] if any(b is ar.block[0] for b in blocks) else [ar.block[0]]
+                ar.par[nn : nn + need] = [int(rng.integers(-1, nn + k)) for k in range(need)]
+                ar.itm[nn : nn + need] = rng.integers(0, 1000, need)
+                nn += need
+                N = rng.integers(0, nn, 1 + 2 * t).astype(np.int64)  # (most nodes stay live)
+                zst[1] = int(rng.integers(-1, nn))
+                seen.append((len(ar.par), nn, ar.par[:nn].tolist(), ar.itm[:nn].tolist(), zst.tolist()))
+        return seen, len(blocks)
+
+    exact, copies = run(0)
+    assert copies > 3  # (grown many times)
+    assert run(1 << 40) == (exact, 2) and run(100)[0] == exact
+
+
+def test_the_node_block_is_the_size_asked_for_under_ulimit_or_when_refused(monkeypatch):
+    """Where ``ulimit`` limits the address space, or the OS refuses the large block, the node arrays
+    are the size asked for; else as many entries as the memory check allows."""
+    from gpudp import memory
+
+    assert len(kr._reserve(10)[0]) == min(kr.NODE_RESERVE, memory.available_memory() // 32) > 10
+    monkeypatch.setattr(kr, "NODE_RESERVE", 1 << 59)  # (2^62 bytes: no address space holds it)
+    monkeypatch.setattr(memory, "available_memory", lambda: 1 << 70)
+    assert [len(a) for a in kr._reserve(10)] == [10, 10]
+    monkeypatch.setattr(kr, "NODE_RESERVE", 1 << 40)
+    monkeypatch.setattr(memory, "available_memory", lambda: 1 << 30)
+    assert len(kr._reserve(10)[0]) == 1 << 25
+    limits = memory.limits()
+    monkeypatch.setattr(memory, "limits", lambda: {**limits, "rlimit_room": 1 << 30})
+    assert [len(a) for a in kr._reserve(10)] == [10, 10]
+
+
 def rebuilt(env, i):
     """``E_i`` rebuilt from the stored envelope above its segment, each envelope in arrays of its own
     (the rebuild before segments reused their arrays: the reference); a stored one as it is."""
