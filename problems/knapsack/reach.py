@@ -27,7 +27,8 @@ Jooken's class with ``g = 14`` that cut the empty state's bound from 7,384 to 55
 stops, the fine ones are built and the same target searched again. Envelopes are built backwards and
 all kept when they total at most :data:`ALL_INTERVALS` intervals; else every ``K``-th (``K = ⌈√n⌉``)
 is kept and the others are rebuilt from the next kept one as a search reaches them (by the same
-rule: any result of it is a valid over-approximation).
+rule: any result of it is a valid over-approximation), into arrays that the segments rebuilt later
+reuse (:class:`_Buffers`: their pages are written once a solve, not once a rebuild).
 
 **The bound.** Take any ``λ = num/den ≥ 0`` (``num/den`` the efficiency of Dantzig's break item,
 ``den`` a power of two small enough that every sum below stays in int64). Every subset ``X`` of the
@@ -71,7 +72,9 @@ is proven when a search reaches its target or ``z`` reaches ``U``.
 
 **The 0/1 vector.** Every state carries a node of a persistent list of added items (a state made by
 adding item ``j`` gets a new node whose parent is its source's); when the node array fills, the
-nodes that no state or the best packing reaches are dropped (marked, compacted in order).
+nodes that no state or the best packing reaches are dropped (marked, compacted in order), and it
+doubles when more than half stays, within a block reserved at its first growth (:func:`_reserve`:
+the entries the memory check allows, their pages the OS's only once written), so without a copy.
 
 **Arithmetic.** int64 throughout: the profit and weight totals of the items that can be packed are
 checked (at most 2^63 − 1, else :class:`gpudp.InputError` with the figures, as the sparse DP; and
@@ -159,6 +162,10 @@ AHEAD_INTERVALS = 1 << 12
 #: the first sizes of the state lists and of the node array (both grow)
 LIST_START = 1 << 12
 NODE_START = 1 << 16
+#: the node array grows within a block reserved at its first growth, as many entries as the memory
+#: check allows then (:class:`_Arrays`) and at most this many: no copy as it grows, and each page first
+#: written once (the OS gives a page only once it is written)
+NODE_RESERVE = 1 << 40
 #: each failed search moves the next target this many times farther below the bound
 STEP_GROWTH = 2
 #: the next target is ``z + g`` (whose search ends the proof, reached or not) when it lies at most this
@@ -291,6 +298,17 @@ def _finish(nlo, nhi, nga, ntp, k, num):
     return nlo[:k].copy(), nhi[:k].copy(), nga[:k].copy(), ntp[:k].copy(), best
 
 
+class _Buffers:
+    """Five arrays (``lo, hi, gain, top, best``) that the rebuilt envelopes of a segment are cut
+    from, one after another, and reused by the segments rebuilt after it (:meth:`Envelopes._segment`):
+    their pages are written once a solve, not once a segment. ``thread``: the thread rebuilding a
+    segment into them ahead (:meth:`Envelopes._prefetch`), None for the caller's."""
+
+    def __init__(self, size: int):
+        self.arrays = tuple(np.empty(size, np.int64) for _ in range(5))
+        self.thread: threading.Thread | None = None
+
+
 class Envelopes:
     """The suffixes' envelopes ``E_0 .. E_n`` (the module doc), built once, served in order of
     ``i`` (rising) by :meth:`get` as ``(lo, hi, gain, top, best)``: ``best[q]`` the most ``min(num·hi
@@ -335,20 +353,47 @@ class Envelopes:
         self.all = every is not None
         self.kept = every if self.all else kept
         self.segment: dict[int, tuple] = {}
-        self.ahead: tuple[int, threading.Thread, dict] | None = None  # (its top, the thread, its result)
+        self.held: _Buffers | None = None  # the arrays of ``segment``
+        # (its top, the thread, its result, its arrays)
+        self.ahead: tuple[int, threading.Thread, dict, _Buffers] | None = None
+        self.pool: list[_Buffers] = []  # the segments' arrays: one set a segment held or being rebuilt
+        # the arrays of a segment as built: its envelopes, and room for a union (twice the one above)
+        tops = {min(n, t) for t in range(self.K, n + self.K, self.K)}
+        sizes = [self.sizes[self._low(t) : t + 1] for t in tops if self._low(t) < t]
+        self.room = max((int(a[:-1].sum() + 2 * a.max()) for a in sizes), default=1)
 
-    def _segment(self, top: int, low: int) -> dict:
-        """``E_k`` for ``k = top − 1`` down to ``low``, rebuilt from the stored ``E_top`` (compiled
-        loops that release the GIL: a thread may run it beside the search)."""
-        env, segment = self.kept[top], {}
+    def _segment(self, top: int, low: int, bufs: _Buffers) -> dict:
+        """``E_k`` for ``k = top − 1`` down to ``low``, rebuilt from the stored ``E_top`` into ``bufs``
+        (each union written after the envelopes before it, merged in place and kept there: views of
+        ``bufs``; arrays twice as large when one would not fit, the envelopes before it left in the
+        old ones), by compiled loops that release the GIL: a thread may run it beside the search."""
+        env, segment, at = self.kept[top], {}, 0
         for k in range(top - 1, low - 1, -1):
-            tau, width = int(self.taus[k]), int(self.widths[k])
-            item = int(self.ws[k]), int(self.dg[k]), int(self.pd[k])
-            nlo, nhi, nga, ntp, m = _extend(env, *item, self.cap, tau, width)
-            m = _merge(nlo, nhi, nga, ntp, m, tau, width, self.cap)
-            env = _finish(nlo, nhi, nga, ntp, m, self.num)
+            tau, width, m = int(self.taus[k]), int(self.widths[k]), len(env[0])
+            if at + 2 * m > len(bufs.arrays[0]):
+                bufs.arrays = _Buffers(max(2 * len(bufs.arrays[0]), 2 * m)).arrays
+                at = 0
+            blo, bhi, bga, btp, bbest = (a[at:] for a in bufs.arrays)
+            m = _union(*env[:4], m, int(self.ws[k]), int(self.dg[k]), int(self.pd[k]), self.cap, tau, width,
+                       blo, bhi, bga, btp)  # fmt: skip
+            m = _merge(blo, bhi, bga, btp, m, tau, width, self.cap)
+            _best_below(bhi, bga, btp, self.num, m, bbest)
+            env = tuple(a[:m] for a in (blo, bhi, bga, btp, bbest))
             segment[k] = env
+            at += m
         return segment
+
+    def _buffers(self) -> _Buffers:
+        """Arrays for a segment: a set of the pool that neither the segment held nor a thread still
+        rebuilding one (left to end on its own) holds, else a new one: one set on one thread, two on
+        several (the segment held and the one rebuilt ahead), three while such a thread ends. (Called
+        with no segment pending ahead: :meth:`get` has taken or left it.)"""
+        for bufs in self.pool:
+            if bufs is not self.held and (bufs.thread is None or not bufs.thread.is_alive()):
+                bufs.thread = None
+                return bufs
+        self.pool.append(_Buffers(self.room))
+        return self.pool[-1]
 
     def _prefetch(self, top: int) -> None:
         """Start rebuilding the whole segment below the stored ``E_top`` on a thread, when it is large
@@ -357,28 +402,32 @@ class Envelopes:
         if numba.get_num_threads() < 2 or low >= top or len(self.kept[top][0]) < AHEAD_INTERVALS:
             return
         out: dict = {}
-        thread = threading.Thread(target=lambda: out.update(self._segment(top, low)))
-        thread.start()
-        self.ahead = (top, thread, out)
+        bufs = self._buffers()
+        bufs.thread = threading.Thread(target=lambda: out.update(self._segment(top, low, bufs)))
+        bufs.thread.start()
+        self.ahead = (top, bufs.thread, out, bufs)
 
     def get(self, i: int):
         """``E_i``; ``i`` rises over a search (a segment is rebuilt from the stored envelope above it,
         or taken from the thread that rebuilt it meanwhile: :meth:`_prefetch`, started for the next
-        segment, or the first once a search reaches the last, as each segment is reached)."""
+        segment, or the first once a search reaches the last, as each segment is reached; its arrays
+        are reused once the search has left it: :class:`_Buffers`)."""
         if i in self.kept:
             return self.kept[i]
         if i not in self.segment:
             n = len(self.ws)
             top = min(n, (i // self.K + 1) * self.K)
-            self.segment = {}
+            self.segment, self.held = {}, None
             if self.ahead is not None:
-                ahead, thread, out = self.ahead
+                ahead, thread, out, bufs = self.ahead
                 self.ahead = None
-                if ahead == top:  # (another: left to end on its own)
+                if ahead == top:  # (another: left to end on its own, its arrays with it)
                     thread.join()
-                    self.segment = out if i in out else {}
+                    if i in out:
+                        self.segment, self.held, bufs.thread = out, bufs, None
             if not self.segment:
-                self.segment = self._segment(top, i)
+                self.held = self._buffers()
+                self.segment = self._segment(top, i, self.held)
             after = min(n, top + self.K)  # the next segment with envelopes to rebuild, else the first
             self._prefetch(after if top < after and self._low(after) < after else min(n, self.K))
         return self.segment[i]
@@ -421,6 +470,22 @@ def _copy(dst, src, n: int) -> None:
         dst[:n] = src[:n]
 
 
+def _reserve(size: int):
+    """Two node arrays (parents, items) of at least ``size`` entries, and of as many as the memory
+    check allows (half of what the process may still use) up to :data:`NODE_RESERVE`: their pages are
+    the OS's only once written. ``size`` only where ``ulimit`` limits the address space (``-v``, ``-d``:
+    the block would count whole against it) or the OS refuses the block."""
+    from gpudp.memory import available_memory, limits
+
+    if limits()["rlimit_room"] is None:
+        try:
+            big = max(size, min(NODE_RESERVE, available_memory() // 32))  # (16 bytes a node: half)
+            return np.empty(big, np.int64), np.empty(big, np.int64)
+        except MemoryError:
+            pass
+    return np.empty(size, np.int64), np.empty(size, np.int64)
+
+
 def _room_check(nbytes: int) -> None:
     from gpudp.memory import available_memory
 
@@ -429,12 +494,15 @@ def _room_check(nbytes: int) -> None:
 
 
 class _Arrays:
-    """The two state lists and the node array of one search, grown on demand."""
+    """The two state lists and the node array of a solve's searches, grown on demand. The node
+    array (``par``, ``itm``) is the start of a larger block (``block``), reserved at its first growth
+    (:func:`_reserve`): it grows by taking more of the block, without a copy, and each of its pages is
+    first written once; past the block, a new one and a copy."""
 
     def __init__(self):
         self.lists = [self._list(LIST_START), self._list(LIST_START)]
-        self.par = np.empty(NODE_START, np.int64)
-        self.itm = np.empty(NODE_START, np.int64)
+        self.block = (np.empty(NODE_START, np.int64), np.empty(NODE_START, np.int64))
+        self.par, self.itm = self.block
         self.touched = 0  # the node array's entries written at least once
 
     @staticmethod
@@ -466,10 +534,12 @@ class _Arrays:
         if nn + need > len(self.par) // 2:
             size = max(2 * len(self.par), 2 * (nn + need))
             _room_check(16 * (size - len(self.par)))
-            par, itm = np.empty(size, np.int64), np.empty(size, np.int64)
-            _copy(par, self.par, nn)
-            _copy(itm, self.itm, nn)
-            self.par, self.itm, self.touched = par, itm, nn
+            if size > len(self.block[0]):
+                par, itm = _reserve(size)
+                _copy(par, self.par, nn)
+                _copy(itm, self.itm, nn)
+                self.block, self.touched = (par, itm), nn
+            self.par, self.itm = self.block[0][:size], self.block[1][:size]
         return nn
 
     def touch(self, nn: int, end: int) -> None:

@@ -523,6 +523,154 @@ def test_the_node_arrays_grow_and_fill_in_parallel_as_serially(monkeypatch):
     assert [g.tolist() for g in serial[0]] == [g.tolist() for g in parallel[0]] and serial[1:] == parallel[1:]
 
 
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32))
+def test_the_node_array_grown_within_its_reserved_block_holds_what_copies_held(seed):
+    """Nodes made, collected and grown over many steps: within a block reserved at the first growth
+    (no copy), within blocks outgrown (a copy each time past one), and in arrays of the size asked for
+    (``NODE_RESERVE`` 0: a copy at every growth) the node array holds the same nodes at the same sizes,
+    with the same list and incumbent; the large block is reserved once (after the first array)."""
+
+    def run(reserve):
+        rng = np.random.default_rng(seed)
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(kr, "NODE_START", 4)
+            m.setattr(kr, "NODE_RESERVE", reserve)
+            ar, nn, seen = kr._Arrays(), 0, []
+            blocks = [ar.block[0]]
+            N, zst = np.full(1, -1, np.int64), np.array([0, -1], np.int64)
+            for t in range(60):
+                L, need, size = len(N), int(rng.integers(1, 40)), len(ar.par)
+                nn = ar.nodes(nn, need, N, L, zst)
+                assert len(ar.par) in (size, max(2 * size, 2 * (nn + need)))  # (the growth's rule)
+                blocks += [] if any(b is ar.block[0] for b in blocks) else [ar.block[0]]
+                ar.par[nn : nn + need] = [int(rng.integers(-1, nn + k)) for k in range(need)]
+                ar.itm[nn : nn + need] = rng.integers(0, 1000, need)
+                nn += need
+                N = rng.integers(0, nn, 1 + 2 * t).astype(np.int64)  # (most nodes stay live)
+                zst[1] = int(rng.integers(-1, nn))
+                seen.append((len(ar.par), nn, ar.par[:nn].tolist(), ar.itm[:nn].tolist(), zst.tolist()))
+        return seen, len(blocks)
+
+    exact, copies = run(0)
+    assert copies > 3  # (grown many times)
+    assert run(1 << 40) == (exact, 2) and run(100)[0] == exact
+
+
+def test_the_node_block_is_the_size_asked_for_under_ulimit_or_when_refused(monkeypatch):
+    """Where ``ulimit`` limits the address space, or the OS refuses the large block, the node arrays
+    are the size asked for; else as many entries as the memory check allows."""
+    from gpudp import memory
+
+    assert len(kr._reserve(10)[0]) == min(kr.NODE_RESERVE, memory.available_memory() // 32) > 10
+    monkeypatch.setattr(kr, "NODE_RESERVE", 1 << 59)  # (2^62 bytes: no address space holds it)
+    monkeypatch.setattr(memory, "available_memory", lambda: 1 << 70)
+    assert [len(a) for a in kr._reserve(10)] == [10, 10]
+    monkeypatch.setattr(kr, "NODE_RESERVE", 1 << 40)
+    monkeypatch.setattr(memory, "available_memory", lambda: 1 << 30)
+    assert len(kr._reserve(10)[0]) == 1 << 25
+    limits = memory.limits()
+    monkeypatch.setattr(memory, "limits", lambda: {**limits, "rlimit_room": 1 << 30})
+    assert [len(a) for a in kr._reserve(10)] == [10, 10]
+
+
+def rebuilt(env, i):
+    """``E_i`` rebuilt from the stored envelope above its segment, each envelope in arrays of its own
+    (the rebuild before segments reused their arrays: the reference); a stored one as it is."""
+    top = i if i in env.kept else min(len(env.ws), (i // env.K + 1) * env.K)
+    e = env.kept[top]
+    for k in range(top - 1, i - 1, -1):
+        tau, width = int(env.taus[k]), int(env.widths[k])
+        *arrays, m = kr._extend(e, int(env.ws[k]), int(env.dg[k]), int(env.pd[k]), env.cap, tau, width)
+        m = kr._merge(*arrays, m, tau, width, env.cap)
+        e = kr._finish(*arrays, m, env.num)
+    return e
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(2, 40),
+    c=st.integers(1, 3000),
+    seed=st.integers(0, 2**32),
+    fine=st.booleans(),
+    ahead=st.booleans(),
+    small=st.booleans(),
+)
+def test_segments_in_reused_arrays_equal_fresh_rebuilds_and_stay_while_served(n, c, seed, fine, ahead, small):
+    """Every K-th envelope stored, the others rebuilt a segment at a time into a pool of arrays: over
+    three passes of rising ``i`` and one stopped halfway, on 1 thread and on every thread (with
+    ``ahead``, each next segment rebuilt on a thread meanwhile), every envelope equals its rebuild in
+    fresh arrays and stays so until the search leaves its segment (no rebuild writes into the
+    segment served); the pool holds one set of arrays on 1 thread and at most three on several, fewer
+    than the segments rebuilt; with ``small`` the arrays start at one entry and grow."""
+    rng = np.random.default_rng(seed)
+    w = np.sort(rng.integers(1, c + 1, n))[::-1].astype(np.int64)
+    p = np.maximum(w + rng.integers(-20, 20, n, endpoint=True), 1).astype(np.int64)
+    order = [*range(n + 1), *range(n + 1), *range(n // 2), *range(n + 1)]
+    for threads in {1, numba.config.NUMBA_NUM_THREADS}:
+        numba.set_num_threads(threads)
+        try:
+            with pytest.MonkeyPatch.context() as m:
+                for name, value in (("MAX_INTERVALS", 3), ("COARSE_INTERVALS", 3), ("ALL_INTERVALS", 0)):
+                    m.setattr(kr, name, value)
+                if ahead:
+                    m.setattr(kr, "AHEAD_INTERVALS", 0)
+                env = kr.Envelopes(w, p, c, 3, 2, fine=fine)
+                if small:
+                    env.room = 1
+                want = [[a.tolist() for a in rebuilt(env, i)] for i in range(n + 1)]
+                served, rebuilds, segment = [], 0, None
+                for i in order:
+                    got = env.get(i)
+                    if env.segment is not segment:  # (a segment reached: the arrays of the last one free)
+                        served, segment, rebuilds = [], env.segment, rebuilds + (i not in env.kept)
+                    served.append((i, got))
+                    if env.ahead is not None:
+                        env.ahead[1].join()
+                    assert all([a.tolist() for a in e] == want[k] for k, e in served), (threads, i)
+        finally:
+            numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        assert not env.all and len(env.pool) <= (1 if threads == 1 else 3)
+        assert len(env.pool) < rebuilds or rebuilds <= 3
+
+
+def test_arrays_left_to_a_thread_still_rebuilding_are_not_reused_until_it_ends(monkeypatch):
+    """A search that jumps past the segment being rebuilt ahead leaves that thread to end on its own:
+    its arrays are not given to the next segment rebuilt ahead while it runs (held back here until
+    that one is done), whose envelopes then equal their fresh rebuilds."""
+    for name, value in (
+        ("MAX_INTERVALS", 3),
+        ("COARSE_INTERVALS", 3),
+        ("ALL_INTERVALS", 0),
+        ("AHEAD_INTERVALS", 0),
+    ):
+        monkeypatch.setattr(kr, name, value)
+    if numba.get_num_threads() < 2:
+        pytest.skip("numba has one thread: no segment is rebuilt ahead")
+    rng = np.random.default_rng(5)
+    w = np.sort(rng.integers(1, 3000, 30))[::-1].astype(np.int64)
+    env = kr.Envelopes(w, w + 7, 8000, 3, 2, fine=True)
+    assert env.K == 6 and not env.all
+    gate, segment, waited = threading.Event(), env._segment, []
+
+    def held_back(*a):  # the first segment rebuilt ahead (7..11) waits for the gate
+        if threading.current_thread() is not threading.main_thread() and not waited:
+            waited.append(threading.current_thread())
+            assert gate.wait(10)
+        return segment(*a)
+
+    env._segment = held_back
+    env.get(1)  # 1..5 on demand; 7..11 ahead, held back
+    left = env.ahead[1]
+    env.get(13)  # 13..17 on demand, 19..23 ahead (7..11 left to its thread)
+    env.ahead[1].join()
+    gate.set()
+    left.join()
+    assert waited == [left]
+    for i in range(19, 24):
+        assert [a.tolist() for a in env.get(i)] == [a.tolist() for a in rebuilt(env, i)]
+
+
 @settings(max_examples=30, deadline=None)
 @given(n=st.integers(2, 40), c=st.integers(1, 3000), seed=st.integers(0, 2**32), fine=st.booleans())
 def test_segments_rebuilt_ahead_on_a_thread_equal_those_rebuilt_on_demand(n, c, seed, fine):
@@ -545,7 +693,7 @@ def test_segments_rebuilt_ahead_on_a_thread_equal_those_rebuilt_on_demand(n, c, 
         m.setattr(kr, "AHEAD_INTERVALS", 0)
         env = kr.Envelopes(w, p, c, 3, 2, fine=fine)
         segment = env._segment
-        env._segment = lambda top, low: built.append(threading.current_thread()) or segment(top, low)
+        env._segment = lambda *a: built.append(threading.current_thread()) or segment(*a)
         for i in order:
             seen.append([a.tolist() for a in env.get(i)])
     assert seen == want
