@@ -1,5 +1,5 @@
 """The cpu backend's measured choice between numba's threads and one thread for a layered sweep's
-layers (gpudp.backends.cpu.ThreadChoice): the slices cover each chunk once, in order; the faster way
+layers (gpudp.backends.threads.ThreadChoice): the slices cover each chunk once, in order; the faster way
 measured wins; a probe stays within its budget; the values and decisions never depend on it."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpudp import LayeredRecurrence, sweep
-from gpudp.backends import cpu
+from gpudp.backends import cpu, threads
 
 
 class _Plan:
@@ -28,7 +28,7 @@ class _Plan:
 @pytest.fixture
 def fresh(monkeypatch):
     """A process that has measured nothing yet, and two threads."""
-    monkeypatch.setattr(cpu.ThreadChoice, "last", {})
+    monkeypatch.setattr(threads.ThreadChoice, "last", {})
     monkeypatch.setattr(numba, "get_num_threads", lambda: 2)
 
 
@@ -56,10 +56,10 @@ def _run(choice, chunks, seconds_a_cell):
     serial_faster=st.booleans(),
 )
 def test_slices_cover_every_chunk_once(fresh, sizes, cut, serial_faster):
-    cpu.ThreadChoice.last.clear()
+    threads.ThreadChoice.last.clear()
     plan = _Plan(sizes)
     chunks = [(t, min(t + cut, len(sizes))) for t in range(0, len(sizes), cut)]
-    choice = cpu.ThreadChoice(plan, "layered")
+    choice = threads.ThreadChoice(plan, "layered")
     rates = {True: 1e-9 if serial_faster else 4e-9, False: 2e-9}
     _run(choice, chunks, rates)
 
@@ -68,13 +68,13 @@ def test_the_faster_way_measured_goes_on(fresh):
     plan = _Plan([1000] * 400)
     chunks = [(t, t + 40) for t in range(0, 400, 40)]
     slow_threads = {True: 1e-9, False: 20e-9}  # a busy host: barriers dominate
-    got = _run(cpu.ThreadChoice(plan, "layered"), chunks, slow_threads)
+    got = _run(threads.ThreadChoice(plan, "layered"), chunks, slow_threads)
     assert got[0] == (0, 2, False)  # the way it starts, measured
     assert got[1][2] is True and all(s is True for _, _, s in got[2:])
-    assert cpu.ThreadChoice.last["layered"][0]  # the next sweep starts inline, and probes no sooner than
-    assert _run(cpu.ThreadChoice(plan, "layered"), [(0, 40)], slow_threads) == [(0, 40, True)]
-    cpu.ThreadChoice.last["layered"] = (True, -1e9)  # ... REPROBE_SECONDS later: the threads timed again
-    got = _run(cpu.ThreadChoice(plan, "layered"), [(0, 40)], slow_threads)
+    assert threads.ThreadChoice.last["layered"][0]  # the next sweep starts inline, and probes no sooner than
+    assert _run(threads.ThreadChoice(plan, "layered"), [(0, 40)], slow_threads) == [(0, 40, True)]
+    threads.ThreadChoice.last["layered"] = (True, -1e9)  # ... REPROBE_SECONDS later: the threads timed again
+    got = _run(threads.ThreadChoice(plan, "layered"), [(0, 40)], slow_threads)
     assert got == [(0, 2, True), (2, 4, False), (4, 40, True)]
 
 
@@ -83,20 +83,20 @@ def test_a_serial_probe_stays_within_its_budget(fresh):
     (its worst case, the parallel rate times the threads); layers too large for it: no probe."""
     plan = _Plan([100_000] * 1000)
     fast_threads = {True: 4e-9, False: 1e-9}
-    got = _run(cpu.ThreadChoice(plan, "layered"), [(0, 1000)], fast_threads)
+    got = _run(threads.ThreadChoice(plan, "layered"), [(0, 1000)], fast_threads)
     (a, b, way) = got[1]
-    assert way is True and plan.unit_cells(a, b) * 1e-9 * 2 <= 0.1 * cpu.ThreadChoice.REPROBE_SECONDS
+    assert way is True and plan.unit_cells(a, b) * 1e-9 * 2 <= 0.1 * threads.ThreadChoice.REPROBE_SECONDS
     assert got[2][2] is False
-    cpu.ThreadChoice.last.clear()
+    threads.ThreadChoice.last.clear()
     huge = _Plan([10**9] * 3)
-    choice = cpu.ThreadChoice(huge, "layered")
+    choice = threads.ThreadChoice(huge, "layered")
     assert _run(choice, [(0, 3)], fast_threads) == [(0, 2, False), (2, 3, False)]
     assert not choice.active
 
 
 def test_one_thread_runs_every_layer_inline_unmeasured(monkeypatch):
     monkeypatch.setattr(numba, "get_num_threads", lambda: 1)
-    choice = cpu.ThreadChoice(_Plan([10] * 9), "layered")
+    choice = threads.ThreadChoice(_Plan([10] * 9), "layered")
     assert list(choice.slices(0, 9)) == [(0, 9, True)] and not choice.active
 
 
@@ -133,13 +133,13 @@ class _Knap(LayeredRecurrence):
 @pytest.fixture
 def ways(monkeypatch):
     """The ways (inline or not) the sweeps of the test ran their slices."""
-    real, seen = cpu.ThreadChoice.record, set()
+    real, seen = threads.ThreadChoice.record, set()
 
     def record(self, inline, cells, seconds):
         seen.add(inline)
         return real(self, inline, cells, seconds)
 
-    monkeypatch.setattr(cpu.ThreadChoice, "record", record)
+    monkeypatch.setattr(threads.ThreadChoice, "record", record)
     return seen
 
 
@@ -148,10 +148,10 @@ def test_values_and_decisions_do_not_depend_on_the_way(monkeypatch, ways):
     rng = np.random.default_rng(4)
     rec = _Knap(rng.integers(1, 50, 120), rng.integers(1, 100, 120), 3000)
     monkeypatch.setattr(cpu, "CPU_CHUNK_CELLS", 20_000)
-    monkeypatch.setattr(cpu.ThreadChoice, "REPROBE_SECONDS", 0.0)
+    monkeypatch.setattr(threads.ThreadChoice, "REPROBE_SECONDS", 0.0)
     got = []
     for inline_first in (False, True):
-        monkeypatch.setattr(cpu.ThreadChoice, "last", {"layered": (inline_first, -1e9)})
+        monkeypatch.setattr(threads.ThreadChoice, "last", {"layered": (inline_first, -1e9)})
         res = sweep(rec, backend="cpu", progress=False)
         got.append((res.last_layer.copy(), res.traceback((119, 3000))))
     assert np.array_equal(got[0][0], got[1][0]) and np.array_equal(got[0][1], got[1][1])
@@ -165,10 +165,10 @@ def test_tiled_sweeps_do_not_depend_on_the_way(monkeypatch, ways):
     rng = np.random.default_rng(5)
     a, b = rng.integers(0, 4, 300).astype(np.uint8), rng.integers(0, 4, 200).astype(np.uint8)
     monkeypatch.setattr(cpu, "CPU_CHUNK_CELLS", 4096)
-    monkeypatch.setattr(cpu.ThreadChoice, "REPROBE_SECONDS", 0.0)
+    monkeypatch.setattr(threads.ThreadChoice, "REPROBE_SECONDS", 0.0)
     got = []
     for inline_first in (False, True):
-        monkeypatch.setattr(cpu.ThreadChoice, "last", {"tiled": (inline_first, -1e9)})
+        monkeypatch.setattr(threads.ThreadChoice, "last", {"tiled": (inline_first, -1e9)})
         res = sweep(LCSRecurrence(a, b), backend="cpu", tile=(8, 32), progress=False, store="full")
         got.append((res.last_row.copy(), res.last_col.copy(), res.traceback((299, 199))))
     assert all(np.array_equal(x, y) for x, y in zip(got[0], got[1], strict=True))
@@ -179,7 +179,7 @@ def test_units_of_no_cells_measure_nothing(fresh):
     """Layers whose active ranges are empty time nothing: no probe from them, no division by 0."""
     plan = _Plan([0, 0, 0, 0, 500, 500, 0, 500] * 10)
     rates = {True: 1e-9, False: 3e-9}
-    _run(cpu.ThreadChoice(plan, "layered"), [(t, t + 4) for t in range(0, 80, 4)], rates)
+    _run(threads.ThreadChoice(plan, "layered"), [(t, t + 4) for t in range(0, 80, 4)], rates)
 
 
 def test_interval_and_3d_sweeps_do_not_depend_on_the_way(monkeypatch, ways):
@@ -194,14 +194,14 @@ def test_interval_and_3d_sweeps_do_not_depend_on_the_way(monkeypatch, ways):
     mc, lcs3 = load_example("matrix_chain"), load_example("lcs3")
     monkeypatch.setattr(gpudp.interval.cpu, "SERIAL_WORK", 1)
     monkeypatch.setattr(gpudp.grid3.cpu, "SERIAL_CELLS", 1)
-    monkeypatch.setattr(cpu.ThreadChoice, "REPROBE_SECONDS", 0.0)
+    monkeypatch.setattr(threads.ThreadChoice, "REPROBE_SECONDS", 0.0)
     rng = np.random.default_rng(6)
     dims = rng.integers(1, 50, 41)
     a, b, c = ("".join(rng.choice(list("ACGT"), 14)) for _ in range(3))
     got = []
     for inline_first in (False, True):
         first = {k: (inline_first, -1e9) for k in ("interval", "grid3")}
-        monkeypatch.setattr(cpu.ThreadChoice, "last", first)
+        monkeypatch.setattr(threads.ThreadChoice, "last", first)
         r = sweep(mc.MatrixChain(dims), backend="cpu", progress=False)
         q = sweep(lcs3.LCS3(a, b, c), backend="cpu", progress=False)
         end = tuple(x - 1 for x in q.shape)

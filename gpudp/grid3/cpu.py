@@ -7,7 +7,7 @@ each an ``n1 x n2`` array indexed ``[i, j]`` (``k = d - i - j``), so a cell's de
 dk)``, and consecutive cells of a row (consecutive ``j``) read and write consecutive memory. The
 rows of a plane run in parallel (``prange``) when the plane holds at least :data:`SERIAL_CELLS`
 cells, else on one thread (a parallel region costs more than a small plane; and every plane on one
-thread where the sweep measures that faster: :class:`gpudp.backends.cpu.ThreadChoice`). A row's cells with
+thread where the sweep measures that faster: :class:`gpudp.backends.threads.ThreadChoice`). A row's cells with
 ``i, j, k >= 1`` (all but at most two of its ends, and the row ``i = 0``) run with no boundary test;
 the others test each dependency's coordinates and take ``boundary`` outside the grid. Decisions go
 straight into the store, plane after plane (:mod:`gpudp.grid3.layout`). One compile per
@@ -26,7 +26,8 @@ import time
 
 import numpy as np
 
-from ..backends.cpu import ALL_INLINE, PARALLEL_LOCK, ThreadChoice, cell_namespace, compiled, nrt_options
+from ..backends.cpu import ALL_INLINE, PARALLEL_LOCK, cell_namespace, compiled, nrt_options
+from ..backends.threads import ThreadChoice
 from ..cache import jit_generated
 from ..codegen import fill
 from ..jit import njit
@@ -133,7 +134,7 @@ def runner(rec_cls, n_data: int, nrt: bool = False):
 
 
 class _Planes:
-    """The planes of a sweep as :class:`gpudp.backends.cpu.ThreadChoice` reads a plan: plane ``d``'s
+    """The planes of a sweep as :class:`gpudp.backends.threads.ThreadChoice` reads a plan: plane ``d``'s
     cells are ``starts[d + 1] - starts[d]``."""
 
     def __init__(self, starts):

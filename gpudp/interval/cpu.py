@@ -3,11 +3,11 @@
 One generated function runs a chunk of diagonals: for each, the cells ``(i, i + d)`` with
 ``prange`` when the diagonal's work (cells x length) reaches :data:`gpudp.interval.table.SERIAL_WORK`,
 else serially on one thread (and every diagonal serially where the sweep measures that faster:
-:class:`gpudp.backends.cpu.ThreadChoice`); the cell reads the row-major table ``T`` that it and its diagonal
-write (``T[i, j]``, decisions ``D[i, j]``). Where the cell's loops read down a column of ``T``
-(matrix chain's ``T[k + 1, j]``: a whole row apart from one split point to the next), those reads
-go to a column-major copy ``C`` written beside it (:func:`gpudp.interval.split.column_cell`): one
-item apart instead. One compile per recurrence class, on disk for later processes
+:class:`gpudp.backends.threads.ThreadChoice`); the cell reads the row-major table ``T`` that it and
+its diagonal write (``T[i, j]``, decisions ``D[i, j]``). Where the cell's loops read down a column
+of ``T`` (matrix chain's ``T[k + 1, j]``: a whole row apart from one split point to the next), those
+reads go to a column-major copy ``C`` written beside it (:func:`gpudp.interval.split.column_cell`):
+one item apart instead. One compile per recurrence class, on disk for later processes
 (:func:`gpudp.cache.jit_generated`).
 """
 
@@ -17,7 +17,8 @@ import time
 
 import numpy as np
 
-from ..backends.cpu import ALL_INLINE, PARALLEL_LOCK, ThreadChoice, cell_namespace
+from ..backends.cpu import ALL_INLINE, PARALLEL_LOCK, cell_namespace
+from ..backends.threads import ThreadChoice
 from ..cache import jit_generated
 from ..jit import njit
 from ..memory import available_memory
@@ -78,7 +79,7 @@ def runner(rec_cls, n_data: int, columns: bool):
 
 
 class _Work:
-    """The diagonals of an ``n``-interval table as :class:`gpudp.backends.cpu.ThreadChoice` reads a
+    """The diagonals of an ``n``-interval table as :class:`gpudp.backends.threads.ThreadChoice` reads a
     plan: a diagonal's work is its cells times its length (the split points a cell loops over)."""
 
     def __init__(self, n: int):

@@ -129,11 +129,11 @@ import numpy as np
 from gpudp.backends import device_name
 from gpudp.errors import InputError
 from gpudp.inputs import parse_time_limit
-from gpudp.jit import njit
 from gpudp.memory import copy_parallel, fill_parallel
 from gpudp.solution import Solution, Stats
 
 from .io import INT64_MAX, KnapsackInstance, checked_solution, validate
+from .reach_intervals import LIMIT, best_below, extend, finish, merge, union
 from .reach_nodes import collect_parallel
 from .reach_step import step, step_parallel, suffix_lp
 from .sparse.exact import exact_sum
@@ -183,119 +183,6 @@ CHUNKS_PER_THREAD = 4
 PARALLEL_NODES = 1 << 16
 #: the entries a thread copies or writes at a time in those copies and first writes
 PARALLEL_CHUNK = 1 << 13
-_LIMIT = np.int64(1 << 61)
-
-
-@njit(cache=True)
-def _union(lo, hi, ga, tp, m, w, dg, pd, cap, tau, width, nlo, nhi, nga, ntp):
-    """``E ∪ (E + w)`` (``E``: ``m`` sorted disjoint intervals ``[lo, hi]`` with gains ``ga`` and tops
-    ``tp``; the shifted copy's gains ``+ dg``, its tops ``+ pd``) into ``nlo, nhi, nga, ntp``, clipped
-    at ``cap``: an interval that meets the last one, or lies within ``tau`` of it, extends it while
-    the result is narrower than ``width``, else the part past it starts a new one; every interval it
-    overlaps takes its gain and its top when larger (a point's gain and top bound every subset that
-    weighs it). Returns the count."""
-    i = 0
-    j = 0
-    k = 0
-    while i < m or j < m:
-        if j >= m or (i < m and lo[i] <= lo[j] + w):
-            a = lo[i]
-            b = hi[i]
-            g = ga[i]
-            t = tp[i]
-            i += 1
-        else:
-            a = lo[j] + w
-            b = hi[j] + w
-            g = ga[j] + dg
-            if g < -_LIMIT:
-                g = -_LIMIT  # a larger gain still bounds: kept within int64
-            t = tp[j] + pd
-            j += 1
-        if a > cap:
-            if i >= m or lo[i] > cap:
-                break
-            continue
-        if b > cap:
-            b = cap
-        if k > 0 and a - nhi[k - 1] - 1 <= tau:
-            q = k - 1
-            while q >= 0 and nhi[q] >= a:  # the intervals it overlaps
-                if nlo[q] <= b:
-                    if g > nga[q]:
-                        nga[q] = g
-                    if t > ntp[q]:
-                        ntp[q] = t
-                q -= 1
-            if b > nhi[k - 1]:
-                if b - nlo[k - 1] < width or width >= cap:
-                    nhi[k - 1] = b
-                    if g > nga[k - 1]:
-                        nga[k - 1] = g
-                    if t > ntp[k - 1]:
-                        ntp[k - 1] = t
-                else:
-                    nlo[k] = a if a > nhi[k - 1] else nhi[k - 1] + 1
-                    nhi[k] = b
-                    nga[k] = g
-                    ntp[k] = t
-                    k += 1
-        else:
-            nlo[k] = a
-            nhi[k] = b
-            nga[k] = g
-            ntp[k] = t
-            k += 1
-    return k
-
-
-@njit(cache=True)
-def _merge(lo, hi, ga, tp, m, tau, width, cap):
-    """Merge in place the neighbours whose gap is at most ``tau`` while the result is narrower than
-    ``width`` (no limit when ``width ≥ cap``; the larger gain and top); returns the count."""
-    k = 0
-    for i in range(m):
-        if k > 0 and lo[i] - hi[k - 1] - 1 <= tau and (hi[i] - lo[k - 1] < width or width >= cap):
-            if hi[i] > hi[k - 1]:
-                hi[k - 1] = hi[i]
-            if ga[i] > ga[k - 1]:
-                ga[k - 1] = ga[i]
-            if tp[i] > tp[k - 1]:
-                tp[k - 1] = tp[i]
-        else:
-            lo[k] = lo[i]
-            hi[k] = hi[i]
-            ga[k] = ga[i]
-            tp[k] = tp[i]
-            k += 1
-    return k
-
-
-@njit(cache=True)
-def _best_below(hi, ga, tp, num, m, out):
-    """``out[q]``: the most ``min(num·hi + gain, top)`` of intervals ``0..q``."""
-    best = min(num * hi[0] + ga[0], tp[0])
-    for q in range(m):
-        v = min(num * hi[q] + ga[q], tp[q])
-        if v > best:
-            best = v
-        out[q] = best
-
-
-def _extend(env, w, dg, pd, cap, tau, width):
-    lo, hi, ga, tp, _ = env
-    m = len(lo)
-    nlo, nhi, nga, ntp = (np.empty(2 * m, np.int64) for _ in range(4))
-    k = _union(lo, hi, ga, tp, m, w, dg, pd, cap, tau, width, nlo, nhi, nga, ntp)
-    return nlo, nhi, nga, ntp, k
-
-
-def _finish(nlo, nhi, nga, ntp, k, num):
-    """The envelope's arrays cut to ``k`` intervals, with the prefix maxima of ``min(num·hi + gain,
-    top)``."""
-    best = np.empty(k, np.int64)
-    _best_below(nhi, nga, ntp, num, k, best)
-    return nlo[:k].copy(), nhi[:k].copy(), nga[:k].copy(), ntp[:k].copy(), best
 
 
 class _Buffers:
@@ -334,13 +221,11 @@ class Envelopes:
             if deadline is not None and i % 64 == 0 and time.perf_counter() > deadline:
                 self.late = True
                 return
-            nlo, nhi, nga, ntp, k = _extend(
-                env, int(ws[i]), int(self.dg[i]), int(self.pd[i]), cap, tau, width
-            )
+            nlo, nhi, nga, ntp, k = extend(env, int(ws[i]), int(self.dg[i]), int(self.pd[i]), cap, tau, width)
             while k > most:
                 tau, width = min(max(1, 2 * tau), cap), min(2 * width, cap)  # both cap: one interval
-                k = _merge(nlo, nhi, nga, ntp, k, tau, width, cap)
-            env = _finish(nlo, nhi, nga, ntp, k, num)
+                k = merge(nlo, nhi, nga, ntp, k, tau, width, cap)
+            env = finish(nlo, nhi, nga, ntp, k, num)
             self.taus[i], self.widths[i], self.sizes[i] = tau, width, k
             total += k
             if every is not None:
@@ -374,10 +259,10 @@ class Envelopes:
                 bufs.arrays = _Buffers(max(2 * len(bufs.arrays[0]), 2 * m)).arrays
                 at = 0
             blo, bhi, bga, btp, bbest = (a[at:] for a in bufs.arrays)
-            m = _union(*env[:4], m, int(self.ws[k]), int(self.dg[k]), int(self.pd[k]), self.cap, tau, width,
+            m = union(*env[:4], m, int(self.ws[k]), int(self.dg[k]), int(self.pd[k]), self.cap, tau, width,
                        blo, bhi, bga, btp)  # fmt: skip
-            m = _merge(blo, bhi, bga, btp, m, tau, width, self.cap)
-            _best_below(bhi, bga, btp, self.num, m, bbest)
+            m = merge(blo, bhi, bga, btp, m, tau, width, self.cap)
+            best_below(bhi, bga, btp, self.num, m, bbest)
             env = tuple(a[:m] for a in (blo, bhi, bga, btp, bbest))
             segment[k] = env
             at += m
@@ -631,7 +516,7 @@ def _keep_best(W, P, N, L, cap, den, num, elo, ehi, ega, etp, ebest, beam: int) 
     (:func:`.reach_step.step`'s, ``·den``) are the largest; returns ``beam``."""
     slack = cap - W[:L]
     q = np.searchsorted(elo, slack, side="right") - 1
-    below = np.where(q > 0, ebest[np.maximum(q - 1, 0)], -_LIMIT)  # the intervals before q's
+    below = np.where(q > 0, ebest[np.maximum(q - 1, 0)], -LIMIT)  # the intervals before q's
     inside = np.maximum(np.minimum(num * slack + ega[q], etp[q]), below)
     value = P[:L] * den + np.where(ehi[q] <= slack, ebest[q], inside)
     keep = np.sort(np.argpartition(-value, beam)[:beam])
@@ -644,11 +529,11 @@ def _lagrange(ps, ws, cap, b, total_p):
     rounded down to a multiple of 1/den, den a power of two, with ``(total_p + 1)·den ≤ 2^61`` and
     ``num·cap ≤ 2^61`` (any λ ≥ 0 gives a valid bound)."""
     k = 30
-    while k > 0 and (total_p + 1) << k > int(_LIMIT):
+    while k > 0 and (total_p + 1) << k > int(LIMIT):
         k -= 1
     den = 1 << k
     num = int(ps[b]) * den // int(ws[b])
-    return min(num, int(_LIMIT) // max(cap, 1)), den
+    return min(num, int(LIMIT) // max(cap, 1)), den
 
 
 def envelope_bound(cap: int, env: Envelopes, den: int) -> int:
@@ -691,7 +576,7 @@ def _solve_free(p, w, cap, free, x, details, deadline, time_limit):
             f"the weights of the items that can be packed sum to {total_w}, past the 2^63 - 1 that the "
             "reachable-sums DP's int64 state weights hold",
         )
-    if total_p + 1 > _LIMIT:
+    if total_p + 1 > LIMIT:
         raise InputError(
             "profits",
             f"the profits of the items that can be packed sum to {total_p}; the reachable-sums DP keeps "

@@ -349,8 +349,10 @@ def step_case(seed: int, L: int, cap: int, scale: int = 1):
     """Arguments of ``step`` (up to ``lw, lp``) for a random list of at most ``L`` states (weights
     rising within ``[0, cap]``, profits strictly rising; dense, so that shifted states often weigh
     as much as originals), a random item, envelope (disjoint intervals from 0, gains, tops, their
-    prefix maxima), relaxation of up to 4 items left, and a target around the profits; every weight
-    times ``scale`` (and ``num`` 0 past 1: the method keeps ``num·cap`` within 2^61)."""
+    prefix maxima), relaxation of up to 4 items left (their total weight within int64, as the method's
+    input check keeps it: past it the suffix sums wrapped and the two steps differed on the garbage),
+    and a target around the profits; every weight times ``scale`` (and ``num`` 0 past 1: the method
+    keeps ``num·cap`` within 2^61)."""
     rng = np.random.default_rng(seed)
     W = np.sort(rng.choice(cap + 1, size=min(L, cap + 1), replace=False)).astype(np.int64)
     P = (np.cumsum(rng.integers(1, 5, len(W))) - 1).astype(np.int64)
@@ -361,14 +363,16 @@ def step_case(seed: int, L: int, cap: int, scale: int = 1):
     ga, tp = rng.integers(-20, 20, m).astype(np.int64), rng.integers(0, 200, m).astype(np.int64)
     num, den = int(rng.integers(0, 3)) if scale == 1 else 0, int(rng.integers(1, 4))
     best = np.empty(m, np.int64)
-    kr._best_below(hi, ga, tp, num, m, best)
+    kr.best_below(hi, ga, tp, num, m, best)
     left = int(rng.integers(0, 5))
     ws, ps = rng.integers(1, cap + 1, left).astype(np.int64), rng.integers(1, cap + 1, left).astype(np.int64)
+    while int(ws.sum()) * scale > 2**63 - 1:  # the items' total weight fits int64, as solve checks
+        ws = np.maximum(ws // 2, 1)
     lw, lp = np.empty(left + 1, np.int64), np.empty(left + 1, np.int64)
     k = rs.suffix_lp(ws * scale, ps, efficiency_order(ps, ws * scale), 0, lw, lp)
     w, p, thr = int(rng.integers(1, cap + 1)), int(rng.integers(1, 20)), int(rng.integers(0, P[-1] + 8))
     W, lo, hi, w, cap = W * scale, lo * scale, hi * scale, w * scale, cap * scale
-    kr._best_below(hi, ga, tp, num, m, best)
+    kr.best_below(hi, ga, tp, num, m, best)
     return [W, P, N, len(W), w, p, 3, cap, thr, lo, hi, ga, tp, best, num, den, lw[: k + 1], lp[: k + 1]]
 
 
@@ -581,9 +585,9 @@ def rebuilt(env, i):
     e = env.kept[top]
     for k in range(top - 1, i - 1, -1):
         tau, width = int(env.taus[k]), int(env.widths[k])
-        *arrays, m = kr._extend(e, int(env.ws[k]), int(env.dg[k]), int(env.pd[k]), env.cap, tau, width)
-        m = kr._merge(*arrays, m, tau, width, env.cap)
-        e = kr._finish(*arrays, m, env.num)
+        *arrays, m = kr.extend(e, int(env.ws[k]), int(env.dg[k]), int(env.pd[k]), env.cap, tau, width)
+        m = kr.merge(*arrays, m, tau, width, env.cap)
+        e = kr.finish(*arrays, m, env.num)
     return e
 
 
