@@ -36,6 +36,7 @@ __all__ = [
     "typing_errors",
     "cell_symbols",
     "widened_symbols",
+    "check_symbol_types",
     "check_memory",
 ]
 
@@ -500,7 +501,22 @@ def cell_symbols(rec, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
         if want == 0:
             arr = np.zeros(1, dtype=arr.dtype)
         out.append(widened_symbols(arr))
+    check_symbol_types(out[0].dtype, out[1].dtype, "row_symbols()", "col_symbols()")
     return out[0], out[1]
+
+
+def check_symbol_types(row, col, row_name: str, col_name: str) -> None:
+    """Refuse, with an :class:`InputError` naming ``col_name``, row and column symbols (widened:
+    :func:`widened_symbols`) of dtypes ``row`` and ``col`` that a cell cannot compare exactly: an
+    int64 beside a uint64, which numba compares as float64 (``2**53 + 1`` equals ``2**53`` there;
+    a smaller signed type is exact beside a uint64, a uint32 is widened to int64 already)."""
+    if {np.dtype(row), np.dtype(col)} == {np.dtype(np.int64), np.dtype(np.uint64)}:
+        raise InputError(
+            col_name,
+            f"{np.dtype(col)} beside {row_name} of {np.dtype(row)}: numba compares a signed and an "
+            "unsigned 64-bit integer as float64, inexact past 2^53 (2^53 + 1 == 2^53 there): give both "
+            "sides one integer dtype",
+        )
 
 
 def widened_symbols(arr: np.ndarray) -> np.ndarray:

@@ -1,6 +1,7 @@
 """The hostile-input corpus (tests/data/hostile/): every case gets its checked right answer or one line
 ``gpudp: error: ...`` and exit 2 from the command line, never a traceback or a wrong value, and
-leaves nothing behind: no file in the temporary folder, no child process."""
+leaves nothing behind: no file in the temporary folder, no child process. Below the corpus, the
+hostile rounds' findings through the API, each its minimal case."""
 
 from __future__ import annotations
 
@@ -12,11 +13,15 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
+from examples_loader import load_example
 
+from gpudp import InputError, sweep, sweep_many
 from gpudp.cli import main
 
 HERE = Path(__file__).parent / "data" / "hostile"
+MANY = load_example("many_alignments")
 
 
 def _makers(tmp: Path) -> dict:
@@ -113,3 +118,37 @@ def _check_case(command, name, case, tmp_path, capsys):
         got = json.loads(out)
         assert got["value"] == case["value"], (got["value"], case["value"])
         assert got.get("optimal", True) is True
+
+
+def _aligned(a, b):
+    """many_alignments' global alignment (match 1, mismatch -1, gap 1) of symbol arrays ``a``, ``b``."""
+    rec = MANY.GlobalAlignment("", "")
+    rec.a, rec.b = a, b
+    return rec
+
+
+def _pairs(queries, choices) -> list:
+    template = _aligned(np.zeros(1, np.int64), np.zeros(1, np.int64))
+    res = sweep_many(template, queries=queries, choices=choices, backend="cpu", traceback=False)
+    return [r.last_row.tolist() for r in res]
+
+
+def test_pairs_of_str_with_lone_surrogates_are_read_by_code_point():
+    """A str holding a lone surrogate (os.fsdecode of an undecodable name, a JSON escape) is a code
+    point like any other, as lcs.cdist reads it; the pairs form's encode raised UnicodeEncodeError."""
+    assert _pairs(["\ud800", "\xe9"], ["\ud800", "\udfff"]) == [[1], [-1], [-1], [-1]]
+
+
+def test_int64_beside_uint64_symbols_are_refused_not_compared_as_float64():
+    """numba compares an int64 with a uint64 as float64, so 2^53 + 1 == 2^53 in a cell: each way of
+    giving symbols refuses the pair of dtypes (each scored these two a match)."""
+    big, other = np.array([2**53 + 1], np.int64), np.array([2**53], np.uint64)
+    with pytest.raises(InputError, match=r"col_symbols\(\): uint64 beside row_symbols\(\) of int64"):
+        sweep(_aligned(big, other), backend="cpu")
+    assert "float64" in str(sweep_many([_aligned(big, other)], backend="cpu", traceback=False)[0].error)
+    with pytest.raises(InputError, match="choices: uint64 beside queries of int64"):
+        _pairs([big], [other])
+    with pytest.raises(InputError, match="choices: int64 beside queries of uint64"):
+        _pairs(other[None, :], big[None, :])
+    assert _pairs([big], [other.astype(np.int64)]) == [[-1]]  # one dtype: exact
+    assert sweep(_aligned(np.array([7], np.int32), other), backend="cpu").last_row.tolist() == [-1]
