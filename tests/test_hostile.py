@@ -19,6 +19,7 @@ from examples_loader import load_example
 
 from gpudp import InputError, sweep, sweep_many
 from gpudp.cli import main
+from gpudp.problems import edit_distance, lcs
 
 HERE = Path(__file__).parent / "data" / "hostile"
 MANY = load_example("many_alignments")
@@ -152,3 +153,15 @@ def test_int64_beside_uint64_symbols_are_refused_not_compared_as_float64():
         _pairs(other[None, :], big[None, :])
     assert _pairs([big], [other.astype(np.int64)]) == [[-1]]  # one dtype: exact
     assert sweep(_aligned(np.array([7], np.int32), other), backend="cpu").last_row.tolist() == [-1]
+
+
+@pytest.mark.parametrize("cutoff", [2**63, 2**70, np.uint64(2**64 - 1)])
+def test_a_score_cutoff_past_int64_cuts_as_one_no_score_reaches(cutoff):
+    """A cutoff no score can reach: every LCS below it (0), no distance above it (each as it is);
+    past int64 the kernels' bounds raised OverflowError (once compiled for an int64 cutoff, as any
+    earlier call compiles them)."""
+    q, c = ["abc", "ab"], ["abd", ""]
+    assert lcs.cdist(q, c, backend="cpu", score_cutoff=1).tolist() == [[2, 0], [2, 0]]
+    assert lcs.cdist(q, c, backend="cpu", score_cutoff=cutoff).tolist() == [[0, 0], [0, 0]]
+    want = edit_distance.cdist(q, c, backend="cpu").tolist()
+    assert edit_distance.cdist(q, c, backend="cpu", score_cutoff=cutoff).tolist() == want == [[1, 3], [1, 2]]
