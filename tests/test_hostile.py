@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from examples_loader import load_example
 
-from gpudp import InputError, sweep, sweep_many
+from gpudp import GridRecurrence, InputError, IntervalRecurrence, sweep, sweep_many
 from gpudp.cli import main
 from gpudp.problems import edit_distance, lcs
 
@@ -165,3 +165,53 @@ def test_a_score_cutoff_past_int64_cuts_as_one_no_score_reaches(cutoff):
     assert lcs.cdist(q, c, backend="cpu", score_cutoff=cutoff).tolist() == [[0, 0], [0, 0]]
     want = edit_distance.cdist(q, c, backend="cpu").tolist()
     assert edit_distance.cdist(q, c, backend="cpu", score_cutoff=cutoff).tolist() == want == [[1, 3], [1, 2]]
+
+
+class Counted(GridRecurrence):
+    """Ones along a 2 x 2 grid's paths where ``k`` (a number from ``data()``) is positive."""
+
+    value_dtype = np.int64
+
+    def __init__(self, k):
+        self.k = k
+
+    def shape(self):
+        return (2, 2)
+
+    def data(self):
+        return (self.k,)
+
+    @staticmethod
+    def cell(i, j, up, left, diag, k):
+        return max(up, left) + (k > 0)
+
+    @staticmethod
+    def boundary(i, j, k):
+        return 0
+
+
+class Spans(IntervalRecurrence):
+    """An interval's length plus ``k`` (a number from ``data()``)."""
+
+    def __init__(self, k):
+        self.k = k
+
+    def size(self):
+        return 2
+
+    def data(self):
+        return (self.k,)
+
+    @staticmethod
+    def cell(i, j, T, k):
+        return j - i + k
+
+
+@pytest.mark.parametrize("k", [2**64, -(2**63) - 1])
+def test_a_python_int_past_64_bits_in_data_is_refused_by_name(k):
+    """numba passes no such int: the single sweep said the cell 'does not compile' ('non-precise
+    type pyobject'), blaming the cell for the data (sweep_many's intake names it already)."""
+    for rec in (Counted(k), Spans(k)):
+        with pytest.raises(InputError, match=r"data\(\)\[0\].*fits no 64-bit integer"):
+            sweep(rec, backend="cpu")
+    assert sweep(Counted(2**64 - 1), backend="cpu").last_row.tolist() == [2, 3]  # a uint64
