@@ -362,13 +362,28 @@ def typing_errors(cls):
     numba's error is chained (``__cause__``). The probes (:func:`probe_cell`, :func:`probe_boundary`,
     :func:`probe_back`) catch what one plain-Python call shows before anything compiles; this is
     for the rest: a wrong return on another path, a method that cannot run in plain Python, a call
-    of a plain Python helper. Other errors pass unchanged."""
+    of a plain Python helper. An exception a compiled method raised as it ran, which numba's
+    parallel kernels hand on as ``SystemError: ... returned a result with an exception set`` (a
+    division by zero, a ``raise`` in ``cell``), becomes a :class:`ContractError` too, the exception
+    chained. Other errors pass unchanged."""
     try:
         yield
     except Exception as e:
+        if _raised_in_kernel(e):
+            raise ContractError(
+                f"{cls.__name__}'s compiled sweep stopped: its cell, boundary or back raised "
+                f"{e.__cause__!r} (compiled, without saying at which cell); sweep(rec, check=True) runs "
+                "them in plain Python and names the cell"
+            ) from e.__cause__
         if not any(k.__name__ == "TypingError" and k.__module__.startswith("numba") for k in type(e).__mro__):
             raise
         raise ContractError(typing_message(cls, str(e))) from e
+
+
+def _raised_in_kernel(e: Exception) -> bool:
+    """Whether ``e`` is numba's word for an exception raised inside a compiled parallel function
+    (the exception itself is its ``__cause__``)."""
+    return type(e) is SystemError and e.__cause__ is not None and "with an exception set" in str(e)
 
 
 def typing_message(cls, text: str) -> str:

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from examples_loader import load_example
 
-from gpudp import GridRecurrence, InputError, IntervalRecurrence, sweep, sweep_many
+from gpudp import ContractError, GridRecurrence, InputError, IntervalRecurrence, sweep, sweep_many
 from gpudp.cli import main
 from gpudp.problems import edit_distance, lcs
 
@@ -215,3 +215,31 @@ def test_a_python_int_past_64_bits_in_data_is_refused_by_name(k):
         with pytest.raises(InputError, match=r"data\(\)\[0\].*fits no 64-bit integer"):
             sweep(rec, backend="cpu")
     assert sweep(Counted(2**64 - 1), backend="cpu").last_row.tolist() == [2, 3]  # a uint64
+
+
+class Divided(Counted):
+    """Counted's grid, 3 x 40, whose cell divides by ``j - k``: zero at column ``k``."""
+
+    def shape(self):
+        return (3, 40)
+
+    @staticmethod
+    def cell(i, j, up, left, diag, k):
+        return up + 100 // (j - k)
+
+
+def test_a_cell_raising_in_the_compiled_sweep_is_a_contract_error():
+    """numba's parallel kernels hand on an exception raised inside them as ``SystemError: ...
+    returned a result with an exception set`` (the grid's sweep, sweep_many's batches): the sweep
+    said that, the cell's ZeroDivisionError only chained; now a ContractError naming the class, what
+    was raised and check=True (which names the cell)."""
+    why = r"Divided's compiled sweep stopped: its cell, boundary or back raised ZeroDivisionError.*check=True"
+    for run in (
+        lambda: sweep(Divided(20), backend="cpu"),
+        lambda: sweep(Divided(20), backend="cpu", traceback=False),
+        lambda: sweep_many([Divided(20), Divided(30)], backend="cpu"),
+    ):
+        with pytest.raises(ContractError, match=why) as e:
+            run()
+        assert isinstance(e.value.__cause__, ZeroDivisionError)
+    assert sweep(Divided(-1), backend="cpu", traceback=False).last_row[:2].tolist() == [300, 150]
