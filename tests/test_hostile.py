@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -243,3 +244,28 @@ def test_a_cell_raising_in_the_compiled_sweep_is_a_contract_error():
             run()
         assert isinstance(e.value.__cause__, ZeroDivisionError)
     assert sweep(Divided(-1), backend="cpu", traceback=False).last_row[:2].tolist() == [300, 150]
+
+
+class Growing(Sequence):
+    """Items that grow each time the sequence is read through: another thread writing to a list
+    between two passes over it, made certain."""
+
+    def __init__(self, items):
+        self.items, self.reads = items, 0
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, k):
+        return self.items[k] * self.reads
+
+    def __iter__(self):
+        self.reads += 1
+        return iter([x * self.reads for x in self.items])
+
+
+def test_a_side_read_once_whatever_changes_it_meanwhile():
+    """sweep_many's queries and choices: the lengths and the symbols were two passes over the list,
+    and a change between them paired offsets of one reading with symbols of another (each query
+    then sequences of neither version, silently); now both come from one copy of it."""
+    assert _pairs(Growing(["AC", "G"]), ["AC"]) == _pairs(["AC", "G"], ["AC"]) == [[0, 2], [-1, -2]]

@@ -42,6 +42,9 @@ def read_side(seqs, name: str) -> tuple[np.ndarray, np.ndarray]:
         raise InputError(
             name, f"a {type(seqs).__name__}: give a list or tuple of sequences, or a 2-D array of rows"
         )
+    # one reading of the items (a copy of the list): the lengths and the symbols below are two
+    # passes, between which another thread's writes to the list would give offsets of other items
+    seqs = list(seqs)
     offsets = np.zeros(len(seqs) + 1, np.int64)
     if not seqs:
         return np.zeros(1, np.int32), offsets
