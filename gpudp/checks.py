@@ -36,6 +36,7 @@ __all__ = [
     "typing_errors",
     "cell_symbols",
     "widened_symbols",
+    "check_symbol_types",
     "check_memory",
 ]
 
@@ -361,13 +362,28 @@ def typing_errors(cls):
     numba's error is chained (``__cause__``). The probes (:func:`probe_cell`, :func:`probe_boundary`,
     :func:`probe_back`) catch what one plain-Python call shows before anything compiles; this is
     for the rest: a wrong return on another path, a method that cannot run in plain Python, a call
-    of a plain Python helper. Other errors pass unchanged."""
+    of a plain Python helper. An exception a compiled method raised as it ran, which numba's
+    parallel kernels hand on as ``SystemError: ... returned a result with an exception set`` (a
+    division by zero, a ``raise`` in ``cell``), becomes a :class:`ContractError` too, the exception
+    chained. Other errors pass unchanged."""
     try:
         yield
     except Exception as e:
+        if _raised_in_kernel(e):
+            raise ContractError(
+                f"{cls.__name__}'s compiled sweep stopped: its cell, boundary or back raised "
+                f"{e.__cause__!r} (compiled, without saying at which cell); sweep(rec, check=True) runs "
+                "them in plain Python and names the cell"
+            ) from e.__cause__
         if not any(k.__name__ == "TypingError" and k.__module__.startswith("numba") for k in type(e).__mro__):
             raise
         raise ContractError(typing_message(cls, str(e))) from e
+
+
+def _raised_in_kernel(e: Exception) -> bool:
+    """Whether ``e`` is numba's word for an exception raised inside a compiled parallel function
+    (the exception itself is its ``__cause__``)."""
+    return type(e) is SystemError and e.__cause__ is not None and "with an exception set" in str(e)
 
 
 def typing_message(cls, text: str) -> str:
@@ -500,7 +516,22 @@ def cell_symbols(rec, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
         if want == 0:
             arr = np.zeros(1, dtype=arr.dtype)
         out.append(widened_symbols(arr))
+    check_symbol_types(out[0].dtype, out[1].dtype, "row_symbols()", "col_symbols()")
     return out[0], out[1]
+
+
+def check_symbol_types(row, col, row_name: str, col_name: str) -> None:
+    """Refuse, with an :class:`InputError` naming ``col_name``, row and column symbols (widened:
+    :func:`widened_symbols`) of dtypes ``row`` and ``col`` that a cell cannot compare exactly: an
+    int64 beside a uint64, which numba compares as float64 (``2**53 + 1`` equals ``2**53`` there;
+    a smaller signed type is exact beside a uint64, a uint32 is widened to int64 already)."""
+    if {np.dtype(row), np.dtype(col)} == {np.dtype(np.int64), np.dtype(np.uint64)}:
+        raise InputError(
+            col_name,
+            f"{np.dtype(col)} beside {row_name} of {np.dtype(row)}: numba compares a signed and an "
+            "unsigned 64-bit integer as float64, inexact past 2^53 (2^53 + 1 == 2^53 there): give both "
+            "sides one integer dtype",
+        )
 
 
 def widened_symbols(arr: np.ndarray) -> np.ndarray:

@@ -1,6 +1,7 @@
 """The hostile-input corpus (tests/data/hostile/): every case gets its checked right answer or one line
 ``gpudp: error: ...`` and exit 2 from the command line, never a traceback or a wrong value, and
-leaves nothing behind: no file in the temporary folder, no child process."""
+leaves nothing behind: no file in the temporary folder, no child process. Below the corpus, the
+hostile rounds' findings through the API, each its minimal case."""
 
 from __future__ import annotations
 
@@ -10,13 +11,19 @@ import json
 import os
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
+from examples_loader import load_example
 
+from gpudp import ContractError, GridRecurrence, InputError, IntervalRecurrence, sweep, sweep_many
 from gpudp.cli import main
+from gpudp.problems import edit_distance, lcs
 
 HERE = Path(__file__).parent / "data" / "hostile"
+MANY = load_example("many_alignments")
 
 
 def _makers(tmp: Path) -> dict:
@@ -113,3 +120,152 @@ def _check_case(command, name, case, tmp_path, capsys):
         got = json.loads(out)
         assert got["value"] == case["value"], (got["value"], case["value"])
         assert got.get("optimal", True) is True
+
+
+def _aligned(a, b):
+    """many_alignments' global alignment (match 1, mismatch -1, gap 1) of symbol arrays ``a``, ``b``."""
+    rec = MANY.GlobalAlignment("", "")
+    rec.a, rec.b = a, b
+    return rec
+
+
+def _pairs(queries, choices) -> list:
+    template = _aligned(np.zeros(1, np.int64), np.zeros(1, np.int64))
+    res = sweep_many(template, queries=queries, choices=choices, backend="cpu", traceback=False)
+    return [r.last_row.tolist() for r in res]
+
+
+def test_pairs_of_str_with_lone_surrogates_are_read_by_code_point():
+    """A str holding a lone surrogate (os.fsdecode of an undecodable name, a JSON escape) is a code
+    point like any other, as lcs.cdist reads it; the pairs form's encode raised UnicodeEncodeError."""
+    assert _pairs(["\ud800", "\xe9"], ["\ud800", "\udfff"]) == [[1], [-1], [-1], [-1]]
+
+
+def test_int64_beside_uint64_symbols_are_refused_not_compared_as_float64():
+    """numba compares an int64 with a uint64 as float64, so 2^53 + 1 == 2^53 in a cell: each way of
+    giving symbols refuses the pair of dtypes (each scored these two a match)."""
+    big, other = np.array([2**53 + 1], np.int64), np.array([2**53], np.uint64)
+    with pytest.raises(InputError, match=r"col_symbols\(\): uint64 beside row_symbols\(\) of int64"):
+        sweep(_aligned(big, other), backend="cpu")
+    assert "float64" in str(sweep_many([_aligned(big, other)], backend="cpu", traceback=False)[0].error)
+    with pytest.raises(InputError, match="choices: uint64 beside queries of int64"):
+        _pairs([big], [other])
+    with pytest.raises(InputError, match="choices: int64 beside queries of uint64"):
+        _pairs(other[None, :], big[None, :])
+    assert _pairs([big], [other.astype(np.int64)]) == [[-1]]  # one dtype: exact
+    assert sweep(_aligned(np.array([7], np.int32), other), backend="cpu").last_row.tolist() == [-1]
+
+
+@pytest.mark.parametrize("cutoff", [2**63, 2**70, np.uint64(2**64 - 1)])
+def test_a_score_cutoff_past_int64_cuts_as_one_no_score_reaches(cutoff):
+    """A cutoff no score can reach: every LCS below it (0), no distance above it (each as it is);
+    past int64 the kernels' bounds raised OverflowError (once compiled for an int64 cutoff, as any
+    earlier call compiles them)."""
+    q, c = ["abc", "ab"], ["abd", ""]
+    assert lcs.cdist(q, c, backend="cpu", score_cutoff=1).tolist() == [[2, 0], [2, 0]]
+    assert lcs.cdist(q, c, backend="cpu", score_cutoff=cutoff).tolist() == [[0, 0], [0, 0]]
+    want = edit_distance.cdist(q, c, backend="cpu").tolist()
+    assert edit_distance.cdist(q, c, backend="cpu", score_cutoff=cutoff).tolist() == want == [[1, 3], [1, 2]]
+
+
+class Counted(GridRecurrence):
+    """Ones along a 2 x 2 grid's paths where ``k`` (a number from ``data()``) is positive."""
+
+    value_dtype = np.int64
+
+    def __init__(self, k):
+        self.k = k
+
+    def shape(self):
+        return (2, 2)
+
+    def data(self):
+        return (self.k,)
+
+    @staticmethod
+    def cell(i, j, up, left, diag, k):
+        return max(up, left) + (k > 0)
+
+    @staticmethod
+    def boundary(i, j, k):
+        return 0
+
+
+class Spans(IntervalRecurrence):
+    """An interval's length plus ``k`` (a number from ``data()``)."""
+
+    def __init__(self, k):
+        self.k = k
+
+    def size(self):
+        return 2
+
+    def data(self):
+        return (self.k,)
+
+    @staticmethod
+    def cell(i, j, T, k):
+        return j - i + k
+
+
+@pytest.mark.parametrize("k", [2**64, -(2**63) - 1])
+def test_a_python_int_past_64_bits_in_data_is_refused_by_name(k):
+    """numba passes no such int: the single sweep said the cell 'does not compile' ('non-precise
+    type pyobject'), blaming the cell for the data (sweep_many's intake names it already)."""
+    for rec in (Counted(k), Spans(k)):
+        with pytest.raises(InputError, match=r"data\(\)\[0\].*fits no 64-bit integer"):
+            sweep(rec, backend="cpu")
+    assert sweep(Counted(2**64 - 1), backend="cpu").last_row.tolist() == [2, 3]  # a uint64
+
+
+class Divided(Counted):
+    """Counted's grid, 3 x 40, whose cell divides by ``j - k``: zero at column ``k``."""
+
+    def shape(self):
+        return (3, 40)
+
+    @staticmethod
+    def cell(i, j, up, left, diag, k):
+        return up + 100 // (j - k)
+
+
+def test_a_cell_raising_in_the_compiled_sweep_is_a_contract_error():
+    """numba's parallel kernels hand on an exception raised inside them as ``SystemError: ...
+    returned a result with an exception set`` (the grid's sweep, sweep_many's batches): the sweep
+    said that, the cell's ZeroDivisionError only chained; now a ContractError naming the class, what
+    was raised and check=True (which names the cell)."""
+    why = r"Divided's compiled sweep stopped: its cell, boundary or back raised ZeroDivisionError.*check=True"
+    for run in (
+        lambda: sweep(Divided(20), backend="cpu"),
+        lambda: sweep(Divided(20), backend="cpu", traceback=False),
+        lambda: sweep_many([Divided(20), Divided(30)], backend="cpu"),
+    ):
+        with pytest.raises(ContractError, match=why) as e:
+            run()
+        assert isinstance(e.value.__cause__, ZeroDivisionError)
+    assert sweep(Divided(-1), backend="cpu", traceback=False).last_row[:2].tolist() == [300, 150]
+
+
+class Growing(Sequence):
+    """Items that grow each time the sequence is read through: another thread writing to a list
+    between two passes over it, made certain."""
+
+    def __init__(self, items):
+        self.items, self.reads = items, 0
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, k):
+        return self.items[k] * self.reads
+
+    def __iter__(self):
+        self.reads += 1
+        return iter([x * self.reads for x in self.items])
+
+
+def test_a_side_read_once_whatever_changes_it_meanwhile():
+    """sweep_many's queries and choices: the lengths and the symbols were two passes over the list,
+    and a change between them paired offsets of one reading with symbols of another (each query
+    then sequences of neither version, silently); now both come from one copy of it."""
+    assert _pairs(Growing(["AC", "G"]), ["AC"]) == _pairs(["AC", "G"], ["AC"]) == [[0, 2], [-1, -2]]

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..checks import widened_symbols
+from ..checks import check_symbol_types, widened_symbols
 from ..errors import ContractError, InputError
 from ..recurrence import GridRecurrence
 from ..recurrence.constants import read_by
@@ -42,6 +42,9 @@ def read_side(seqs, name: str) -> tuple[np.ndarray, np.ndarray]:
         raise InputError(
             name, f"a {type(seqs).__name__}: give a list or tuple of sequences, or a 2-D array of rows"
         )
+    # one reading of the items (a copy of the list): the lengths and the symbols below are two
+    # passes, between which another thread's writes to the list would give offsets of other items
+    seqs = list(seqs)
     offsets = np.zeros(len(seqs) + 1, np.int64)
     if not seqs:
         return np.zeros(1, np.int32), offsets
@@ -60,7 +63,7 @@ def read_side(seqs, name: str) -> tuple[np.ndarray, np.ndarray]:
             if text.isascii():
                 buf = np.frombuffer(text.encode("ascii"), np.uint8)
             else:  # by code point
-                buf = np.frombuffer(text.encode("utf-32-le"), np.uint32)
+                buf = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
         return widened_symbols(buf), offsets
     if first is np.ndarray:
         dt = seqs[0].dtype
@@ -127,6 +130,7 @@ def intake_pairs(template, queries, choices, pairs: str) -> tuple[Intake, Instan
         )
     qb, qo = read_side(queries, "queries")
     cb, co = read_side(choices, "choices")
+    check_symbol_types(qb.dtype, cb.dtype, "queries", "choices")
     nq, nc = len(qo) - 1, len(co) - 1
     if pairs == "zip" and nq != nc:
         raise InputError("choices", f"{nc} choices for {nq} queries: pairs='zip' takes lists of one length")

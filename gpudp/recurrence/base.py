@@ -281,7 +281,15 @@ class Recurrence:
         raise NotImplementedError
 
     def _validate_instance(self) -> tuple:
-        """``data()`` checked, and the static methods' arities against it; returns the data."""
+        """``data()`` checked, and the static methods' arities against it; returns the data.
+
+        Raises
+        ------
+        ContractError
+            ``data()`` not a tuple; a static method taking another number of arguments.
+        InputError
+            a Python int beyond 64 bits among the items (numba passes none: the cell's compilation
+            failed, naming the cell)."""
         cls = type(self)
         name = cls.__name__
         data = self.data()
@@ -290,6 +298,13 @@ class Recurrence:
                 f"{name}.data() must return a tuple of numpy arrays and scalars, got {type(data).__name__}"
                 + (" (a one-item tuple needs a trailing comma: (x,))" if data is not None else "")
             )
+        for m, x in enumerate(data):
+            if type(x) is int and not -(2**63) <= x < 2**64:
+                raise InputError(
+                    f"data()[{m}]",
+                    f"{name}.data()[{m}] = {x} fits no 64-bit integer (int64 or uint64), the widest "
+                    "a compiled cell takes: scale it down, or split it into 64-bit parts",
+                )
         n_data = len(data)
         n_sym = 2 if getattr(cls, "symbols", False) else 0
         n_sym += 1 if getattr(cls, "reads_line", False) else 0  # the line: one argument more

@@ -85,7 +85,9 @@ def run(
         sides = (c, c_off, q, q_off) if turned else (q, q_off, c, c_off)
         packed = bitparallel.dense(*sides, table=True)
         packed.cells = cells
-        lo, hi = (0, NO_CUTOFF if cutoff is None else cutoff) if distance else (cutoff or 0, NO_CUTOFF)
+        # a cutoff past any score (2^62: no sequence is that long) cuts as NO_CUTOFF does, in int64
+        cut = NO_CUTOFF if cutoff is None else min(cutoff, NO_CUTOFF)
+        lo, hi = (0, cut) if distance else (0 if cutoff is None else cut, NO_CUTOFF)
         used, why = choose_backend(backend, cells, FAMILY)
         picks = _picks(lq, lc, count)
         lowered = lowering.get(solver.family, used)
