@@ -28,19 +28,21 @@ def threads_at_most(n: int):
 
 class ThreadChoice:
     """Whether a sweep's parallel steps (a layered sweep's layers, a tiled sweep's tile
-    anti-diagonals) run on numba's threads or inline on this one, chosen by measuring both as the
-    sweep goes (issue 39). A parallel step costs a wake-up of the threads and a barrier:
-    microseconds on an idle host, up to a scheduler's time slice on a busy one, where sweeps of
-    many small layers ran 3-23x slower on 2 threads than on 1 (a 2-core host at load 5; even layers
-    of 10^6 cells 12x: a prange's static split waits for the thread the scheduler left out;
-    docs/benchmarks.md). What a step's work makes worth it depends on the cell's cost and the
-    host's load, so it is measured, per cell. The process keeps, per kind of sweep, the way found
-    faster last and when the other was last timed; a sweep starts the faster way and, when the other
-    was not timed in the last :data:`REPROBE_SECONDS`, times a slice of it (after
-    :data:`PROBE_UNITS` units the way it started, timed beside it): an inline slice at most
-    :data:`PROBE_SECONDS` long (or :data:`PROBE_SHARE` of the sweep's rest) at the parallel rate
-    times the threads (its worst case, whatever the threads gain; one unit if that is at most
-    :data:`PROBE_MOST`), a parallel one
+    anti-diagonals, an interval table's diagonals, a 3-D grid's planes: its *units*, each a parallel
+    region) run on numba's threads or inline on this one, chosen by measuring both as the sweep goes
+    (issue 39). ``plan``: anything with ``n_units`` and ``unit_cells(a, b)``, the cells (or work) of
+    units ``a .. b - 1``; ``kind``: the kind of sweep the process's last choice is kept for. A
+    parallel step costs a wake-up of the threads and a barrier: microseconds on an idle host, up to
+    a scheduler's time slice on a busy one, where sweeps of many small layers ran 3-23x slower on 2
+    threads than on 1 (a 2-core host at load 5; even layers of 10^6 cells 12x: a prange's static
+    split waits for the thread the scheduler left out; docs/benchmarks.md). What a step's work makes
+    worth it depends on the cell's cost and the host's load, so it is measured, per cell. The
+    process keeps, per kind of sweep, the way found faster last and when the other was last timed; a
+    sweep starts the faster way and, when the other was not timed in the last
+    :data:`REPROBE_SECONDS`, times a slice of it (after :data:`PROBE_UNITS` units the way it
+    started, timed beside it): an inline slice at most :data:`PROBE_SECONDS` long (or
+    :data:`PROBE_SHARE` of the sweep's rest) at the parallel rate times the threads (its worst case,
+    whatever the threads gain; one unit if that is at most :data:`PROBE_MOST`), a parallel one
     :data:`PROBE_UNITS` units (its cost is a barrier a unit). Units too large for an inline probe
     run parallel. With one thread (``NUMBA_NUM_THREADS=1``) every step runs inline, unmeasured. The
     values and decisions do not depend on the way."""
