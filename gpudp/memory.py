@@ -399,11 +399,48 @@ def gc_paused():
             gc.enable()
 
 
+def copy_parallel(dst, src, n: int, chunk: int) -> None:
+    """``dst[:n] = src[:n]`` (1-D arrays of one dtype) on every numba thread, ``chunk`` items a task
+    (a slice each: vectorised). Faster than one thread's copy where the memory bandwidth allows, and
+    where ``dst`` is fresh memory its first writes (page faults) spread over the threads too.
+
+    Raises
+    ------
+    ValueError
+        ``n`` outside ``0 .. min(len(dst), len(src))``, ``chunk`` below 1, or two dtypes (a copy
+        into a narrower one would wrap silently)."""
+    n, chunk = int(n), int(chunk)
+    if dst.dtype != src.dtype or dst.ndim != 1 or src.ndim != 1:
+        raise ValueError(
+            f"copy_parallel: 1-D arrays of one dtype, got {dst.dtype} {dst.shape} and {src.dtype} {src.shape}"
+        )
+    if not 0 <= n <= min(len(dst), len(src)) or chunk < 1:
+        raise ValueError(f"copy_parallel: n = {n} of {len(src)} into {len(dst)}, chunk = {chunk}")
+    _copy_chunks(dst, src, n, chunk)
+
+
+def fill_parallel(a, start: int, end: int, value, chunk: int) -> None:
+    """``a[start:end] = value`` (1-D) on every numba thread, ``chunk`` items a task.
+
+    Raises
+    ------
+    ValueError
+        ``start .. end`` outside ``a``, ``chunk`` below 1, or a ``value`` that ``a``'s dtype does
+        not hold exactly."""
+    start, end, chunk = int(start), int(end), int(chunk)
+    if a.ndim != 1 or not 0 <= start <= end <= len(a) or chunk < 1:
+        raise ValueError(f"fill_parallel: [{start}, {end}) of {a.shape}, chunk = {chunk}")
+    try:
+        exact = a.dtype.type(value) == value
+    except (OverflowError, TypeError, ValueError):
+        exact = False
+    if not exact:
+        raise ValueError(f"fill_parallel: {value!r} is not exact as {a.dtype}")
+    _fill_chunks(a, start, end, value, chunk)
+
+
 @njit(parallel=True, cache=True)
-def copy_parallel(dst, src, n, chunk):
-    """``dst[:n] = src[:n]`` (1-D) on every numba thread, ``chunk`` items a task (a slice each:
-    vectorised). Faster than one thread's copy where the memory bandwidth allows, and where ``dst``
-    is fresh memory its first writes (page faults) spread over the threads too."""
+def _copy_chunks(dst, src, n, chunk):
     for c in prange((n + chunk - 1) // chunk):
         lo = c * chunk
         hi = min(lo + chunk, n)
@@ -411,8 +448,7 @@ def copy_parallel(dst, src, n, chunk):
 
 
 @njit(parallel=True, cache=True)
-def fill_parallel(a, start, end, value, chunk):
-    """``a[start:end] = value`` (1-D) on every numba thread, ``chunk`` items a task."""
+def _fill_chunks(a, start, end, value, chunk):
     for c in prange((end - start + chunk - 1) // chunk):
         lo = start + c * chunk
         a[lo : min(lo + chunk, end)] = value

@@ -269,3 +269,28 @@ def test_a_side_read_once_whatever_changes_it_meanwhile():
     and a change between them paired offsets of one reading with symbols of another (each query
     then sequences of neither version, silently); now both come from one copy of it."""
     assert _pairs(Growing(["AC", "G"]), ["AC"]) == _pairs(["AC", "G"], ["AC"]) == [[0, 2], [-1, -2]]
+
+
+def test_parallel_copy_and_fill_check_what_they_are_given():
+    """gpudp.memory.copy_parallel / fill_parallel (the engine's and plug-ins' parallel copies): the
+    same as slicing for any size and chunk, and a ValueError, not a silent wrap or a crash, for a
+    count past either array, a chunk below 1, two dtypes or a value the dtype does not hold."""
+    from gpudp.memory import copy_parallel, fill_parallel
+
+    rng = np.random.default_rng(8)
+    for n, chunk in ((0, 1), (1, 1), (17, 4), (1000, 7), (1000, 5000)):
+        src = rng.integers(-(2**62), 2**62, n + 3)
+        dst = np.zeros(n + 5, np.int64)
+        copy_parallel(dst, src, n, chunk)
+        assert np.array_equal(dst[:n], src[:n]) and not dst[n:].any()
+        fill_parallel(dst, n // 3, n, -5, chunk)
+        assert (dst[n // 3 : n] == -5).all() and np.array_equal(dst[: n // 3], src[: n // 3])
+    a, b = np.zeros(10, np.int64), np.zeros(10, np.int32)
+    for bad in ((a, a[:5], 6, 2), (a, a, 3, 0), (b, a, 3, 2), (a, a, -1, 2)):
+        with pytest.raises(ValueError, match="copy_parallel"):
+            copy_parallel(*bad)
+    for bad in ((a, 3, 11, 0, 2), (a, 5, 4, 0, 2), (a, 0, 3, 0, 0), (np.zeros(4, np.int8), 0, 4, 300, 2)):
+        with pytest.raises(ValueError, match="fill_parallel"):
+            fill_parallel(*bad)
+    with pytest.raises(ValueError, match="not exact"):
+        fill_parallel(a, 0, 3, 1.5, 2)
