@@ -320,29 +320,14 @@ def test_auto_codec_follows_the_active_ranges():
 
 
 def _wide(bits):
-    class Wide(LayeredRecurrence):
-        """A decision of ``bits`` bits a cell, a known function of the cell: each one read back."""
+    class Wide(Ranged):
+        """Ranged's layers with a decision of ``bits`` bits a cell, a known function of the cell:
+        each one read back."""
 
-        value_dtype = np.int64
         decision_bits = bits
 
-        def __init__(self, h, lo, hi):
-            self.h, self.lo, self.hi = h, np.asarray(lo), np.asarray(hi)
-
-        def num_layers(self):
-            return self.h.shape[0]
-
-        def layer_size(self, t):
-            return self.h.shape[1]
-
-        def active_range(self):
-            return self.lo, self.hi
-
-        def data(self):
-            return (self.h,)
-
         @staticmethod
-        def cell(t, k, prev, h):
+        def cell(t, k, prev, h, lo, hi):
             return h[t, k], h[t, k]
 
     return Wide

@@ -394,22 +394,13 @@ def test_cli_the_first_signal_wins_and_later_ones_do_not_cut_the_cleanup(tmp_pat
         env=env,
         preexec_fn=_default_signals,
     )
-    try:
-        for marker, sig in (
-            ("swept", signal.SIGTERM),
-            ("closing", signal.SIGINT),
-            ("exiting", signal.SIGTERM),
-        ):
-            line = p.stdout.readline().strip()
-            assert line == marker, (line, p.stderr.read()[-3000:] if not line else "")
-            if marker == "swept":
-                assert os.listdir(spill), "the decisions should have spilled"
-            p.send_signal(sig)
-        _, err = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-    assert p.returncode == 143 and err.strip().splitlines() == ["gpudp: stopped by SIGTERM"], err[-2000:]
+    _expect_line(p, "swept")
+    assert os.listdir(spill), "the decisions should have spilled"
+    p.send_signal(signal.SIGTERM)
+    _expect_line(p, "closing")
+    p.send_signal(signal.SIGINT)
+    _expect_line(p, "exiting")
+    _stopped_by_sigterm(p, signal.SIGTERM)
     assert os.listdir(spill) == []
 
 

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
 
 
-class _Device:
+class NoDevice:
     """What numba's device-function compiler asks of the current device: its compute capability."""
 
     compute_capability = (9, 0)
@@ -71,7 +71,7 @@ def long_pairs() -> None:
             _report(f"{fn.__name__}, {wpl} word(s) a lane", ns[fn.__name__], sig)
 
 
-def _generated(module, build):
+def generated(module, build):
     """The one kernel ``build()`` makes through ``module.generated_kernel``, compiled from its
     source as a plain function (to be typed by :func:`cuda.compile_ptx`)."""
     from gpudp.codegen import compile_source
@@ -94,7 +94,7 @@ def layers_2d() -> None:
     from gpudp.backends.cuda import layered
 
     cls = type(fw.FloydWarshall(fw.weights(5, fw.EDGES))._specialized())
-    fn = _generated(layered, lambda: layered.layered_kernel(cls, 2, None))  # data and overflow flags
+    fn = generated(layered, lambda: layered.layered_kernel(cls, 2, None))  # data and overflow flags
     arr = lambda t, d=1: T.Array(t, d, "C")  # noqa: E731
     i64 = T.int64
     sig = (i64, i64, arr(i64, 3), *[arr(i64)] * 5, arr(T.uint32), i64, arr(i64), arr(i64), i64, i64)
@@ -116,10 +116,10 @@ def many_records() -> None:
     outs = (f32(), i64(), f32(), i64(), np.zeros((2, 1), np.int32), i64(2, 1, 2), i64(2, 4))
     head = (i64(), 2, i64(), take.shapes)
     for shared in (True, False):
-        fn = _generated(many_cuda, lambda s=shared: many_cuda.kernel(take.cls, take.kinds, take.n_sym, s))
+        fn = generated(many_cuda, lambda s=shared: many_cuda.kernel(take.cls, take.kinds, take.n_sym, s))
         args = (*head, i64(), np.zeros(4, np.uint8), *outs, f32(1, 12), 4, *take.packed)
         _report(f"many, record, {'shared' if shared else 'device'}", fn, tuple(numba.typeof(a) for a in args))
-    fn = _generated(many_cuda, lambda: many_cuda.warp_kernel(take.cls, take.kinds, take.n_sym, 1))
+    fn = generated(many_cuda, lambda: many_cuda.warp_kernel(take.cls, take.kinds, take.n_sym, 1))
     sig = tuple(numba.typeof(a) for a in (*head, *outs, *take.packed))
     _report("many, record, a warp an instance", fn, sig)
 
@@ -135,17 +135,17 @@ def many_intervals() -> None:
     take = intake([mc.MatrixChain([3, 4, 5]), mc.MatrixChain([2, 7, 1, 4])])
     i64, table = np.zeros(2, np.int64), np.zeros(13, np.int64)
     head, tail = (2, i64, take.shapes, i64, table), (np.zeros(13, np.uint16), np.zeros((2, 4), np.int64))
-    fn = _generated(many_cuda, lambda: many_cuda.interval_kernel(take.cls, take.kinds))
+    fn = generated(many_cuda, lambda: many_cuda.interval_kernel(take.cls, take.kinds))
     _report(
         "many, intervals (matrix chain)", fn, tuple(numba.typeof(a) for a in (*head, *tail, *take.packed))
     )
-    fn = _generated(many_cuda, lambda: many_cuda.interval_warp_kernel(take.cls, take.kinds))
+    fn = generated(many_cuda, lambda: many_cuda.interval_warp_kernel(take.cls, take.kinds))
     sig = tuple(numba.typeof(a) for a in (*head, table, *tail, *take.packed))
     _report("many, intervals a warp an instance", fn, sig)
 
 
 def main() -> int:
-    dispatcher.get_current_device = lambda: _Device()  # compile for sm_90 with no device
+    dispatcher.get_current_device = lambda: NoDevice()  # compile for sm_90 with no device
     failed = 0
     for check in (long_pairs, layers_2d, many_records, many_intervals):
         try:

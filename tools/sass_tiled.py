@@ -31,7 +31,7 @@ import numba
 import numba.cuda.dispatcher as dispatcher
 import numpy as np
 from numba import cuda
-from ptx_check import _Device, _generated
+from ptx_check import NoDevice, generated
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
@@ -163,7 +163,7 @@ def report(cls_name, rec, groups, tile, keep):
     bh, tw = tile
     for g in groups:
         tiled.LANE_GROUPS = g
-        fn = _generated(tiled, lambda g=g: tiled.tiled_kernel(cls, len(data), bh, tw, sym_dtype))
+        fn = generated(tiled, lambda g=g: tiled.tiled_kernel(cls, len(data), bh, tw, sym_dtype))
         ptx, _ = cuda.compile_ptx(fn, _signature(cls, data, bh, tw), cc=(9, 0), lineinfo=False)
         with tempfile.TemporaryDirectory() as tmp:
             p = Path(keep or tmp) / f"{cls_name}-g{g}"
@@ -208,7 +208,7 @@ def main(argv=None):
     import affine_alignment as af
     import local_alignment as la
 
-    dispatcher.get_current_device = lambda: _Device()  # compile for sm_90 with no device
+    dispatcher.get_current_device = lambda: NoDevice()  # compile for sm_90 with no device
     tile = tuple(int(x) for x in args.tile.split("x"))
     groups = [int(g) for g in args.groups.split(",")]
     a, b = "ACGT" * 80, "AGCT" * 80

@@ -84,10 +84,11 @@ class ThreadChoice:
         cells = max(self.PROBE_SECONDS, self.PROBE_SHARE * min(rest, self.REPROBE_SECONDS)) / worst
         if self.plan.unit_cells(a, a + 1) * worst <= self.PROBE_MOST:
             cells = max(cells, self.plan.unit_cells(a, a + 1))  # one unit, whatever the share
-        b = a
-        while b < t1 and self.plan.unit_cells(a, b + 1) <= cells:
-            b += 1
-        return b
+        lo, hi = a, t1  # the last end that fits, by bisection (the cells rise with it)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if self.plan.unit_cells(a, mid) <= cells else (lo, mid - 1)
+        return lo
 
     def slices(self, t0: int, t1: int):
         """``(a, b, inline)``: the chunk's unit ranges in order, each with the way to run it (time

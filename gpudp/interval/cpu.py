@@ -83,9 +83,10 @@ class _Work:
     plan: a diagonal's work is its cells times its length (the split points a cell loops over)."""
 
     def __init__(self, n: int):
-        d = np.arange(n + 1, dtype=np.int64)
+        d = np.arange(n, dtype=np.int64)
         self.n_units = n
-        self.work = np.concatenate(([0], np.cumsum((n - d[:n]) * (d[:n] + 1))))
+        self.each = (n - d) * (d + 1)
+        self.work = np.concatenate(([0], np.cumsum(self.each)))
 
     def unit_cells(self, a: int, b: int) -> int:
         return int(self.work[b] - self.work[a])
@@ -112,9 +113,8 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
     C = full(rec_cls, (n, n) if columns else (1, 1))
     fn = runner(rec_cls, len(data), columns)
     choice = ThreadChoice(_Work(n), "interval")
-    d = np.arange(n, dtype=np.int64)
-    first = int(np.argmax((n - d) * (d + 1) >= SERIAL_WORK)) if n else 0  # the first parallel diagonal
-    first = first if n and (n - first) * (first + 1) >= SERIAL_WORK else n
+    parallel = np.flatnonzero(choice.plan.each >= SERIAL_WORK)
+    first = int(parallel[0]) if len(parallel) else n  # the first diagonal a parallel region may run
     with PARALLEL_LOCK:  # numba's parallel regions: one at a time per process (gpudp.backends.cpu)
         t0 = time.perf_counter()
         fn(0, 0, n, SERIAL_WORK, table, C, decisions, *data)  # compile (or load)
