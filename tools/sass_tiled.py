@@ -1,15 +1,15 @@
 """The tiled CUDA kernel compiled for sm_90 on a machine with no GPU: PTX by numba's CUDA target
 (NVVM), then ``ptxas`` (registers, spills) and ``nvdisasm`` (SASS): the steady state's loop, its
-instructions and DPX instructions, for the gallery's Smith-Waterman and Gotoh and each lane group
-count (gpudp.backends.cuda.tiled.LANE_GROUPS). A static look, not a speed: what a kernel change
-does to the code before a GPU measures it (and numba's real CUDA typing, which the simulator skips).
+instructions and DPX instructions, for the gallery's Smith-Waterman and Gotoh. A static look, not a
+speed: what a kernel change does to the code before a GPU measures it (and numba's real CUDA typing,
+which the simulator skips).
 
-    python tools/sass_tiled.py [--groups 1,2,4,8] [--tile 256x256] [--keep DIR]
+    python tools/sass_tiled.py [--tile 256x256] [--keep DIR]
 
 Needs NVVM and NVRTC as tools/ptx_check.py says (``pip install nvidia-nvvm nvidia-cuda-nvrtc``,
 ``LD_LIBRARY_PATH`` at their ``cu13/lib``), ``ptxas`` on the PATH (a CUDA toolkit) and ``nvdisasm``
 (the toolkit's, or ``pip install nvidia-cuda-nvdisasm``). Each line:
-class, groups, registers a thread, spill stores/loads, SASS instructions in all, the steady loop's
+class, registers a thread, spill stores/loads, SASS instructions in all, the steady loop's
 instructions (the innermost backward branch's body, the loop the steady state runs a step a trip),
 how many of them are DPX (``VIADDMNMX``, ``VIMNMX3``, ``VIMNMX``) and shuffles, and the loop body's
 longest chain of dependent instructions (:func:`chain`, with a latency model: what a trip costs a
@@ -155,51 +155,48 @@ def chain(loop: list[str]) -> tuple[int, int]:
     return best
 
 
-def report(cls_name, rec, groups, tile, keep):
+def report(cls_name, rec, tile, keep):
     from gpudp.backends.cuda import tiled
 
     cls, data = _sweep_inputs(rec, tile)
     sym_dtype = data[1].dtype if getattr(cls, "symbols", False) else None
     bh, tw = tile
-    for g in groups:
-        tiled.LANE_GROUPS = g
-        fn = generated(tiled, lambda g=g: tiled.tiled_kernel(cls, len(data), bh, tw, sym_dtype))
-        ptx, _ = cuda.compile_ptx(fn, _signature(cls, data, bh, tw), cc=(9, 0), lineinfo=False)
-        with tempfile.TemporaryDirectory() as tmp:
-            p = Path(keep or tmp) / f"{cls_name}-g{g}"
-            # NVVM's PTX version may be newer than the toolkit's ptxas reads; the kernel uses nothing
-            # of the newer versions (sm_90's PTX is the same)
-            p.with_suffix(".ptx").write_text(re.sub(r"^\.version \d+\.\d+", ".version 9.0", ptx, flags=re.M))
-            out = subprocess.run(
-                [_tool("ptxas"), "-arch=sm_90", "-O3", "-v", str(p.with_suffix(".ptx")),
-                 "-o", str(p.with_suffix(".cubin"))],
-                capture_output=True, text=True, check=True,
-            )  # fmt: skip
-            regs = re.search(r"Used (\d+) registers", out.stderr)
-            spill = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", out.stderr)
-            sass = subprocess.run(
-                [_tool("nvdisasm"), "-c", str(p.with_suffix(".cubin"))],
-                capture_output=True, text=True, check=True,
-            ).stdout.splitlines()  # fmt: skip
-            if keep:
-                p.with_suffix(".sass").write_text("\n".join(sass))
-        ins = [x for x in sass if re.match(r"\s*/\*[0-9a-f]{4,}\*/", x)]
-        loop = _steady_loop(sass)
-        dpx = sum(bool(re.search(r"VIADDMNMX|VIMNMX", x)) for x in loop)
-        shfl = sum("SHFL" in x for x in loop)
-        depth, cycles = chain(loop)
-        print(
-            f"{cls_name:14s} groups {g}  registers {regs.group(1) if regs else '?':>4s}  spills "
-            f"{spill.group(1) if spill else '?'}/{spill.group(2) if spill else '?'} B  SASS {len(ins):5d}  "
-            f"steady loop {len(loop):4d} (DPX {dpx}, SHFL {shfl})  "
-            f"longest chain {depth} ({cycles} cycles, model)",
-            flush=True,
-        )
+    fn = generated(tiled, lambda: tiled.tiled_kernel(cls, len(data), bh, tw, sym_dtype))
+    ptx, _ = cuda.compile_ptx(fn, _signature(cls, data, bh, tw), cc=(9, 0), lineinfo=False)
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(keep or tmp) / f"{cls_name}"
+        # NVVM's PTX version may be newer than the toolkit's ptxas reads; the kernel uses nothing
+        # of the newer versions (sm_90's PTX is the same)
+        p.with_suffix(".ptx").write_text(re.sub(r"^\.version \d+\.\d+", ".version 9.0", ptx, flags=re.M))
+        out = subprocess.run(
+            [_tool("ptxas"), "-arch=sm_90", "-O3", "-v", str(p.with_suffix(".ptx")),
+             "-o", str(p.with_suffix(".cubin"))],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        regs = re.search(r"Used (\d+) registers", out.stderr)
+        spill = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", out.stderr)
+        sass = subprocess.run(
+            [_tool("nvdisasm"), "-c", str(p.with_suffix(".cubin"))],
+            capture_output=True, text=True, check=True,
+        ).stdout.splitlines()  # fmt: skip
+        if keep:
+            p.with_suffix(".sass").write_text("\n".join(sass))
+    ins = [x for x in sass if re.match(r"\s*/\*[0-9a-f]{4,}\*/", x)]
+    loop = _steady_loop(sass)
+    dpx = sum(bool(re.search(r"VIADDMNMX|VIMNMX", x)) for x in loop)
+    shfl = sum("SHFL" in x for x in loop)
+    depth, cycles = chain(loop)
+    print(
+        f"{cls_name:14s} registers {regs.group(1) if regs else '?':>4s}  spills "
+        f"{spill.group(1) if spill else '?'}/{spill.group(2) if spill else '?'} B  SASS {len(ins):5d}  "
+        f"steady loop {len(loop):4d} (DPX {dpx}, SHFL {shfl})  "
+        f"longest chain {depth} ({cycles} cycles, model)",
+        flush=True,
+    )
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
-    ap.add_argument("--groups", default="1,2,4,8")
     ap.add_argument("--tile", default="256x256")
     ap.add_argument("--keep", default=None, help="a folder to keep the PTX, cubin and SASS in")
     args = ap.parse_args(argv)
@@ -210,10 +207,9 @@ def main(argv=None):
 
     dispatcher.get_current_device = lambda: NoDevice()  # compile for sm_90 with no device
     tile = tuple(int(x) for x in args.tile.split("x"))
-    groups = [int(g) for g in args.groups.split(",")]
     a, b = "ACGT" * 80, "AGCT" * 80
-    report("SmithWaterman", la.SmithWaterman(a, b), groups, tile, args.keep)
-    report("Gotoh", af.Gotoh(a, b), groups, tile, args.keep)
+    report("SmithWaterman", la.SmithWaterman(a, b), tile, args.keep)
+    report("Gotoh", af.Gotoh(a, b), tile, args.keep)
 
 
 if __name__ == "__main__":

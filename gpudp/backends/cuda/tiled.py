@@ -15,9 +15,7 @@ from .driver import is_simulator
 from .kernels import CudaKernel, cell_namespace, device_jit, generated_kernel
 
 #: the kernels of this family built in this process (gpudp.kernel)
-_KERNELS = KernelFactory(
-    "cuda.tiled", "rec", "n_data", "bh", "tw", "sym_dtype", "unroll", "groups", kernel=CudaKernel
-)
+_KERNELS = KernelFactory("cuda.tiled", "rec", "n_data", "bh", "tw", "sym_dtype", "unroll", kernel=CudaKernel)
 
 _TILED = """
 def run_tiles(
@@ -81,7 +79,7 @@ def run_tiles(
                 ST(bottom, eb, cn)
             {planes_init}
             mine = VT(FILL)
-            nsteps = ncol + LAG  # the last lane's last group runs LAG columns behind lane 0
+            nsteps = ncol + 31
             steady = r0 + BH <= R
             for blk in range((nsteps + 31) >> 5):
                 s0 = blk << 5
@@ -94,28 +92,37 @@ def run_tiles(
                         cuda.syncthreads()
                     tcur = top(I, eb, c0, s0 + k, ncol, bottom{db})
                 {col_advance}
-                if steady and s0 >= LAG and s0 + 32 <= ncol:
-                    j0 = c0 + s0 - k * NG
+                if steady and s0 >= 31 and s0 + 32 <= ncol:
+                    j0 = c0 + s0 - k
                     {steady_steps}
                     cuda.syncthreads()  # lane 31's bottom row of these 32 steps, one column a lane
-                    ST(bottom, eb + 1 - LAG + s0 + k, LD(bsh, k))
+                    ST(bottom, eb - 30 + s0 + k, LD(bsh, k))
                 else:
                     for st in range(32):
                         {exchange}
-                        jj = s0 + st - k * NG
-                        {slow_step}
+                        jj = s0 + st - k
+                        {planes_skip}
+                        if jj >= 0 and jj < ncol:
+                            j = c0 + jj
+                            {rows}
+                            uprev = upin
+                            {shift_left}
+                            if own:
+                                {bottom_pick}
+                                ST(bottom, eb + 1 + jj, bv)
+                        {planes_acc}
                 {planes_flush}
                 # columns up to s0 of the tile's bottom row are written (a column a lane of the last
                 # 32): a checkpoint row copies them before the row below may overwrite them, then
                 # the row below is told
                 cuda.syncthreads()
                 if ckr:
-                    jj = s0 - LAG + k
+                    jj = s0 - 31 + k
                     if jj >= 0 and jj < ncol:
                         ST(ckrow, ((lastrow + 1) // CK - 1, c0 + jj), LD(bottom, eb + 1 + jj))
                     cuda.syncthreads()
                 if k == 0:
-                    publish(done, I, c0 + min(s0 + 32 - LAG, ncol))
+                    publish(done, I, c0 + min(s0 + 1, ncol))
             {rows_red_merge}
             {store_right}
             if CK > 0 and (c0 + ncol) % CK == 0 and c0 + ncol < C:  # checkpoint column (gpudp.checkpoints)
@@ -258,10 +265,7 @@ def _funnel_intrinsic():
 
 def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     """One warp per tile: lane k owns bh/32 consecutive rows and runs one column behind lane k-1,
-    taking the value above its first row (and the column's symbol) from lane k-1 by shuffle. (With
-    :func:`lane_groups` G > 1, values-only kernels: lane k's rows in G groups, group g on column
-    ``s - (kG + g)`` at step s, each taking its first row's neighbours from the group before a
-    step late; everything below with ``LAG = 32G - 1`` columns where it says 31.)
+    taking the value above its first row (and the column's symbol) from lane k-1 by shuffle.
 
     Steps go in blocks of 32. Step st of a block sets bit st of each row's decision word; the
     store's tile layout shifts lane k's columns by k, so every lane completes its words with the
@@ -281,9 +285,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     deadlock, however many blocks are resident. One edge array serves all rows: a row reads a
     column of the row above before it writes its own there, and writes only after the row above."""
     unroll = steady_unroll()
-    ng = lane_groups(bh // 32, rec_cls.decision_bits)
-    key = dict(rec=rec_cls, n_data=n_data, bh=bh, tw=tw, sym_dtype=sym_dtype, unroll=unroll, groups=ng)
-    k = _KERNELS.lookup(**key)
+    k = _KERNELS.lookup(rec=rec_cls, n_data=n_data, bh=bh, tw=tw, sym_dtype=sym_dtype, unroll=unroll)
     if k.ready:
         return k
     from ...codegen import (
@@ -297,7 +299,6 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     )
 
     rpt = bh // 32
-    rg = rpt // ng  # a lane group's rows
     bits = rec_cls.decision_bits
     sp = spec_of(rec_cls)
     sym = sp.symbols
@@ -305,7 +306,6 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     sim = is_simulator()
     ns = cell_namespace(rec_cls)
     ns.update(BH=bh, TW=tw, RPT=rpt, WPT=(tw // 32) * bits * bh, U32=numba.uint32, I64=numba.int64)
-    ns.update(NG=ng, LAG=32 * ng - 1)
     ns.update(U0=np.uint32(0), SYMD=np.dtype(sym_dtype or np.int64), FUNNEL=_funnel_intrinsic())
     red = bool(sp.reduce_slots)  # the lane keeps its best cell in registers, its slot at the end
     if red:
@@ -337,15 +337,11 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         if sym:
             load_left.append(f"y{r} = dat0[min(i0 + {r}, R - 1)]")
         corner.append(f"{'if' if r == 0 else 'elif'} rl == {r}:\n    cn = l{r}")
-        bottom_pick.append(f"{'if' if r % rg == 0 else 'elif'} rl == {r}:\n    bv = v{r}")
-        # a group's first row takes the value above it and its diagonal from the group before, one
-        # step late (that group ran this column the step before): the old l and the one before it
-        g, first = divmod(r, rg)
-        up = "upin" if r == 0 else f"l{r - 1}" if first == 0 else f"v{r - 1}"
-        dg = "uprev" if r == 0 else f"dg{g}" if first == 0 else f"l{r - 1}"
+        bottom_pick.append(f"{'if' if r == 0 else 'elif'} rl == {r}:\n    bv = v{r}")
+        up = "upin" if r == 0 else f"v{r - 1}"
+        dg = "uprev" if r == 0 else f"l{r - 1}"
         ri = f"y{r}" if sym else "0"
-        cj = f"cj{g}" if sym and ng > 1 else "cj"
-        call = f"v{r}, e{r} = tcell(i0 + {r}, j, {up}, l{r}, {dg}, {ri}, {cj}{du})"
+        call = f"v{r}, e{r} = tcell(i0 + {r}, j, {up}, l{r}, {dg}, {ri}, cj{du})"
         if red:  # the row's best in this tile (a lane takes a row's cells in column order)
             call += f"\nkv = {values.key(rec_cls, f'v{r}')}\n" + row_best(f"rb{r}", f"rj{r}", "I32(j)")
             red_rows += [f"rb{r} = KT(RED_WORST)", f"rj{r} = I32(-1)"]
@@ -354,20 +350,13 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
                 indent(row_merge(f"rb{r}", f"rj{r}", f"i0 + {r}", "I32(c0)"), 4),
             ]
         fast.append(call)
-        slow.append([f"v{r} = VT(FILL)", f"e{r} = 0", f"if i0 + {r} < R:", indent(call, 4)])
+        slow += [f"v{r} = VT(FILL)", f"e{r} = 0", f"if i0 + {r} < R:", indent(call, 4)]
         store_right += [f"if i0 + {r} < R:", f"    ST(right, i0 + {r}, l{r})"]
         store_ck += [f"if i0 + {r} < R:", f"    ST(ckcol, (m, i0 + {r}), l{r})"]
-    load_left += [f"dg{g} = l{g * rg - 1}" for g in range(1, ng)]
     corner.append("else:\n    cn = VT(FILL)")
-    groups = [range(g * rg, (g + 1) * rg) for g in range(ng)]
-
-    def group_step(g: int) -> tuple[list[str], list[str]]:
-        """Group g's cells of a step, and what it hands on: its first row's diagonal for the next
-        step, its rows' values as their left (and lane 31's bottom value, the last group's)."""
-        carry = ["uprev = upin"] if g == 0 else [f"dg{g} = l{g * rg - 1}"]
-        shift = [f"l{r} = v{r}" for r in groups[g]] + ([f"mine = v{rpt - 1}"] if g == ng - 1 else [])
-        return [fast[r] for r in groups[g]], carry + shift
-
+    bottom_pick.append("else:\n    bv = VT(FILL)")
+    rows = ["if full:", indent(j(fast), 4), "else:", indent(j(slow), 4)]
+    shift = [f"l{r} = v{r}" for r in range(rpt)] + [f"mine = v{rpt - 1}"]
     # decision bits: the step st (0..31) of a block of 32 steps sets bit st of each row's word; lane
     # k's step s is column s - k, stored at shifted position s, so all lanes fill their words in the
     # same block and the warp writes them together (coalesced) after it
@@ -390,14 +379,13 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         col_prefetch = [
             "ccur = dat1[c0 + min(k, ncol - 1)]",
             "cnext = dat1[c0 + min(32 + k, ncol - 1)]",
-            *(["cj = ccur"] if ng == 1 else [f"cj{g} = ccur" for g in range(ng)]),
+            "cj = ccur",
         ]
         col_advance = ["if blk > 0:", "    ccur = cnext", "    cnext = dat1[c0 + min(s0 + 32 + k, ncol - 1)]"]
 
     def exchange(step):
         """Lane k takes the value above its first row (and the column's symbol) from lane k - 1;
         lane 0 takes them from the tile's top edge (and the column symbols) held across the warp."""
-        last = "cj" if ng == 1 else f"cj{ng - 1}"  # the symbol of the lane's last group's column
         if sim:  # no warp shuffles in the simulator: the same through shared memory (block = warp)
             out = [
                 "ST(xch, k, mine)",
@@ -411,9 +399,9 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
             ]
             if sym:
                 out += [
-                    f"sxch[k] = {last}",
+                    "sxch[k] = cj",
                     "cuda.syncthreads()",
-                    f"cin = sxch[k - 1] if k > 0 else {last}",
+                    "cin = sxch[k - 1] if k > 0 else cj",
                     "cuda.syncthreads()",
                     "sxch[k] = ccur",
                     "cuda.syncthreads()",
@@ -423,38 +411,11 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         else:
             out = ["upin = SHUP(mine)", f"tv = SHFL(tcur, {step})"]
             if sym:
-                out += [f"cin = cuda.shfl_up_sync(FULL, {last}, 1)"]
-                out += [f"cv = cuda.shfl_sync(FULL, ccur, {step})"]
+                out += ["cin = cuda.shfl_up_sync(FULL, cj, 1)", f"cv = cuda.shfl_sync(FULL, ccur, {step})"]
         out.append("if k == 0:\n    upin = tv")
-        if sym:  # the lane's groups' symbols move on a group a step
-            out += [f"cj{g} = cj{g - 1}" for g in range(ng - 1, 0, -1)]
-            out.append(f"{'cj' if ng == 1 else 'cj0'} = cv if k == 0 else cin")
+        if sym:
+            out.append("cj = cv if k == 0 else cin")
         return out
-
-    def step_j(base: str, g: int) -> str:
-        return base if g == 0 else f"({base} - {g})"
-
-    # a step's groups, the last first: a group reads the old values of the group before it
-    slow_step = list(skip)
-    for g in range(ng - 1, -1, -1):
-        cells, hand_on = group_step(g)
-        jg = step_j("jj", g)
-        own = "own" if ng == 1 else f"own and rl >= {g * rg} and rl < {(g + 1) * rg}"
-        pick = [bottom_pick[r] for r in groups[g]] + ["else:\n    bv = VT(FILL)"]
-        slow_rows = [x for r in groups[g] for x in slow[r]]
-        slow_step += [
-            f"if {jg} >= 0 and {jg} < ncol:",
-            f"    j = c0 + {jg}",
-            "    if full:",
-            indent(j(cells), 8),
-            "    else:",
-            indent(j(slow_rows), 8),
-            indent(j(hand_on), 4),
-            f"    if {own}:",
-            indent(j(pick), 8),
-            f"        ST(bottom, eb + 1 + {jg}, bv)",
-        ]
-    slow_step += acc
 
     # the steady state: a whole tile height, and every lane on a column of the tile for all 32 steps
     # of the block (no edge or range tests; lane 31 owns the tile's last row)
@@ -469,11 +430,8 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     body = []
     for q in range(u):
         st = f"(sb + {q})" if u < 32 else str(q)
-        body += exchange(st)
-        for g in range(ng - 1, -1, -1):
-            cells, hand_on = group_step(g)
-            body += [f"j = {step_j(f'j0 + {st}', g)}", *cells, *acc, *hand_on]
-        body += ["if k == 31:", f"    ST(bsh, {st}, mine)"]
+        body += exchange(st) + [f"j = j0 + {st}"] + fast
+        body += acc + ["uprev = upin"] + shift + ["if k == 31:", f"    ST(bsh, {st}, mine)"]
     steady += [indent(j([*body, f"sb += {u}"]), 4)] if u < 32 else body
 
     def shared_values(name: str) -> list[str]:
@@ -509,7 +467,11 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         col_advance=col_advance or "pass",
         steady_steps=steady,
         exchange=exchange("st"),
-        slow_step=slow_step,
+        rows=rows,
+        planes_skip=skip or "pass",
+        planes_acc=acc or "pass",
+        shift_left=shift,
+        bottom_pick=bottom_pick,
         planes_flush=flush if bits else "pass",
         store_right=store_right,
         store_ck=store_ck,
@@ -529,22 +491,3 @@ def steady_unroll() -> int:
     if u not in (1, 2, 4, 8, 16, 32):
         raise ValueError(f"GPUDP_STEADY_UNROLL must divide 32, got {u}")
     return u
-
-
-#: independent groups of rows a lane runs a step (its rows in ``LANE_GROUPS`` groups, each a column
-#: behind the one before, so that a step's groups need nothing of each other: instruction-level
-#: parallelism for a warp's chain of cells, at the price of a lag of 32 columns a group between tile
-#: rows); values-only kernels only (a decision word's bits are the lane's steps); ``GPUDP_LANE_GROUPS``
-#: overrides it for tuning
-LANE_GROUPS = 1
-
-
-def lane_groups(rpt: int, bits: int) -> int:
-    """The groups a lane's ``rpt`` rows run in (:data:`LANE_GROUPS`, or ``GPUDP_LANE_GROUPS``): the
-    largest divisor of ``rpt`` not above it; 1 where the kernel stores decisions (``bits``)."""
-    want = int(os.environ.get("GPUDP_LANE_GROUPS", LANE_GROUPS))
-    if want < 1:
-        raise ValueError(f"GPUDP_LANE_GROUPS must be at least 1, got {want}")
-    if bits:
-        return 1
-    return max(g for g in range(1, min(want, rpt) + 1) if rpt % g == 0)
