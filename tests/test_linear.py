@@ -136,6 +136,33 @@ def test_rounds_of_few_blocks(monkeypatch, reach, most, sides):
     _same_walk(full, ck, (90, 100), state=1)
 
 
+def test_first_round_looks_a_little_ahead():
+    """A short local alignment (unrelated sequences but for 24 shared symbols near their ends; a
+    gap dearer than a mismatch, so that unrelated symbols score below 0 on average): the
+    walk ends in the first round, which sweeps the blocks within ROUND_FIRST_REACH of the start, not
+    the ROUND_REACH of later rounds (the grid's 100 blocks up and to the left); the path is the full
+    store's. A path longer than the first round goes on in rounds of the full reach."""
+    import gpudp.checkpoints as checkpoints
+    from gpudp import backends
+
+    rng = np.random.default_rng(3)
+    a, b = ("".join(rng.choice(list("ACGT"), 300)) for _ in range(2))
+    same = "".join(rng.choice(list("ACGT"), 24))
+    a, b = a[:270] + same + a[294:], b[:268] + same + b[292:]
+    full, ck = _both(sw.SmithWaterman(a, b, 3, -3, 6), 32)  # gaps dearer than a mismatch: local
+    path = _same_walk(full, ck, full.best_cell)
+    assert len(path) < 64
+    sides, reach = backends.get("cpu").round_sides, checkpoints.ROUND_FIRST_REACH
+    tb = ck.stats.extra["traceback"]
+    assert tb["rounds"] == 1 and tb["blocks"] <= 1 + 2 * (2 * sides + 1) * reach, tb
+    full, ck = _both(
+        LCSRecurrence(np.frombuffer(a.encode(), np.uint8), np.frombuffer(b.encode(), np.uint8)), 32
+    )
+    _same_walk(full, ck, (299, 299))
+    tb = ck.stats.extra["traceback"]
+    assert tb["rounds"] >= 2 and tb["blocks"] > 1 + 2 * (2 * sides + 1) * reach, tb
+
+
 def test_contract_errors_in_rounds():
     """A decision that does not fit (never checked by the forward sweep, which keeps none) and a
     back that does not step back are reported from the rounds as from the full store."""

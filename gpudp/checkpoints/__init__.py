@@ -16,13 +16,14 @@ the path is the one the full store would give. The traceback walks in *rounds*: 
 one call of the backend (:meth:`gpudp.backends.base.Backend.run_blocks`: one launch on the GPU, a
 thread block a block; a thread a block on the CPU), the block holding the current cell and the
 blocks along the path's way up and to the left (a band along the direction the path has taken so
-far, :data:`ROUND_REACH` blocks ahead), then walks ``back`` through them (compiled, on the host)
-until the path leaves the grid or reaches a block the round did not sweep, where the next round
-starts. Independent blocks swept at once keep the GPU busy where one block's wavefront would leave
-it waiting on its own critical path (``K / rows_of_a_tile + K / cols_of_a_tile`` steps a block,
-whatever the number of blocks); a round costs a launch or two and a copy of its decisions, laid
-out as the backend says (:meth:`gpudp.backends.base.Backend.block_words`: one integer a cell on the
-CPU; on the GPU packed into bit planes, ``decision_bits`` bits a cell, before the copy).
+far, :data:`ROUND_REACH` blocks ahead; the first round only :data:`ROUND_FIRST_REACH`), then walks
+``back`` through them (compiled, on the host) until the path leaves the grid or reaches a block the
+round did not sweep, where the next round starts. Independent blocks swept at once keep the GPU
+busy where one block's wavefront would leave it waiting on its own critical path (``K /
+rows_of_a_tile + K / cols_of_a_tile`` steps a block, whatever the number of blocks); a round costs
+a launch or two and a copy of its decisions, laid out as the backend says
+(:meth:`gpudp.backends.base.Backend.block_words`: one integer a cell on the CPU; on the GPU packed
+into bit planes, ``decision_bits`` bits a cell, before the copy).
 
 Grid recurrences on the tiled schedule (offsets among ``(-1, 0), (0, -1), (-1, -1)``: alignments,
 LCS, edit distance, DTW) use it; others are refused with the reason. It works with every backend,
@@ -56,6 +57,7 @@ __all__ = [
     "DEFAULT_EVERY",
     "ROUND_BLOCKS",
     "ROUND_BYTES",
+    "ROUND_FIRST_REACH",
     "ROUND_REACH",
     "CheckpointResult",
     "block_class",
@@ -81,6 +83,10 @@ ROUND_BYTES = 1 << 28
 #: how far ahead a round looks: blocks along the path's direction (the band's width across it is
 #: the backend's :attr:`gpudp.backends.base.Backend.round_sides`)
 ROUND_REACH = 128
+#: how far ahead the first round looks: a local alignment's path (Smith-Waterman of unrelated
+#: sequences) often ends within a block or two of its start, where a first round of
+#: :data:`ROUND_REACH` swept hundreds of blocks the walk never read; a long path pays one round more
+ROUND_FIRST_REACH = 2
 
 
 def check_every(every, field: str = "checkpoint_every") -> int | None:
@@ -308,12 +314,12 @@ class CheckpointResult:
             raise err
         return words, seconds
 
-    def _round_blocks(self, i: int, j: int, slope: float) -> np.ndarray:
+    def _round_blocks(self, i: int, j: int, slope: float, reach: int) -> np.ndarray:
         """The blocks of a round from cell ``(i, j)``: its block, then the blocks along a line up and
         to the left at ``slope`` rows a column (points half a block apart) and half a block, a
         block, ... (the backend's ``round_sides``) to either side of it, nearest first, as far as
-        :data:`ROUND_REACH` blocks or the round's limits (:data:`ROUND_BLOCKS`, :data:`ROUND_BYTES`)."""
-        return band(i, j, float(slope), self.every, ROUND_REACH, self._round_cap(), self._runner.round_sides)
+        ``reach`` blocks or the round's limits (:data:`ROUND_BLOCKS`, :data:`ROUND_BYTES`)."""
+        return band(i, j, float(slope), self.every, reach, self._round_cap(), self._runner.round_sides)
 
     def _round_cap(self) -> int:
         """Blocks of a round at most (:func:`_round_cap`)."""
@@ -371,7 +377,8 @@ class CheckpointResult:
         with typing_errors(cls):  # cell's, boundary's and back's compiles: a ContractError
             try:
                 while 0 <= i < rows and 0 <= j < cols:
-                    todo = self._round_blocks(i, j, slope)
+                    reach = ROUND_REACH if rounds else min(ROUND_FIRST_REACH, ROUND_REACH)
+                    todo = self._round_blocks(i, j, slope, reach)
                     words, seconds = self._sweep_blocks(todo)
                     rounds, blocks, kernel_s = rounds + 1, blocks + len(todo), kernel_s + seconds
                     nr, nc = np.minimum(k, rows - todo[:, 0] * k), np.minimum(k, cols - todo[:, 1] * k)
