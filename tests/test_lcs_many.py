@@ -1368,3 +1368,20 @@ def test_a_batch_past_the_memory_is_refused_before_it_starts(monkeypatch):
     with pytest.raises(InputError, match=r"a batch of 1,000 pairs needs about .* GiB of host memory"):
         lcs.solve_many([("AC", "CA")] * 1000, backend="cpu")
     assert lcs.solve_many([("AC", "CA")] * 10, backend="cpu").values.tolist() == [1] * 10
+
+
+@pytest.mark.parametrize("parallel_from", [0, 1 << 40])
+def test_bytes_present_either_way(monkeypatch, parallel_from):
+    """ensure_table marks the bytes present on every thread (long sides) or on one (short ones):
+    the same table either way, each side's bytes and no others, the codes dense in byte order."""
+    monkeypatch.setattr(bitparallel, "PRESENT_PARALLEL", parallel_from)
+    rng = np.random.default_rng(5)
+    pat = rng.choice(np.array([0, 7, 65, 255], np.uint8), 1000)
+    txt = rng.choice(np.array([3, 65, 200], np.uint8), 777)
+    packed = bitparallel.Packed(
+        pat, np.array([0, 1000]), txt, np.array([0, 777]), 0, np.zeros(256, np.uint8), True
+    )
+    bitparallel.ensure_table(packed)
+    present = sorted({0, 3, 7, 65, 200, 255})
+    assert packed.sigma == len(present)
+    assert [int(packed.table[b]) for b in present] == list(range(len(present)))
