@@ -163,6 +163,27 @@ def test_first_round_looks_a_little_ahead():
     assert tb["rounds"] >= 2 and tb["blocks"] > 1 + 2 * (2 * sides + 1) * reach, tb
 
 
+def test_forward_sweep_keeps_the_plans_tile(monkeypatch):
+    """A backend may give a class without decisions (the checkpoints' values-only forward sweep)
+    wider tiles than the class with them (cuda does); the forward sweep keeps the tile the
+    checkpoints' spacing was chosen for, so every K-th column is written, and the path is the full
+    store's."""
+    from gpudp import backends
+
+    cpu = type(backends.get("cpu"))
+    plain = cpu.tile_for
+    monkeypatch.setattr(
+        cpu, "tile_for", lambda self, cls: plain(self, cls) if cls.decision_bits else (32, 64)
+    )
+    monkeypatch.setattr(cpu, "default_tile", (32, 32))
+    rng = np.random.default_rng(11)
+    a, b = rng.integers(0, 4, 150).astype(np.uint8), rng.integers(0, 4, 200).astype(np.uint8)
+    full = sweep(LCSRecurrence(a, b), backend="cpu", store="full")
+    ck = sweep(LCSRecurrence(a, b), backend="cpu", store="checkpoints", checkpoint_every=32)
+    assert ck.every == 32
+    _same_walk(full, ck, (149, 199))
+
+
 def test_contract_errors_in_rounds():
     """A decision that does not fit (never checked by the forward sweep, which keeps none) and a
     back that does not step back are reported from the rounds as from the full store."""

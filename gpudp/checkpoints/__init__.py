@@ -216,7 +216,7 @@ def checkpoint_sweep(
         plan.backend,
         memory_budget,
         progress,
-        tile,
+        (plan.layout.bh, plan.layout.tw),  # K is a multiple of this tile's (a values-only plan's may differ)
         traceback=False,
         time_limit=time_limit,
         started=started,

@@ -36,14 +36,23 @@ class _CUDA(Backend):
     # 0.182 against 0.239; H100, tools/store_bench.py, 2026-11-28)
     full_store_max = 128 << 20
 
+    #: a values-only sweep's tile columns (``traceback=False``: no decision words, whose slabs the
+    #: columns size): a tile's first and last 32 steps run the checked loop, so wider tiles run the
+    #: unchecked steady loop longer. H100, 2^17, kernels (docs/benchmarks.md, 2026-12-07):
+    #: Smith-Waterman 256 x 256 497 GCUPS, 256 x 1024 582; Gotoh 229 and 242
+    values_tile_cols = 1024
+
     def tile_for(self, rec_cls):
         """Half-height tiles for cells wider than 8 bytes (records): a lane keeps its rows' values
         and decision words in registers, and fewer rows keep them in registers. Measured on the
         H100 (tools/tile_sweep.py, Gotoh's three int32 fields, 2^17): 128 x 256 tiles, 128
-        registers a thread, 58.7 GCUPS of kernels; 256 x 256, 174 registers, 51.1."""
+        registers a thread, 58.7 GCUPS of kernels; 256 x 256, 174 registers, 51.1. A class with no
+        decisions (a values-only sweep) takes :attr:`values_tile_cols` columns."""
         from ...values import itemsize
 
         bh, tw = self.default_tile
+        if not rec_cls.decision_bits:
+            tw = self.values_tile_cols
         return (bh // 2, tw) if itemsize(rec_cls) > 8 else (bh, tw)
 
     slab_words_max = SLAB_WORDS
@@ -61,8 +70,9 @@ class _CUDA(Backend):
 
     def fit_tile(self, tile, rows, cols):
         """The tile is a compile-time constant of the kernel (a lane's rows are unrolled): rounded up
-        to a power of two (rows and columns 32..256), so that at most 16 kernels a recurrence are
-        compiled, each once per machine (:mod:`gpudp.cache`), instead of one per shape."""
+        to a power of two (rows 32..256, columns 32 up to the tile's), so that a few kernels a
+        recurrence are compiled, each once per machine (:mod:`gpudp.cache`), instead of one per
+        shape."""
         bh, tw = tile
         return min(bh, max(32, _pow2(rows))), min(tw, max(32, _pow2(cols)))
 
