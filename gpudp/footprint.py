@@ -66,7 +66,7 @@ def memory_need(be, budget, values, words, unit_words, bits, codec, result) -> M
     decisions = words * WORD_BYTES if bits else 0
     spill = bool(bits) and spills(words, budget)
     slab = be.slab_words(words, unit_words) if bits else 0
-    slabs, staging = be.sweep_memory(slab, bits, codec, spill)
+    slabs, staging = be.sweep_memory(slab, bits, codec, spill or (bool(bits) and be.pageable_store(words)))
     on_device = values if be.values_on_device else 0
     host = values - on_device + staging + result
     return MemoryNeed(be.name, values, decisions, slab, on_device + slabs, host, spill)

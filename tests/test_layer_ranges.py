@@ -146,6 +146,26 @@ def test_active_range_cuda_matches_reference():
         check_sweep(sweep(cls(h, lo, hi), backend="cuda", progress=False), h, lo, hi)
 
 
+@pytest.mark.sim
+def test_plain_memory_store_through_staging(monkeypatch):
+    """A decision store past the cuda backend's pinned_store_max is plain memory that the slabs'
+    words land in from page-locked staging buffers, on every thread: the same decisions, values and
+    path as the reference, in several chunks (slabs of 4 words)."""
+    from gpudp import backends
+    from gpudp.backends.cuda import is_page_locked, run
+
+    be = type(backends.get("cuda"))
+    monkeypatch.setattr(be, "pinned_store_max", 0)
+    monkeypatch.setattr(be, "slab_words_max", 4)
+    monkeypatch.setattr(run, "LAND_CHUNK", 3)
+    rng = np.random.default_rng(9)
+    h = rng.integers(0, P, size=(6, 70)).astype(np.int64)
+    lo, hi = np.array([3, 0, 33, 40, 1, 0]), np.array([60, 31, 64, 40, 70, 70])
+    res = sweep(Ranged(h, lo, hi), backend="cuda", progress=False)
+    assert res.stats.extra["launches"] > 2 and not is_page_locked(res.store.words)
+    check_sweep(res, h, lo, hi)
+
+
 @pytest.mark.gpu
 def test_active_range_gpu_matches_cpu_large():
     rng = np.random.default_rng(8)

@@ -84,6 +84,12 @@ class Backend:
         """A zeroed uint32 array of ``n`` words for an in-memory decision store."""
         return np.zeros(n, np.uint32)
 
+    def pageable_store(self, n_words: int) -> bool:
+        """Whether an in-memory decision store of ``n_words`` words is plain (pageable) memory that
+        the sweep's words reach through staging buffers (:meth:`sweep_memory` counts them), where a
+        backend would otherwise page-lock it."""
+        return False
+
     def reduction_slots(self, plan=None) -> int:
         """How many per-thread slots a reduction (``Recurrence.reduce``) needs: more than the
         largest ``red_slot()`` any of :meth:`run_plan`'s kernels can return (for ``plan``, when

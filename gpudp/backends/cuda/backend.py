@@ -79,7 +79,7 @@ class _CUDA(Backend):
     def sweep_memory(self, slab_words, bits, codec, spill):
         """What :func:`run_plan` allocates besides the values: on the device two slabs (the bands
         codec adds the encoder's two compacted buffers); on the host two page-locked staging slabs
-        when the words go to a disk store or to bands."""
+        when the words go to a disk store, a plain memory one (``spill``: either) or to bands."""
         if not bits:
             return 0, 0
         slabs = 4 if codec == "bands" else 2
@@ -89,10 +89,19 @@ class _CUDA(Backend):
     def memory(self):
         return memory_info()
 
+    #: bytes of a decision store page-locked at most: a larger one is plain memory, written from two
+    #: page-locked staging slabs on every thread while the next chunk computes (page-locking costs
+    #: its time up front, and the first solve of a process pays it: 20 GB for Held-Karp n = 32)
+    pinned_store_max = 1 << 30
+
+    def pageable_store(self, n_words):
+        return n_words * WORD_BYTES > self.pinned_store_max
+
     def allocate_words(self, n):
-        """Page-locked (:func:`pinned_words`), so that the slabs' copies are asynchronous DMA; the
-        slabs' copies write every word."""
-        return pinned_words(n)
+        """Page-locked (:func:`pinned_words`), so that the slabs' copies are asynchronous DMA; plain
+        memory past :attr:`pinned_store_max` (:meth:`pageable_store`). Not zeroed: the slabs' copies
+        write every word."""
+        return np.empty(n, np.uint32) if self.pageable_store(n) else pinned_words(n)
 
     def reduction_slots(self, plan=None):
         """Every launch is capped at the co-resident grid (``coop_blocks``): at most 4 blocks of at

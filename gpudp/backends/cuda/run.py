@@ -13,6 +13,7 @@ from numba.core.errors import NumbaPerformanceWarning
 from ... import values
 from ...codegen import spec_of
 from ...errors import CheckError
+from ...memory import copy_parallel
 from ...store import tiled_last_row
 from ..base import checkpoint_arrays, last_layer, line_edges, shape_args
 from .bands import BandEncoder
@@ -23,6 +24,8 @@ from .tiled import tiled_kernel
 
 #: decision words per device slab (two slabs alternate: one computes while the other is evicted)
 SLAB_WORDS = 1 << 25
+#: words a thread lands from a staging slab into a disk or plain-memory store (a task each)
+LAND_CHUNK = 1 << 20
 
 
 def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
@@ -53,7 +56,7 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
     bands = plan.codec == "bands"
     staging = (
         [pinned_empty(max(slab_words, 1), np.uint32) for _ in range(2)]
-        if store is not None and (store.on_disk or bands)
+        if store is not None and (store.on_disk or bands or backend.pageable_store(store.n_words))
         else None
     )
     if bands:
@@ -164,9 +167,9 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
         u0, u1 = plan.chunks[c]
         if bands:
             enc.land(slot, u0, u1, store, staging[slot])
-        elif staging is not None:
+        elif staging is not None:  # a disk store, or plain memory: written on every thread
             w0, w1 = plan.layout.words_of(u0, u1)
-            store.words[w0:w1] = staging[slot][: w1 - w0]
+            copy_parallel(store.words[w0:w1], staging[slot], w1 - w0, LAND_CHUNK)
         copied[slot] = None
         if bar is not None:
             try:
