@@ -170,6 +170,18 @@ def test_one_block_and_thin_grids():
         _same_walk(full, ck, (n - 1, m - 1))
 
 
+def test_a_closed_result_says_so():
+    """After ``close()`` a traceback or a decision is a ContractError saying the result was closed,
+    for either store (the full store's was a numba TypingError, the checkpoints' a TypeError)."""
+    a = np.random.default_rng(5).integers(0, 4, 70).astype(np.uint8)
+    for res in _both(LCSRecurrence(a, a[::-1].copy()), 32):
+        res.close()
+        with pytest.raises(ContractError, match="result was closed"):
+            res.traceback((69, 69))
+        with pytest.raises(ContractError, match="result was closed"):
+            res.decision(3, 4)
+
+
 def test_lcs_solve_with_checkpoints_and_auto():
     rng = np.random.default_rng(4)
     a, b = rng.integers(0, 4, 700).astype(np.uint8), rng.integers(0, 4, 650).astype(np.uint8)

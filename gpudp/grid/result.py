@@ -71,8 +71,9 @@ class SweepResult:
         ``traceback_state = True`` starts in ``state`` (an integer, default 0) and gets rows ``(i,
         j, decision, state)``: each cell's state as ``back`` was called with it.
 
-        Raises :class:`ContractError` when the recurrence keeps no decisions, defines no ``back``,
-        or ``back`` does not step to an earlier wavefront; ``IndexError`` for a start outside.
+        Raises :class:`ContractError` when the recurrence keeps no decisions (or :meth:`close` let
+        them go), defines no ``back``, or ``back`` does not step to an earlier wavefront;
+        ``IndexError`` for a start outside.
         """
         return self.walk(start, state)[0]
 
@@ -178,6 +179,9 @@ class SweepResult:
             raise ContractError(
                 f"{type(self.recurrence).__name__} declares decision_bits = 0: there is nothing to trace back"
             )
+        if self.store.words is None:
+            name = type(self.recurrence).__name__
+            raise ContractError(f"{name}'s result was closed: its decisions are gone")
 
     def close(self):
         if self.store is not None:
