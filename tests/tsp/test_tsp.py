@@ -573,6 +573,26 @@ def test_networkx_weights_are_checked():
         hk.solve(g, backend="cpu", allow_infinite=True)
 
 
+def test_an_integer_float64_would_round_beside_reals_is_refused():
+    """Integers beside reals become float64: one above 2^53 that float64 would round (2^53 + 1) is
+    refused by name, as knapsack's reader does; it was rounded, and the tour of length 2^53 + 1.5
+    reported as 2^53, optimal. A matrix, a graph and a TSPLIB file alike; 2^60 is held exactly."""
+    with pytest.raises(InputError, match="9007199254740993 from 0 to 1 .* float64 does not hold") as e:
+        hk.solve([[0, 2**53 + 1], [0.5, 0]], backend="cpu")
+    assert e.value.field == "distances"
+    with pytest.raises(InputError, match="float64 does not hold"):  # rows that numpy casts alike
+        hk.solve([np.array([0, 2**53 + 1]), np.array([0.5, 0])], backend="cpu")
+    assert hk.solve([[0, 2**60], [0.5, 0]], backend="cpu").value == float(2**60)
+    assert hk.solve([[2**53 + 1, 1], [0.5, 0]], backend="cpu").value == 1.5  # the diagonal is ignored
+    g = nx.DiGraph()
+    g.add_edge(0, 1, weight=2**53 + 1)
+    g.add_edge(1, 0, weight=0.5)
+    with pytest.raises(InputError, match="edge 0-1: weight 9007199254740993 .* float64 does not hold"):
+        hk.solve(g, backend="cpu")
+    g.edges[1, 0]["weight"] = 1  # all integers: exact
+    assert hk.solve(g, backend="cpu").value == 2**53 + 2
+
+
 @pytest.mark.parametrize("n", [34, 1030, 3000, 5000, 10_000, 10_001, 20_000, 10**9, 2**62])
 def test_huge_sizes_are_refused_at_once_with_figures(n):
     import time
