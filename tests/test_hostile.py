@@ -294,3 +294,15 @@ def test_parallel_copy_and_fill_check_what_they_are_given():
             fill_parallel(*bad)
     with pytest.raises(ValueError, match="not exact"):
         fill_parallel(a, 0, 3, 1.5, 2)
+
+
+def test_a_traceback_start_that_is_not_integers_is_refused_not_truncated():
+    """``traceback((1.5, 2))`` walked back from (1, 2) and ``("3", 4)`` from (3, 4): the start went
+    through ``int()``; now a coordinate must be an integer (numpy's too), else an InputError."""
+    a = np.frombuffer(b"GATTACA", np.uint8)
+    res = sweep(lcs.LCSRecurrence(a, a[::-1].copy()), backend="cpu")
+    want = res.traceback((3, 4))
+    assert np.array_equal(res.traceback((np.int64(3), np.uint8(4))), want)
+    for bad in ((1.5, 2), ("3", 4), (True, 1), (np.float64(3), 4), 3):
+        with pytest.raises(InputError, match="start: .* two integers"):
+            res.traceback(bad)
