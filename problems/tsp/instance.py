@@ -245,9 +245,16 @@ def from_tsplib(path) -> Instance:
 
 def load(x, weight: str = "weight", allow_infinite: bool = False) -> Instance:
     """An :class:`Instance` from a path to a TSPLIB file, a networkx graph, a
-    :class:`~gpudp.problems.tsp.tsplib.TSPLIBInstance`, an :class:`Instance` or a matrix."""
+    :class:`~gpudp.problems.tsp.tsplib.TSPLIBInstance`, an :class:`Instance` or a matrix.
+
+    An :class:`Instance` may have been built by hand: its matrix and labels are checked again as
+    :func:`from_matrix` checks them (``+inf`` entries admitted, as it may have been made with
+    ``allow_infinite``), so that NaN, ``-inf``, a matrix that is not square or labels of another
+    count are the same :class:`InputError` as anywhere else, not a wrong message or a crash."""
     if isinstance(x, Instance):
-        return x
+        inst = from_matrix(x.matrix, allow_infinite=True, labels=x.labels, name=x.name)
+        inst.coords = x.coords
+        return inst
     if isinstance(x, str | os.PathLike):
         return from_tsplib(x)
     if isinstance(x, tsplib.TSPLIBInstance):

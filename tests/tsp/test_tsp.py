@@ -593,6 +593,29 @@ def test_an_integer_float64_would_round_beside_reals_is_refused():
     assert hk.solve(g, backend="cpu").value == 2**53 + 2
 
 
+def test_an_instance_built_by_hand_is_checked_as_a_matrix():
+    """solve takes an Instance as it is: one built by hand went unchecked, so a NaN or -inf was
+    "no tour of finite length exists: too many edges are missing", three labels for two cities an
+    IndexError from the traceback, a list matrix an AttributeError and a 1 x 3 matrix a tour of
+    length 0; each is now from_matrix's InputError. +inf stays admitted (allow_infinite's)."""
+    from gpudp.problems.tsp import solve_many
+
+    inf = math.inf
+    for m, labels, match in (
+        (np.array([[0, math.nan], [1, 0]]), [0, 1], "NaN distance from 0 to 1"),
+        (np.array([[0, -inf], [1, 0]]), [0, 1], "distance -inf from 0 to 1"),
+        (np.array([[0, 1], [1, 0]]), [0, 1, 2], "3 labels for 2 cities"),
+        (np.array([[0, 1, 2]]), [0], "must be square"),
+    ):
+        with pytest.raises(InputError, match=match):
+            hk.solve(instance.Instance(m, labels), backend="cpu")
+    assert hk.solve(instance.Instance([[0, 1], [2, 0]], ["a", "b"]), backend="cpu").solution == ["a", "b"]
+    holed = instance.Instance(np.array([[0, inf, 1], [1, 0, 1], [1, 1, 0.0]]), [0, 1, 2])
+    assert hk.solve(holed, backend="cpu").value == 3.0
+    bad = instance.Instance(np.array([[0, math.nan], [1, 0]]), [0, 1])
+    assert "NaN" in solve_many([holed, bad], backend="cpu").errors[1]
+
+
 @pytest.mark.parametrize("n", [34, 1030, 3000, 5000, 10_000, 10_001, 20_000, 10**9, 2**62])
 def test_huge_sizes_are_refused_at_once_with_figures(n):
     import time
