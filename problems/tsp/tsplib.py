@@ -209,9 +209,21 @@ def coord_matrix(coords: np.ndarray, kind: str, where: str = "") -> np.ndarray:
 
     Coordinates must be finite, and every distance below :data:`MAX_DISTANCE` (2^62) before it is
     rounded: an :class:`InputError` otherwise (a rounding of ``inf`` or of 1e300 to int64 would be
-    a wrong number, not a distance).
+    a wrong number, not a distance). ``kind`` must be one of :data:`COORD_TYPES` and ``coords`` an
+    ``n x d`` array of its ``d`` coordinates a node (another name, ``"bogus"`` or ``"euc_2d"``, was
+    taken as EUC_2D, and a third coordinate added to an EUC_2D distance).
     """
+    where = where or "coord_matrix"
+    if kind not in COORD_TYPES:
+        raise InputError(
+            FIELD, f"{where}: {kind!r} is not a coordinate type (one of {', '.join(COORD_TYPES)})"
+        )
     c = np.asarray(coords, dtype=np.float64)
+    if c.ndim != 2 or c.shape[1] != COORD_TYPES[kind]:
+        raise InputError(
+            FIELD,
+            f"{where}: {kind} takes {COORD_TYPES[kind]} coordinates a node, got an array of shape {c.shape}",
+        )
     if c.size and not np.isfinite(c).all():
         i = int(np.argwhere(~np.isfinite(c))[0][0])
         raise InputError(FIELD, f"{where}: node {i + 1} has a coordinate that is not finite: {c[i].tolist()}")
