@@ -296,13 +296,28 @@ def test_parallel_copy_and_fill_check_what_they_are_given():
         fill_parallel(a, 0, 3, 1.5, 2)
 
 
-def test_a_traceback_start_that_is_not_integers_is_refused_not_truncated():
-    """``traceback((1.5, 2))`` walked back from (1, 2) and ``("3", 4)`` from (3, 4): the start went
-    through ``int()``; now a coordinate must be an integer (numpy's too), else an InputError."""
+def test_a_cell_that_is_not_integers_is_refused_not_truncated():
+    """``traceback((1.5, 2))`` walked back from (1, 2), ``("3", 4)`` from (3, 4), and ``decision(1.5,
+    2)`` read cell (1, 2): the coordinates went through ``int()``. Now a coordinate must be an
+    integer (numpy's too), else an InputError for a 2-D result (either store) and the IndexError
+    of a malformed cell for a 3-D one."""
     a = np.frombuffer(b"GATTACA", np.uint8)
-    res = sweep(lcs.LCSRecurrence(a, a[::-1].copy()), backend="cpu")
-    want = res.traceback((3, 4))
-    assert np.array_equal(res.traceback((np.int64(3), np.uint8(4))), want)
-    for bad in ((1.5, 2), ("3", 4), (True, 1), (np.float64(3), 4), 3):
-        with pytest.raises(InputError, match="start: .* two integers"):
+    for store in ("full", "checkpoints"):
+        res = sweep(lcs.LCSRecurrence(a, a[::-1].copy()), backend="cpu", store=store)
+        want = res.traceback((3, 4))
+        assert np.array_equal(res.traceback((np.int64(3), np.uint8(4))), want)
+        assert res.decision(np.int64(3), 4) == res.decision(3, 4)
+        for bad in ((1.5, 2), ("3", 4), (True, 1), (np.float64(3), 4)):
+            with pytest.raises(InputError, match="start: .* two integers"):
+                res.traceback(bad)
+            with pytest.raises(InputError, match="cell: .* a cell, two integers"):
+                res.decision(*bad)
+        with pytest.raises(InputError, match="start: 3: the cell"):
+            res.traceback(3)
+    res = sweep(load_example("lcs3").LCS3("ABCBDAB", "BDCABA", "BADACB"), backend="cpu")
+    assert res.traceback((np.int64(1), 2, 3)).tolist() == res.traceback((1, 2, 3)).tolist()
+    for bad in ((1.5, 2, 3), ("1", 2, 3), (True, 1, 1)):
+        with pytest.raises(IndexError, match="start is a cell"):
             res.traceback(bad)
+        with pytest.raises(IndexError, match="a cell is three integers"):
+            res.decision(*bad)

@@ -329,7 +329,7 @@ class CheckpointResult:
     def decision(self, *cell) -> int:
         """The decision of one cell (its block swept again, unless the last call's cell was in it)."""
         self._open()
-        a, b = (int(x) for x in cell)
+        a, b = start_cell(cell, field="cell", role="a cell")
         if not (0 <= a < self.plan.rows and 0 <= b < self.plan.cols):
             raise IndexError(f"cell ({a}, {b}) outside the {self.plan.rows} x {self.plan.cols} grid")
         k = self.every

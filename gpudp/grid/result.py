@@ -60,7 +60,7 @@ class SweepResult:
         self._need_store()
         if self.plan.shapes is not None:
             return int(_decode_one(self.plan, self.store, *_flat_cell(self.plan, cell)))
-        a, b = (int(x) for x in cell)
+        a, b = start_cell(cell, field="cell", role="a cell")
         return int(_decode_one(self.plan, self.store, a, b))
 
     def traceback(self, start, state=None) -> np.ndarray:
@@ -191,7 +191,7 @@ class SweepResult:
 def _flat_cell(plan: Plan, cell) -> tuple[int, int]:
     """A 2-D layer's cell ``(t, i, j)`` as the layer's flat cell ``(t, i * cols + j)``; IndexError
     for one outside its layer's shape."""
-    t, i, j = (int(x) for x in cell)
+    t, i, j = start_cell(cell, ("t", "i", "j"), "cell", "a cell")
     rows, cols = plan.shapes
     if not (0 <= t < plan.n_units and 0 <= i < rows[t] and 0 <= j < cols[t]):
         raise IndexError(f"cell ({t}, {i}, {j}) outside the layers")
