@@ -83,8 +83,8 @@ def from_matrix(d, allow_infinite: bool = False, labels=None, name: str = "") ->
         arr = _python_ints(arr)
     if arr.dtype.kind not in "iuf":
         raise InputError("distances", f"distances must be integers or reals, got dtype {arr.dtype}")
-    if arr.dtype.kind == "f" and not isinstance(d, np.ndarray):
-        _floats_hold_ints(d, n)
+    if arr.dtype.kind == "f" and not isinstance(d, np.ndarray) and (np.abs(arr) >= FLOAT_EXACT).any():
+        _floats_hold_ints(d, n)  # an integer float64 rounds is 2^53 or more there: only then looked for
     off = ~np.eye(n, dtype=bool)
     if arr.dtype.kind == "f":
         m = arr.astype(np.float64)
