@@ -344,6 +344,13 @@ def test_memory_figures():
     assert need["values"] == 2 * math.comb(29, 15) * 15 * 4  # the widest layer, |S| = 15
     assert need["device"] > need["values"]
     assert hk.memory_needed(30, np.int32, "cpu")["device"] == 0
+    assert hk.memory_needed(np.int64(5))["cities"] == 5 and sizes.transitions(np.uint8(2)) == 2
+    for bad in (-1, 1.5, True, "5", None):  # -1 had figures, True one city's, "5" a TypeError
+        with pytest.raises(InputError, match="a number of cities is a whole number >= 0") as e:
+            hk.memory_needed(bad)
+        assert e.value.field == "cities"
+        with pytest.raises(InputError, match="whole number"):
+            sizes.transitions(bad)
 
 
 def test_refuses_what_does_not_fit_here(monkeypatch):
