@@ -167,11 +167,12 @@ def checkpoint_sweep(
     its free memory, if less)."""
     cls = type(rec)
     if plan.kind != "tiled":
+        offsets = getattr(cls, "offsets", None)  # a layered recurrence may name its deps instead
+        whose = f"its offsets {tuple(offsets)} run" if offsets is not None else "it runs"
         raise InputError(
             "store",
             f"{cls.__name__}: a traceback from checkpoints needs the tiled schedule (offsets among "
-            f"(-1, 0), (0, -1), (-1, -1)); its offsets {tuple(cls.offsets)} run by layers: use "
-            "store='full'",
+            f"(-1, 0), (0, -1), (-1, -1)); {whose} on the {plan.kind} plan: use store='full'",
         )
     if not hasattr(cls, "back"):
         raise ContractError(
