@@ -321,3 +321,20 @@ def test_a_cell_that_is_not_integers_is_refused_not_truncated():
             res.traceback(bad)
         with pytest.raises(IndexError, match="a cell is three integers"):
             res.decision(*bad)
+
+
+def test_a_tile_that_is_not_two_whole_numbers_is_refused_by_name():
+    """``tile=(32,)`` or ``"x"`` was a ValueError from unpacking, ``(32, -32)`` one from numpy,
+    ``(True, 32)`` a tile of one row and ``(1.5, 32)`` refused as if its columns were wrong: each
+    is an InputError naming ``tile`` that says what is wrong."""
+    a = np.frombuffer(b"GATTACA", np.uint8)
+    rec = lcs.LCSRecurrence(a, a[::-1].copy())
+    want = sweep(rec, backend="cpu").last_row
+    for ok in ((1, 32), [3, 64], np.array([2, 32]), (np.int64(4), np.uint16(32))):
+        assert np.array_equal(sweep(rec, backend="cpu", tile=ok).last_row, want)
+    for bad in ((32,), "x", (1.5, 32), (True, 32), ()):
+        with pytest.raises(InputError, match="tile: .* two whole numbers, \\(rows, columns\\)"):
+            sweep(rec, backend="cpu", tile=bad)
+    for bad in ((32, -32), (32, 0), (0, 32), (1, 33)):
+        with pytest.raises(InputError, match="columns must be a positive multiple of 32, rows at least 1"):
+            sweep(rec, backend="cpu", tile=bad)
