@@ -9,6 +9,7 @@ to modules; a new plug-in adds one line.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -98,7 +99,11 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
     bench_sub = bench.add_subparsers(dest="problem", required=True)
     for name in BENCHES:
         p = bench_sub.add_parser(name, help=f"benchmark {name}")
-        p.add_argument("--out", default=None, help="JSON file to write (default: stdout)")
+        p.add_argument(
+            "--out",
+            default=None,
+            help="JSON file to write (default: stdout, the run's own lines then on stderr)",
+        )
         p.add_argument(
             "--backends",
             type=bench_options.backends,
@@ -339,7 +344,10 @@ def _run(args) -> int:
     elif args.command == "bench":
         if args.out:
             _check_writable(args.out)
-        result = _module(BENCHES, args.problem).cli_bench(args)
+            result = _module(BENCHES, args.problem).cli_bench(args)
+        else:  # the JSON alone on stdout: what a benchmark prints as it runs goes to stderr meanwhile
+            with contextlib.redirect_stdout(sys.stderr):
+                result = _module(BENCHES, args.problem).cli_bench(args)
         text = json.dumps(result, indent=2, default=str)
         if args.out:
             with open(args.out, "w") as f:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 
 from .checked import check_grid, check_grid3, check_interval, check_layered, wanted
+from .checkpoints import check_every
 from .checks import typing_errors
 from .errors import ContractError, InputError
 from .grid import sweep_planned
@@ -97,6 +98,7 @@ def sweep(
     t_start = time.perf_counter()
     if store not in ("auto", "full", "checkpoints"):
         raise InputError("store", f"{store!r}: must be 'auto', 'full' or 'checkpoints'")
+    checkpoint_every = check_every(checkpoint_every)  # whatever the store: 0 or 1.5 is never right
     deadline = Deadline.of(parse_time_limit(time_limit), t_start if started is None else started)
     memory_budget = None if memory_budget is None else parse_bytes(memory_budget)  # None: the default
     call = SweepCall(

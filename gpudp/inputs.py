@@ -16,6 +16,7 @@ import zlib
 from .errors import InputError
 
 __all__ = [
+    "exact_in_float",
     "parse_time_limit",
     "read_bytes",
     "read_text",
@@ -172,6 +173,14 @@ def read_text(path, what: str, *, encoding: str = "utf-8", gz: bool | None = Non
     """The text of ``path``: :func:`read_bytes` then :func:`decode_text` (BOM dropped, line endings
     kept as they are)."""
     return decode_text(read_bytes(path, what, gz=gz, limit=limit), what, str(path), encoding)
+
+
+def exact_in_float(x: int) -> bool:
+    """Whether float64 holds the integer ``x`` exactly: every integer up to 2^53 in magnitude, and
+    past that those whose low bits are zero (2^60 is, 2^53 + 1 is not). A reader that turns a list
+    of integers and reals into float64 refuses an integer for which this is False, rather than
+    rounding it silently."""
+    return abs(x) <= 1 << 53 or (abs(x) < 2**1024 and int(float(x)) == x)
 
 
 def parse_time_limit(value, field: str = "time_limit") -> float | None:

@@ -110,6 +110,21 @@ def test_bench_out_is_checked_before_the_run(tmp_path, monkeypatch, capsys):
     assert len(ran) == 1 and json.loads((tmp_path / "b.json").read_text()) == {}
 
 
+def test_bench_json_on_stdout_stays_json(tmp_path, capsys):
+    """Without --out the JSON is all of stdout: the lines a benchmark prints as it runs (bench
+    batch's, the knapsack benches' JSON lines) go to stderr meanwhile; they came before the JSON on
+    stdout, which no JSON reader could then read. With --out they stay on stdout, as before."""
+    argv = ["bench", "batch", "--backends", "cpu", "--pairs", "4", "--length", "10", "--repeat", "1"]
+    argv += ["--traceback-pairs", "1", "--peers", "none"]
+    assert main(argv) == 0
+    got = capsys.readouterr()
+    assert json.loads(got.out)["benchmark"] == "batch"
+    assert "problem lcs, run solve_many" in got.err
+    assert main([*argv, "--out", str(tmp_path / "b.json")]) == 0
+    assert "problem lcs, run solve_many" in capsys.readouterr().out
+    assert json.loads((tmp_path / "b.json").read_text())["benchmark"] == "batch"
+
+
 def test_a_closed_output_pipe_is_a_quiet_exit():
     """`gpudp solve lcs A B --pairs all | head -1`: the reader goes away early; the command stops
     with 141 (128 + SIGPIPE) and no message, not `gpudp: error: [Errno 32] Broken pipe` (`info`

@@ -346,6 +346,31 @@ def test_one_grid_across_workers_in_column_bands(client, bands, block_rows):
     assert res.stats.extra["bands"] == bands
 
 
+@pytest.mark.parametrize(
+    "bands,block_rows,field",
+    [
+        (0, 64, "bands"),
+        (-3, 64, "bands"),
+        (2.0, 64, "bands"),
+        (2, 0, "block_rows"),
+        (2, -5, "block_rows"),
+        (2, 1.7, "block_rows"),
+        (2, True, "block_rows"),
+    ],
+)
+def test_band_counts_that_are_not_whole_numbers_are_refused(bands, block_rows, field):
+    """bands = 0 was the default (one a worker), -3 one band, block_rows 0, -5 or 1.7 one row a
+    block, silently; refused now, before the cluster is asked anything (no client needed)."""
+    from gpudp import InputError
+    from gpudp.distributed import sweep_bands
+    from gpudp.problems.lcs import LCSRecurrence
+
+    a = np.frombuffer(b"GATTACA", np.uint8)
+    with pytest.raises(InputError, match="whole number >= 1") as e:
+        sweep_bands(LCSRecurrence(a, a), None, bands=bands, block_rows=block_rows, backend="cpu")
+    assert e.value.field == field
+
+
 def test_bands_with_a_stateful_traceback(client):
     import affine_alignment as gotoh  # by name, as the workers import it (the fixture's sys.path)
 

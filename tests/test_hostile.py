@@ -294,3 +294,47 @@ def test_parallel_copy_and_fill_check_what_they_are_given():
             fill_parallel(*bad)
     with pytest.raises(ValueError, match="not exact"):
         fill_parallel(a, 0, 3, 1.5, 2)
+
+
+def test_a_cell_that_is_not_integers_is_refused_not_truncated():
+    """``traceback((1.5, 2))`` walked back from (1, 2), ``("3", 4)`` from (3, 4), and ``decision(1.5,
+    2)`` read cell (1, 2): the coordinates went through ``int()``. Now a coordinate must be an
+    integer (numpy's too), else an InputError for a 2-D result (either store) and the IndexError
+    of a malformed cell for a 3-D one."""
+    a = np.frombuffer(b"GATTACA", np.uint8)
+    for store in ("full", "checkpoints"):
+        res = sweep(lcs.LCSRecurrence(a, a[::-1].copy()), backend="cpu", store=store)
+        want = res.traceback((3, 4))
+        assert np.array_equal(res.traceback((np.int64(3), np.uint8(4))), want)
+        assert res.decision(np.int64(3), 4) == res.decision(3, 4)
+        for bad in ((1.5, 2), ("3", 4), (True, 1), (np.float64(3), 4)):
+            with pytest.raises(InputError, match="start: .* two integers"):
+                res.traceback(bad)
+            with pytest.raises(InputError, match="cell: .* a cell, two integers"):
+                res.decision(*bad)
+        with pytest.raises(InputError, match="start: 3: the cell"):
+            res.traceback(3)
+    res = sweep(load_example("lcs3").LCS3("ABCBDAB", "BDCABA", "BADACB"), backend="cpu")
+    assert res.traceback((np.int64(1), 2, 3)).tolist() == res.traceback((1, 2, 3)).tolist()
+    for bad in ((1.5, 2, 3), ("1", 2, 3), (True, 1, 1)):
+        with pytest.raises(IndexError, match="start is a cell"):
+            res.traceback(bad)
+        with pytest.raises(IndexError, match="a cell is three integers"):
+            res.decision(*bad)
+
+
+def test_a_tile_that_is_not_two_whole_numbers_is_refused_by_name():
+    """``tile=(32,)`` or ``"x"`` was a ValueError from unpacking, ``(32, -32)`` one from numpy,
+    ``(True, 32)`` a tile of one row and ``(1.5, 32)`` refused as if its columns were wrong: each
+    is an InputError naming ``tile`` that says what is wrong."""
+    a = np.frombuffer(b"GATTACA", np.uint8)
+    rec = lcs.LCSRecurrence(a, a[::-1].copy())
+    want = sweep(rec, backend="cpu").last_row
+    for ok in ((1, 32), [3, 64], np.array([2, 32]), (np.int64(4), np.uint16(32))):
+        assert np.array_equal(sweep(rec, backend="cpu", tile=ok).last_row, want)
+    for bad in ((32,), "x", (1.5, 32), (True, 32), ()):
+        with pytest.raises(InputError, match="tile: .* two whole numbers, \\(rows, columns\\)"):
+            sweep(rec, backend="cpu", tile=bad)
+    for bad in ((32, -32), (32, 0), (0, 32), (1, 33)):
+        with pytest.raises(InputError, match="columns must be a positive multiple of 32, rows at least 1"):
+            sweep(rec, backend="cpu", tile=bad)

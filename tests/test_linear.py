@@ -218,6 +218,18 @@ def test_one_block_and_thin_grids():
         _same_walk(full, ck, (n - 1, m - 1))
 
 
+def test_a_closed_result_says_so():
+    """After ``close()`` a traceback or a decision is a ContractError saying the result was closed,
+    for either store (the full store's was a numba TypingError, the checkpoints' a TypeError)."""
+    a = np.random.default_rng(5).integers(0, 4, 70).astype(np.uint8)
+    for res in _both(LCSRecurrence(a, a[::-1].copy()), 32):
+        res.close()
+        with pytest.raises(ContractError, match="result was closed"):
+            res.traceback((69, 69))
+        with pytest.raises(ContractError, match="result was closed"):
+            res.decision(3, 4)
+
+
 def test_lcs_solve_with_checkpoints_and_auto():
     rng = np.random.default_rng(4)
     a, b = rng.integers(0, 4, 700).astype(np.uint8), rng.integers(0, 4, 650).astype(np.uint8)
@@ -290,6 +302,13 @@ class Skewed(GridRecurrence):
 def test_refusals():
     with pytest.raises(InputError, match="tiled schedule"):
         sweep(Skewed(), backend="cpu", store="checkpoints")
+    # a layered recurrence with deps and no offsets: the same refusal (was an AttributeError on
+    # the class's offsets, in the refusal's own message)
+    from gpudp.problems.tsp.recurrence import HeldKarp
+
+    d = np.arange(16).reshape(4, 4)
+    with pytest.raises(InputError, match="HeldKarp: .* tiled schedule.* it runs on the layered plan"):
+        sweep(HeldKarp(d, "position", np.int32), backend="cpu", store="checkpoints")
     assert sweep(Skewed(), backend="cpu").store is not None  # auto: the full store
     with pytest.raises(InputError, match="store"):
         sweep(Skewed(), backend="cpu", store="disk")
@@ -409,6 +428,10 @@ def test_a_bad_spacing_is_refused_before_any_work(every):
     for store in ("checkpoints", "full"):
         with pytest.raises(InputError, match="checkpoint_every: .* positive whole number"):
             lcs.solve("GATTACA", "TACCA", backend="cpu", store=store, checkpoint_every=every)
+    a = np.frombuffer(b"GATTACA", np.uint8)
+    for store in ("checkpoints", "full", "auto"):  # the engine's sweep too (full and auto ignored it)
+        with pytest.raises(InputError, match="checkpoint_every: .* positive whole number"):
+            sweep(LCSRecurrence(a, a), backend="cpu", store=store, checkpoint_every=every)
     with pytest.raises(InputError, match="^--checkpoint-every: "):
         check_every(every, "--checkpoint-every")
     assert check_every(None) is None and check_every(np.int32(64)) == 64

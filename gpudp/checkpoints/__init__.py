@@ -173,11 +173,12 @@ def checkpoint_sweep(
     its free memory, if less)."""
     cls = type(rec)
     if plan.kind != "tiled":
+        offsets = getattr(cls, "offsets", None)  # a layered recurrence may name its deps instead
+        whose = f"its offsets {tuple(offsets)} run" if offsets is not None else "it runs"
         raise InputError(
             "store",
             f"{cls.__name__}: a traceback from checkpoints needs the tiled schedule (offsets among "
-            f"(-1, 0), (0, -1), (-1, -1)); its offsets {tuple(cls.offsets)} run by layers: use "
-            "store='full'",
+            f"(-1, 0), (0, -1), (-1, -1)); {whose} on the {plan.kind} plan: use store='full'",
         )
     if not hasattr(cls, "back"):
         raise ContractError(
@@ -325,9 +326,17 @@ class CheckpointResult:
         """Blocks of a round at most (:func:`_round_cap`)."""
         return self._cap
 
+    def _open(self):
+        """:class:`ContractError` once :meth:`close` let the checkpoints go (nothing to sweep from)."""
+        if self._checkpoints is None:
+            raise ContractError(
+                f"{type(self.recurrence).__name__}'s result was closed: its checkpoints are gone"
+            )
+
     def decision(self, *cell) -> int:
         """The decision of one cell (its block swept again, unless the last call's cell was in it)."""
-        a, b = (int(x) for x in cell)
+        self._open()
+        a, b = start_cell(cell, field="cell", role="a cell")
         if not (0 <= a < self.plan.rows and 0 <= b < self.plan.cols):
             raise IndexError(f"cell ({a}, {b}) outside the {self.plan.rows} x {self.plan.cols} grid")
         k = self.every
@@ -353,6 +362,7 @@ class CheckpointResult:
 
     def walk(self, start, state=None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`traceback`'s path and where ``back`` left the grid (with the state there)."""
+        self._open()
         cls = type(self.recurrence)
         if state is not None and not cls.traceback_state:
             raise ContractError(
@@ -413,6 +423,7 @@ class CheckpointResult:
         return path[:n], np.array([i, j] + ([] if s is None else [s]), np.int64)
 
     def close(self):
-        """Let go of the checkpoints (on the GPU for cuda) and of the rounds' buffers."""
+        """Let go of the checkpoints (on the GPU for cuda) and of the rounds' buffers; a later
+        :meth:`traceback` or :meth:`decision` raises :class:`ContractError`."""
         self._checkpoints, self._edge_values, self._context, self._words = None, None, {}, None
         self._last_block = None

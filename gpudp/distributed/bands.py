@@ -29,12 +29,16 @@ def sweep_bands(
     large, ``store="auto"``), so the path is the single sweep's.
 
     Returns a :class:`BandResult`. Raises :class:`InputError` for a recurrence off the tiled schedule
-    or one declaring a reduction (not computed across bands).
+    or one declaring a reduction (not computed across bands), and for ``bands`` or ``block_rows``
+    that is not a whole number >= 1 (``bands`` past the grid's columns is as many bands as columns).
     """
     import functools
 
     from ..engine import plan_sweep
 
+    if bands is not None:
+        bands = _count(bands, "bands", "column bands")
+    block_rows = _count(block_rows, "block_rows", "rows a block")
     plan = plan_sweep(rec, backend, tile)
     cls = type(rec)
     if plan.kind != "tiled":
@@ -45,10 +49,10 @@ def sweep_bands(
     if not workers:
         raise InputError("client", "the Dask cluster has no workers")
     rows, cols = plan.rows, plan.cols
-    nb = max(1, min(int(bands or len(workers)), cols))
+    nb = max(1, min(bands or len(workers), cols))
     width = -(-cols // nb)
     nb = -(-cols // width)
-    k = max(1, int(block_rows))
+    k = block_rows
     t0 = time.perf_counter()
     run = functools.partial(_forward_block, rec, backend=plan.backend, tile=tile)
     out: dict = {}
@@ -84,6 +88,14 @@ def sweep_bands(
     return BandResult(
         rec, client, out, workers, k, width, rows, cols, plan.backend, tile, last_row, last_col, stats
     )
+
+
+def _count(x, field: str, what: str) -> int:
+    """A count the caller gives (``bands``, ``block_rows``): a whole number >= 1, else
+    :class:`InputError` naming ``field`` (0, -3 or 1.7 were taken as 1 or as the default)."""
+    if isinstance(x, bool | np.bool_) or not isinstance(x, int | np.integer) or x < 1:
+        raise InputError(field, f"{x!r}: must be a whole number >= 1 ({what})")
+    return int(x)
 
 
 def _edges(rec, up, corner, left):

@@ -9,6 +9,7 @@ chunks, and its memory figures (:meth:`Plan.memory`, planned by :mod:`gpudp.foot
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -229,11 +230,13 @@ def plan_grid(rec, backend: str, tile, codec=None, reach=None) -> tuple[Plan, st
         backend, why = backends.choose(backend, rows * cols)
     be = backends.get(backend)
     if sched.tiled:
-        bh, tw = tile or be.fit_tile(be.tile_for(cls), rows, cols)
+        bh, tw = _tile_pair(tile) if tile is not None else be.fit_tile(be.tile_for(cls), rows, cols)
         m = be.tile_rows_multiple
-        if tw % 32 or bh < 1 or bh % m:
-            rows_rule = f", rows of {m} on {be.name}" if m > 1 else ""
-            raise InputError("tile", f"tile {tile}: columns must be a multiple of 32{rows_rule}")
+        if tw < 32 or tw % 32 or bh < 1 or bh % m:
+            rows_rule = f" and a multiple of {m} on {be.name}" if m > 1 else ""
+            raise InputError(
+                "tile", f"tile {tile}: columns must be a positive multiple of 32, rows at least 1{rows_rule}"
+            )
         tile = (bh, tw)
     # all that the plan is made of: the class's declaration, the grid's shape, the backend's tile
     # and the width below which it sweeps rows serially
@@ -250,6 +253,18 @@ def plan_grid(rec, backend: str, tile, codec=None, reach=None) -> tuple[Plan, st
                 while len(_PLANS) > KEEP_PLANS:
                     _PLANS.popitem(last=False)
     return plan.shared(), backend, why  # the caller sets its backend, figures, chunks on its own
+
+
+def _tile_pair(tile) -> tuple[int, int]:
+    """A tile as the caller gives it: two whole numbers ``(rows, columns)``, else an
+    :class:`InputError` naming ``tile`` (a float or a bool was taken, ``(32,)`` a ValueError)."""
+    try:
+        if isinstance(tile, str | bytes) or any(isinstance(x, bool | np.bool_) for x in tile):
+            raise TypeError
+        bh, tw = (operator.index(x) for x in tile)
+    except (TypeError, ValueError):
+        raise InputError("tile", f"{tile!r}: two whole numbers, (rows, columns)") from None
+    return bh, tw
 
 
 #: grid plans kept for the sweeps of the same class and shape (a batch's or a test's small sweeps:

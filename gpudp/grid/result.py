@@ -60,7 +60,7 @@ class SweepResult:
         self._need_store()
         if self.plan.shapes is not None:
             return int(_decode_one(self.plan, self.store, *_flat_cell(self.plan, cell)))
-        a, b = (int(x) for x in cell)
+        a, b = start_cell(cell, field="cell", role="a cell")
         return int(_decode_one(self.plan, self.store, a, b))
 
     def traceback(self, start, state=None) -> np.ndarray:
@@ -71,8 +71,9 @@ class SweepResult:
         ``traceback_state = True`` starts in ``state`` (an integer, default 0) and gets rows ``(i,
         j, decision, state)``: each cell's state as ``back`` was called with it.
 
-        Raises :class:`ContractError` when the recurrence keeps no decisions, defines no ``back``,
-        or ``back`` does not step to an earlier wavefront; ``IndexError`` for a start outside.
+        Raises :class:`ContractError` when the recurrence keeps no decisions (or :meth:`close` let
+        them go), defines no ``back``, or ``back`` does not step to an earlier wavefront;
+        ``IndexError`` for a start outside.
         """
         return self.walk(start, state)[0]
 
@@ -178,6 +179,9 @@ class SweepResult:
             raise ContractError(
                 f"{type(self.recurrence).__name__} declares decision_bits = 0: there is nothing to trace back"
             )
+        if self.store.words is None:
+            name = type(self.recurrence).__name__
+            raise ContractError(f"{name}'s result was closed: its decisions are gone")
 
     def close(self):
         if self.store is not None:
@@ -187,7 +191,7 @@ class SweepResult:
 def _flat_cell(plan: Plan, cell) -> tuple[int, int]:
     """A 2-D layer's cell ``(t, i, j)`` as the layer's flat cell ``(t, i * cols + j)``; IndexError
     for one outside its layer's shape."""
-    t, i, j = (int(x) for x in cell)
+    t, i, j = start_cell(cell, ("t", "i", "j"), "cell", "a cell")
     rows, cols = plan.shapes
     if not (0 <= t < plan.n_units and 0 <= i < rows[t] and 0 <= j < cols[t]):
         raise IndexError(f"cell ({t}, {i}, {j}) outside the layers")

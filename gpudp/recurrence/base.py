@@ -441,16 +441,23 @@ def bad_step(rec_cls, path, out, layers=None) -> None:
     )
 
 
-def start_cell(start, names: tuple[str, ...] = ("i", "j")) -> tuple[int, ...]:
+def start_cell(
+    start, names: tuple[str, ...] = ("i", "j"), field: str = "start", role: str = "the cell to walk back from"
+) -> tuple[int, ...]:
     """A traceback's start, ``(i, j)`` or ``(t, k)`` (or as many ints as ``names``, a 2-D layer's
-    ``(t, i, j)``), as ints; :class:`InputError` for anything else (a bare number, a wrong length)."""
+    ``(t, i, j)``), as ints; :class:`InputError` naming ``field`` for anything else (a bare number,
+    a wrong length, a coordinate that is not an integer: ``1.5``, ``"3"`` or ``True`` is refused,
+    not truncated or parsed). ``decision(...)``'s cell is read alike (``field`` "cell", ``role`` "a
+    cell")."""
     try:
-        cell = tuple(int(x) for x in start)
-    except (TypeError, ValueError):
+        if any(isinstance(x, bool | np.bool_) for x in start):
+            raise TypeError
+        cell = tuple(operator.index(x) for x in start)
+    except TypeError:
         cell = ()
     if len(cell) != len(names):
         count = {2: "two", 3: "three"}.get(len(names), str(len(names)))
         kinds = f"({', '.join(names)})" if len(names) != 2 else "(i, j) or (t, k)"
-        what = f"the cell to walk back from, {count} integers {kinds}"
-        raise InputError("start", f"{start!r}: {what}") from None
+        what = f"{role}, {count} integers {kinds}"
+        raise InputError(field, f"{start!r}: {what}") from None
     return cell

@@ -79,6 +79,7 @@ from fractions import Fraction
 import numpy as np
 
 from gpudp.errors import CheckError, InputError
+from gpudp.inputs import exact_in_float
 from gpudp.solution import Solution
 
 __all__ = [
@@ -296,7 +297,7 @@ def _column(values, field: str) -> np.ndarray:
                 )
         return np.array(out, dtype=np.int64) if out else np.zeros(0, np.int64)
     for i, v in enumerate(out):
-        if type(v) is int and not (abs(v) <= FLOAT_EXACT or (abs(v) < 2**1024 and int(float(v)) == v)):
+        if type(v) is int and not exact_in_float(v):
             raise InputError(
                 field,
                 f"item {i}: the integer {_show(v)} is not exactly representable in float64 (above 2^53) "
@@ -315,7 +316,7 @@ def _capacity(capacity, integer_weights: bool) -> int | float:
         raise InputError("capacity", f"must be >= 0, got {_show(capacity)}")
     if integer_weights:  # the same sets fit; validate() clamps it to the total weight
         return int(math.floor(c)) if type(c) is float else c
-    if type(c) is int and not (c <= FLOAT_EXACT or (c < 2**1024 and int(float(c)) == c)):
+    if type(c) is int and not exact_in_float(c):
         raise InputError(
             "capacity",
             f"the integer {_show(c)} is not exactly representable in float64 (above 2^53) and the weights "

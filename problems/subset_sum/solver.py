@@ -609,10 +609,29 @@ def generate_list(weights, cap, backend: str = "cpu"):
     return lowering.get(TWO_LIST, resolve_backend(backend)).generate_host(ws, cap, sizes)
 
 
+def _sorted_sums(values, field: str, cap: int) -> np.ndarray:
+    """A list of subset sums as the stages take it: 1-D integers, ascending, within 0 .. ``cap``
+    (int64); anything else raises InputError naming ``field`` (the stages would read it silently
+    wrong)."""
+    x = np.asarray(values)
+    if x.ndim != 1 or (x.size and x.dtype.kind not in "iu"):
+        raise InputError(field, f"must be a 1-D sequence of integers, got {short_repr(values)}")
+    if x.size and (x[0] < 0 or x[-1] > cap or (np.diff(x) < 0).any()):
+        raise InputError(field, f"must be ascending sums within 0 .. {cap} (the capacity)")
+    return np.ascontiguousarray(x, np.int64)
+
+
 def prune_pairs(a, b, cap, e, backend: str = "cpu"):
-    """IPS on sorted lists a and b (ascending, values <= cap): per A-block, (first C-block, count)."""
-    a = np.ascontiguousarray(a, np.int64)
-    b = np.ascontiguousarray(b, np.int64)
+    """IPS on sorted lists a and b (ascending, values <= cap): per A-block, (first C-block, count).
+
+    Raises :class:`InputError` for lists that are not ascending integers within 0 .. ``cap``, a
+    negative ``cap`` or a block size ``e`` outside 1 .. 2^31 - 1."""
+    cap = _int_scalar(cap, "cap")
+    if isinstance(e, bool | np.bool_) or not isinstance(e, int | np.integer) or not 1 <= e <= MAX_BLOCK:
+        raise InputError("e", f"the block size: an integer 1 .. {MAX_BLOCK}, got {short_repr(e)}")
+    e = int(e)
+    a = _sorted_sums(a, "a", cap)
+    b = _sorted_sums(b, "b", cap)
     return lowering.get(TWO_LIST, resolve_backend(backend)).prune_pairs(a, b, cap, e)
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpudp.errors import InputError
+from gpudp.inputs import exact_in_float
 
 from . import tsplib
 from .sizes import check_size
@@ -62,7 +63,9 @@ def from_matrix(d, allow_infinite: bool = False, labels=None, name: str = "") ->
 
     Integers (numpy integer arrays, or Python ints) must lie in int64 off the diagonal; they stay
     exact integers. Reals are float64: NaN and ``-inf`` are refused, ``+inf`` only with
-    ``allow_infinite``. Whether the tour lengths fit is :func:`value_dtype`'s check."""
+    ``allow_infinite``; an integer of a nested matrix that also holds reals must be one float64
+    holds exactly (2^53 + 1 is refused, not rounded). Whether the tour lengths fit is
+    :func:`value_dtype`'s check."""
     try:
         arr = np.asarray(d)
     except (TypeError, ValueError, OverflowError) as e:
@@ -80,6 +83,8 @@ def from_matrix(d, allow_infinite: bool = False, labels=None, name: str = "") ->
         arr = _python_ints(arr)
     if arr.dtype.kind not in "iuf":
         raise InputError("distances", f"distances must be integers or reals, got dtype {arr.dtype}")
+    if arr.dtype.kind == "f" and not isinstance(d, np.ndarray) and (np.abs(arr) >= FLOAT_EXACT).any():
+        _floats_hold_ints(d, n)  # an integer float64 rounds is 2^53 or more there: only then looked for
     off = ~np.eye(n, dtype=bool)
     if arr.dtype.kind == "f":
         m = arr.astype(np.float64)
@@ -110,6 +115,23 @@ def from_matrix(d, allow_infinite: bool = False, labels=None, name: str = "") ->
     return Instance(m, labels, name)
 
 
+def _floats_hold_ints(d, n: int) -> None:
+    """Integers of a nested matrix that numpy made float64 because reals sit beside them: an
+    :class:`InputError` naming the first one off the diagonal that float64 does not hold exactly
+    (it would be rounded silently, and the tour lengths with it)."""
+    cells = np.asarray(d, dtype=object)
+    for i in range(n):
+        for j in range(n):
+            x = cells[i, j]
+            if i != j and isinstance(x, numbers.Integral) and not exact_in_float(int(x)):
+                raise InputError(
+                    "distances",
+                    f"distance {int(x)} from {i} to {j} is an integer that float64 does not hold "
+                    "exactly (above 2^53), and the matrix also holds reals: give every distance as "
+                    "an integer, or round it",
+                )
+
+
 def _python_ints(arr: np.ndarray) -> np.ndarray:
     """An object matrix of Python ints (numpy's answer to ints beyond int64) as int64, or the
     error naming the first entry beyond int64; any other object matrix is returned as it is."""
@@ -137,7 +159,8 @@ def from_networkx(g, weight: str = "weight", allow_infinite: bool = False) -> In
     :class:`InputError`, or an infinite distance with ``allow_infinite``. Labels are the nodes in
     ``g.nodes`` order; the tour starts at the first.
 
-    A weight is an int (in int64) or a real (not NaN; ``+inf`` only with ``allow_infinite``).
+    A weight is an int (in int64) or a real (not NaN; ``+inf`` only with ``allow_infinite``); beside
+    reals, an int must be one float64 holds exactly (else an :class:`InputError`, never rounded).
     Integer weights stay exact integers; with missing edges they are held in float64 next to the
     infinite ones, which keeps them exact only while every tour's partial sums stay within 2^53
     (beyond that, an :class:`InputError`)."""
@@ -150,6 +173,7 @@ def from_networkx(g, weight: str = "weight", allow_infinite: bool = False) -> In
     d = np.full((n, n), np.inf)
     ints = np.zeros((n, n), dtype=np.int64)
     all_ints = True
+    inexact = None  # the first integer weight that float64 does not hold: (u, v, weight)
     for u, nbrs in g.adjacency():
         for v, attr in nbrs.items():
             if u == v:
@@ -169,6 +193,8 @@ def from_networkx(g, weight: str = "weight", allow_infinite: bool = False) -> In
                     )
                 ints[i, j] = w
                 d[i, j] = float(w)
+                if inexact is None and not exact_in_float(w):
+                    inexact = (u, v, w)
                 continue
             all_ints = False
             w = float(w)
@@ -188,6 +214,13 @@ def from_networkx(g, weight: str = "weight", allow_infinite: bool = False) -> In
             "graph",
             f"no edge from {nodes[i]!r} to {nodes[j]!r}: the graph must be complete "
             "(or pass allow_infinite=True to treat missing edges as infinitely long)",
+        )
+    if not all_ints and inexact is not None:
+        u, v, w = inexact
+        raise InputError(
+            "graph",
+            f"edge {u!r}-{v!r}: {weight} {w} is an integer that float64 does not hold exactly (above "
+            "2^53), and other weights are reals: give every weight as an integer, or round it",
         )
     if all_ints and not missing.any():
         d = ints
@@ -212,9 +245,16 @@ def from_tsplib(path) -> Instance:
 
 def load(x, weight: str = "weight", allow_infinite: bool = False) -> Instance:
     """An :class:`Instance` from a path to a TSPLIB file, a networkx graph, a
-    :class:`~gpudp.problems.tsp.tsplib.TSPLIBInstance`, an :class:`Instance` or a matrix."""
+    :class:`~gpudp.problems.tsp.tsplib.TSPLIBInstance`, an :class:`Instance` or a matrix.
+
+    An :class:`Instance` may have been built by hand: its matrix and labels are checked again as
+    :func:`from_matrix` checks them (``+inf`` entries admitted, as it may have been made with
+    ``allow_infinite``), so that NaN, ``-inf``, a matrix that is not square or labels of another
+    count are the same :class:`InputError` as anywhere else, not a wrong message or a crash."""
     if isinstance(x, Instance):
-        return x
+        inst = from_matrix(x.matrix, allow_infinite=True, labels=x.labels, name=x.name)
+        inst.coords = x.coords
+        return inst
     if isinstance(x, str | os.PathLike):
         return from_tsplib(x)
     if isinstance(x, tsplib.TSPLIBInstance):

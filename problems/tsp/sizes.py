@@ -105,13 +105,20 @@ def _seconds(trans: int):
     return ("log10", _log10(trans) - math.log10(H100_TRANSITIONS_PER_SECOND))
 
 
-def _check_figures_size(n: int):
+def _check_figures_size(n: int) -> int:
+    """``n`` as an int: a whole number of cities 0 .. :data:`EXACT_FIGURES`, else an
+    :class:`InputError` naming ``cities`` (-1 gave figures, ``True`` one city's, ``"5"`` a
+    TypeError)."""
+    if isinstance(n, bool | np.bool_) or not isinstance(n, int | np.integer) or n < 0:
+        raise InputError("cities", f"{n!r}: a number of cities is a whole number >= 0")
+    n = int(n)
     if n > EXACT_FIGURES:
         raise InputError(
             "cities",
             f"{n} cities: exact figures are computed up to {EXACT_FIGURES} cities (check_size refuses "
             f"more than {MAX_CITIES} with estimates)",
         )
+    return n
 
 
 def _layer_sizes(n: int) -> list[int]:
@@ -143,7 +150,7 @@ def memory_needed(n: int, dtype=np.int32, backend: str = "cuda") -> dict:
     ``device``: the values plus the two decision slabs the cuda backend alternates between.
     The bytes are the engine's plan of the layered sweep (:func:`gpudp.footprint.layered_memory`).
     """
-    _check_figures_size(n)
+    n = _check_figures_size(n)
     sizes = _layer_sizes(n)
     need = _plan_memory(n, dtype, backend, 1 << 62)
     return {
@@ -161,7 +168,7 @@ def transitions(n: int) -> int:
     """States times predecessors, summed over the layers (a first-layer state has one predecessor,
     city 0), plus the ``n - 1`` closing edges: ``m (m - 1) 2^(m - 2) + 2m`` for ``m = n - 1``
     (exact; up to :data:`EXACT_FIGURES` cities)."""
-    _check_figures_size(n)
+    n = _check_figures_size(n)
     m = max(n - 1, 0)
     return ((m * (m - 1)) << m >> 2) + 2 * m
 

@@ -18,7 +18,8 @@ What the reader accepts, and refuses with an :class:`~gpudp.InputError` naming t
   ``1_000`` are not numbers. Coordinates are float64 and must be finite.
 - explicit weights written as integers (or as reals with an integral value, ``1e3``) are read
   exactly as integers, and must lie in int64 (-2^63 .. 2^63 - 1); if any weight is not integral,
-  all are read as float64 (and must be below 2^63 in magnitude). Negative weights are read as given.
+  all are read as float64 (and must be below 2^63 in magnitude; an integer float64 does not hold
+  exactly, such as 2^53 + 1, is refused). Negative weights are read as given.
 - a coordinate distance must be below 2^62 before its rounding to an integer (coordinates too far
   apart are refused rather than rounded into a wrong integer).
 - a UTF-8 byte-order mark, CR, LF or CRLF line ends, tabs, lower-case keys, a colon after a
@@ -44,7 +45,7 @@ from decimal import Decimal
 import numpy as np
 
 from gpudp.errors import InputError
-from gpudp.inputs import read_text, strip_bom
+from gpudp.inputs import exact_in_float, read_text, strip_bom
 
 FIELD = "tsplib"
 
@@ -208,9 +209,21 @@ def coord_matrix(coords: np.ndarray, kind: str, where: str = "") -> np.ndarray:
 
     Coordinates must be finite, and every distance below :data:`MAX_DISTANCE` (2^62) before it is
     rounded: an :class:`InputError` otherwise (a rounding of ``inf`` or of 1e300 to int64 would be
-    a wrong number, not a distance).
+    a wrong number, not a distance). ``kind`` must be one of :data:`COORD_TYPES` and ``coords`` an
+    ``n x d`` array of its ``d`` coordinates a node (another name, ``"bogus"`` or ``"euc_2d"``, was
+    taken as EUC_2D, and a third coordinate added to an EUC_2D distance).
     """
+    where = where or "coord_matrix"
+    if kind not in COORD_TYPES:
+        raise InputError(
+            FIELD, f"{where}: {kind!r} is not a coordinate type (one of {', '.join(COORD_TYPES)})"
+        )
     c = np.asarray(coords, dtype=np.float64)
+    if c.ndim != 2 or c.shape[1] != COORD_TYPES[kind]:
+        raise InputError(
+            FIELD,
+            f"{where}: {kind} takes {COORD_TYPES[kind]} coordinates a node, got an array of shape {c.shape}",
+        )
     if c.size and not np.isfinite(c).all():
         i = int(np.argwhere(~np.isfinite(c))[0][0])
         raise InputError(FIELD, f"{where}: node {i + 1} has a coordinate that is not finite: {c[i].tolist()}")
@@ -636,8 +649,18 @@ def _fill_sections(inst: TSPLIBInstance, sections: dict, where: str):
                 f"{where}: {inst.edge_weight_format} of dimension {n} needs {need} weights, the "
                 f"EDGE_WEIGHT_SECTION has {have}{last}",
             )
-        nums = [_weight(t, where, ln) for ln, toks in rows for t in toks]
-        integral = all(isinstance(x, int) for x in nums)
+        nums = [(_weight(t, where, ln), ln) for ln, toks in rows for t in toks]
+        integral = all(isinstance(x, int) for x, _ in nums)
+        if not integral:  # read as float64: an integer it would round is refused, never rounded
+            for x, ln in nums:
+                if isinstance(x, int) and not exact_in_float(x):
+                    raise InputError(
+                        FIELD,
+                        f"{where}, line {ln}: weight {x} is an integer that float64 does not hold exactly "
+                        "(above 2^53), and other weights are reals: give every weight as an integer, "
+                        "or round it",
+                    )
+        nums = [x for x, _ in nums]
         inst.weights = np.array(nums, dtype=np.int64 if integral else np.float64)
         if "DISPLAY_DATA_SECTION" in sections:
             section = sections["DISPLAY_DATA_SECTION"]

@@ -160,6 +160,29 @@ def test_pruning_and_narrowing_cpu(a, b, e, extra):
     assert covered == len(c)  # every value of C is searched in exactly one pair
 
 
+def test_pruning_refuses_what_it_would_read_wrong():
+    """prune_pairs (public, for inspection) took unsorted lists, sums past the capacity, reals
+    (truncated) and a negative capacity without a word, and a block size of 0 was a
+    ZeroDivisionError: each is now an InputError naming the argument."""
+    good = ([0, 1, 2], [0, 1], 3, 2)
+    assert [x.tolist() for x in ss.prune_pairs(*good)] == [[0, 0], [0, 1]]
+    for k, bad, field in (
+        (0, [2, 1, 0], "a"),
+        (0, [0, 1, 9], "a"),
+        (1, [0, 1.5], "b"),
+        (1, [[0, 1]], "b"),
+        (2, -1, "cap"),
+        (3, 0, "e"),
+        (3, None, "e"),
+        (3, 1.0, "e"),
+    ):
+        args = list(good)
+        args[k] = bad
+        with pytest.raises(InputError) as e:
+            ss.prune_pairs(*args)
+        assert e.value.field == field
+
+
 @pytest.mark.sim
 def test_pruning_cuda():
     rng = np.random.default_rng(3)

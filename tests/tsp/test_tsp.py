@@ -344,6 +344,13 @@ def test_memory_figures():
     assert need["values"] == 2 * math.comb(29, 15) * 15 * 4  # the widest layer, |S| = 15
     assert need["device"] > need["values"]
     assert hk.memory_needed(30, np.int32, "cpu")["device"] == 0
+    assert hk.memory_needed(np.int64(5))["cities"] == 5 and sizes.transitions(np.uint8(2)) == 2
+    for bad in (-1, 1.5, True, "5", None):  # -1 had figures, True one city's, "5" a TypeError
+        with pytest.raises(InputError, match="a number of cities is a whole number >= 0") as e:
+            hk.memory_needed(bad)
+        assert e.value.field == "cities"
+        with pytest.raises(InputError, match="whole number"):
+            sizes.transitions(bad)
 
 
 def test_refuses_what_does_not_fit_here(monkeypatch):
@@ -571,6 +578,49 @@ def test_networkx_weights_are_checked():
     g.edges[0, 1]["weight"] = 2**52  # rows 0 and 1 may now sum past 2^53
     with pytest.raises(InputError, match="2\\^53"):
         hk.solve(g, backend="cpu", allow_infinite=True)
+
+
+def test_an_integer_float64_would_round_beside_reals_is_refused():
+    """Integers beside reals become float64: one above 2^53 that float64 would round (2^53 + 1) is
+    refused by name, as knapsack's reader does; it was rounded, and the tour of length 2^53 + 1.5
+    reported as 2^53, optimal. A matrix, a graph and a TSPLIB file alike; 2^60 is held exactly."""
+    with pytest.raises(InputError, match="9007199254740993 from 0 to 1 .* float64 does not hold") as e:
+        hk.solve([[0, 2**53 + 1], [0.5, 0]], backend="cpu")
+    assert e.value.field == "distances"
+    with pytest.raises(InputError, match="float64 does not hold"):  # rows that numpy casts alike
+        hk.solve([np.array([0, 2**53 + 1]), np.array([0.5, 0])], backend="cpu")
+    assert hk.solve([[0, 2**60], [0.5, 0]], backend="cpu").value == float(2**60)
+    assert hk.solve([[2**53 + 1, 1], [0.5, 0]], backend="cpu").value == 1.5  # the diagonal is ignored
+    g = nx.DiGraph()
+    g.add_edge(0, 1, weight=2**53 + 1)
+    g.add_edge(1, 0, weight=0.5)
+    with pytest.raises(InputError, match="edge 0-1: weight 9007199254740993 .* float64 does not hold"):
+        hk.solve(g, backend="cpu")
+    g.edges[1, 0]["weight"] = 1  # all integers: exact
+    assert hk.solve(g, backend="cpu").value == 2**53 + 2
+
+
+def test_an_instance_built_by_hand_is_checked_as_a_matrix():
+    """solve takes an Instance as it is: one built by hand went unchecked, so a NaN or -inf was
+    "no tour of finite length exists: too many edges are missing", three labels for two cities an
+    IndexError from the traceback, a list matrix an AttributeError and a 1 x 3 matrix a tour of
+    length 0; each is now from_matrix's InputError. +inf stays admitted (allow_infinite's)."""
+    from gpudp.problems.tsp import solve_many
+
+    inf = math.inf
+    for m, labels, match in (
+        (np.array([[0, math.nan], [1, 0]]), [0, 1], "NaN distance from 0 to 1"),
+        (np.array([[0, -inf], [1, 0]]), [0, 1], "distance -inf from 0 to 1"),
+        (np.array([[0, 1], [1, 0]]), [0, 1, 2], "3 labels for 2 cities"),
+        (np.array([[0, 1, 2]]), [0], "must be square"),
+    ):
+        with pytest.raises(InputError, match=match):
+            hk.solve(instance.Instance(m, labels), backend="cpu")
+    assert hk.solve(instance.Instance([[0, 1], [2, 0]], ["a", "b"]), backend="cpu").solution == ["a", "b"]
+    holed = instance.Instance(np.array([[0, inf, 1], [1, 0, 1], [1, 1, 0.0]]), [0, 1, 2])
+    assert hk.solve(holed, backend="cpu").value == 3.0
+    bad = instance.Instance(np.array([[0, math.nan], [1, 0]]), [0, 1])
+    assert "NaN" in solve_many([holed, bad], backend="cpu").errors[1]
 
 
 @pytest.mark.parametrize("n", [34, 1030, 3000, 5000, 10_000, 10_001, 20_000, 10**9, 2**62])

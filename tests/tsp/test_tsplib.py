@@ -313,6 +313,20 @@ def test_coordinates_too_far_apart_are_refused_not_rounded(tmp_path, kind, x):
         tsplib.coord_matrix(np.array([[0.0, 0.0], [np.nan, 1.0]]), kind)
 
 
+def test_coord_matrix_takes_only_its_types_and_their_coordinates():
+    """coord_matrix (public) took any other name as EUC_2D ("bogus", "EXPLICIT", lower case) and
+    added a third coordinate into an EUC_2D or GEO distance; each is an InputError now."""
+    three = np.array([[0.0, 0.0, 0.0], [3.0, 4.0, 12.0]])
+    assert tsplib.coord_matrix(three, "EUC_3D").tolist() == [[0, 13], [13, 0]]
+    assert tsplib.coord_matrix(three[:, :2], "EUC_2D").tolist() == [[0, 5], [5, 0]]
+    for kind in ("bogus", "EXPLICIT", "euc_2d"):
+        with pytest.raises(InputError, match="coord_matrix: .* is not a coordinate type"):
+            tsplib.coord_matrix(three[:, :2], kind)
+    for coords, kind in ((three, "EUC_2D"), (three, "GEO"), (three[:, :2], "MAN_3D"), (np.zeros(3), "ATT")):
+        with pytest.raises(InputError, match="coordinates a node, got an array of shape"):
+            tsplib.coord_matrix(coords, kind)
+
+
 def test_far_but_representable_coordinates_round_exactly(tmp_path):
     text = HEAD.format(n=3, kind="EUC_2D") + "NODE_COORD_SECTION\n1 0 0\n2 4e18 0\n3 0 1e3\n"
     d = tsplib.read_tsplib(write(tmp_path, text)).matrix()
