@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -105,7 +106,23 @@ class Solution:
         return d
 
     def to_json(self, **kw) -> str:
-        return json.dumps(self.as_dict(), default=_json_default, **kw)
+        """:meth:`as_dict` as JSON text (``kw``: :func:`json.dumps`'s). JSON has no infinity or NaN:
+        a non-finite number (an unproven bound, a tour over a missing edge) is written as the string
+        ``"inf"``, ``"-inf"`` or ``"nan"``, never as ``Infinity``, which JSON readers refuse."""
+        return json.dumps(_finite(self.as_dict()), default=_json_default, allow_nan=False, **kw)
+
+
+def _finite(o):
+    """``o`` (dicts, lists, tuples, numbers, numpy values) with its non-finite floats as strings."""
+    if isinstance(o, dict):
+        return {k: _finite(v) for k, v in o.items()}
+    if isinstance(o, list | tuple):
+        return [_finite(v) for v in o]
+    if hasattr(o, "tolist") and not isinstance(o, str | bytes):  # numpy arrays and scalars
+        return _finite(o.tolist())
+    if isinstance(o, float) and not math.isfinite(o):
+        return "nan" if math.isnan(o) else ("inf" if o > 0 else "-inf")
+    return o
 
 
 class NoSolutions(Sequence):

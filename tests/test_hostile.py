@@ -338,3 +338,20 @@ def test_a_tile_that_is_not_two_whole_numbers_is_refused_by_name():
     for bad in ((32, -32), (32, 0), (0, 32), (1, 33)):
         with pytest.raises(InputError, match="columns must be a positive multiple of 32, rows at least 1"):
             sweep(rec, backend="cpu", tile=bad)
+
+
+def test_solution_json_has_no_infinity():
+    """JSON has no infinity or NaN: Solution.to_json writes non-finite numbers (an unproven tour over
+    a missing edge, a bound) as strings, in plain floats, numpy scalars and arrays alike, so that
+    any JSON reader takes it; finite numbers stay numbers."""
+    import numpy as np
+
+    from gpudp.solution import Solution, Stats
+
+    sol = Solution(
+        "tsp", float("inf"), np.array([0.5, np.inf, -np.inf]), Stats(extra={"gap": np.float64("nan")})
+    )
+    sol.details["bounds"] = (1.5, float("inf"))
+    out = json.loads(sol.to_json(), parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
+    assert out["value"] == "inf" and out["solution"] == [0.5, "inf", "-inf"]
+    assert out["stats"]["gap"] == "nan" and out["bounds"] == [1.5, "inf"]
