@@ -91,8 +91,10 @@ class _CUDA(Backend):
 
     #: bytes of a decision store page-locked at most: a larger one is plain memory, written from two
     #: page-locked staging slabs on every thread while the next chunk computes (page-locking costs
-    #: its time up front, and the first solve of a process pays it: 20 GB for Held-Karp n = 32)
-    pinned_store_max = 1 << 30
+    #: its time up front, and the first solve of a process pays it: 20 GB for Held-Karp n = 32).
+    #: Off (no store is that large) until timed on a GPU against the page-locked store: 1 GiB is the
+    #: candidate (docs/benchmarks.md, 2026-12-07, twelfth session)
+    pinned_store_max = 1 << 62
 
     def pageable_store(self, n_words):
         return n_words * WORD_BYTES > self.pinned_store_max
