@@ -72,6 +72,7 @@ class Search:
             "host_budget_bytes": int(host_budget_bytes),
             "host_budget_nodes": self.max_nodes,
             "largest_host_buffer": 0,
+            "stopped": None,  # "time" or "memory" when open nodes remained
         }
         self.cpu_expand, self.child_c = cpu.kernels(problem.child)
         if self.max_nodes < 1:
@@ -176,10 +177,10 @@ class Search:
                 m = self._level(level, m)
                 self.st["largest_host_buffer"] = max(self.st["largest_host_buffer"], self.ring.used)
         except TimeUp:
-            complete = False
+            complete, self.st["stopped"] = False, "time"
             message = f"time limit of {self.time_limit} s reached at level {level}: open nodes remain"
         except RingFull as e:
-            complete = False
+            complete, self.st["stopped"] = False, "memory"
             message = (
                 f"host budget exceeded at level {level}: {e} "
                 f"({self.st['bytes_per_node']} B per node, budget {self.st['host_budget_bytes']} B); "

@@ -278,8 +278,8 @@ def solve(profits, weights, capacity, method: str = "auto", backend: str = "auto
     when a time limit or the memory stopped a search that no other method could finish;
     ``details["message"]`` says why, which the command line prints as a warning: this function
     prints nothing), ``details["method"]``, ``details["method_note"]`` and ``details["auto"]`` (what
-    auto ran and why); an unproven answer of ``sparse`` or ``reach`` carries its proven
-    ``details["upper_bound"]`` (``reach``: and ``details["gap"]``)
+    auto ran and why); an unproven answer carries ``details["stopped"]`` (``"time"`` or
+    ``"memory"``) and its proven ``details["upper_bound"]`` (``reach``: and ``details["gap"]``)
 
     Raises
     ------

@@ -58,6 +58,7 @@ from .io import (
     REL_TOL,
     KnapsackInstance,
     checked_solution,
+    dantzig_bound,
     validate,
     weight_tolerance,
 )
@@ -358,6 +359,12 @@ def solve(
     value = sum(int(v) for v in p[sel]) if int_p else math.fsum(p[sel].tolist())
     weight = sum(int(v) for v in w[sel]) if int_w else math.fsum(w[sel].tolist())
     details.update(weight=weight, message=message, integral=integral)
+    if not complete:  # as every stopped method: its bounds (the incumbent; Dantzig's above it)
+        forced_value = sum(int(v) for v in p[forced]) if int_p else math.fsum(p[forced].tolist())
+        upper = (
+            forced_value + dantzig_bound(p[free], w[free], c) if integral else math.fsum(p[p > 0].tolist())
+        )
+        details.update(stopped=stats.extra.get("stopped"), lower_bound=value, upper_bound=upper)
     if not int_w:
         details["capacity_tolerance"] = cap - float(c)
     stats.seconds = time.perf_counter() - t0

@@ -32,7 +32,6 @@ The 0/1 vector is rebuilt by walking the stored decisions back from ``f_n(C)``.
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 import time
@@ -52,7 +51,7 @@ from gpudp.progress import announce
 from gpudp.recurrence import LayeredRecurrence
 from gpudp.solution import Solution
 
-from .io import KnapsackInstance, solution_checker
+from .io import KnapsackInstance, dantzig_bound, solution_checker
 
 __all__ = [
     "solve",
@@ -453,18 +452,8 @@ def _stopped(pre: Prepared, x: np.ndarray, stop: TimeLimitReached, seconds: floa
 
 
 def _dantzig(pre: Prepared) -> int:
-    """Dantzig's bound on the swept items (integer profits): the greedy prefix in exact efficiency
-    order, then the fraction of the break item that fills the rest, rounded down; every packing of
-    these items is worth at most this (the LP relaxation's optimum)."""
-    ws, ps = pre.ws.tolist(), [int(v) for v in pre.ps]
-    order = sorted(range(len(ws)), key=functools.cmp_to_key(lambda i, j: ps[j] * ws[i] - ps[i] * ws[j]))
-    rest, bound = pre.cap, 0
-    for k in order:
-        if ws[k] > rest:
-            return bound + ps[k] * rest // ws[k]
-        rest -= ws[k]
-        bound += ps[k]
-    return bound
+    """Dantzig's bound on the swept items (integer profits): :func:`.io.dantzig_bound`."""
+    return dantzig_bound(pre.ps, pre.ws, pre.cap)
 
 
 def _measure(backend: str, step: int):

@@ -67,6 +67,7 @@ accepts a claimed value within τ_p of the items' (correctly rounded) profit.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import math
@@ -89,6 +90,7 @@ __all__ = [
     "validate",
     "solution_checker",
     "checked_solution",
+    "dantzig_bound",
     "fits",
     "weight_tolerance",
     "value_tolerance",
@@ -448,6 +450,22 @@ def checked_solution(p, w, c, x, value, stats, details, optimal=True, claimed=No
     if claimed is not None and value != claimed:
         raise CheckError(f"internal: the rebuilt items are worth {value}, not the search's {claimed}")
     return sol
+
+
+def dantzig_bound(profits, weights, capacity: int) -> int:
+    """Dantzig's bound for integer items of positive weight and profit: the greedy prefix in exact
+    efficiency order, then the fraction of the break item that fills the rest, rounded down. Every
+    packing of these items within ``capacity`` is worth at most this (the LP relaxation's optimum).
+    Exact (Python integers, the order by cross products)."""
+    ws, ps = [int(v) for v in weights], [int(v) for v in profits]
+    order = sorted(range(len(ws)), key=functools.cmp_to_key(lambda i, j: ps[j] * ws[i] - ps[i] * ws[j]))
+    rest, bound = int(capacity), 0
+    for k in order:
+        if ws[k] > rest:
+            return bound + ps[k] * rest // ws[k]
+        rest -= ws[k]
+        bound += ps[k]
+    return bound
 
 
 # --------------------------------------------------------------------------------------------

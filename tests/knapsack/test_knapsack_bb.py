@@ -2,6 +2,7 @@
 
 import itertools
 import math
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -195,6 +196,17 @@ def test_swapping_answer_unchanged_and_budget_stop():
     assert tiny.checked and tiny.value <= 9767 and w[np.array(tiny.solution) == 1].sum() <= c
     late = kb.solve(p, w, c, backend="cpu", time_limit=0.0)
     assert not late.optimal and "time limit" in late.details["message"]
+    # each stop says why and gives its bounds, as the other methods' stops do: the incumbent below
+    # the optimum, Dantzig's bound above it (the LP relaxation's, by a plain fraction here)
+    assert (tiny.details["stopped"], late.details["stopped"]) == ("memory", "time")
+    ok = (w > 0) & (w <= c) & (p > 0)
+    ratio = sorted(zip(p[ok].tolist(), w[ok].tolist(), strict=True), key=lambda t: Fraction(-t[0], t[1]))
+    rest, lp = Fraction(int(c)), Fraction(0)
+    for pk, wk in ratio:
+        take = min(Fraction(1), rest / wk)
+        lp, rest = lp + take * pk, rest - take * wk
+    for sol in (tiny, late):
+        assert sol.details["lower_bound"] == sol.value <= 9767 <= sol.details["upper_bound"] == math.floor(lp)
 
 
 @pytest.mark.parametrize(
