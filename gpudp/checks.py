@@ -516,22 +516,35 @@ def cell_symbols(rec, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
         if want == 0:
             arr = np.zeros(1, dtype=arr.dtype)
         out.append(widened_symbols(arr))
-    check_symbol_types(out[0].dtype, out[1].dtype, "row_symbols()", "col_symbols()")
+    check_symbol_types(out[0], out[1], "row_symbols()", "col_symbols()")
     return out[0], out[1]
 
 
 def check_symbol_types(row, col, row_name: str, col_name: str) -> None:
-    """Refuse, with an :class:`InputError` naming ``col_name``, row and column symbols (widened:
-    :func:`widened_symbols`) of dtypes ``row`` and ``col`` that a cell cannot compare exactly: an
-    int64 beside a uint64, which numba compares as float64 (``2**53 + 1`` equals ``2**53`` there;
-    a smaller signed type is exact beside a uint64, a uint32 is widened to int64 already)."""
-    if {np.dtype(row), np.dtype(col)} == {np.dtype(np.int64), np.dtype(np.uint64)}:
+    """Refuse, with an :class:`InputError`, row and column symbols (arrays, widened:
+    :func:`widened_symbols`) that a cell cannot compare exactly, as numba compares them in float64
+    (``2**53 + 1`` equals ``2**53`` there): an int64 beside a uint64 (named by ``col_name``; a
+    smaller signed type is exact beside a uint64, a uint32 is widened to int64 already), and a 64-bit
+    integer past 2^53 in magnitude beside real symbols (named by the integers' side: integers up to
+    2^53 are exact in float64, and so are int32s)."""
+    rd, cd = np.dtype(row.dtype), np.dtype(col.dtype)
+    if {rd, cd} == {np.dtype(np.int64), np.dtype(np.uint64)}:
         raise InputError(
             col_name,
-            f"{np.dtype(col)} beside {row_name} of {np.dtype(row)}: numba compares a signed and an "
-            "unsigned 64-bit integer as float64, inexact past 2^53 (2^53 + 1 == 2^53 there): give both "
-            "sides one integer dtype",
+            f"{cd} beside {row_name} of {rd}: numba compares a signed and an unsigned 64-bit integer as "
+            "float64, inexact past 2^53 (2^53 + 1 == 2^53 there): give both sides one integer dtype",
         )
+    for ints, name, reals, other in ((row, row_name, col, col_name), (col, col_name, row, row_name)):
+        it = np.dtype(ints.dtype)
+        if it.kind in "iu" and it.itemsize == 8 and np.dtype(reals.dtype).kind == "f" and ints.size:
+            big = max(abs(int(ints.min())), abs(int(ints.max())))
+            if big > 1 << 53:
+                raise InputError(
+                    name,
+                    f"{it} symbols up to {big} in magnitude beside {other} of {np.dtype(reals.dtype)}: numba "
+                    "compares an integer with a real as float64, inexact past 2^53 (2^53 + 1 == 2^53 "
+                    "there): give both sides integers, or reals that hold the values exactly",
+                )
 
 
 def widened_symbols(arr: np.ndarray) -> np.ndarray:

@@ -156,6 +156,23 @@ def test_int64_beside_uint64_symbols_are_refused_not_compared_as_float64():
     assert sweep(_aligned(np.array([7], np.int32), other), backend="cpu").last_row.tolist() == [-1]
 
 
+def test_integers_past_2_53_beside_real_symbols_are_refused_not_compared_as_float64():
+    """numba compares an int64 (or uint64) with a float64 as float64: 2^53 + 1 matched 2.0**53 in a
+    cell. Integers of such magnitude beside real symbols are refused, naming the integers' side, on
+    each way of giving symbols; up to 2^53 (exact in float64) they are compared as before."""
+    big, real = np.array([2**53 + 1], np.int64), np.array([2.0**53])
+    with pytest.raises(InputError, match=r"row_symbols\(\): int64 symbols up to 9007199254740993"):
+        sweep(_aligned(big, real), backend="cpu")
+    assert "float64" in str(sweep_many([_aligned(real, big)], backend="cpu", traceback=False)[0].error)
+    with pytest.raises(InputError, match="choices: uint64 symbols up to"):
+        _pairs([real], [big.astype(np.uint64)])
+    with pytest.raises(InputError, match="queries: int64 symbols up to"):
+        _pairs([-big], [real])
+    exact = np.array([2**53], np.int64)  # 2^53 itself is exact: compared as before (a match)
+    assert sweep(_aligned(exact, real), backend="cpu").last_row.tolist() == [1]
+    assert _pairs([exact], [real]) == [[1]]
+
+
 @pytest.mark.parametrize("cutoff", [2**63, 2**70, np.uint64(2**64 - 1)])
 def test_a_score_cutoff_past_int64_cuts_as_one_no_score_reaches(cutoff):
     """A cutoff no score can reach: every LCS below it (0), no distance above it (each as it is);

@@ -130,7 +130,7 @@ def intake_pairs(template, queries, choices, pairs: str) -> tuple[Intake, Instan
         )
     qb, qo = read_side(queries, "queries")
     cb, co = read_side(choices, "choices")
-    check_symbol_types(qb.dtype, cb.dtype, "queries", "choices")
+    check_symbol_types(qb, cb, "queries", "choices")
     nq, nc = len(qo) - 1, len(co) - 1
     if pairs == "zip" and nq != nc:
         raise InputError("choices", f"{nc} choices for {nq} queries: pairs='zip' takes lists of one length")
