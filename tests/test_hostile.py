@@ -173,6 +173,17 @@ def test_integers_past_2_53_beside_real_symbols_are_refused_not_compared_as_floa
     assert _pairs([exact], [real]) == [[1]]
 
 
+def test_str_beside_bytes_sides_are_refused():
+    """sweep_many's queries of str beside choices of bytes (or the other way) compared 'a' with b'a'
+    as the number 97, a match; refused as lcs.cdist refuses them. One form on both sides is read as
+    before (str by code point, bytes as bytes)."""
+    with pytest.raises(InputError, match="choices: bytes beside queries of str"):
+        _pairs(["a"], [b"a"])
+    with pytest.raises(InputError, match="choices: str beside queries of bytes"):
+        _pairs([b"a"], ["a"])
+    assert _pairs(["a"], ["a"]) == _pairs([b"a"], [b"a"]) == [[1]]
+
+
 @pytest.mark.parametrize("cutoff", [2**63, 2**70, np.uint64(2**64 - 1)])
 def test_a_score_cutoff_past_int64_cuts_as_one_no_score_reaches(cutoff):
     """A cutoff no score can reach: every LCS below it (0), no distance above it (each as it is);

@@ -85,6 +85,15 @@ def read_side(seqs, name: str) -> tuple[np.ndarray, np.ndarray]:
     )
 
 
+def _text_form(seqs):
+    """``str`` or ``bytes`` for a side of text or bytes (its items are of one form: read_side
+    checked), else None (arrays, an empty side)."""
+    if isinstance(seqs, Sequence) and not isinstance(seqs, str | bytes) and len(seqs):
+        first = type(seqs[0])
+        return first if first is str or first is bytes else None
+    return None
+
+
 class Instances(Sequence):
     """The instances of a pairs batch as objects, each made when asked for: a copy of the template
     whose ``shape``, ``row_symbols`` and ``col_symbols`` are its query's and choice's."""
@@ -131,6 +140,13 @@ def intake_pairs(template, queries, choices, pairs: str) -> tuple[Intake, Instan
     qb, qo = read_side(queries, "queries")
     cb, co = read_side(choices, "choices")
     check_symbol_types(qb, cb, "queries", "choices")
+    q_text, c_text = _text_form(queries), _text_form(choices)
+    if {q_text, c_text} == {str, bytes}:  # as lcs.cdist: text and bytes are not one alphabet
+        raise InputError(
+            "choices",
+            f"{c_text.__name__} beside queries of {q_text.__name__}: text is read by code point and bytes "
+            "as bytes, so 'a' would match b'a' by number; give both sides str or both bytes",
+        )
     nq, nc = len(qo) - 1, len(co) - 1
     if pairs == "zip" and nq != nc:
         raise InputError("choices", f"{nc} choices for {nq} queries: pairs='zip' takes lists of one length")
