@@ -77,7 +77,8 @@ def sweep(
                    crosses PCIe), else full.
     checkpoint_every: K, the checkpoints' spacing and the blocks' side (default: 512, doubled
                    while the checkpoints would take more than a quarter of the memory budget or of
-                   the GPU's free memory; see :func:`gpudp.checkpoints.choose_every`).
+                   the GPU's free memory; see :func:`gpudp.checkpoints.choose_every`); refused with
+                   ``store="full"``, which keeps no checkpoints.
     time_limit:    seconds (counted from ``started``, a ``time.perf_counter()`` reading, default this
                    call: a solver's own preparation counts too) after which the sweep stops between two chunks
                    and raises :class:`gpudp.errors.TimeLimitReached`, which says how many cells were
@@ -99,6 +100,12 @@ def sweep(
     if store not in ("auto", "full", "checkpoints"):
         raise InputError("store", f"{store!r}: must be 'auto', 'full' or 'checkpoints'")
     checkpoint_every = check_every(checkpoint_every)  # whatever the store: 0 or 1.5 is never right
+    if store == "full" and checkpoint_every is not None:
+        raise InputError(
+            "checkpoint_every",
+            f"{checkpoint_every}: a spacing of checkpoints, which store='full' keeps none of; give "
+            "store='checkpoints' (or 'auto', which takes them when the full store would not do)",
+        )
     deadline = Deadline.of(parse_time_limit(time_limit), t_start if started is None else started)
     memory_budget = None if memory_budget is None else parse_bytes(memory_budget)  # None: the default
     call = SweepCall(

@@ -515,3 +515,14 @@ def test_rounds_fit_the_budget_beside_the_checkpoints():
         assert ck._round_cap() == cap
         _same_walk(full, ck, (699, 649))
         assert ck.stats.extra["traceback"]["rounds"] > 1
+
+
+def test_a_spacing_with_the_full_store_is_refused():
+    """checkpoint_every with store='full' asked for checkpoints the full store keeps none of: it was
+    ignored without a word; now an InputError naming it. With 'auto' it applies where checkpoints are
+    taken, and is kept when the full store is."""
+    rec = LCSRecurrence(np.zeros(40, np.uint8), np.ones(50, np.uint8))
+    with pytest.raises(InputError) as e:
+        sweep(rec, backend="cpu", store="full", checkpoint_every=64)
+    assert e.value.field == "checkpoint_every"
+    assert sweep(rec, backend="cpu", store="auto", checkpoint_every=64).traceback((39, 49)).shape[1] == 3
