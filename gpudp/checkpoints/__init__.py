@@ -48,7 +48,7 @@ from ..codegen import block_decision, decision_dtype, diagonal_groups, spec_of
 from ..errors import ContractError, InputError, decision_overflow
 from ..memory import default_budget, parse_bytes
 from ..progress import progress_bar
-from ..recurrence import bad_step, start_cell
+from ..recurrence import bad_step, start_cell, whole_numbers
 from ..recurrence.narrow import prepare as narrow_cell
 from ..solution import Stats
 from .blocks import band, block_class, block_walker, edge_filler
@@ -98,12 +98,10 @@ def check_every(every, field: str = "checkpoint_every") -> int | None:
     plan (:func:`checkpoint_sweep`) refuses what will not fit."""
     if every is None:
         return None
-    k = 0  # a bool or a non-integer: refused as 0 is
-    if not isinstance(every, bool | np.bool_):
-        try:
-            k = operator.index(every)
-        except TypeError:
-            pass
+    try:
+        (k,) = whole_numbers((every,))
+    except TypeError:  # a bool or a non-integer: refused as 0 is
+        k = 0
     if k <= 0:
         raise InputError(field, f"{every!r}: must be a positive whole number of rows and columns")
     return k

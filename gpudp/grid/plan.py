@@ -9,7 +9,6 @@ chunks, and its memory figures (:meth:`Plan.memory`, planned by :mod:`gpudp.foot
 
 from __future__ import annotations
 
-import operator
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from .. import backends, values
 from ..errors import ContractError, InputError
 from ..footprint import MemoryNeed, layered_memory, memory_need
 from ..memory import default_budget, parse_bytes
-from ..recurrence import Recurrence
+from ..recurrence import Recurrence, whole_numbers
 from ..recurrence.layered import auto_codec
 from ..schedule import Schedule, derive
 from ..store import LayerLayout, TileLayout
@@ -259,9 +258,9 @@ def _tile_pair(tile) -> tuple[int, int]:
     """A tile as the caller gives it: two whole numbers ``(rows, columns)``, else an
     :class:`InputError` naming ``tile`` (a float or a bool was taken, ``(32,)`` a ValueError)."""
     try:
-        if isinstance(tile, str | bytes) or any(isinstance(x, bool | np.bool_) for x in tile):
+        if isinstance(tile, str | bytes):
             raise TypeError
-        bh, tw = (operator.index(x) for x in tile)
+        bh, tw = whole_numbers(tile)
     except (TypeError, ValueError):
         raise InputError("tile", f"{tile!r}: two whole numbers, (rows, columns)") from None
     return bh, tw

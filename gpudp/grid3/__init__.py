@@ -32,7 +32,6 @@ bytes, picks the backend as the other shapes do (``auto`` from the cells), runs 
 
 from __future__ import annotations
 
-import operator
 import time
 from dataclasses import dataclass, field
 
@@ -47,7 +46,7 @@ from ..jit import njit
 from ..kernel import KernelFactory
 from ..memory import default_budget, parse_bytes
 from ..progress import progress_bar
-from ..recurrence import Grid3Recurrence, contiguous, values_only
+from ..recurrence import Grid3Recurrence, contiguous, values_only, whole_numbers
 from ..solution import Stats
 from ..store import WORD_BYTES, DecisionStore, spills
 from . import layout
@@ -148,7 +147,7 @@ class Grid3Result:
 
     def _inside(self, cell) -> tuple[int, int, int]:
         try:
-            i, j, k = _integers(cell)
+            i, j, k = whole_numbers(cell)
         except (TypeError, ValueError):
             raise IndexError(f"a cell is three integers (i, j, k), got {cell!r}") from None
         if not all(0 <= x < n for x, n in zip((i, j, k), self.shape, strict=True)):
@@ -205,7 +204,7 @@ class Grid3Result:
         if start is None:
             start = (n1 - 1, n2 - 1, n3 - 1)
         try:
-            i0, j0, k0 = _integers(start)
+            i0, j0, k0 = whole_numbers(start)
         except (TypeError, ValueError):
             raise IndexError(f"start is a cell (i, j, k), got {start!r}") from None
         if min(i0, j0, k0) < 0:
@@ -231,14 +230,6 @@ class Grid3Result:
         back to its pool); the values stay."""
         if self._store is not None:
             self._store.close()
-
-
-def _integers(cell) -> tuple:
-    """A cell's coordinates as ints: TypeError for one that is not an integer (``1.5``, ``"3"``,
-    ``True``: refused, not truncated or parsed), ValueError (unpacking) for a wrong count."""
-    if any(isinstance(x, bool | np.bool_) for x in cell):
-        raise TypeError("a bool is not a coordinate")
-    return tuple(operator.index(x) for x in cell)
 
 
 def step_error(cls, at: tuple, d: int, to: tuple) -> ContractError:

@@ -29,15 +29,17 @@ from .intake import Intake, check_class, read_item
 __all__ = ["Instances", "intake_pairs", "read_side"]
 
 
-def read_side(seqs, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """``(buffer, offsets)`` of a list of sequences: sequence ``k`` is ``buffer[offsets[k] :
-    offsets[k + 1]]``. InputError naming ``name[k]`` for an element of another form than the
+def read_side(seqs, name: str) -> tuple[np.ndarray, np.ndarray, type | None]:
+    """``(buffer, offsets, form)`` of a list of sequences: sequence ``k`` is ``buffer[offsets[k] :
+    offsets[k + 1]]``; ``form`` is ``str`` or ``bytes`` for a side of text or bytes, else None
+    (arrays, an empty side). InputError naming ``name[k]`` for an element of another form than the
     first's."""
     if isinstance(seqs, np.ndarray) and seqs.ndim == 2:
         if seqs.dtype.kind not in "biuf":
             raise InputError(name, f"a 2-D array of {seqs.dtype}: symbols are integers or reals")
         n, m = seqs.shape
-        return widened_symbols(np.ascontiguousarray(seqs).reshape(-1)), np.arange(n + 1, dtype=np.int64) * m
+        rows = np.arange(n + 1, dtype=np.int64) * m
+        return widened_symbols(np.ascontiguousarray(seqs).reshape(-1)), rows, None
     if isinstance(seqs, str | bytes | np.ndarray) or not isinstance(seqs, Sequence):
         raise InputError(
             name, f"a {type(seqs).__name__}: give a list or tuple of sequences, or a 2-D array of rows"
@@ -47,7 +49,7 @@ def read_side(seqs, name: str) -> tuple[np.ndarray, np.ndarray]:
     seqs = list(seqs)
     offsets = np.zeros(len(seqs) + 1, np.int64)
     if not seqs:
-        return np.zeros(1, np.int32), offsets
+        return np.zeros(1, np.int32), offsets, None
     first = type(seqs[0])
     for k, x in enumerate(seqs):
         if type(x) is not first:
@@ -64,7 +66,7 @@ def read_side(seqs, name: str) -> tuple[np.ndarray, np.ndarray]:
                 buf = np.frombuffer(text.encode("ascii"), np.uint8)
             else:  # by code point
                 buf = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
-        return widened_symbols(buf), offsets
+        return widened_symbols(buf), offsets, first
     if first is np.ndarray:
         dt = seqs[0].dtype
         for k, x in enumerate(seqs):
@@ -79,19 +81,10 @@ def read_side(seqs, name: str) -> tuple[np.ndarray, np.ndarray]:
                     f"{name}[{k}]", f"a {x.ndim}-d array of {x.dtype}: {why}; give 1-D arrays of one dtype"
                 )
         np.cumsum(np.fromiter(map(len, seqs), np.int64, len(seqs)), out=offsets[1:])
-        return widened_symbols(np.concatenate(seqs)), offsets
+        return widened_symbols(np.concatenate(seqs)), offsets, None
     raise InputError(
         f"{name}[0]", f"a {first.__name__}: give str, bytes or 1-D arrays of numbers (or a 2-D array of rows)"
     )
-
-
-def _text_form(seqs):
-    """``str`` or ``bytes`` for a side of text or bytes (its items are of one form: read_side
-    checked), else None (arrays, an empty side)."""
-    if isinstance(seqs, Sequence) and not isinstance(seqs, str | bytes) and len(seqs):
-        first = type(seqs[0])
-        return first if first is str or first is bytes else None
-    return None
 
 
 class Instances(Sequence):
@@ -137,10 +130,9 @@ def intake_pairs(template, queries, choices, pairs: str) -> tuple[Intake, Instan
             f"{cls.__name__} declares symbols = False: queries= and choices= are its row and column "
             "symbols; declare symbols = True (cell then gets queries[k][i] and choices[m][j])"
         )
-    qb, qo = read_side(queries, "queries")
-    cb, co = read_side(choices, "choices")
+    qb, qo, q_text = read_side(queries, "queries")
+    cb, co, c_text = read_side(choices, "choices")
     check_symbol_types(qb, cb, "queries", "choices")
-    q_text, c_text = _text_form(queries), _text_form(choices)
     if {q_text, c_text} == {str, bytes}:  # as lcs.cdist: text and bytes are not one alphabet
         raise InputError(
             "choices",

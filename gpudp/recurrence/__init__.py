@@ -62,6 +62,7 @@ from .base import (
     read_only,
     start_cell,
     values_only,
+    whole_numbers,
 )
 from .grid import GridRecurrence
 from .grid3 import GRID3_NEIGHBOURS, Grid3Recurrence
@@ -82,4 +83,5 @@ __all__ = [
     "read_only",
     "start_cell",
     "values_only",
+    "whole_numbers",
 ]

@@ -441,6 +441,15 @@ def bad_step(rec_cls, path, out, layers=None) -> None:
     )
 
 
+def whole_numbers(xs) -> tuple[int, ...]:
+    """The items of ``xs`` as ints: :class:`TypeError` for a bool or an item that is not a whole
+    number (``1.5``, ``"3"``: refused, not truncated or parsed), and for an ``xs`` that is not
+    iterable. Numpy integers (and anything with ``__index__``) are taken."""
+    if any(isinstance(x, bool | np.bool_) for x in xs):
+        raise TypeError("a bool is not a whole number here")
+    return tuple(operator.index(x) for x in xs)
+
+
 def start_cell(
     start, names: tuple[str, ...] = ("i", "j"), field: str = "start", role: str = "the cell to walk back from"
 ) -> tuple[int, ...]:
@@ -450,9 +459,7 @@ def start_cell(
     not truncated or parsed). ``decision(...)``'s cell is read alike (``field`` "cell", ``role`` "a
     cell")."""
     try:
-        if any(isinstance(x, bool | np.bool_) for x in start):
-            raise TypeError
-        cell = tuple(operator.index(x) for x in start)
+        cell = whole_numbers(start)
     except TypeError:
         cell = ()
     if len(cell) != len(names):

@@ -413,7 +413,7 @@ def _solve(pre: Prepared, t0: float, memory_budget, progress, time_limit) -> Sol
 def _stopped(pre: Prepared, x: np.ndarray, stop: TimeLimitReached, seconds: float) -> Solution:
     """The checked, not optimal :class:`Solution` of a sweep stopped by its time limit: the greedy
     packing of the swept items in efficiency order (``x`` holds the free items already), a proven
-    lower bound, and Dantzig's bound above it (:func:`_dantzig`)."""
+    lower bound, and Dantzig's bound above it (:func:`.io.dantzig_bound`)."""
     from gpudp.backends import device_name
     from gpudp.solution import Stats
 
@@ -426,7 +426,11 @@ def _stopped(pre: Prepared, x: np.ndarray, stop: TimeLimitReached, seconds: floa
     value = sum(int(v) for v in pre.p[sel]) if pre.integral else math.fsum(pre.p[sel].tolist())
     forced = pre.p[(pre.w == 0) & (pre.p > 0)]
     forced_value = sum(int(v) for v in forced) if pre.integral else math.fsum(forced.tolist())
-    upper = forced_value + _dantzig(pre) if pre.integral else math.fsum(pre.p[pre.p > 0].tolist())
+    upper = (
+        forced_value + dantzig_bound(pre.ps, pre.ws, pre.cap)
+        if pre.integral
+        else math.fsum(pre.p[pre.p > 0].tolist())
+    )
     stats = Stats(backend=pre.backend, device=device_name(pre.backend), cells=stop.done, seconds=seconds)
     sol = Solution(
         "knapsack",
@@ -449,11 +453,6 @@ def _stopped(pre: Prepared, x: np.ndarray, stop: TimeLimitReached, seconds: floa
     )
     sol.check()
     return sol
-
-
-def _dantzig(pre: Prepared) -> int:
-    """Dantzig's bound on the swept items (integer profits): :func:`.io.dantzig_bound`."""
-    return dantzig_bound(pre.ps, pre.ws, pre.cap)
 
 
 def _measure(backend: str, step: int):
