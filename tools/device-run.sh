@@ -2,7 +2,7 @@
 # On the lent GPU machine (its own python3 3.12 with numba-cuda; no network): install gpudp with the
 # carried numpy<2.5 wheel, run the GPU tests and benchmarks, write logs under $OUT.
 # Here, first: ../shared/tools/device-wheels.sh rapidfuzz==3.14.6   (fills .whl/, carried)
-# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-gotoh|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|remeasure-36c|remeasure-36d|rows|check|peers|pending|pending-speed|batches|warps|profile|narrow|narrow-layered|store|defaults|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
+# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-tiled|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|remeasure-36c|remeasure-36d|rows|check|peers|pending|pending-speed|batches|warps|profile|narrow|narrow-layered|store|defaults|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -37,11 +37,11 @@ for stage in "${@:-all}"; do
         --ranges 1e6,1e7 --out "$OUT/knapsack-classes.json" 2>&1 | tail -30
       timeout 200 python3 -m gpudp.cli bench knapsack-classes --classes hard --sizes 1000 --ranges 1e6,1e7 \
         --seeds 3 --time-limit 60 --no-peers --out "$OUT/knapsack-hard.json" 2>&1 | tail -12 ;;
-    ncu-gotoh)
+    ncu-tiled)
       ncu --clock-control none --kernel-name regex:run_tiles --launch-skip 1 --launch-count 1 \
         --section SpeedOfLight --section Occupancy --section WarpStateStats --section SchedulerStats \
-        --section LaunchStats --section MemoryWorkloadAnalysis python3 tools/ncu_gotoh.py 32768 128 2>&1 \
-        | tee "$OUT/ncu_gotoh.txt" | grep -v "^==PROF==" | tail -80 ;;
+        --section LaunchStats --section MemoryWorkloadAnalysis python3 tools/ncu_tiled.py gotoh 32768 128 256 --decisions 2>&1 \
+        | tee "$OUT/ncu_tiled.txt" | grep -v "^==PROF==" | tail -80 ;;
     multi-gpu)
       # issue 18: one worker a GPU; batch scores (pairs sent from the client, and pairs resident on
       # the workers)
