@@ -124,7 +124,8 @@ def solve(
     and ``solution`` are a common subsequence found greedily (checked like any other), a proven lower
     bound, and ``details["upper_bound"]`` the sum over symbols of the lesser count in the two
     sequences (at most ``min(len(a), len(b))``). A solve predicted to take over a minute says so on
-    stderr first (unless ``progress=False``).
+    stderr first (unless ``progress=False``). The engine's limit: ``method="auto"`` then takes the
+    engine, and ``"bitparallel"`` refuses it.
 
     ``method``: ``"wavefront"`` sweeps the recurrence with the engine (:func:`gpudp.engine.sweep`:
     any backend, linear space with checkpoints, a time limit, progress); ``"bitparallel"`` runs
@@ -133,17 +134,22 @@ def solve(
     56,000 x 72,000) and walking the subsequence back through them (the CPU kernels of
     ``solve_many(..., traceback=True)``), one to two orders of magnitude faster than the engine's
     CPU sweep; it has no GPU kernel (one pair is one thread's work there). ``"auto"``: the bit
-    vectors where they take at most :data:`.pair.PAIR_VECTORS_MAX` and half the memory budget, no engine
-    option (``tile``, ``store``, ``checkpoint_every``) is given, the backend asked for runs them
-    (``"auto"`` or ``"cpu"``) and, with ``backend="auto"``, they are predicted no slower than the
-    engine on the backend it would take (the rates of ``gpudp info``); else the engine. Either way
-    the subsequence is checked against both inputs; ``stats.extra["method"]`` says which ran.
+    vectors where they take at most :data:`.pair.PAIR_VECTORS_MAX` and half the memory budget, no
+    engine option (below) is given, the backend asked for runs them (``"auto"`` or ``"cpu"``)
+    and, with ``backend="auto"``, they are predicted no slower than the engine on the backend it
+    would take (the rates of ``gpudp info``); else the engine. Either way the subsequence is
+    checked against both inputs; ``stats.extra["method"]`` says which ran. The engine's options
+    ``tile``, ``store`` (other than ``"auto"``), ``checkpoint_every`` and ``time_limit`` apply to
+    the engine only: given (not None), ``"auto"`` takes the engine, so that each does what it
+    says (a time limit is one the engine stops at; the bit vectors are one compiled call, with no
+    point to stop at), and ``"bitparallel"`` refuses them.
 
     Raises
     ------
     InputError
         bad sequences or options; ``method="bitparallel"`` with a backend that has no such kernel,
-        or vectors that would not fit.
+        vectors that would not fit, or an engine option (named: ``tile``, ``store``,
+        ``checkpoint_every``, ``time_limit``).
     """
     t_start = time.perf_counter()
     time_limit = parse_time_limit(time_limit)
@@ -160,10 +166,10 @@ def solve(
         memory_budget = parse_bytes(memory_budget, "memory_budget")
     ea, eb = kernel_codes(xa, xb)
     cells = len(ea) * len(eb)
-    engine_options = tile is not None or store != "auto" or checkpoint_every is not None
-    bits_on, why = pair.choose_method(
-        method, backend, engine_options, len(ea), len(eb), memory_budget, time_limit
-    )
+    given = dict(tile=tile, store=None if store == "auto" else store, checkpoint_every=checkpoint_every)
+    given.update(time_limit=time_limit)
+    engine_options = {k: v for k, v in given.items() if v is not None}  # the defaults: not given
+    bits_on, why = pair.choose_method(method, backend, engine_options, len(ea), len(eb), memory_budget)
     if bits_on is not None:
         return pair.solve_bitparallel(ka, xa, xb, ea, eb, bits_on, why, t_start)
     chosen = choose_backend(backend, cells)[0]  # the sweep's own choice (gpudp.engine.plan_sweep)
