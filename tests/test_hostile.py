@@ -383,3 +383,35 @@ def test_solution_json_has_no_infinity():
     out = json.loads(sol.to_json(), parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
     assert out["value"] == "inf" and out["solution"] == [0.5, "inf", "-inf"]
     assert out["stats"]["gap"] == "nan" and out["bounds"] == [1.5, "inf"]
+
+
+def _lcs_rec(n: int, m: int):
+    """An LCS grid of ``n`` x ``m`` cells on random bases (a seed for each size)."""
+    rng = np.random.default_rng(n * 7 + m)
+    a, b = ("".join(rng.choice(list("ACGT"), k)) for k in (n, m))
+    return lcs.LCSRecurrence(*lcs.kernel_codes(lcs.encode(a, "a"), lcs.encode(b, "b")))
+
+
+def test_a_budget_of_zero_means_no_memory_for_each_store(monkeypatch):
+    """memory_budget=0: store='full' spilled every decision, 'checkpoints' grew its spacing to one
+    block of the whole grid (every decision in memory at the traceback: the opposite of 0) or, with
+    checkpoint_every, refused over "0.00 GiB needed"; now it refuses by name, saying why and the
+    bytes, and 'auto' takes the full store, spilled (it took that one block)."""
+    rec = _lcs_rec(600, 700)  # 2 x 2 blocks of the default 512
+    full = sweep(rec, backend="cpu", store="full", memory_budget=0, progress=False)
+    assert full.stats.spilled_to_disk
+    why = r"^memory_budget: 0 leaves store='checkpoints' no memory.* [0-9,]+ bytes .* store='full'"
+    for every in (None, 512):
+        with pytest.raises(InputError, match=why):
+            sweep(rec, backend="cpu", store="checkpoints", checkpoint_every=every, memory_budget=0)
+    auto = sweep(rec, backend="cpu", memory_budget=0, progress=False)
+    assert auto.stats.spilled_to_disk and "checkpoint_every" not in auto.stats.extra
+    assert np.array_equal(auto.traceback((599, 699)), full.traceback((599, 699)))
+    monkeypatch.setenv("GPUDP_MEMORY_BUDGET", "0")  # the default budget 0: the same
+    assert sweep(rec, backend="cpu", progress=False).stats.spilled_to_disk
+    monkeypatch.delenv("GPUDP_MEMORY_BUDGET")
+    one = sweep(_lcs_rec(300, 200), backend="cpu", store="checkpoints", memory_budget=0, progress=False)
+    assert one.stats.extra["checkpoint_bytes"] == 0  # one block: no checkpoints, nothing to refuse
+    assert "checkpoint_every" in sweep(rec, backend="cpu", memory_budget=1000).stats.extra  # > 0: as before
+    for res in (full, auto, one):
+        res.close()

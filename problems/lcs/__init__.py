@@ -114,7 +114,8 @@ def solve(
     ``"full"`` keeps a bit per cell (32 GiB at 2^19 x 2^19); ``"checkpoints"`` keeps every K-th
     row and column (``checkpoint_every``) and sweeps again the blocks the subsequence crosses, so
     that alignments of millions of symbols need a few GiB; ``"auto"`` takes checkpoints when the
-    full store would not stay within ``memory_budget``. ``checkpoint_every``: a positive integer,
+    full store would not stay within ``memory_budget`` (a budget of 0: the full store, all on disk;
+    checkpoints need memory, and ``"checkpoints"`` refuses 0). ``checkpoint_every``: a positive integer,
     checked first (see :func:`gpudp.checkpoints.check_every`); one at least as long as the longer
     sequence makes the whole grid one block (no checkpoints; its decisions a byte a cell on the
     cpu), refused before the sweep when that block does not fit the memory there is.
@@ -330,8 +331,10 @@ def cli_arguments(p):
     p.add_argument(
         "--memory-budget",
         default=None,
-        help="host bytes for the decision store before it spills to disk (e.g. 8G); with --pairs, for "
-        "the batch (refused before it starts when its pairs and results would take more)",
+        help="host bytes for the decision store before it spills to disk (e.g. 8G; 0: --store full "
+        "keeps every decision on disk, --store checkpoints is refused, since its checkpoints need "
+        "memory, and auto takes full); with --pairs, for the batch (refused before it starts when "
+        "its pairs and results would take more)",
     )
     p.add_argument(
         "--store",
