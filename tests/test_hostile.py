@@ -415,3 +415,16 @@ def test_a_budget_of_zero_means_no_memory_for_each_store(monkeypatch):
     assert "checkpoint_every" in sweep(rec, backend="cpu", memory_budget=1000).stats.extra  # > 0: as before
     for res in (full, auto, one):
         res.close()
+
+
+def test_an_integer_that_float64_rounds_past_its_range_is_not_exact():
+    """exact_in_float tested ``abs(x) < 2**1024`` and then ``float(x)``, which rounds the integers
+    from 2^1024 - 2^970 up to 2^1024 and raises OverflowError: a knapsack list of such an integer
+    and a real was an OverflowError, not the InputError naming the list."""
+    from gpudp.inputs import exact_in_float
+    from gpudp.problems import knapsack
+
+    assert not exact_in_float(2**1024 - 1) and not exact_in_float(-(2**1024 - 2**970))
+    assert exact_in_float(2**1024 - 2**971) and exact_in_float(-(2**1023))  # float64's largest; a power
+    with pytest.raises(InputError, match=r"^profits: item 0: the integer .* not exactly representable"):
+        knapsack.solve([2**1024 - 1, 0.5], [1, 1], 3, backend="cpu")
