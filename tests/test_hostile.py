@@ -428,3 +428,20 @@ def test_an_integer_that_float64_rounds_past_its_range_is_not_exact():
     assert exact_in_float(2**1024 - 2**971) and exact_in_float(-(2**1023))  # float64's largest; a power
     with pytest.raises(InputError, match=r"^profits: item 0: the integer .* not exactly representable"):
         knapsack.solve([2**1024 - 1, 0.5], [1, 1], 3, backend="cpu")
+
+
+def test_solution_json_of_bytes_and_long_doubles():
+    """The LCS of two bytes is bytes, which to_json refused (TypeError: not JSON serialisable),
+    single and batch alike; a numpy longdouble recursed without end (its tolist() is itself). Now
+    bytes are the list of their integers, a longdouble a float, integers exact at any size."""
+    from gpudp.solution import Solution, Stats
+
+    for sol in (
+        lcs.solve(b"ACGT", b"AGT", backend="cpu"),
+        lcs.solve_many([(b"ACGT", b"AGT")], backend="cpu", traceback=True).solutions[0],
+    ):
+        assert json.loads(sol.to_json())["solution"] == list(b"AGT")
+    odd = Solution("x", 2**70, np.longdouble("-inf"), Stats(extra={"u": np.uint64(2**64 - 1)}))
+    odd.details["half"] = np.longdouble(0.5)
+    out = json.loads(odd.to_json())
+    assert (out["value"], out["solution"], out["half"], out["stats"]["u"]) == (2**70, "-inf", 0.5, 2**64 - 1)
