@@ -184,6 +184,19 @@ def test_str_beside_bytes_sides_are_refused():
     assert _pairs(["a"], ["a"]) == _pairs([b"a"], [b"a"]) == [[1]]
 
 
+def test_str_beside_arrays_sides_are_refused():
+    """The same for text beside arrays of numbers (a list of them or a 2-D array): 'a' matched 97,
+    where lcs.cdist and lcs.solve refuse a str beside anything but a str. Bytes beside arrays are
+    numbers beside numbers (bytes are 0..255), and an empty side has no form: read as before."""
+    for queries, choices, why in (
+        (["a"], [np.array([97])], "choices: arrays beside queries of str"),
+        (np.array([[97]]), ["a"], "choices: str beside queries of arrays"),
+    ):
+        with pytest.raises(InputError, match=why):
+            _pairs(queries, choices)
+    assert _pairs([b"a"], [np.array([97])]) == [[1]] and _pairs([], ["a"]) == []
+
+
 @pytest.mark.parametrize("cutoff", [2**63, 2**70, np.uint64(2**64 - 1)])
 def test_a_score_cutoff_past_int64_cuts_as_one_no_score_reaches(cutoff):
     """A cutoff no score can reach: every LCS below it (0), no distance above it (each as it is);
