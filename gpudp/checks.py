@@ -379,14 +379,16 @@ def typing_errors(cls):
 
 @contextlib.contextmanager
 def kernel_raises(cls):
-    """Around a call of ``cls``'s compiled sweep outside numba's parallel regions (a serial loop,
-    which hands on what the cell raised as it is, not as :func:`typing_errors`'s ``SystemError``):
-    any exception becomes the same :class:`ContractError` (:func:`raised_in_sweep`), chained. Only
-    for a call of a kernel already compiled: its typing errors are :func:`typing_errors`'s."""
+    """Around a call of ``cls``'s compiled sweep whose loops run outside numba's parallel regions
+    too (a serial loop hands on what the cell raised as it is, a parallel region as
+    :func:`typing_errors`'s ``SystemError``): either becomes the same :class:`ContractError`
+    (:func:`raised_in_sweep`), the cell's exception chained. Only for a call of a kernel already
+    compiled: its typing errors are :func:`typing_errors`'s."""
     try:
         yield
     except Exception as e:
-        raise raised_in_sweep(cls, e) from e
+        cause = e.__cause__ if _raised_in_kernel(e) else e  # a parallel region's, on this thread
+        raise raised_in_sweep(cls, cause) from cause
 
 
 def raised_in_sweep(cls, cause: BaseException) -> ContractError:

@@ -405,6 +405,23 @@ def test_a_cell_raising_in_the_compiled_sweep_is_a_contract_error():
     assert table[0, 2] == t01 + 1 + v[2, 2] + v[0, 2]
 
 
+def test_a_raise_in_a_parallel_region_names_the_cell_s_exception():
+    """A parallel region's raise on the calling thread comes as numba's SystemError ('... returned
+    a result with an exception set'), the cell's exception its cause: kernel_raises names that
+    cause, as the grid's typing_errors does, not the SystemError."""
+    from gpudp.checks import kernel_raises
+
+    with pytest.raises(
+        ContractError, match=r"Chain's compiled .* raised ZeroDivisionError\('by zero'\)"
+    ) as e:
+        with kernel_raises(Chain):
+            try:
+                raise ZeroDivisionError("by zero")
+            except ZeroDivisionError as cause:
+                raise SystemError("<function run> returned a result with an exception set") from cause
+    assert isinstance(e.value.__cause__, ZeroDivisionError)
+
+
 def _compiled(cls) -> bool:
     from gpudp.kernel import family
 
