@@ -9,8 +9,9 @@ What the pass checks, by shape (each the contract of docs/tutorial.md):
 
 - every shape: each ``cell`` return (:func:`gpudp.checks.check_return`: the form, a float into an
   integer ``value_dtype``, an integer out of its range, a decision that is no integer), an integer
-  overflow in the arithmetic of an integer cell on numpy scalars (which compiled code wraps), and each
-  decision's width, at every cell; ``cell`` gets its data read-only, so that an index past the end
+  overflow in the arithmetic of an integer cell on numpy scalars (which compiled code wraps) or a
+  division by zero there (numpy gives 0 or inf; compiled, the CPU raises, the GPU's is undefined),
+  and each decision's width, at every cell; ``cell`` gets its data read-only, so that an index past the end
   of a data array (which compiled code reads as whatever memory holds) or a write to the data is a
   :class:`ContractError` naming the cell, its cause chained; with a traceback to come, ``back`` is
   called on every computed cell with the cell's decision, and a step the walk would refuse is
@@ -75,14 +76,21 @@ def _run(cls, meth: str, at: tuple, args: tuple, data: tuple, passes=()):
     exception it raises is a :class:`ContractError` naming the method and the cell (those of the
     types ``passes`` are the caller's to word)."""
     name = f"{cls.__name__}.{meth}"
+    integer = "raise" if _integer(cls) else "ignore"
     try:
-        with np.errstate(all="ignore", over="raise" if _integer(cls) else "ignore"):
+        with np.errstate(all="ignore", over=integer, divide=integer):
             return getattr(cls, meth)(*at, *args, *data)
     except (ContractError, *passes):
         raise
     except BadRead as e:
         raise ContractError(f"{name} at {at} {e}") from None
-    except FloatingPointError as e:  # numpy's integer scalars: an overflow (over="raise")
+    except FloatingPointError as e:
+        if "divide by zero" in str(e):  # numpy's scalars give 0 or inf where compiled code raises
+            raise ContractError(
+                f"{name} at {at}: {e} (a division by zero, found by the checked sweep: compiled, it "
+                "raises ZeroDivisionError on the CPU and is undefined on the GPU)"
+            ) from e
+        # numpy's integer scalars: an overflow (over="raise")
         raise ContractError(
             f"{name} at {at}: {e} (an integer overflow in its arithmetic, found by the checked sweep: "
             "compiled, integers wrap around silently and the answer would be wrong; use a wider type, "

@@ -34,6 +34,7 @@ __all__ = [
     "check_value",
     "check_typed_return",
     "typing_errors",
+    "kernel_raises",
     "cell_symbols",
     "widened_symbols",
     "check_symbol_types",
@@ -370,14 +371,34 @@ def typing_errors(cls):
         yield
     except Exception as e:
         if _raised_in_kernel(e):
-            raise ContractError(
-                f"{cls.__name__}'s compiled sweep stopped: its cell, boundary or back raised "
-                f"{e.__cause__!r} (compiled, without saying at which cell); sweep(rec, check=True) runs "
-                "them in plain Python and names the cell"
-            ) from e.__cause__
+            raise raised_in_sweep(cls, e.__cause__) from e.__cause__
         if not any(k.__name__ == "TypingError" and k.__module__.startswith("numba") for k in type(e).__mro__):
             raise
         raise ContractError(typing_message(cls, str(e))) from e
+
+
+@contextlib.contextmanager
+def kernel_raises(cls):
+    """Around a call of ``cls``'s compiled sweep whose loops run outside numba's parallel regions
+    too (a serial loop hands on what the cell raised as it is, a parallel region as
+    :func:`typing_errors`'s ``SystemError``): either becomes the same :class:`ContractError`
+    (:func:`raised_in_sweep`), the cell's exception chained. Only for a call of a kernel already
+    compiled: its typing errors are :func:`typing_errors`'s."""
+    try:
+        yield
+    except Exception as e:
+        cause = e.__cause__ if _raised_in_kernel(e) else e  # a parallel region's, on this thread
+        raise raised_in_sweep(cls, cause) from cause
+
+
+def raised_in_sweep(cls, cause: BaseException) -> ContractError:
+    """The :class:`ContractError` for ``cause``, an exception that ``cls``'s compiled cell,
+    boundary or back raised as the sweep ran (the caller chains it)."""
+    return ContractError(
+        f"{cls.__name__}'s compiled sweep stopped: its cell, boundary or back raised "
+        f"{cause!r} (compiled, without saying at which cell); sweep(rec, check=True) runs "
+        "them in plain Python and names the cell"
+    )
 
 
 def _raised_in_kernel(e: Exception) -> bool:

@@ -56,6 +56,10 @@ def sweep(
                    when a GPU is usable), ``cpu`` or ``cuda``.
     memory_budget: host bytes the decision store may take before it spills to a disk memmap
                    (int or text like ``"8G"``; default: GPUDP_MEMORY_BUDGET or half of free RAM).
+                   0 means no host memory for decisions: ``store="full"`` spills every decision
+                   to disk; ``"checkpoints"`` refuses it (:class:`InputError` naming
+                   ``memory_budget``, with the bytes its checkpoints need) unless the grid is one
+                   block, without checkpoints; ``"auto"`` then takes the full store.
     progress:      a progress bar on stderr for sweeps longer than about a second; None = only
                    when stderr is a terminal.
     tile:          ``(rows, cols)`` of the tiles of a tiled grid sweep (tuning; see docs).

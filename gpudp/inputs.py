@@ -180,7 +180,10 @@ def exact_in_float(x: int) -> bool:
     past that those whose low bits are zero (2^60 is, 2^53 + 1 is not). A reader that turns a list
     of integers and reals into float64 refuses an integer for which this is False, rather than
     rounding it silently."""
-    return abs(x) <= 1 << 53 or (abs(x) < 2**1024 and int(float(x)) == x)
+    try:
+        return abs(x) <= 1 << 53 or int(float(x)) == x
+    except OverflowError:  # past float64's range (2^1024 - 1 rounds up to it)
+        return False
 
 
 def parse_time_limit(value, field: str = "time_limit") -> float | None:

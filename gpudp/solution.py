@@ -108,7 +108,9 @@ class Solution:
     def to_json(self, **kw) -> str:
         """:meth:`as_dict` as JSON text (``kw``: :func:`json.dumps`'s). JSON has no infinity or NaN:
         a non-finite number (an unproven bound, a tour over a missing edge) is written as the string
-        ``"inf"``, ``"-inf"`` or ``"nan"``, never as ``Infinity``, which JSON readers refuse."""
+        ``"inf"``, ``"-inf"`` or ``"nan"``, never as ``Infinity``, which JSON readers refuse. JSON
+        has no bytes either: a ``bytes`` value (the LCS of two ``bytes``) is the list of its
+        integers 0..255, the symbols as the solvers compare them. Integers are exact at any size."""
         return json.dumps(_finite(self.as_dict()), default=_json_default, allow_nan=False, **kw)
 
 
@@ -118,8 +120,11 @@ def _finite(o):
         return {k: _finite(v) for k, v in o.items()}
     if isinstance(o, list | tuple):
         return [_finite(v) for v in o]
-    if hasattr(o, "tolist") and not isinstance(o, str | bytes):  # numpy arrays and scalars
-        return _finite(o.tolist())
+    if isinstance(o, bytes | bytearray):  # numpy's bytes_ too
+        return list(o)
+    if hasattr(o, "tolist") and not isinstance(o, str):  # numpy arrays and scalars
+        v = o.tolist()
+        return _finite(float(v) if type(v) is type(o) else v)  # a longdouble's tolist() is itself
     if isinstance(o, float) and not math.isfinite(o):
         return "nan" if math.isnan(o) else ("inf" if o > 0 else "-inf")
     return o

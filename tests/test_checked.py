@@ -325,3 +325,21 @@ def test_an_integer_overflow_in_the_cell_is_named_in_checked_mode():
         sweep(Paths(2, 1 << 62), backend="cpu", check=True, traceback=False)
     fine = sweep(Paths(30), backend="cpu", check=True, traceback=False).last_row[-1]
     assert int(fine) == math.comb(58, 29)  # every count fits
+
+
+class Shares(Paths):
+    """Paths whose cell divides by its data, ``weight // (j - weight)``: zero at column ``weight``,
+    where compiled code raises ZeroDivisionError; numpy's scalars gave 0 with a warning."""
+
+    @staticmethod
+    def cell(i, j, up, left, diag, weight):
+        return up + left + 100 // (j - weight)
+
+
+def test_an_integer_division_by_zero_on_data_is_named_in_checked_mode():
+    """The checked sweep ran the cell with numpy's division errors ignored, so an integer division
+    by a data item of zero passed it; the compiled sweep then raised, saying check=True names the
+    cell, which it had not. Now the checked sweep names it."""
+    with pytest.raises(ContractError, match=r"Shares\.cell at \(0, 3\): divide by zero .*division by zero"):
+        sweep(Shares(5, 3), backend="cpu", check=True, traceback=False)
+    assert sweep(Shares(3, 7), backend="cpu", check=True, traceback=False).last_row.shape == (3,)

@@ -184,6 +184,19 @@ def test_str_beside_bytes_sides_are_refused():
     assert _pairs(["a"], ["a"]) == _pairs([b"a"], [b"a"]) == [[1]]
 
 
+def test_str_beside_arrays_sides_are_refused():
+    """The same for text beside arrays of numbers (a list of them or a 2-D array): 'a' matched 97,
+    where lcs.cdist and lcs.solve refuse a str beside anything but a str. Bytes beside arrays are
+    numbers beside numbers (bytes are 0..255), and an empty side has no form: read as before."""
+    for queries, choices, why in (
+        (["a"], [np.array([97])], "choices: arrays beside queries of str"),
+        (np.array([[97]]), ["a"], "choices: str beside queries of arrays"),
+    ):
+        with pytest.raises(InputError, match=why):
+            _pairs(queries, choices)
+    assert _pairs([b"a"], [np.array([97])]) == [[1]] and _pairs([], ["a"]) == []
+
+
 @pytest.mark.parametrize("cutoff", [2**63, 2**70, np.uint64(2**64 - 1)])
 def test_a_score_cutoff_past_int64_cuts_as_one_no_score_reaches(cutoff):
     """A cutoff no score can reach: every LCS below it (0), no distance above it (each as it is);
@@ -383,3 +396,65 @@ def test_solution_json_has_no_infinity():
     out = json.loads(sol.to_json(), parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
     assert out["value"] == "inf" and out["solution"] == [0.5, "inf", "-inf"]
     assert out["stats"]["gap"] == "nan" and out["bounds"] == [1.5, "inf"]
+
+
+def _lcs_rec(n: int, m: int):
+    """An LCS grid of ``n`` x ``m`` cells on random bases (a seed for each size)."""
+    rng = np.random.default_rng(n * 7 + m)
+    a, b = ("".join(rng.choice(list("ACGT"), k)) for k in (n, m))
+    return lcs.LCSRecurrence(*lcs.kernel_codes(lcs.encode(a, "a"), lcs.encode(b, "b")))
+
+
+def test_a_budget_of_zero_means_no_memory_for_each_store(monkeypatch):
+    """memory_budget=0: store='full' spilled every decision, 'checkpoints' grew its spacing to one
+    block of the whole grid (every decision in memory at the traceback: the opposite of 0) or, with
+    checkpoint_every, refused over "0.00 GiB needed"; now it refuses by name, saying why and the
+    bytes, and 'auto' takes the full store, spilled (it took that one block)."""
+    rec = _lcs_rec(600, 700)  # 2 x 2 blocks of the default 512
+    full = sweep(rec, backend="cpu", store="full", memory_budget=0, progress=False)
+    assert full.stats.spilled_to_disk
+    why = r"^memory_budget: 0 leaves store='checkpoints' no memory.* [0-9,]+ bytes .* store='full'"
+    for every in (None, 512):
+        with pytest.raises(InputError, match=why):
+            sweep(rec, backend="cpu", store="checkpoints", checkpoint_every=every, memory_budget=0)
+    auto = sweep(rec, backend="cpu", memory_budget=0, progress=False)
+    assert auto.stats.spilled_to_disk and "checkpoint_every" not in auto.stats.extra
+    assert np.array_equal(auto.traceback((599, 699)), full.traceback((599, 699)))
+    monkeypatch.setenv("GPUDP_MEMORY_BUDGET", "0")  # the default budget 0: the same
+    assert sweep(rec, backend="cpu", progress=False).stats.spilled_to_disk
+    monkeypatch.delenv("GPUDP_MEMORY_BUDGET")
+    one = sweep(_lcs_rec(300, 200), backend="cpu", store="checkpoints", memory_budget=0, progress=False)
+    assert one.stats.extra["checkpoint_bytes"] == 0  # one block: no checkpoints, nothing to refuse
+    assert "checkpoint_every" in sweep(rec, backend="cpu", memory_budget=1000).stats.extra  # > 0: as before
+    for res in (full, auto, one):
+        res.close()
+
+
+def test_an_integer_that_float64_rounds_past_its_range_is_not_exact():
+    """exact_in_float tested ``abs(x) < 2**1024`` and then ``float(x)``, which rounds the integers
+    from 2^1024 - 2^970 up to 2^1024 and raises OverflowError: a knapsack list of such an integer
+    and a real was an OverflowError, not the InputError naming the list."""
+    from gpudp.inputs import exact_in_float
+    from gpudp.problems import knapsack
+
+    assert not exact_in_float(2**1024 - 1) and not exact_in_float(-(2**1024 - 2**970))
+    assert exact_in_float(2**1024 - 2**971) and exact_in_float(-(2**1023))  # float64's largest; a power
+    with pytest.raises(InputError, match=r"^profits: item 0: the integer .* not exactly representable"):
+        knapsack.solve([2**1024 - 1, 0.5], [1, 1], 3, backend="cpu")
+
+
+def test_solution_json_of_bytes_and_long_doubles():
+    """The LCS of two bytes is bytes, which to_json refused (TypeError: not JSON serialisable),
+    single and batch alike; a numpy longdouble recursed without end (its tolist() is itself). Now
+    bytes are the list of their integers, a longdouble a float, integers exact at any size."""
+    from gpudp.solution import Solution, Stats
+
+    for sol in (
+        lcs.solve(b"ACGT", b"AGT", backend="cpu"),
+        lcs.solve_many([(b"ACGT", b"AGT")], backend="cpu", traceback=True).solutions[0],
+    ):
+        assert json.loads(sol.to_json())["solution"] == list(b"AGT")
+    odd = Solution("x", 2**70, np.longdouble("-inf"), Stats(extra={"u": np.uint64(2**64 - 1)}))
+    odd.details["half"] = np.longdouble(0.5)
+    out = json.loads(odd.to_json())
+    assert (out["value"], out["solution"], out["half"], out["stats"]["u"]) == (2**70, "-inf", 0.5, 2**64 - 1)

@@ -366,6 +366,62 @@ def test_a_decision_too_wide_is_a_contract_error(backend):
         sweep(Wide(4), backend=backend, progress=False)
 
 
+class Dividing(Chain):
+    """Chain whose cell divides by zero at one cell, ``(at[0], at[1])``, and nowhere else."""
+
+    def __init__(self, n, at):
+        self.n, self.at = n, np.array(at, np.int64)
+
+    def data(self):
+        return (self.at,)
+
+    @staticmethod
+    def cell(i, j, T, at):
+        v = 100 // (abs(i - at[0]) + abs(j - at[1]))
+        if i == j:
+            return 1 + v, 0
+        k = (i + j) // 2
+        return T[i, k] + T[k + 1, j] + v, k - i
+
+    @staticmethod
+    def back(i, j, d, at):
+        return Chain.back(i, j, d)
+
+
+def test_a_cell_raising_in_the_compiled_sweep_is_a_contract_error():
+    """Diagonals too short for a parallel region run serially, outside numba's parallel regions,
+    which handed on the cell's ZeroDivisionError as it was: now the grid's ContractError (what a
+    parallel region's raise on the calling thread already was), the cell's exception chained, with
+    decisions kept or not. (On a worker thread numba loses it: see docs/tutorial.md, section 2.)"""
+    why = r"Dividing's compiled sweep stopped: its cell, boundary or back raised ZeroDivisionError.*check="
+    for at in ((2, 2), (0, 7), (3, 5)):  # n = 8: every diagonal serial (work < SERIAL_WORK)
+        for traceback in (True, False):
+            with pytest.raises(ContractError, match=why) as e:
+                sweep(Dividing(8, at), backend="cpu", progress=False, traceback=traceback)
+            assert isinstance(e.value.__cause__, ZeroDivisionError)
+    v = {(i, j): 100 // (abs(i - 5) + abs(j - 5)) for i in range(3) for j in range(3)}  # no zero
+    t01 = 2 + v[0, 0] + v[1, 1] + v[0, 1]
+    table = sweep(Dividing(3, (5, 5)), backend="cpu", progress=False).table
+    assert table[0, 2] == t01 + 1 + v[2, 2] + v[0, 2]
+
+
+def test_a_raise_in_a_parallel_region_names_the_cell_s_exception():
+    """A parallel region's raise on the calling thread comes as numba's SystemError ('... returned
+    a result with an exception set'), the cell's exception its cause: kernel_raises names that
+    cause, as the grid's typing_errors does, not the SystemError."""
+    from gpudp.checks import kernel_raises
+
+    with pytest.raises(
+        ContractError, match=r"Chain's compiled .* raised ZeroDivisionError\('by zero'\)"
+    ) as e:
+        with kernel_raises(Chain):
+            try:
+                raise ZeroDivisionError("by zero")
+            except ZeroDivisionError as cause:
+                raise SystemError("<function run> returned a result with an exception set") from cause
+    assert isinstance(e.value.__cause__, ZeroDivisionError)
+
+
 def _compiled(cls) -> bool:
     from gpudp.kernel import family
 

@@ -65,9 +65,10 @@ def test_both_methods_match_the_reference(a, b):
 
 
 def test_the_method_choice():
-    """auto takes the engine where an engine option is given, where the vectors would not fit half
-    the memory budget, where a time limit could stop it, and for a backend with no bit-vector
-    kernel; bitparallel refuses what it cannot run; a bad name is an InputError."""
+    """auto takes the engine where an engine option is given (a time limit too: the bit vectors
+    cannot stop at it), where the vectors would not fit half the memory budget, and for a backend
+    with no bit-vector kernel; bitparallel refuses what it cannot run, and each engine option by
+    name (it ignored them); a bad name is an InputError."""
     a, b = "ACGT" * 30, "TTGCA" * 20
 
     def method(**kw):
@@ -78,12 +79,23 @@ def test_the_method_choice():
     assert method(backend="cpu", checkpoint_every=64) == "wavefront"
     assert method(backend="cpu", memory_budget=2 * 150 * 8 - 1) == "wavefront"  # 2 words x 100 columns
     assert method(backend="cpu", memory_budget=2 * 200 * 8 * 2).startswith("bit-parallel")
-    assert method(backend="cpu", time_limit=1e-9) == "wavefront"
+    assert method(backend="cpu", time_limit=1e-9) == method(backend="cpu", time_limit=1e9) == "wavefront"
+    assert method(backend="cpu", time_limit=float("inf"), store="auto").startswith("bit-parallel")  # no limit
     with pytest.raises(InputError, match="method") as e:
         lcs.solve(a, b, backend="cpu", method="bitparallel", memory_budget=100)
     assert "wavefront" in str(e.value)
     with pytest.raises(InputError, match="'x'"):
         lcs.solve(a, b, method="x")
+    for option, value in (
+        ("tile", (16, 32)),
+        ("store", "full"),
+        ("checkpoint_every", 64),
+        ("time_limit", 60),
+    ):
+        with pytest.raises(InputError, match=rf"^{option}: .* applies to method='wavefront'"):
+            lcs.solve(a, b, backend="cpu", method="bitparallel", **{option: value})
+    bits = lcs.solve(a, b, backend="cpu", method="bitparallel", tile=None, store="auto", time_limit=None)
+    assert bits.stats.extra["method"].startswith("bit-parallel")  # the defaults, given: accepted
     with pytest.raises(InputError, match="runs on cpu"):
         lcs.solve(a, b, backend="cuda", method="bitparallel")
 

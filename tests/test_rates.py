@@ -104,6 +104,29 @@ def test_a_corrupt_store_is_ignored_with_a_warning_and_rewritten(store, fake_fam
         assert rates.rate("tsp", "cpu", _threads()).source == "assumed"
 
 
+def test_a_store_of_odd_shapes_never_fails_a_solve(store, monkeypatch):
+    """Another machine's entry that is no dict made the next write (a solve's observe, after its
+    answer) raise AttributeError; arrays nested past Python's stack raised RecursionError from any
+    read; a ``true`` rate read as 1 cell/s, measured. Now: the odd entry is dropped as the file is
+    read, the deep file is ignored with the corrupt file's warning, a bool is no rate. A store that
+    cannot be written warns and keeps the rate for the process."""
+    store.parent.mkdir(parents=True)
+    slow = Stats(backend="cpu", kernel_seconds=1.0)
+    store.write_text(json.dumps({"format": rates.FORMAT, "machines": {"old": [], "older": 5}}))
+    assert backends.observe("tsp", 1e3, slow).source == "observed"
+    assert set(json.loads(store.read_text())["machines"]) == {rates.machine_key()}
+    store.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.warns(UserWarning, match="ignoring the rates file .*recursion"):
+        assert rates.rate("tsp", "cpu", _threads()).source == "assumed"
+    mine = {"rates": {"tsp/cpu": {"value": True, "source": "measured"}}}
+    store.write_text(json.dumps({"format": rates.FORMAT, "machines": {rates.machine_key(): mine}}))
+    assert rates.rate("tsp", "cpu", _threads()).source == "assumed"
+    monkeypatch.setenv("GPUDP_RATES_DIR", str(store))  # a file where the folder should be
+    with pytest.warns(UserWarning, match="rates not stored"):
+        assert backends.observe("tsp", 1e3, slow).source == "observed"
+    assert rates.rate("tsp", "cpu", _threads()).source == "observed"
+
+
 _WRITER = """
 import sys
 from gpudp.backends import rates

@@ -284,13 +284,15 @@ def _read_file(path: str) -> dict:
             data = json.load(f)
     except FileNotFoundError:
         return {"format": FORMAT, "machines": {}}
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:  # RecursionError: arrays nested past Python's stack
         warnings.warn(f"gpudp: ignoring the rates file {path} ({e}); rates are measured again", stacklevel=3)
         return {"format": FORMAT, "machines": {}}
     ok = isinstance(data, dict) and data.get("format") == FORMAT and isinstance(data.get("machines"), dict)
     if not ok:
         warnings.warn(f"gpudp: ignoring the rates file {path} (not a format-{FORMAT} store)", stacklevel=3)
         return {"format": FORMAT, "machines": {}}
+    for key in [k for k, v in data["machines"].items() if not isinstance(v, dict)]:
+        del data["machines"][key]  # no machine's entry: the next write would trip on it
     return data
 
 
@@ -458,7 +460,7 @@ def _stored(key: str, unit: str) -> Rate | None:
 
 
 def _positive(x) -> bool:
-    return isinstance(x, int | float) and math.isfinite(x) and x > 0
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) and x > 0
 
 
 # ---------------------------------------------------------------------------------------------

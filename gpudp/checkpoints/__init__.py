@@ -183,11 +183,13 @@ def checkpoint_sweep(
             f"{cls.__name__} defines no back(...): checkpoints serve a traceback; sweep it with "
             "traceback=False for values only"
         )
+    budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
+    if budget == 0:
+        _refuse_no_budget(cls, plan, every)
     k = choose_every(plan, memory_budget, every)
     runner = backends.get(plan.backend)
     need = checkpoint_bytes(plan.rows, plan.cols, k, plan.itemsize)
     block = _block_bytes(runner, cls, k)
-    budget = default_budget() if memory_budget is None else parse_bytes(memory_budget)
     grid = f"{cls.__name__} ({plan.rows} x {plan.cols}, every {k})"
     check_memory(
         f"the checkpoints of {grid}",
@@ -229,6 +231,25 @@ def checkpoint_sweep(
         block_bytes=_block_bytes(runner, cls, k),
     )
     return CheckpointResult(rec, plan, fwd, k, progress, cap)
+
+
+def _refuse_no_budget(cls, plan, every) -> None:
+    """An :class:`InputError` naming ``memory_budget`` for a budget of 0, which leaves the
+    checkpoints no room, where the grid has checkpoints at ``every`` (or the default spacing):
+    more than one block. A grid of one block has none, and sweeps as it would with any budget."""
+    k = choose_every(plan, 1 << 62, every)  # the spacing an ample budget gives
+    need = checkpoint_bytes(plan.rows, plan.cols, k, plan.itemsize)
+    least = (
+        "a budget of that at least" if every is not None else "4 times that keeps this spacing; less grows it"
+    )
+    if need:
+        raise InputError(
+            "memory_budget",
+            f"0 leaves store='checkpoints' no memory, and it keeps its checkpoints in host memory: "
+            f"{need:,} bytes for {cls.__name__}'s {plan.rows} x {plan.cols} grid every {k} rows and "
+            f"columns ({least}); give a budget, or store='full', which with a budget of 0 keeps "
+            "every decision on disk",
+        )
 
 
 def _block_bytes(runner, cls, every: int) -> int:

@@ -34,7 +34,7 @@ from .. import backends, lowering, values
 from ..checks import cell_symbols, check_memory, probe_boundary, probe_cell
 from ..codegen import NO_CELL, spec_of
 from ..errors import decision_overflow
-from ..memory import confirm
+from ..memory import confirm, default_budget
 from ..progress import progress_bar
 from ..recurrence import contiguous, values_only
 from ..recurrence.narrow import prepare as narrow_cell
@@ -101,6 +101,8 @@ def sweep_planned(call: SweepCall):
         plan = _plan(rec, call)  # kept unless checkpoints win
         need = _memory(plan, memory_budget) if plan.kind == "tiled" else None
         big = need and (need.spill or need.decisions > backends.get(plan.backend).full_store_max)
+        if (default_budget() if memory_budget is None else memory_budget) == 0:
+            big = False  # 'auto' with no memory: the full store, spilled whole (checkpoints need some)
         if call.store == "checkpoints" or big:
             from ..checkpoints import checkpoint_sweep
 

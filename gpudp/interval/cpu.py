@@ -20,6 +20,7 @@ import numpy as np
 from ..backends.cpu import ALL_INLINE, PARALLEL_LOCK, cell_namespace
 from ..backends.threads import ThreadChoice
 from ..cache import jit_generated
+from ..checks import kernel_raises
 from ..jit import njit
 from ..memory import available_memory
 from ..values import fill_buf, full, is_record, itemsize
@@ -122,10 +123,12 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
         t0 = time.perf_counter()
         for d0, d1 in chunks:
             if d0 < first:  # diagonals too short for a parallel region either way: not measured
-                fn(d0, min(d1, first), n, SERIAL_WORK, table, C, decisions, *data)
+                with kernel_raises(rec_cls):  # what a cell raised outside a parallel region
+                    fn(d0, min(d1, first), n, SERIAL_WORK, table, C, decisions, *data)
             for a, b, inline in choice.slices(max(d0, first), d1) if d1 > first else ():
                 ts = time.perf_counter()
-                fn(a, b, n, ALL_INLINE if inline else SERIAL_WORK, table, C, decisions, *data)
+                with kernel_raises(rec_cls):
+                    fn(a, b, n, ALL_INLINE if inline else SERIAL_WORK, table, C, decisions, *data)
                 choice.record(inline, choice.plan.unit_cells(a, b), time.perf_counter() - ts)
             if bar is not None:
                 bar.update(cells_of(n, d0, d1))

@@ -31,15 +31,15 @@ __all__ = ["Instances", "intake_pairs", "read_side"]
 
 def read_side(seqs, name: str) -> tuple[np.ndarray, np.ndarray, type | None]:
     """``(buffer, offsets, form)`` of a list of sequences: sequence ``k`` is ``buffer[offsets[k] :
-    offsets[k + 1]]``; ``form`` is ``str`` or ``bytes`` for a side of text or bytes, else None
-    (arrays, an empty side). InputError naming ``name[k]`` for an element of another form than the
-    first's."""
+    offsets[k + 1]]``; ``form`` is ``str``, ``bytes`` or ``np.ndarray`` for a side of text, bytes
+    or arrays (a 2-D array's rows too), None for an empty side. InputError naming ``name[k]`` for an
+    element of another form than the first's."""
     if isinstance(seqs, np.ndarray) and seqs.ndim == 2:
         if seqs.dtype.kind not in "biuf":
             raise InputError(name, f"a 2-D array of {seqs.dtype}: symbols are integers or reals")
         n, m = seqs.shape
         rows = np.arange(n + 1, dtype=np.int64) * m
-        return widened_symbols(np.ascontiguousarray(seqs).reshape(-1)), rows, None
+        return widened_symbols(np.ascontiguousarray(seqs).reshape(-1)), rows, np.ndarray
     if isinstance(seqs, str | bytes | np.ndarray) or not isinstance(seqs, Sequence):
         raise InputError(
             name, f"a {type(seqs).__name__}: give a list or tuple of sequences, or a 2-D array of rows"
@@ -81,10 +81,15 @@ def read_side(seqs, name: str) -> tuple[np.ndarray, np.ndarray, type | None]:
                     f"{name}[{k}]", f"a {x.ndim}-d array of {x.dtype}: {why}; give 1-D arrays of one dtype"
                 )
         np.cumsum(np.fromiter(map(len, seqs), np.int64, len(seqs)), out=offsets[1:])
-        return widened_symbols(np.concatenate(seqs)), offsets, None
+        return widened_symbols(np.concatenate(seqs)), offsets, np.ndarray
     raise InputError(
         f"{name}[0]", f"a {first.__name__}: give str, bytes or 1-D arrays of numbers (or a 2-D array of rows)"
     )
+
+
+def _form_name(form: type) -> str:
+    """A side's form in words: ``str``, ``bytes`` or ``arrays``."""
+    return "arrays" if form is np.ndarray else form.__name__
 
 
 class Instances(Sequence):
@@ -130,14 +135,15 @@ def intake_pairs(template, queries, choices, pairs: str) -> tuple[Intake, Instan
             f"{cls.__name__} declares symbols = False: queries= and choices= are its row and column "
             "symbols; declare symbols = True (cell then gets queries[k][i] and choices[m][j])"
         )
-    qb, qo, q_text = read_side(queries, "queries")
-    cb, co, c_text = read_side(choices, "choices")
+    qb, qo, q_form = read_side(queries, "queries")
+    cb, co, c_form = read_side(choices, "choices")
     check_symbol_types(qb, cb, "queries", "choices")
-    if {q_text, c_text} == {str, bytes}:  # as lcs.cdist: text and bytes are not one alphabet
+    if str in (q_form, c_form) and None not in (q_form, c_form) and q_form is not c_form:
+        # as lcs.cdist: text is no alphabet of numbers (bytes and arrays are: bytes are 0..255)
         raise InputError(
             "choices",
-            f"{c_text.__name__} beside queries of {q_text.__name__}: text is read by code point and bytes "
-            "as bytes, so 'a' would match b'a' by number; give both sides str or both bytes",
+            f"{_form_name(c_form)} beside queries of {_form_name(q_form)}: text is read by code point, so "
+            "'a' would match b'a' or the number 97; give both sides str, or encode the text alike",
         )
     nq, nc = len(qo) - 1, len(co) - 1
     if pairs == "zip" and nq != nc:

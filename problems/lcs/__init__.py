@@ -114,7 +114,8 @@ def solve(
     ``"full"`` keeps a bit per cell (32 GiB at 2^19 x 2^19); ``"checkpoints"`` keeps every K-th
     row and column (``checkpoint_every``) and sweeps again the blocks the subsequence crosses, so
     that alignments of millions of symbols need a few GiB; ``"auto"`` takes checkpoints when the
-    full store would not stay within ``memory_budget``. ``checkpoint_every``: a positive integer,
+    full store would not stay within ``memory_budget`` (a budget of 0: the full store, all on disk;
+    checkpoints need memory, and ``"checkpoints"`` refuses 0). ``checkpoint_every``: a positive integer,
     checked first (see :func:`gpudp.checkpoints.check_every`); one at least as long as the longer
     sequence makes the whole grid one block (no checkpoints; its decisions a byte a cell on the
     cpu), refused before the sweep when that block does not fit the memory there is.
@@ -124,7 +125,8 @@ def solve(
     and ``solution`` are a common subsequence found greedily (checked like any other), a proven lower
     bound, and ``details["upper_bound"]`` the sum over symbols of the lesser count in the two
     sequences (at most ``min(len(a), len(b))``). A solve predicted to take over a minute says so on
-    stderr first (unless ``progress=False``).
+    stderr first (unless ``progress=False``). The engine's limit: ``method="auto"`` then takes the
+    engine, and ``"bitparallel"`` refuses it.
 
     ``method``: ``"wavefront"`` sweeps the recurrence with the engine (:func:`gpudp.engine.sweep`:
     any backend, linear space with checkpoints, a time limit, progress); ``"bitparallel"`` runs
@@ -133,17 +135,22 @@ def solve(
     56,000 x 72,000) and walking the subsequence back through them (the CPU kernels of
     ``solve_many(..., traceback=True)``), one to two orders of magnitude faster than the engine's
     CPU sweep; it has no GPU kernel (one pair is one thread's work there). ``"auto"``: the bit
-    vectors where they take at most :data:`.pair.PAIR_VECTORS_MAX` and half the memory budget, no engine
-    option (``tile``, ``store``, ``checkpoint_every``) is given, the backend asked for runs them
-    (``"auto"`` or ``"cpu"``) and, with ``backend="auto"``, they are predicted no slower than the
-    engine on the backend it would take (the rates of ``gpudp info``); else the engine. Either way
-    the subsequence is checked against both inputs; ``stats.extra["method"]`` says which ran.
+    vectors where they take at most :data:`.pair.PAIR_VECTORS_MAX` and half the memory budget, no
+    engine option (below) is given, the backend asked for runs them (``"auto"`` or ``"cpu"``)
+    and, with ``backend="auto"``, they are predicted no slower than the engine on the backend it
+    would take (the rates of ``gpudp info``); else the engine. Either way the subsequence is
+    checked against both inputs; ``stats.extra["method"]`` says which ran. The engine's options
+    ``tile``, ``store`` (other than ``"auto"``), ``checkpoint_every`` and ``time_limit`` apply to
+    the engine only: given (not None), ``"auto"`` takes the engine, so that each does what it
+    says (a time limit is one the engine stops at; the bit vectors are one compiled call, with no
+    point to stop at), and ``"bitparallel"`` refuses them.
 
     Raises
     ------
     InputError
         bad sequences or options; ``method="bitparallel"`` with a backend that has no such kernel,
-        or vectors that would not fit.
+        vectors that would not fit, or an engine option (named: ``tile``, ``store``,
+        ``checkpoint_every``, ``time_limit``).
     """
     t_start = time.perf_counter()
     time_limit = parse_time_limit(time_limit)
@@ -160,10 +167,10 @@ def solve(
         memory_budget = parse_bytes(memory_budget, "memory_budget")
     ea, eb = kernel_codes(xa, xb)
     cells = len(ea) * len(eb)
-    engine_options = tile is not None or store != "auto" or checkpoint_every is not None
-    bits_on, why = pair.choose_method(
-        method, backend, engine_options, len(ea), len(eb), memory_budget, time_limit
-    )
+    given = dict(tile=tile, store=None if store == "auto" else store, checkpoint_every=checkpoint_every)
+    given.update(time_limit=time_limit)
+    engine_options = {k: v for k, v in given.items() if v is not None}  # the defaults: not given
+    bits_on, why = pair.choose_method(method, backend, engine_options, len(ea), len(eb), memory_budget)
     if bits_on is not None:
         return pair.solve_bitparallel(ka, xa, xb, ea, eb, bits_on, why, t_start)
     chosen = choose_backend(backend, cells)[0]  # the sweep's own choice (gpudp.engine.plan_sweep)
@@ -324,8 +331,10 @@ def cli_arguments(p):
     p.add_argument(
         "--memory-budget",
         default=None,
-        help="host bytes for the decision store before it spills to disk (e.g. 8G); with --pairs, for "
-        "the batch (refused before it starts when its pairs and results would take more)",
+        help="host bytes for the decision store before it spills to disk (e.g. 8G; 0: --store full "
+        "keeps every decision on disk, --store checkpoints is refused, since its checkpoints need "
+        "memory, and auto takes full); with --pairs, for the batch (refused before it starts when "
+        "its pairs and results would take more)",
     )
     p.add_argument(
         "--store",

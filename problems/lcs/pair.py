@@ -98,9 +98,20 @@ PAIR_VECTORS_MAX = 4 << 30
 METHODS = ("auto", "bitparallel", "wavefront")
 
 
-def choose_method(method, backend: str, engine_options: bool, m: int, n: int, budget, time_limit):
+#: the engine's options that the bit vectors have no use for, and what they would lack
+ENGINE_ONLY = {
+    "tile": "no tiles",
+    "store": "no decision store to choose (it keeps every column's bit vector)",
+    "checkpoint_every": "no checkpoints",
+    "time_limit": "no point to stop at (one compiled call computes the vectors and walks them back)",
+}
+
+
+def choose_method(method, backend: str, engine_options: dict, m: int, n: int, budget):
     """``(backend, why)`` where :func:`gpudp.problems.lcs.solve` runs the pair's bit vectors
-    (:data:`PAIR`), or ``(None, None)``: the engine sweeps it (see that function's ``method``)."""
+    (:data:`PAIR`), or ``(None, None)``: the engine sweeps it (see that function's ``method``).
+    ``engine_options``: the options of :data:`ENGINE_ONLY` the caller gave (name -> value), which
+    ``"bitparallel"`` refuses and with which ``"auto"`` takes the engine."""
     if method not in METHODS:
         raise InputError("method", f"{method!r}: one of {', '.join(map(repr, METHODS))}")
     has = lowering.declared().get(PAIR, ())
@@ -115,6 +126,14 @@ def choose_method(method, backend: str, engine_options: bool, m: int, n: int, bu
                 f"'bitparallel' runs on {' or '.join(has)}, not on backend {backend!r}: give "
                 f"backend='auto' or one of those, or method='wavefront'",
             )
+        if engine_options:
+            name, value = next(iter(engine_options.items()))
+            raise InputError(
+                name,
+                f"{value!r} applies to method='wavefront' (the engine's sweep); method='bitparallel' "
+                f"has {ENGINE_ONLY[name]}: leave {name} out, or give method='wavefront' (or 'auto', "
+                "which then takes the engine)",
+            )
         if vectors > budget:
             raise InputError(
                 "method",
@@ -128,8 +147,6 @@ def choose_method(method, backend: str, engine_options: bool, m: int, n: int, bu
     cells = m * n
     # one pair is one thread's work: the batch family's rate, which counts every thread, over them
     seconds = predicted_seconds(cells, here[0], family=batch.FAMILY) * backends.cpu_threads()
-    if time_limit is not None and seconds > time_limit / 2:
-        return None, None  # the engine stops at its limit with proven bounds; the vectors cannot
     if backend != "auto":
         return here[0], f"{here[0]}: asked for, the bit vectors fit ({vectors / 2**20:.0f} MiB)"
     engine = choose_backend("auto", cells)[0]
