@@ -125,8 +125,9 @@ def solve(
     and ``solution`` are a common subsequence found greedily (checked like any other), a proven lower
     bound, and ``details["upper_bound"]`` the sum over symbols of the lesser count in the two
     sequences (at most ``min(len(a), len(b))``). A solve predicted to take over a minute says so on
-    stderr first (unless ``progress=False``). The engine's limit: ``method="auto"`` then takes the
-    engine, and ``"bitparallel"`` refuses it.
+    stderr first (unless ``progress=False``). The bit vectors cannot stop: ``method="bitparallel"``
+    refuses a limit, and ``"auto"`` takes them under one only where they are predicted to take at
+    most a tenth of it (:data:`.pair.VECTORS_LIMIT_SHARE`), else the engine.
 
     ``method``: ``"wavefront"`` sweeps the recurrence with the engine (:func:`gpudp.engine.sweep`:
     any backend, linear space with checkpoints, a time limit, progress); ``"bitparallel"`` runs
@@ -140,10 +141,9 @@ def solve(
     and, with ``backend="auto"``, they are predicted no slower than the engine on the backend it
     would take (the rates of ``gpudp info``); else the engine. Either way the subsequence is
     checked against both inputs; ``stats.extra["method"]`` says which ran. The engine's options
-    ``tile``, ``store`` (other than ``"auto"``), ``checkpoint_every`` and ``time_limit`` apply to
-    the engine only: given (not None), ``"auto"`` takes the engine, so that each does what it
-    says (a time limit is one the engine stops at; the bit vectors are one compiled call, with no
-    point to stop at), and ``"bitparallel"`` refuses them.
+    ``tile``, ``store`` (other than ``"auto"``) and ``checkpoint_every`` apply to the engine only:
+    given (not None), ``"auto"`` takes the engine, so that each does what it says, and
+    ``"bitparallel"`` refuses them (and ``time_limit``, above).
 
     Raises
     ------

@@ -107,11 +107,20 @@ ENGINE_ONLY = {
 }
 
 
+#: ``"auto"`` with a time limit takes the bit vectors only where they are predicted to take at most
+#: this share of it: they cannot stop (one compiled call), and the engine they replace is 20-30x
+#: slower (docs/benchmarks.md, hostile round 5), so a limit the prediction keeps far from is no
+#: reason to take it
+VECTORS_LIMIT_SHARE = 0.1
+
+
 def choose_method(method, backend: str, engine_options: dict, m: int, n: int, budget):
     """``(backend, why)`` where :func:`gpudp.problems.lcs.solve` runs the pair's bit vectors
     (:data:`PAIR`), or ``(None, None)``: the engine sweeps it (see that function's ``method``).
     ``engine_options``: the options of :data:`ENGINE_ONLY` the caller gave (name -> value), which
-    ``"bitparallel"`` refuses and with which ``"auto"`` takes the engine."""
+    ``"bitparallel"`` refuses and with which ``"auto"`` takes the engine, except ``time_limit``:
+    ``"auto"`` takes the vectors under a limit they are predicted to stay well within
+    (:data:`VECTORS_LIMIT_SHARE`)."""
     if method not in METHODS:
         raise InputError("method", f"{method!r}: one of {', '.join(map(repr, METHODS))}")
     has = lowering.declared().get(PAIR, ())
@@ -142,11 +151,15 @@ def choose_method(method, backend: str, engine_options: dict, m: int, n: int, bu
                 "memory_budget",
             )
         return here[0], f"{here[0]}: method='bitparallel' asked for"
-    if method == "wavefront" or engine_options or not here or vectors > room:
+    limit = engine_options.get("time_limit")
+    others = set(engine_options) - {"time_limit"}
+    if method == "wavefront" or others or not here or vectors > room:
         return None, None
     cells = m * n
     # one pair is one thread's work: the batch family's rate, which counts every thread, over them
     seconds = predicted_seconds(cells, here[0], family=batch.FAMILY) * backends.cpu_threads()
+    if limit is not None and seconds > VECTORS_LIMIT_SHARE * limit:
+        return None, None  # the engine stops at its limit with proven bounds; the vectors cannot
     if backend != "auto":
         return here[0], f"{here[0]}: asked for, the bit vectors fit ({vectors / 2**20:.0f} MiB)"
     engine = choose_backend("auto", cells)[0]
