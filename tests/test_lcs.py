@@ -66,9 +66,10 @@ def test_both_methods_match_the_reference(a, b):
 
 def test_the_method_choice():
     """auto takes the engine where an engine option is given, or a time limit the bit vectors are
-    not predicted to stay well within (they cannot stop at it), where the vectors would not fit half the memory budget, and for a backend
-    with no bit-vector kernel; bitparallel refuses what it cannot run, and each engine option by
-    name (it ignored them); a bad name is an InputError."""
+    not predicted to stay well within (they cannot stop at it), where the vectors would not fit
+    half the memory budget, and for a backend with no bit-vector kernel; bitparallel refuses what
+    it cannot run, and each engine option by name (it ignored them); a bad name is an
+    InputError."""
     a, b = "ACGT" * 30, "TTGCA" * 20
 
     def method(**kw):
