@@ -51,16 +51,15 @@ class SmithWaterman(GridRecurrence):
     @staticmethod
     def cell(i, j, up, left, diag, ri, cj, match, mismatch, gap):
         # I32(...): numba computes int32 + int32 in 64 bits; kept in 32 the GPU does half the work
-        h, how = I32(diag + (match if ri == cj else mismatch)), DIAG
-        u = I32(up - gap)
-        if u > h:
-            h, how = u, UP
+        d = I32(diag + (match if ri == cj else mismatch))
         lf = I32(left - gap)
-        if lf > h:
-            h, how = lf, LEFT
+        u = I32(up - gap)
+        # up last: a GPU warp's cells of a step wait for it (the cell above, this step); the rest
+        # is ready before
+        h = max(max(d, lf), u)
         if h <= 0:
             return I32(0), STOP
-        return h, how
+        return h, (LEFT if lf > max(d, u) else UP if u > d else DIAG)  # ties: DIAG, then UP
 
     @staticmethod
     def boundary(i, j, match, mismatch, gap):
