@@ -160,22 +160,6 @@ def publish(done, I, col):
     MAX_RELEASE(done, I, col)
 """
 
-# A/B (issue 37, to be measured, then kept or deleted): the spin by relaxed loads, one acquire fence
-# after it (an acquire load invalidates the SM's L1 at every spin: Nsight Compute found CCTL.IVALL
-# the kernel's largest single stall, 9 % of the samples)
-_WAIT_RELAXED = """
-def wait_above(done, I, need, seen):
-    if seen < need:  # (a column seen before was fenced then)
-        while seen < need:
-            seen = LOAD_RELAXED(done, I - 1)
-        FENCE_ACQ_REL()
-    return seen
-
-
-def publish(done, I, col):
-    MAX_RELEASE(done, I, col)
-"""
-
 _ORDER: list = []
 
 
@@ -221,29 +205,7 @@ def _order_intrinsics():
 
         return types.none(ary, idx, val), codegen
 
-    @intrinsic
-    def load_relaxed(typingctx, ary, idx):
-        if not (isinstance(ary, types.Array) and ary.dtype == types.int64 and isinstance(idx, types.Integer)):
-            return None
-
-        def codegen(context, builder, sig, args):
-            a = address(context, builder, sig.args[0], args[0], sig.args[1], args[1])
-            fn = ir.FunctionType(ir.IntType(64), [ir.IntType(64)])
-            asm = ir.InlineAsm(fn, "ld.relaxed.gpu.b64 $0, [$1];", "=l,l", side_effect=True)
-            return builder.call(asm, [a])
-
-        return types.int64(ary, idx), codegen
-
-    @intrinsic
-    def fence_acq_rel(typingctx):
-        def codegen(context, builder, sig, args):
-            asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), "fence.acq_rel.gpu;", "", side_effect=True)
-            builder.call(asm, [])
-            return context.get_dummy_value()
-
-        return types.none(), codegen
-
-    _ORDER.append((load_acquire, max_release, load_relaxed, fence_acq_rel))
+    _ORDER.append((load_acquire, max_release))
     return _ORDER[0]
 
 
@@ -322,7 +284,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     rows are taken in order, so the row a block waits for is always held by a running block: no
     deadlock, however many blocks are resident. One edge array serves all rows: a row reads a
     column of the row above before it writes its own there, and writes only after the row above."""
-    unroll = steady_unroll(rec_cls.decision_bits)
+    unroll = steady_unroll()
     k = _KERNELS.lookup(rec=rec_cls, n_data=n_data, bh=bh, tw=tw, sym_dtype=sym_dtype, unroll=unroll)
     if k.ready:
         return k
@@ -353,10 +315,9 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
         compile_source(tile_cell_source(rec_cls, n_data, rec_cls.offsets, not red), "tcell", dict(ns))
     )
     ns["top"] = device_jit(compile_source(values.expand(_TOP.format(db=db), rec_cls), "top", dict(ns)))
-    relaxed = os.environ.get("GPUDP_SPIN") == "relaxed"
-    wait = _WAIT if sim else _WAIT_RELAXED if relaxed else _WAIT_PTX  # (no inline PTX in the simulator)
+    wait = _WAIT if sim else _WAIT_PTX  # (no inline PTX in the simulator)
     if not sim:
-        ns["LOAD_ACQUIRE"], ns["MAX_RELEASE"], ns["LOAD_RELAXED"], ns["FENCE_ACQ_REL"] = _order_intrinsics()
+        ns["LOAD_ACQUIRE"], ns["MAX_RELEASE"] = _order_intrinsics()
     ns["wait_above"] = device_jit(compile_source(wait, "wait_above", dict(ns)))
     ns["publish"] = device_jit(compile_source(wait, "publish", dict(ns)))
     j = "\n".join
@@ -519,20 +480,19 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
 
 
 #: steps of the tiled kernel's steady state unrolled in its source (a divisor of 32; see the figures
-#: in tiled_kernel), for kernels that store decisions and for values-only kernels (a checkpoint
-#: forward sweep, ``traceback=False``). Values only, H100, 2^17 random DNA, tiles 256 x 1024 (128 x
-#: 1024 for Gotoh), kernel seconds, median of 3 (2026-12-07, docs/benchmarks.md): Smith-Waterman 581 /
-#: 665 / 671 GCUPS unrolling 1 / 2 / 4 steps, Gotoh 253 / 255 / 262, answers equal; the copies of
-#: a step's values into the next step's registers go (a step's instructions 120 -> 77 for Gotoh).
-#: ``GPUDP_STEADY_UNROLL`` overrides both for tuning
-STEADY_UNROLL, STEADY_UNROLL_VALUES = 1, 4
+#: in tiled_kernel). Four: H100, 2^17 random DNA, values only (tiles 256 x 1024; 128 x 1024 for
+#: Gotoh), kernel seconds, median of 3 (2026-12-07, docs/benchmarks.md): Smith-Waterman 581 / 665 /
+#: 671 GCUPS unrolling 1 / 2 / 4 steps, Gotoh 253 / 255 / 262; with decisions (the full store, 2^16)
+#: Smith-Waterman 256 x 256 46.2 -> 40.3 ms and Gotoh 128 x 256 92.2 -> 78.2 ms from 1 to 4; answers
+#: equal. The copies of a step's values into the next step's registers go (Gotoh's step 120 -> 77
+#: SASS instructions). ``GPUDP_STEADY_UNROLL`` overrides it for tuning
+STEADY_UNROLL = 4
 
 
-def steady_unroll(bits: int) -> int:
-    """How many of a block's 32 steady-state steps the tiled kernel unrolls, for a kernel of
-    ``bits`` decision bits a cell (0: values only): ``GPUDP_STEADY_UNROLL`` (tuning), else
-    :data:`STEADY_UNROLL` or :data:`STEADY_UNROLL_VALUES`."""
-    u = int(os.environ.get("GPUDP_STEADY_UNROLL", STEADY_UNROLL if bits else STEADY_UNROLL_VALUES))
+def steady_unroll() -> int:
+    """How many of a block's 32 steady-state steps the tiled kernel unrolls: ``GPUDP_STEADY_UNROLL``
+    (tuning), else :data:`STEADY_UNROLL`."""
+    u = int(os.environ.get("GPUDP_STEADY_UNROLL", STEADY_UNROLL))
     if u not in (1, 2, 4, 8, 16, 32):
         raise ValueError(f"GPUDP_STEADY_UNROLL must divide 32, got {u}")
     return u
