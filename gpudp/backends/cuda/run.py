@@ -3,6 +3,7 @@ words, a compute and a copy stream (:func:`run_plan`)."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
 
@@ -26,6 +27,22 @@ from .tiled import tiled_kernel
 SLAB_WORDS = 1 << 25
 #: words a thread lands from a staging slab into a disk or plain-memory store (a task each)
 LAND_CHUNK = 1 << 20
+
+
+@contextlib.contextmanager
+def drained(*streams):
+    """On an exception (a time limit, an interrupt, a failed landing), wait for the kernels and
+    copies queued on ``streams`` before it goes on: they write into device slabs, page-locked
+    staging and the store, which the caller's unwinding lets go of (freeing page-locked memory that
+    a copy still writes into is undefined). A failure of the wait itself leaves the first exception
+    to tell."""
+    try:
+        yield
+    except BaseException:
+        for s in streams:
+            with contextlib.suppress(Exception):
+                s.synchronize()
+        raise
 
 
 def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
@@ -172,50 +189,47 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
             copy_parallel(store.words[w0:w1], staging[slot], w1 - w0, LAND_CHUNK)
         copied[slot] = None
         if bar is not None:
-            try:
-                bar.update(plan.unit_cells(u0, u1))
-            except BaseException:  # a time limit: the other slab's copy lands before the store goes
-                copier.synchronize()
-                raise
+            bar.update(plan.unit_cells(u0, u1))  # (a time limit raises here)
 
     t_wall = time.perf_counter()
-    for c, (u0, u1) in enumerate(plan.chunks):
-        slot = c % len(slabs)
-        finish(slot)
-        a = args(u0, u1, slabs[slot], c)
-        if launcher is None:
-            t = time.perf_counter()
-            launcher, blocks = coop_blocks(kernel.fn, a, threads, want, smem)
-            launches.fn = launcher
-            sp = spec_of(cls)
-            if sp.reduce_slots and blocks * threads > len(data[-1 - sp.flags]):
-                raise CheckError(
-                    f"a grid of {blocks} x {threads} threads needs more reduction slots than the "
-                    f"{len(data[-1 - sp.flags])} of reduction_slots()"
-                )
-            if blocked is not None:  # now that the grid is known: spans that share out evenly
-                pspan.copy_to_device(blocked.spans_for(blocks), stream=compute)
-            stats.extra["compile_seconds"] = time.perf_counter() - t
-            stats.extra.update(kernel_resources(launcher))
-            LAST_LAUNCHER[:] = [launcher]
-        end = launches.launch(blocks, threads, a, smem)
-        if bands:
-            enc.launch(slot, u0, u1, slabs[slot], woff)
-            copied[slot] = (enc.headers_to_host(slot, u1 - u0), c)
-        elif bits:
-            w0, w1 = plan.layout.words_of(u0, u1)
-            end.wait(stream=copier)
-            dest = staging[slot] if staging is not None else store.words[w0:w1]
-            slabs[slot][: w1 - w0].copy_to_host(dest[: w1 - w0], stream=copier)
-            stats.extra["bytes_to_host"] = stats.extra.get("bytes_to_host", 0) + (w1 - w0) * 4
-            done = cuda.event()
-            done.record(stream=copier)
-            copied[slot] = (done, c)
-        elif bar is not None:
-            end.synchronize()
-            bar.update(plan.unit_cells(u0, u1))
-    for slot in range(len(slabs)):
-        finish(slot)
+    with drained(compute, copier):  # nothing in flight writes into what an exception lets go
+        for c, (u0, u1) in enumerate(plan.chunks):
+            slot = c % len(slabs)
+            finish(slot)
+            a = args(u0, u1, slabs[slot], c)
+            if launcher is None:
+                t = time.perf_counter()
+                launcher, blocks = coop_blocks(kernel.fn, a, threads, want, smem)
+                launches.fn = launcher
+                sp = spec_of(cls)
+                if sp.reduce_slots and blocks * threads > len(data[-1 - sp.flags]):
+                    raise CheckError(
+                        f"a grid of {blocks} x {threads} threads needs more reduction slots than the "
+                        f"{len(data[-1 - sp.flags])} of reduction_slots()"
+                    )
+                if blocked is not None:  # now that the grid is known: spans that share out evenly
+                    pspan.copy_to_device(blocked.spans_for(blocks), stream=compute)
+                stats.extra["compile_seconds"] = time.perf_counter() - t
+                stats.extra.update(kernel_resources(launcher))
+                LAST_LAUNCHER[:] = [launcher]
+            end = launches.launch(blocks, threads, a, smem)
+            if bands:
+                enc.launch(slot, u0, u1, slabs[slot], woff)
+                copied[slot] = (enc.headers_to_host(slot, u1 - u0), c)
+            elif bits:
+                w0, w1 = plan.layout.words_of(u0, u1)
+                end.wait(stream=copier)
+                dest = staging[slot] if staging is not None else store.words[w0:w1]
+                slabs[slot][: w1 - w0].copy_to_host(dest[: w1 - w0], stream=copier)
+                stats.extra["bytes_to_host"] = stats.extra.get("bytes_to_host", 0) + (w1 - w0) * 4
+                done = cuda.event()
+                done.record(stream=copier)
+                copied[slot] = (done, c)
+            elif bar is not None:
+                end.synchronize()
+                bar.update(plan.unit_cells(u0, u1))
+        for slot in range(len(slabs)):
+            finish(slot)
     compute.synchronize()
     copier.synchronize()
     stats.kernel_seconds = sum(launches.elapsed_ms()) / 1e3
