@@ -98,3 +98,30 @@ def pytest_collection_modifyitems(config, items):
 def sim_or_gpu():
     """The backend name that runs CUDA kernels here: 'cuda' (real GPU or simulator)."""
     return "cuda"
+
+
+@pytest.fixture
+def record_streams(monkeypatch):
+    """``record_streams(owner, name)``: ``owner.<name>``, a function making CUDA streams, patched
+    so that each stream it makes counts its ``synchronize()`` calls (``.waits``); returns the list
+    the streams are added to, in the order made."""
+    made = []
+
+    class Recording:
+        def __init__(self, stream):
+            self.stream, self.waits = stream, 0
+            made.append(self)
+
+        def synchronize(self):
+            self.waits += 1
+            return self.stream.synchronize()
+
+        def __getattr__(self, name):
+            return getattr(self.stream, name)
+
+    def patch(owner, name):
+        real = getattr(owner, name)
+        monkeypatch.setattr(owner, name, lambda: Recording(real()))
+        return made
+
+    return patch

@@ -374,37 +374,20 @@ def test_wide_decisions_read_back(bits, m, n, seed):
 
 
 @pytest.mark.sim
-def test_an_exception_mid_sweep_waits_for_the_streams(monkeypatch):
+def test_an_exception_mid_sweep_waits_for_the_streams(monkeypatch, record_streams):
     """A failure inside the chunks' loop (here the landing of a slab into a plain-memory store)
     waits for both streams' kernels and copies before it goes on: they write into the slabs, the
     page-locked staging and the store, which the unwinding lets go of."""
-    from numba import cuda
-
     from gpudp import backends
     from gpudp.backends.cuda import run
-
-    made = []
-
-    class Recording:
-        def __init__(self, stream):
-            self.stream, self.waits = stream, 0
-            made.append(self)
-
-        def synchronize(self):
-            self.waits += 1
-            return self.stream.synchronize()
-
-        def __getattr__(self, name):
-            return getattr(self.stream, name)
 
     def fails(*args):
         raise RuntimeError("a landing failed")
 
-    real_stream = cuda.stream
     be = type(backends.get("cuda"))
     monkeypatch.setattr(be, "pinned_store_max", 0)
     monkeypatch.setattr(be, "slab_words_max", 4)
-    monkeypatch.setattr(run.cuda, "stream", lambda: Recording(real_stream()))
+    made = record_streams(run.cuda, "stream")
     monkeypatch.setattr(run, "copy_parallel", fails)
     h = np.random.default_rng(3).integers(0, P, size=(6, 70)).astype(np.int64)
     lo, hi = np.zeros(6, np.int64), np.full(6, 70)

@@ -576,13 +576,16 @@ def test_cuda_lists_of_str_are_read_into_page_locked_blocks(monkeypatch):
 
 
 @pytest.mark.sim
-def test_cuda_a_list_changed_while_its_slices_are_read_is_refused(monkeypatch):
+def test_cuda_a_list_changed_while_its_slices_are_read_is_refused(monkeypatch, record_streams):
     """The rows of a list are read slice by slice during the launch, each pair read again first: a
     list pair changed after the list was scanned (here by the first slice's read, as another thread
-    could) makes the batch an InputError, not a value of another pair's symbols."""
+    could) makes the batch an InputError, not a value of another pair's symbols; before it goes on,
+    both streams are waited for (their copies write into leased page-locked memory)."""
+    from gpudp.problems.lcs import cuda as lcs_cuda
     from gpudp.problems.lcs import strlists
 
     staged_uploads(monkeypatch, slice_bytes=16)  # a pair a slice
+    made = record_streams(lcs_cuda, "stream")
     pairs = [["ACGTACGT", "TTGCA"] for _ in range(4)]
     fill = strlists.LaterRows.fill
 
@@ -593,6 +596,7 @@ def test_cuda_a_list_changed_while_its_slices_are_read_is_refused(monkeypatch):
     monkeypatch.setattr(strlists.LaterRows, "fill", changing)
     with pytest.raises(InputError, match="changed while it was read"):
         lcs.solve_many(pairs, backend="cuda")
+    assert len(made) == 2 and all(s.waits for s in made)
 
 
 @pytest.mark.sim

@@ -17,6 +17,7 @@ from gpudp.backends.cuda import (
     cached_grid,
     cuda,
     device_jit,
+    drained,
     event,
     generated_kernel,
     is_device_array,
@@ -498,46 +499,47 @@ def launch(packed: Packed, spec: PairKernel = LCS) -> Launch:
     threads = sim_geometry(THREADS, 32)
     start, end = event(), event()
     pipelined = direct or staged is not None
-    if pipelined:
-        queue(0)
-    for k, (p0, p1) in enumerate(slices):
-        if pipelined and k + 1 < len(slices):
-            queue(k + 1)  # the host stages the next slice before waiting for this one's flags
-        tab, ready = d_table, marked[k]
-        if grow:
-            ready.synchronize()
-            new = np.flatnonzero((host_flags[k] != 0) & ~seen)
-            table[new] = sigma + np.arange(len(new))
-            seen[new] = True
-            sigma += len(new)
-            host_tabs[k] = table
-            tab = d_table[256 * k : 256 * (k + 1)]
-        if ready is None:  # not staged: copied from where it lies, on the copy stream
-            ready = event(timing=False)
-            ready.record(copy)
-        ready.wait(compute)
-        if grow:
-            tab.copy_to_device(host_tabs[k], stream=compute)
-        if k == 0:
-            start.record(compute)
-        codes = max(sigma, 1)
-        long = spec.long is not None and LONG_WORDS and packed.max_words >= LONG_WORDS
-        if long:  # a warp a pair: the words over its 32 lanes
-            kernel = _long_kernel(spec, _pow2(codes), -(-words // 32))
-        else:
-            kernel = _kernel(spec, _pow2(codes), words)
-        args = (
-            d_pat,
-            pat_off[p0 : p1 + 1],
-            d_txt,
-            txt_off[p0 : p1 + 1],
-            codes,
-            tab,
-            packed.mapped,
-            d_out[p0:p1],
-        )
-        each = 32 if long else 1  # threads a pair
-        kernel[cached_grid(kernel, args, threads, -(-(p1 - p0) * each // threads)), threads, compute](*args)
+    with drained(copy, compute):  # a failed read (packed.fill): nothing left in flight into leases
+        if pipelined:
+            queue(0)
+        for k, (p0, p1) in enumerate(slices):
+            if pipelined and k + 1 < len(slices):
+                queue(k + 1)  # the host stages the next slice before waiting for this one's flags
+            tab, ready = d_table, marked[k]
+            if grow:
+                ready.synchronize()
+                new = np.flatnonzero((host_flags[k] != 0) & ~seen)
+                table[new] = sigma + np.arange(len(new))
+                seen[new] = True
+                sigma += len(new)
+                host_tabs[k] = table
+                tab = d_table[256 * k : 256 * (k + 1)]
+            if ready is None:  # not staged: copied from where it lies, on the copy stream
+                ready = event(timing=False)
+                ready.record(copy)
+            ready.wait(compute)
+            if grow:
+                tab.copy_to_device(host_tabs[k], stream=compute)
+            if k == 0:
+                start.record(compute)
+            codes = max(sigma, 1)
+            long = spec.long is not None and LONG_WORDS and packed.max_words >= LONG_WORDS
+            if long:  # a warp a pair: the words over its 32 lanes
+                kernel = _long_kernel(spec, _pow2(codes), -(-words // 32))
+            else:
+                kernel = _kernel(spec, _pow2(codes), words)
+            args = (
+                d_pat,
+                pat_off[p0 : p1 + 1],
+                d_txt,
+                txt_off[p0 : p1 + 1],
+                codes,
+                tab,
+                packed.mapped,
+                d_out[p0:p1],
+            )
+            grid = cached_grid(kernel, args, threads, -(-(p1 - p0) * (32 if long else 1) // threads))
+            kernel[grid, threads, compute](*args)  # (a warp a pair for the long kernel)
     end.record(compute)
     packed.fill = None  # every slice read
     if grow:

@@ -6,6 +6,7 @@ here generates a kernel.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 
@@ -377,3 +378,19 @@ def launch_known(cache: dict, kernel, grid: int, threads: int, stream, args: tup
     kernel[grid, threads, stream](*args)
     if not is_simulator():
         cache[("launch", kernel)] = kernel.overloads[tuple(kernel.typeof_pyval(a) for a in args)]
+
+
+@contextlib.contextmanager
+def drained(*streams):
+    """On an exception (a time limit, an interrupt, a failed landing), wait for the kernels and
+    copies queued on ``streams`` before it goes on: they write into device slabs, page-locked
+    staging and the store, which the caller's unwinding lets go of (freeing page-locked memory that
+    a copy still writes into is undefined). A failure of the wait itself leaves the first exception
+    to tell."""
+    try:
+        yield
+    except BaseException:
+        for s in streams:
+            with contextlib.suppress(Exception):
+                s.synchronize()
+        raise

@@ -3,7 +3,6 @@ words, a compute and a copy stream (:func:`run_plan`)."""
 
 from __future__ import annotations
 
-import contextlib
 import time
 import warnings
 
@@ -18,7 +17,7 @@ from ...memory import copy_parallel
 from ...store import tiled_last_row
 from ..base import checkpoint_arrays, last_layer, line_edges, shape_args
 from .bands import BandEncoder
-from .driver import LAST_LAUNCHER, coop_blocks, kernel_resources, pinned_empty, upload
+from .driver import LAST_LAUNCHER, coop_blocks, drained, kernel_resources, pinned_empty, upload
 from .layered import LAYER_THREADS, Blocking, blocked_kernel, layered_kernel
 from .line import line_kernel
 from .tiled import tiled_kernel
@@ -27,22 +26,6 @@ from .tiled import tiled_kernel
 SLAB_WORDS = 1 << 25
 #: words a thread lands from a staging slab into a disk or plain-memory store (a task each)
 LAND_CHUNK = 1 << 20
-
-
-@contextlib.contextmanager
-def drained(*streams):
-    """On an exception (a time limit, an interrupt, a failed landing), wait for the kernels and
-    copies queued on ``streams`` before it goes on: they write into device slabs, page-locked
-    staging and the store, which the caller's unwinding lets go of (freeing page-locked memory that
-    a copy still writes into is undefined). A failure of the wait itself leaves the first exception
-    to tell."""
-    try:
-        yield
-    except BaseException:
-        for s in streams:
-            with contextlib.suppress(Exception):
-                s.synchronize()
-        raise
 
 
 def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
