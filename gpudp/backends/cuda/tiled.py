@@ -423,7 +423,7 @@ def tiled_kernel(rec_cls, n_data: int, bh: int, tw: int, sym_dtype=None):
     # (2026-11, n = 2^17; the script is in git history): unrolling all 32 (constant shuffle lanes and
     # bit positions) took 39 s to compile (numba's front end is superlinear in the function's size),
     # 255 registers and 288 GCUPS; one step a loop trip compiles in 5.8 s, takes 96 registers and
-    # runs 324 GCUPS
+    # runs 324 GCUPS; four steps a trip (2026-12-07) are faster again (see STEADY_UNROLL)
     u = unroll
     # (a while loop: numba's range loop keeps a count beside the index, both in 64 bits)
     steady = ["sb = 0", "while sb < 32:"] if u < 32 else []
