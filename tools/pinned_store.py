@@ -7,7 +7,8 @@ page-locking the store's bytes costs alone.
 
 One JSON line a run: ``store`` "page-locked" or "plain", ``cities``, ``whole_s``, ``seconds``,
 ``kernel_s``, ``length``, the sweep's ``extra`` (scalars); then ``pin_s``: ``cuda.pinned_array``
-of the decision store's bytes. Needs a GPU.
+of the decision store's bytes. Needs a GPU, and gpudp installed (``pip install -e .``: the runs import
+``gpudp.problems``, which a plain ``PYTHONPATH`` does not map).
 """
 
 from __future__ import annotations
@@ -45,11 +46,10 @@ def main(argv=None):
     rows = []
     for store, limit in (("plain", args.plain_from), ("page-locked", 1 << 62)):
         out = subprocess.run(
-            [sys.executable, "-c", _ONE, str(args.cities), str(limit)],
-            capture_output=True,
-            text=True,
-            check=True,
+            [sys.executable, "-c", _ONE, str(args.cities), str(limit)], capture_output=True, text=True
         )
+        if out.returncode:  # its stderr says why (a device run once lacked gpudp.problems: install first)
+            raise SystemExit(f"the {store} run failed:\n{out.stderr[-3000:]}")
         row = dict(store=store, cities=args.cities, **json.loads(out.stdout.strip().splitlines()[-1]))
         rows.append(row)
         print(json.dumps(row), flush=True)
