@@ -35,7 +35,6 @@ __all__ = [
     "check_typed_return",
     "typing_errors",
     "kernel_raises",
-    "lost_in_region",
     "cell_symbols",
     "widened_symbols",
     "check_symbol_types",
@@ -383,37 +382,16 @@ def kernel_raises(cls):
     """Around a call of ``cls``'s compiled sweep whose loops run outside numba's parallel regions
     too (a serial loop hands on what the cell raised as it is, a parallel region as
     :func:`typing_errors`'s ``SystemError``): either becomes the same :class:`ContractError`
-    (:func:`raised_in_sweep`), the cell's exception chained. Only for a call of a kernel already
-    compiled: its typing errors are :func:`typing_errors`'s."""
+    (:func:`raised_in_sweep`), the cell's exception chained; a :class:`ContractError` passes as it
+    is (gpudp's own: :func:`gpudp.backends.threads.rerun_lost`'s). Only for a call of a kernel
+    already compiled: its typing errors are :func:`typing_errors`'s."""
     try:
         yield
+    except ContractError:
+        raise  # gpudp's own word (a worker thread failed: gpudp.errors.worker_lost)
     except Exception as e:
         cause = e.__cause__ if _raised_in_kernel(e) else e  # a parallel region's, on this thread
         raise raised_in_sweep(cls, cause) from cause
-
-
-def lost_in_region(cls, fn, *args) -> None:
-    """What to do when a parallel region of ``cls``'s compiled sweep (or walk) came back with fewer
-    of its items done than it had: numba loses an exception raised on a worker thread, and the rest
-    of that thread's share of the loop with it, without a word (docs/tutorial.md). ``fn(*args)``,
-    the kernel's call for that part, runs it again on this thread alone (one thread: what the cell
-    raises comes back), and what it raises becomes :func:`raised_in_sweep`'s
-    :class:`ContractError`, chained.
-
-    Raises
-    ------
-    ContractError
-        Always: the cell's exception's, or, where the part run again raised nothing (a cell that
-        raises only sometimes), one that says a worker thread failed."""
-    from .backends.threads import threads_at_most
-
-    with threads_at_most(1), kernel_raises(cls):
-        fn(*args)
-    raise ContractError(
-        f"{cls.__name__}'s compiled sweep stopped: a worker thread of a parallel region failed "
-        "(numba does not hand on what it raised) and the part run again on one thread raised "
-        "nothing; sweep(rec, check=True) runs the cell, boundary and back in plain Python"
-    )
 
 
 def raised_in_sweep(cls, cause: BaseException) -> ContractError:

@@ -1,7 +1,7 @@
 """A cell that raises inside a CPU parallel region: numba loses an exception raised on a worker
 thread, and the rest of that thread's share of the loop with it (the region ends as if all were
 done). Each region counts what it finished; a short count runs that part again on one thread, where
-the cell's exception comes back as the grid's ContractError (gpudp.checks.lost_in_region). Every
+the cell's exception comes back as the grid's ContractError (gpudp.backends.threads.rerun_lost). Every
 region here is forced parallel (as a fast host picks), and the raising cell is moved over the
 region's items so that both threads' shares hold it in turn."""
 
@@ -197,9 +197,14 @@ def test_sweep_many_intervals():
 
 def test_a_rerun_that_raises_nothing_still_stops_the_sweep():
     """A cell that raised on a worker thread but not when its part ran again (it raises only
-    sometimes): still a ContractError, which says a worker thread failed."""
-    from gpudp.checks import lost_in_region
+    sometimes): still a ContractError, which says a worker thread failed, as it is where the
+    interval sweep words what its kernel raised (kernel_raises)."""
+    from gpudp.backends.threads import rerun_lost
+    from gpudp.checks import kernel_raises
 
-    why = r"Marked's compiled sweep stopped: a worker thread .* raised nothing"
+    why = r"^Marked's compiled sweep stopped: a worker thread .* raised nothing"
     with pytest.raises(ContractError, match=why):
-        lost_in_region(Marked, sorted, ())
+        rerun_lost(Marked, sorted, ())
+    with pytest.raises(ContractError, match=why):
+        with kernel_raises(Marked):
+            rerun_lost(Marked, sorted, ())

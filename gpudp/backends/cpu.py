@@ -12,12 +12,11 @@ import numba
 import numpy as np
 
 from .. import values
-from ..checks import lost_in_region
 from ..jit import njit
 from ..kernel import KernelFactory
 from ..store import WORD_BYTES, encode_bands, tiled_last_row
 from .base import Backend, checkpoint_arrays, last_layer, line_edges, shape_args
-from .threads import ThreadChoice, threads_at_most
+from .threads import ThreadChoice, rerun_lost, threads_at_most
 
 #: the kit: what shapes, features and plug-ins may take from this backend (tests/test_imports.py);
 #: the rest is private to it (the registry takes ``BACKEND``)
@@ -78,7 +77,7 @@ _SERIAL_RUNNERS = KernelFactory("cpu.serial", "rec", "n_data", "schedule", "step
 # counts the items it finished (a reduction: one add an item, in a register); one that comes back
 # short ends the kernel, which returns the unit (tile anti-diagonal, layer) it was running, else -1,
 # and the host runs that unit again on one thread, where what the cell raises comes back
-# (:func:`gpudp.checks.lost_in_region`). The interval, 3-D and batch kernels do the same.
+# (:func:`gpudp.backends.threads.rerun_lost`). The interval, 3-D and batch kernels do the same.
 _TILED = """
 def run_tiles(d0, d1, NI, NJ, R, C, BH, TW, bottom, right, words, wtile0, diag_off, ckrow, ckcol, CK{da}):
     RPT = -(-BH // 32)
@@ -577,7 +576,7 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
                 with threads_at_most(1 if inline else cap):
                     lost = fn(a, b, *rest)
                 if lost >= 0:  # a worker's raise lost: the tile anti-diagonal again, on one thread
-                    lost_in_region(cls, fn, lost, lost + 1, *rest)
+                    rerun_lost(cls, fn, lost, lost + 1, *rest)
                 choice.record(inline, plan.unit_cells(a, b), time.perf_counter() - ts)
             if bar is not None:
                 bar.update(plan.unit_cells(d0, d1))
@@ -640,8 +639,8 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
                 for q0, q1 in _pieces(plan, a, b):
                     each = (ring, *ranges, words, wbase, *tail)
                     lost = fn(a, b, q0, q1, ALL_INLINE if inline else serial, *each)
-                    if lost >= 0:  # a worker's raise lost: the layer again, inline
-                        lost_in_region(cls, fn, lost, lost + 1, q0, q1, ALL_INLINE, *each)
+                    if lost >= 0:  # a worker's raise lost: the layer again, on one thread
+                        rerun_lost(cls, fn, lost, lost + 1, q0, q1, 0, *each)
                 choice.record(inline, plan.unit_cells(a, b), time.perf_counter() - ts)
             if bands:
                 _store_bands(store, plan, t0_, t1_, words, wbase, packed)
@@ -776,7 +775,7 @@ class _CPU(Backend):
             fn = compiled(lambda nrt: blocks_runner(rec_cls, len(data), nrt), 0, none, none, *args)
             bis, bjs = blocks[:, 0].copy(), blocks[:, 1].copy()
             if fn(len(blocks), bis, bjs, *args) != len(blocks):  # a worker's raise lost: on one thread
-                lost_in_region(rec_cls, fn, len(blocks), bis, bjs, *args)
+                rerun_lost(rec_cls, fn, len(blocks), bis, bjs, *args)
         return words, 0.0
 
 

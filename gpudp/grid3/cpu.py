@@ -27,9 +27,8 @@ import time
 import numpy as np
 
 from ..backends.cpu import ALL_INLINE, PARALLEL_LOCK, cell_namespace, compiled, nrt_options
-from ..backends.threads import ThreadChoice
+from ..backends.threads import ThreadChoice, rerun_lost
 from ..cache import jit_generated
-from ..checks import lost_in_region
 from ..codegen import fill
 from ..jit import njit
 from ..kernel import KernelFactory
@@ -169,8 +168,8 @@ def run(rec_cls, shape, data, starts, decisions, flag, bar, stats) -> tuple[np.n
             for a, b, inline in choice.slices(d0, d1):
                 ts = time.perf_counter()
                 lost = fn(a, b, *head, ALL_INLINE if inline else SERIAL_CELLS, *data)
-                if lost >= 0:  # a worker's raise lost: the plane again, inline
-                    lost_in_region(rec_cls, fn, lost, lost + 1, *head, ALL_INLINE, *data)
+                if lost >= 0:  # a worker's raise lost: the plane again, on one thread
+                    rerun_lost(rec_cls, fn, lost, lost + 1, *head, 0, *data)
                 choice.record(inline, int(starts[b] - starts[a]), time.perf_counter() - ts)
             if bar is not None:
                 bar.update(int(starts[d1] - starts[d0]))

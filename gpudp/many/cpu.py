@@ -20,8 +20,8 @@ import numpy as np
 
 from .. import values
 from ..backends.cpu import PARALLEL_LOCK, cell_namespace, compiled
+from ..backends.threads import rerun_lost
 from ..cache import jit_generated
-from ..checks import lost_in_region
 from ..codegen import compile_source, diagonal_index, fill, spec_of, tile_cell_source
 from ..jit import njit
 from ..kernel import KernelFactory
@@ -142,10 +142,10 @@ def walker(rec_cls, kinds):
 def walk(cls, fn, layout: str, *args) -> None:
     """Run ``cls``'s walker over decisions laid out as ``layout`` (one parallel region at a time in
     the process, :data:`PARALLEL_LOCK`); a walk that a worker's lost raise left undone, again on one
-    thread (:func:`gpudp.checks.lost_in_region`)."""
+    thread (:func:`gpudp.backends.threads.rerun_lost`)."""
     with PARALLEL_LOCK:
         if fn(source.LAYOUTS.index(layout), *args) != len(args[0]):
-            lost_in_region(cls, fn, source.LAYOUTS.index(layout), *args)
+            rerun_lost(cls, fn, source.LAYOUTS.index(layout), *args)
 
 
 def deal(cells: np.ndarray, threads: int) -> tuple[np.ndarray, np.ndarray]:
@@ -209,7 +209,7 @@ class Runner:
                 self.compile_seconds = time.perf_counter() - t
                 t = time.perf_counter()
             if fn(wstart, order, *args) != len(wstart) - 1:  # a worker's raise lost: all on one
-                lost_in_region(cls, fn, np.array([0, len(order)], np.int64), order, *args)
+                rerun_lost(cls, fn, np.array([0, len(order)], np.int64), order, *args)
         self.launches += 1
         out.kernel_seconds = time.perf_counter() - t
         return out

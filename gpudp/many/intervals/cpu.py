@@ -10,8 +10,8 @@ import numba
 import numpy as np
 
 from ...backends.cpu import PARALLEL_LOCK, cell_namespace, compiled
+from ...backends.threads import rerun_lost
 from ...cache import jit_generated
-from ...checks import lost_in_region
 from ...codegen import fill
 from ...jit import njit
 from ...kernel import KernelFactory
@@ -66,5 +66,5 @@ class IntervalRunner:
                 self.fn = compiled(self.make, np.zeros(1, np.int64), np.zeros(0, np.int64), *args)
                 self.compile_seconds = time.perf_counter() - t
             if self.fn(wstart, order, *args) != len(wstart) - 1:  # a worker's raise lost: all on one
-                lost_in_region(self.cls, self.fn, np.array([0, len(order)], np.int64), order, *args)
+                rerun_lost(self.cls, self.fn, np.array([0, len(order)], np.int64), order, *args)
         self.launches += 1
