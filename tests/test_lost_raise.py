@@ -7,17 +7,12 @@ region's items so that both threads' shares hold it in turn."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from test_interval import Dividing
 
 from gpudp import ContractError, Grid3Recurrence, GridRecurrence, LayeredRecurrence, sweep, sweep_many
 from gpudp.backends.threads import ThreadChoice
-
-sys.path.insert(0, str(Path(__file__).parent))
-from test_interval import Dividing  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
