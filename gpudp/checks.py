@@ -382,10 +382,13 @@ def kernel_raises(cls):
     """Around a call of ``cls``'s compiled sweep whose loops run outside numba's parallel regions
     too (a serial loop hands on what the cell raised as it is, a parallel region as
     :func:`typing_errors`'s ``SystemError``): either becomes the same :class:`ContractError`
-    (:func:`raised_in_sweep`), the cell's exception chained. Only for a call of a kernel already
-    compiled: its typing errors are :func:`typing_errors`'s."""
+    (:func:`raised_in_sweep`), the cell's exception chained; a :class:`ContractError` passes as it
+    is (gpudp's own: :func:`gpudp.backends.threads.rerun_lost`'s). Only for a call of a kernel
+    already compiled: its typing errors are :func:`typing_errors`'s."""
     try:
         yield
+    except ContractError:
+        raise  # gpudp's own word (a worker thread failed: gpudp.errors.worker_lost)
     except Exception as e:
         cause = e.__cause__ if _raised_in_kernel(e) else e  # a parallel region's, on this thread
         raise raised_in_sweep(cls, cause) from cause

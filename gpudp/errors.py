@@ -51,6 +51,17 @@ class CheckError(GpudpError, AssertionError):
     an internal invariant. Either is a bug in gpudp, never an answer; please report it."""
 
 
+def worker_lost(name: str) -> ContractError:
+    """The error for a parallel region of class ``name``'s compiled sweep that a worker thread left
+    short (numba lost what it raised) and whose part, run again on one thread, raised nothing (a
+    cell that raises only sometimes): :func:`gpudp.backends.threads.rerun_lost`."""
+    return ContractError(
+        f"{name}'s compiled sweep stopped: a worker thread of a parallel region failed (numba does "
+        "not hand on what it raised) and the part run again on one thread raised nothing; "
+        "sweep(rec, check=True) runs the cell, boundary and back in plain Python"
+    )
+
+
 def decision_too_wide(name: str, decision: int, axes: str, at: tuple, bits: int, count: int) -> ContractError:
     """The error for a cell that returned a decision outside ``0 .. 2**bits - 1`` (the kernels flag
     the first such cell and how many did so; a decision is never truncated): ``name`` the

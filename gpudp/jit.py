@@ -10,12 +10,22 @@ import numba
 
 
 def njit(fn=None, **kw):
-    """numba.njit with the project's defaults (no Python fallback, fastmath off: exact DP).
+    """numba.njit with the project's defaults (no Python fallback, fastmath off: exact DP, Python's
+    error model: an integer division by zero raises ZeroDivisionError).
+
+    The error model is set on every function, not left to numba's default: a function that does not
+    set it takes the model of the compile under way when numba compiles it (numba/core/cpu.py,
+    ``flags.inherit_if_not_set("error_model", default="python")``), and numba compiles a parallel
+    loop's body with numpy's (numba/parfors/parfor_lowering.py: ``flags.error_model = "numpy"``,
+    a division by zero giving 0). A cell first compiled from inside a ``prange`` (for the loop's
+    unsigned index, say) took it so: its division by zero gave 0, silently, there and in every later
+    call of that compiled version.
 
     ``cache=True`` is dropped when the kernel cache is off (``GPUDP_CACHE_DIR=off``) or numba finds
     no writable place for it (a read-only installation): caching is a speed-up, never a failure
     (a damaged entry is compiled again, :func:`gpudp.cache.guarded`)."""
     kw.setdefault("nogil", True)
+    kw.setdefault("error_model", "python")
     if fn is None:
         return lambda f: njit(f, **kw)
     if kw.get("cache"):

@@ -392,7 +392,7 @@ def test_a_cell_raising_in_the_compiled_sweep_is_a_contract_error():
     """Diagonals too short for a parallel region run serially, outside numba's parallel regions,
     which handed on the cell's ZeroDivisionError as it was: now the grid's ContractError (what a
     parallel region's raise on the calling thread already was), the cell's exception chained, with
-    decisions kept or not. (On a worker thread numba loses it: see docs/tutorial.md, section 2.)"""
+    decisions kept or not. (On a worker thread numba loses it: tests/test_lost_raise.py.)"""
     why = r"Dividing's compiled sweep stopped: its cell, boundary or back raised ZeroDivisionError.*check="
     for at in ((2, 2), (0, 7), (3, 5)):  # n = 8: every diagonal serial (work < SERIAL_WORK)
         for traceback in (True, False):

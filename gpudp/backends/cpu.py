@@ -16,7 +16,7 @@ from ..jit import njit
 from ..kernel import KernelFactory
 from ..store import WORD_BYTES, encode_bands, tiled_last_row
 from .base import Backend, checkpoint_arrays, last_layer, line_edges, shape_args
-from .threads import ThreadChoice, threads_at_most
+from .threads import ThreadChoice, rerun_lost, threads_at_most
 
 #: the kit: what shapes, features and plug-ins may take from this backend (tests/test_imports.py);
 #: the rest is private to it (the registry takes ``BACKEND``)
@@ -71,6 +71,13 @@ _LINE_RUNNERS = KernelFactory("cpu.line", "rec", "n_data", "schedule", "nrt", "n
 _BLOCK_RUNNERS = KernelFactory("cpu.blocks", "rec", "n_data", "nrt")
 _SERIAL_RUNNERS = KernelFactory("cpu.serial", "rec", "n_data", "schedule", "step", "nrt", "noalias", "lazy")
 
+# LOST RAISES. numba loses an exception raised on a worker thread of a parallel region, and the
+# rest of that thread's share of the loop with it: the region ends as if all were done, and the sweep
+# went on over what the buffers held (docs/tutorial.md). Each region that calls the user's functions
+# counts the items it finished (a reduction: one add an item, in a register); one that comes back
+# short ends the kernel, which returns the unit (tile anti-diagonal, layer) it was running, else -1,
+# and the host runs that unit again on one thread, where what the cell raises comes back
+# (:func:`gpudp.backends.threads.rerun_lost`). The interval, 3-D and batch kernels do the same.
 _TILED = """
 def run_tiles(d0, d1, NI, NJ, R, C, BH, TW, bottom, right, words, wtile0, diag_off, ckrow, ckcol, CK{da}):
     RPT = -(-BH // 32)
@@ -78,6 +85,7 @@ def run_tiles(d0, d1, NI, NJ, R, C, BH, TW, bottom, right, words, wtile0, diag_o
     for d in range(d0, d1):
         imin = max(0, d - (NJ - 1))
         imax = min(d, NI - 1)
+        done = 0  # tiles finished: fewer where a worker's raise was lost (LOST RAISES)
         for q in prange(imax - imin + 1):
             I = imin + q
             J = d - I
@@ -131,6 +139,10 @@ def run_tiles(d0, d1, NI, NJ, R, C, BH, TW, bottom, right, words, wtile0, diag_o
                 if (c0 + ncol) % CK == 0 and c0 + ncol < C:
                     for i in range(r0, r1):
                         ST(ckcol, ((c0 + ncol) // CK - 1, i), LD(right, i))
+            done += 1
+        if done != imax - imin + 1:
+            return d
+    return -1
 """
 
 _LAYERED = """
@@ -147,8 +159,13 @@ def run_layers(t0, t1, q0, q1, serial, ring, lo, hi, g0, gn, woff, words, wbase,
             for qq in range(n):
                 {body}
         else:
+            done = 0  # fewer where a worker's raise was lost (LOST RAISES)
             for qq in prange(n):
                 {body}
+                done += 1
+            if done != n:
+                return t
+    return -1
 """
 
 #: layers of fewer groups of 32 cells than this run on one thread (measured: see docs/benchmarks.md)
@@ -555,8 +572,11 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
         for d0, d1 in plan.chunks:
             for a, b, inline in choice.slices(d0, d1):
                 ts = time.perf_counter()
+                rest = (*shape, bottom, right, words, 0, lay.diag_off, *ck, *data)
                 with threads_at_most(1 if inline else cap):
-                    fn(a, b, *shape, bottom, right, words, 0, lay.diag_off, *ck, *data)
+                    lost = fn(a, b, *rest)
+                if lost >= 0:  # a worker's raise lost: the tile anti-diagonal again, on one thread
+                    rerun_lost(cls, fn, lost, lost + 1, *rest)
                 choice.record(inline, plan.unit_cells(a, b), time.perf_counter() - ts)
             if bar is not None:
                 bar.update(plan.unit_cells(d0, d1))
@@ -617,7 +637,10 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
             for a, b, inline in choice.slices(t0_, t1_):
                 ts = time.perf_counter()
                 for q0, q1 in _pieces(plan, a, b):
-                    fn(a, b, q0, q1, ALL_INLINE if inline else serial, ring, *ranges, words, wbase, *tail)
+                    each = (ring, *ranges, words, wbase, *tail)
+                    lost = fn(a, b, q0, q1, ALL_INLINE if inline else serial, *each)
+                    if lost >= 0:  # a worker's raise lost: the layer again, on one thread
+                        rerun_lost(cls, fn, lost, lost + 1, q0, q1, 0, *each)
                 choice.record(inline, plan.unit_cells(a, b), time.perf_counter() - ts)
             if bands:
                 _store_bands(store, plan, t0_, t1_, words, wbase, packed)
@@ -669,6 +692,7 @@ def _store_bands(store, plan, t0, t1, words, wbase, packed):
 # row by row from its edges (codegen.BLOCK_EDGES), its decisions one integer a cell, row-major.
 _BLOCKS = """
 def run_blocks(nb, bis, bjs, K, R, C, ckrow, ckcol, brow, bcol, words, WS{da}):
+    done = 0  # blocks finished: fewer where a worker's raise was lost (LOST RAISES)
     for q in prange(nb):
         {origin}
         prev = VEMPTY(nc + 1)
@@ -686,6 +710,8 @@ def run_blocks(nb, bis, bjs, K, R, C, ckrow, ckcol, brow, bcol, words, WS{da}):
             t = prev
             prev = cur
             cur = t
+        done += 1
+    return done
 """
 
 
@@ -747,7 +773,9 @@ class _CPU(Backend):
         with PARALLEL_LOCK:
             none = np.zeros(0, np.int64)
             fn = compiled(lambda nrt: blocks_runner(rec_cls, len(data), nrt), 0, none, none, *args)
-            fn(len(blocks), blocks[:, 0].copy(), blocks[:, 1].copy(), *args)
+            bis, bjs = blocks[:, 0].copy(), blocks[:, 1].copy()
+            if fn(len(blocks), bis, bjs, *args) != len(blocks):  # a worker's raise lost: on one thread
+                rerun_lost(rec_cls, fn, len(blocks), bis, bjs, *args)
         return words, 0.0
 
 

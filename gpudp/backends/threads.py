@@ -10,6 +10,8 @@ import time
 
 import numba
 
+from ..errors import worker_lost
+
 
 @contextlib.contextmanager
 def threads_at_most(n: int):
@@ -24,6 +26,25 @@ def threads_at_most(n: int):
         yield
     finally:
         numba.set_num_threads(was)
+
+
+def rerun_lost(cls, fn, *args) -> None:
+    """What to do when a parallel region of ``cls``'s compiled sweep (or walk) came back with fewer
+    of its items done than it had: numba loses an exception raised on a worker thread, and the rest
+    of that thread's share of the loop with it, without a word (docs/tutorial.md). ``fn(*args)``,
+    the kernel's call for that part as a parallel region, runs it again on this thread alone, where
+    what the cell raises comes back as numba's ``SystemError``, the cell's exception its cause: the
+    caller's :func:`gpudp.checks.typing_errors` (or ``kernel_raises``) makes it the grid's
+    ContractError.
+
+    Raises
+    ------
+    ContractError
+        Where the part run again raised nothing (a cell that raises only sometimes): a worker thread
+        failed (:func:`gpudp.errors.worker_lost`)."""
+    with threads_at_most(1):
+        fn(*args)
+    raise worker_lost(cls.__name__)
 
 
 class ThreadChoice:

@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from ..backends.cpu import ALL_INLINE, PARALLEL_LOCK, cell_namespace, compiled, nrt_options
-from ..backends.threads import ThreadChoice
+from ..backends.threads import ThreadChoice, rerun_lost
 from ..cache import jit_generated
 from ..codegen import fill
 from ..jit import njit
@@ -53,8 +53,13 @@ def run_planes(d0, d1, n1, n2, n3, ring, starts, dbase, D, FI, FJ, FK, flag, ser
             for i in range(ilo, ihi + 1):
                 row(d, i, base, cur{pv}, D, FI, FJ, FK, flag, n1, n2, n3{da})
         else:
+            done = 0  # rows finished: fewer where a worker's raise was lost (gpudp.backends.cpu)
             for i in prange(ilo, ihi + 1):
                 row(d, i, base, cur{pv}, D, FI, FJ, FK, flag, n1, n2, n3{da})
+                done += 1
+            if done != ihi + 1 - ilo:
+                return d
+    return -1
 """
 
 _ROW = """
@@ -162,7 +167,9 @@ def run(rec_cls, shape, data, starts, decisions, flag, bar, stats) -> tuple[np.n
         for d0, d1 in layout.chunks(starts, layout.CPU_CHUNK_CELLS):
             for a, b, inline in choice.slices(d0, d1):
                 ts = time.perf_counter()
-                fn(a, b, *head, ALL_INLINE if inline else SERIAL_CELLS, *data)
+                lost = fn(a, b, *head, ALL_INLINE if inline else SERIAL_CELLS, *data)
+                if lost >= 0:  # a worker's raise lost: the plane again, on one thread
+                    rerun_lost(rec_cls, fn, lost, lost + 1, *head, 0, *data)
                 choice.record(inline, int(starts[b] - starts[a]), time.perf_counter() - ts)
             if bar is not None:
                 bar.update(int(starts[d1] - starts[d0]))

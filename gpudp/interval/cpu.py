@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from ..backends.cpu import ALL_INLINE, PARALLEL_LOCK, cell_namespace
-from ..backends.threads import ThreadChoice
+from ..backends.threads import ThreadChoice, rerun_lost
 from ..cache import jit_generated
 from ..checks import kernel_raises
 from ..jit import njit
@@ -36,8 +36,13 @@ def run_diagonals(d0, d1, n, serial_work, S, C, D{da}):
             for i in range(n - d):
                 {body}
         else:
+            done = 0  # cells finished: fewer where a worker's raise was lost (gpudp.backends.cpu)
             for i in prange(n - d):
                 {body}
+                done += 1
+            if done != n - d:
+                return d
+    return -1
 """
 
 
@@ -128,7 +133,10 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
             for a, b, inline in choice.slices(max(d0, first), d1) if d1 > first else ():
                 ts = time.perf_counter()
                 with kernel_raises(rec_cls):
-                    fn(a, b, n, ALL_INLINE if inline else SERIAL_WORK, table, C, decisions, *data)
+                    lost = fn(a, b, n, ALL_INLINE if inline else SERIAL_WORK, table, C, decisions, *data)
+                if lost >= 0:  # a worker's raise lost: the diagonal again, on one thread
+                    with kernel_raises(rec_cls):
+                        rerun_lost(rec_cls, fn, lost, lost + 1, n, 0, table, C, decisions, *data)
                 choice.record(inline, choice.plan.unit_cells(a, b), time.perf_counter() - ts)
             if bar is not None:
                 bar.update(cells_of(n, d0, d1))

@@ -331,6 +331,7 @@ class _Batch:
             exits = np.zeros((len(qs), 3), np.int64)
             status = np.zeros(len(qs), np.int64)
             walk(
+                kcls,
                 walker,
                 runner.layout,
                 chunk.ids[qs],

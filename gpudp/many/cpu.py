@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import values
 from ..backends.cpu import PARALLEL_LOCK, cell_namespace, compiled
+from ..backends.threads import rerun_lost
 from ..cache import jit_generated
 from ..codegen import compile_source, diagonal_index, fill, spec_of, tile_cell_source
 from ..jit import njit
@@ -78,9 +79,12 @@ def _sweep_lines(rec_cls, n_data: int, n_sym: int) -> list[str]:
 
 
 _RUN_MANY = """def run_many(wstart, order, ids, shapes, doff, words, lr, lroff, lc, lcoff, RV, RC, FL{pk}):
+    done = 0  # workers finished: fewer where one's raise was lost (gpudp.backends.cpu)
     for w in prange(len(wstart) - 1):
         for p in range(wstart[w], wstart[w + 1]):
             {body}
+        done += 1
+    return done
 """
 
 
@@ -135,11 +139,13 @@ def walker(rec_cls, kinds):
     return k.keep(jit_generated(src, "walk_many", ns, njit, "cpu", parallel=True)).fn
 
 
-def walk(fn, layout: str, *args) -> None:
-    """Run a walker over decisions laid out as ``layout`` (one parallel region at a time in the
-    process, :data:`PARALLEL_LOCK`)."""
+def walk(cls, fn, layout: str, *args) -> None:
+    """Run ``cls``'s walker over decisions laid out as ``layout`` (one parallel region at a time in
+    the process, :data:`PARALLEL_LOCK`); a walk that a worker's lost raise left undone, again on one
+    thread (:func:`gpudp.backends.threads.rerun_lost`)."""
     with PARALLEL_LOCK:
-        fn(source.LAYOUTS.index(layout), *args)
+        if fn(source.LAYOUTS.index(layout), *args) != len(args[0]):
+            rerun_lost(cls, fn, source.LAYOUTS.index(layout), *args)
 
 
 def deal(cells: np.ndarray, threads: int) -> tuple[np.ndarray, np.ndarray]:
@@ -202,7 +208,8 @@ class Runner:
                 fn = self.fn = compiled(self.make, np.zeros(1, np.int64), np.zeros(0, np.int64), *args)
                 self.compile_seconds = time.perf_counter() - t
                 t = time.perf_counter()
-            fn(wstart, order, *args)
+            if fn(wstart, order, *args) != len(wstart) - 1:  # a worker's raise lost: all on one
+                rerun_lost(cls, fn, np.array([0, len(order)], np.int64), order, *args)
         self.launches += 1
         out.kernel_seconds = time.perf_counter() - t
         return out

@@ -72,6 +72,7 @@ def output_views(n_reduce: int, n_flags: int, first: int, inst: str = "q") -> li
 _WALK = """
 def walk_many(layout, ids, starts, states, shapes, doff, words, poff, paths, plen, exits, status{pk}):
     by_rows = layout == 0
+    done = 0  # walks finished: fewer where a worker's raise was lost (gpudp.backends.cpu)
     for q in prange(len(ids)):
         b = ids[q]
         R = shapes[b, 0]
@@ -107,6 +108,8 @@ def walk_many(layout, ids, starts, states, shapes, doff, words, poff, paths, ple
         exits[q, 0] = i
         exits[q, 1] = j
         exits[q, 2] = s
+        done += 1
+    return done
 """
 
 

@@ -10,6 +10,7 @@ import numba
 import numpy as np
 
 from ...backends.cpu import PARALLEL_LOCK, cell_namespace, compiled
+from ...backends.threads import rerun_lost
 from ...cache import jit_generated
 from ...codegen import fill
 from ...jit import njit
@@ -22,10 +23,13 @@ _INTERVAL_KERNELS = KernelFactory("many.cpu.intervals", "rec", "kinds", "nrt")
 
 
 _RUN_INTERVALS = """def run_intervals(wstart, order, ids, shapes, toff, S, D, FL{pk}):
+    done = 0  # workers finished: fewer where one's raise was lost (gpudp.backends.cpu)
     for w in prange(len(wstart) - 1):
         for p in range(wstart[w], wstart[w + 1]):
             q = order[p]
             {body}
+        done += 1
+    return done
 """
 
 
@@ -46,6 +50,7 @@ class IntervalRunner:
     the instances dealt to the threads by their work."""
 
     def __init__(self, rec_cls, kinds):
+        self.cls = rec_cls
         self.make = lambda nrt: interval_kernel(rec_cls, kinds, nrt)
         self.fn = None
         self.compile_seconds = 0.0
@@ -60,5 +65,6 @@ class IntervalRunner:
                 t = time.perf_counter()
                 self.fn = compiled(self.make, np.zeros(1, np.int64), np.zeros(0, np.int64), *args)
                 self.compile_seconds = time.perf_counter() - t
-            self.fn(wstart, order, *args)
+            if self.fn(wstart, order, *args) != len(wstart) - 1:  # a worker's raise lost: all on one
+                rerun_lost(self.cls, self.fn, np.array([0, len(order)], np.int64), order, *args)
         self.launches += 1
