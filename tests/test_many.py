@@ -651,3 +651,25 @@ def test_gpu_batch_equals_cpu():
         assert np.array_equal(g.last_row, c.last_row) and np.array_equal(g.last_col, c.last_col)
         assert np.array_equal(g.path, c.path) and g.exit == c.exit
     same(recs[0], gpu[0], backend="cuda")
+
+
+@pytest.mark.sim
+def test_cuda_batch_failing_mid_way_waits_for_the_device(monkeypatch):
+    """A failure while the batch's chunks are in flight (here the first chunk's results, as a
+    walk's ContractError would) waits for the device before it goes on: the next chunk still copies
+    into the runner's page-locked leases, which the unwinding gives back to the pool."""
+    import gpudp.many as many
+    from gpudp.many import cuda as many_cuda
+
+    waits = []
+    real = many_cuda.cuda.synchronize
+    monkeypatch.setattr(many_cuda.cuda, "synchronize", lambda: (waits.append(1), real())[1])
+
+    def fails(self, *args):
+        raise RuntimeError("a chunk's results failed")
+
+    monkeypatch.setattr(many._Batch, "finish", fails)
+    recs = [SW.SmithWaterman("ACGTAC", "TTGCA") for _ in range(3)]
+    with pytest.raises(RuntimeError, match="results failed"):
+        sweep_many(recs, backend="cuda")
+    assert waits

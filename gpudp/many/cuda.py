@@ -39,6 +39,7 @@ the values are picked from them on the device and copied alone. A caller that re
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import time
@@ -485,12 +486,22 @@ class Runner:
         page-locked memory) and :data:`DEVICE_SHARE` of the free device memory."""
         return max(1, min(CHUNK_BYTES, budget // 2, self.share))
 
+    @contextlib.contextmanager
     def running(self):
         """The span of the batch's chunks: no device or page-locked memory is freed in it (numba
         frees what was dropped, an earlier result's edges included, once enough has piled up, and a
         free waits for the whole device: the host would stall while a chunk computes, and the GPU
-        then idle until the host caught up); what piled up goes after the last chunk."""
-        return cuda.defer_cleanup()
+        then idle until the host caught up); what piled up goes after the last chunk. On an
+        exception (a walk's ContractError, an interrupt) the device is waited for first: a chunk in
+        flight still copies into this runner's page-locked leases, which the unwinding gives back
+        to the pool for the next batch."""
+        with cuda.defer_cleanup():
+            try:
+                yield
+            except BaseException:
+                with contextlib.suppress(Exception):  # (a failed wait leaves the first exception)
+                    cuda.synchronize()
+                raise
 
     def _warps(self, d_qs, rpt: int, outs: tuple, s):
         """Launch the values-only warp kernel (:func:`warp_kernel`) on the chunk's instances
