@@ -54,6 +54,7 @@ from ..backends.cuda import (
     coop_blocks,
     cuda,
     device_jit,
+    drained,
     event,
     generated_kernel,
     kernel_resources,
@@ -495,13 +496,8 @@ class Runner:
         exception (a walk's ContractError, an interrupt) the device is waited for first: a chunk in
         flight still copies into this runner's page-locked leases, which the unwinding gives back
         to the pool for the next batch."""
-        with cuda.defer_cleanup():
-            try:
-                yield
-            except BaseException:
-                with contextlib.suppress(Exception):  # (a failed wait leaves the first exception)
-                    cuda.synchronize()
-                raise
+        with cuda.defer_cleanup(), drained():
+            yield
 
     def _warps(self, d_qs, rpt: int, outs: tuple, s):
         """Launch the values-only warp kernel (:func:`warp_kernel`) on the chunk's instances

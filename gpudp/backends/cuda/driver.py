@@ -383,14 +383,14 @@ def launch_known(cache: dict, kernel, grid: int, threads: int, stream, args: tup
 @contextlib.contextmanager
 def drained(*streams):
     """On an exception (a time limit, an interrupt, a failed landing), wait for the kernels and
-    copies queued on ``streams`` before it goes on: they write into device slabs, page-locked
-    staging and the store, which the caller's unwinding lets go of (freeing page-locked memory that
-    a copy still writes into is undefined). A failure of the wait itself leaves the first exception
-    to tell."""
+    copies queued on ``streams`` (none given: on the whole device) before it goes on: they write
+    into device slabs, page-locked staging and the store, which the caller's unwinding lets go of
+    (freeing page-locked memory that a copy still writes into is undefined). A failure of the wait
+    itself leaves the first exception to tell."""
     try:
         yield
     except BaseException:
-        for s in streams:
+        for wait in [s.synchronize for s in streams] or [cuda.synchronize]:
             with contextlib.suppress(Exception):
-                s.synchronize()
+                wait()
         raise
