@@ -90,11 +90,12 @@ class _CUDA(Backend):
         return memory_info()
 
     #: bytes of a decision store page-locked at most: a larger one is plain memory, written from two
-    #: page-locked staging slabs on every thread while the next chunk computes (page-locking costs
-    #: its time up front, and the first solve of a process pays it: 20 GB for Held-Karp n = 32).
-    #: Off (no store is that large) until timed on a GPU against the page-locked store: 1 GiB is the
-    #: candidate (docs/benchmarks.md, 2026-12-07, twelfth session)
-    pinned_store_max = 1 << 62
+    #: page-locked staging slabs on every thread while the next chunk computes. Page-locking costs
+    #: its time up front, once a process (the pool keeps the block): 11.0 s for the 20.8 GB of
+    #: Held-Karp n = 32 on an H200 (1.9 GB/s), where the plain store's whole solve took 16.7 s and
+    #: the page-locked one's 17.5 s (docs/benchmarks.md, 2026-12-07). Under 1 GiB page-locking
+    #: costs at most about half a second, and a process that solves again gets the block for free
+    pinned_store_max = 1 << 30
 
     def pageable_store(self, n_words):
         return n_words * WORD_BYTES > self.pinned_store_max
