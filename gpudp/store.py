@@ -18,6 +18,10 @@ slice of the store:
 
 A layered recurrence may instead declare the ``"bands"`` codec: :class:`BandStore` keeps, per layer,
 two run values and the band of words between the runs (``encode_bands``, ``band_decision``).
+
+A backend with a device of its own may leave a layered sweep's words there instead
+(:class:`DeviceStore`, the backend's ``device_store``): the kernels write into the store itself, and
+the host copies only the pages a walk or a decision reads.
 """
 
 from __future__ import annotations
@@ -198,6 +202,62 @@ class DecisionStore(_Spilling):
             self.words = allocate(max(self.n_words, 1))
         else:
             self.words = np.zeros(max(self.n_words, 1), dtype=WORD)
+
+
+#: a device store's page: the words one pull copies to the host (256 KiB)
+PAGE_SHIFT = 16
+
+
+class DeviceStore:
+    """Decisions left in the device's memory, where the kernels wrote them (a backend makes one
+    where the store fits there beside the sweep and copying it off would cost more than the walk's
+    pulls: :meth:`gpudp.backends.base.Backend.device_store`).
+
+    ``words`` is a host array of the store's layout in virtual memory: only the pages that a walk
+    or :meth:`~gpudp.grid.result.SweepResult.decision` reads are copied there (:meth:`ensure`,
+    ``pull(device_words, w0, w1, out)`` the backend's copy) and touched; ``have`` marks them. A
+    reader must :meth:`ensure` the words it reads (the compiled walks ask for the pages they miss
+    and resume); the other words of ``words`` are undefined."""
+
+    on_disk = False
+
+    def __init__(self, n_words: int, device_words, pull, page_shift: int | None = None):
+        self.n_words = int(n_words)
+        self.nbytes = self.n_words * WORD_BYTES
+        self.device_words = device_words
+        self._pull = pull
+        self.page_shift = PAGE_SHIFT if page_shift is None else int(page_shift)
+        n = max(self.n_words, 1)
+        self.words = np.empty(n, WORD)  # untouched (no resident pages) until pulled
+        self.have = np.zeros(((n - 1) >> self.page_shift) + 1, np.bool_)
+        self.pulled = 0  # bytes copied to the host so far
+
+    def ensure(self, w0: int, w1: int) -> None:
+        """Pull the pages that hold words ``w0`` to ``w1`` (both included) that the host lacks."""
+        for p in range(int(w0) >> self.page_shift, (int(w1) >> self.page_shift) + 1):
+            if not self.have[p]:
+                a = p << self.page_shift
+                b = min(a + (1 << self.page_shift), self.n_words)
+                if b > a:
+                    self._pull(self.device_words, a, b, self.words[a:b])
+                    self.pulled += (b - a) * WORD_BYTES
+                self.have[p] = True
+
+    def ensure_all(self) -> np.ndarray:
+        """Every word on the host (a walk that reads anywhere: a tree's); ``words``."""
+        self.ensure(0, max(self.n_words - 1, 0))
+        return self.words
+
+    def close(self):
+        """Let the device memory and the host pages go."""
+        self.device_words, self.words, self.have = None, None, None
+
+
+def store_place(store) -> str:
+    """Where a store's words live: ``"device"`` (:class:`DeviceStore`), ``"disk"`` or ``"memory"``."""
+    if isinstance(store, DeviceStore):
+        return "device"
+    return "disk" if store.on_disk else "memory"
 
 
 @dataclass

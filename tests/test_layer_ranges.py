@@ -398,3 +398,70 @@ def test_an_exception_mid_sweep_waits_for_the_streams(monkeypatch, record_stream
         sweep(Ranged(h, lo, hi), backend="cuda", progress=False)
     compute, copier = made[:2]
     assert compute.waits >= 1 and copier.waits >= 1
+
+
+class RangedSteps(Ranged):
+    """Ranged with a walk state: the steps taken so far."""
+
+    traceback_state = True
+
+    @staticmethod
+    def back(t, k, d, s, h, lo, hi):
+        if d == 3:
+            return -1, k, s + 1
+        return t - 1, min(max(k + (-1 if d == 1 else 1), lo[t - 1]), hi[t - 1] - 1), s + 1
+
+
+@pytest.mark.sim
+def test_device_store_pulls_the_pages_the_walk_reads(monkeypatch):
+    """Past pinned_store_max, where the walk's pulls cost less than landing the store, the cuda
+    backend leaves the decisions on the device: the kernels write into the store, the walk pulls
+    the pages it reads (here 4 words each) and goes on, the same path, states and decisions as
+    the reference and the cpu; a decision read alone pulls its page; a tree walk all of them."""
+    from gpudp import backends, store
+
+    be = type(backends.get("cuda"))
+    monkeypatch.setattr(be, "pinned_store_max", 0)
+    monkeypatch.setattr(be, "plain_store_rate", 1.0)
+    monkeypatch.setattr(be, "slab_words_max", 4)
+    monkeypatch.setattr(store, "PAGE_SHIFT", 2)
+    rng = np.random.default_rng(12)
+    h = rng.integers(0, P, size=(6, 70)).astype(np.int64)
+    lo, hi = np.array([3, 0, 33, 40, 1, 0]), np.array([60, 31, 64, 41, 70, 70])
+    res = sweep(RangedSteps(h, lo, hi), backend="cuda", progress=False, codec="plain")
+    cpu = sweep(RangedSteps(h, lo, hi), backend="cpu", progress=False, codec="plain")
+    assert res.stats.extra["decision_store"] == "device" and cpu.stats.extra["decision_store"] == "memory"
+    assert res.stats.extra["launches"] > 2 and "bytes_to_host" not in res.stats.extra
+    path, end = res.walk((5, 2), 7)
+    want, want_end = cpu.walk((5, 2), 7)
+    assert path.tolist() == want.tolist() and end.tolist() == want_end.tolist()
+    assert path[:, 3].tolist() == list(range(7, 7 + len(path))) and len(path) == 6
+    assert 0 < res.store.pulled < res.store.nbytes  # the path's pages, not the store
+    val, dec = reference(h, lo, hi)
+    assert all(d == dec[t, k] for t, k, d, _ in path)
+    check_values(res, val, dec, lo, hi, h.shape)
+    fresh = sweep(Ranged(h, lo, hi), backend="cuda", progress=False, codec="plain")
+    assert fresh.decision(4, 69) == cpu.decision(4, 69) and fresh.store.pulled == 16
+    assert fresh.store.ensure_all() is fresh.store.words and fresh.store.have.all()
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        {},  # under pinned_store_max: page-locked host memory, its copies asynchronous DMA
+        {"pinned_store_max": 0, "plain_store_rate": 1.0, "device_store_share": 0.0},  # no room
+        {"pinned_store_max": 0, "plain_store_rate": 1e18},  # the pulls would cost more than landing
+    ],
+)
+def test_decisions_stay_on_the_host_unless_the_device_store_pays(monkeypatch, attrs):
+    from gpudp import backends
+
+    be = type(backends.get("cuda"))
+    for name, value in attrs.items():
+        monkeypatch.setattr(be, name, value)
+    h = np.random.default_rng(13).integers(0, P, size=(3, 40)).astype(np.int64)
+    lo, hi = np.array([0, 5, 2]), np.array([40, 33, 40])
+    res = sweep(Ranged(h, lo, hi), backend="cuda", progress=False, codec="plain")
+    assert res.stats.extra["decision_store"] == "memory" and res.stats.extra["bytes_to_host"] > 0
+    check_sweep(res, h, lo, hi)

@@ -84,6 +84,12 @@ class Backend:
         """A zeroed uint32 array of ``n`` words for an in-memory decision store."""
         return np.zeros(n, np.uint32)
 
+    def device_store(self, plan, device_bytes: int):
+        """A :class:`gpudp.store.DeviceStore` for ``plan``'s decisions, left where the kernels write
+        them, or None (the store goes to the host). ``device_bytes``: what the sweep itself takes
+        on the device. A backend without a device of its own keeps none there."""
+        return None
+
     def pageable_store(self, n_words: int) -> bool:
         """Whether an in-memory decision store of ``n_words`` words is plain (pageable) memory that
         the sweep's words reach through staging buffers (:meth:`sweep_memory` counts them), where a

@@ -40,7 +40,7 @@ from ..recurrence import contiguous, values_only
 from ..recurrence.narrow import prepare as narrow_cell
 from ..shapes import SweepCall
 from ..solution import Stats
-from ..store import BandStore, DecisionStore, LayerLayout
+from ..store import BandStore, DecisionStore, LayerLayout, store_place
 from .plan import PLANNERS, Plan, make_plan
 from .result import SweepResult
 from .wide import unwrap, widened
@@ -155,12 +155,16 @@ def sweep_planned(call: SweepCall):
             full = LayerLayout(plan.sizes, bits).n_words
             store = BandStore(plan.lo, plan.hi, bits, memory_budget, full_words=full)
         else:
-            store = DecisionStore(plan.layout.n_words, memory_budget, allocate=allocate)
+            store = runner.device_store(plan, need.device) or DecisionStore(
+                plan.layout.n_words, memory_budget, allocate=allocate
+            )
     stats = Stats(backend=backend, device=runner.device_name(), cells=plan.cells)
     stats.extra["schedule"] = plan.schedule.kind() if plan.schedule else "layers"
     stats.extra["plan"] = plan.kind  # tiled, layered, line (one cell a wavefront), or serial (rows)
     stats.extra["decision_store_bytes"] = store.nbytes if store else 0
     stats.extra["decision_codec"] = plan.codec
+    if store is not None:
+        stats.extra["decision_store"] = store_place(store)
     stats.extra["backend_choice"] = plan.choice
     stats.extra["arithmetic"] = f"int32 (every value within +-{narrow[1]})" if narrow else "as written"
     seconds = plan.cells / SLOW_CELLS_PER_S  # at most, predicted: under half a second, no bar

@@ -16,7 +16,7 @@ from ..errors import ContractError
 from ..kernel import KernelFactory
 from ..recurrence import Recurrence, bad_step, start_cell
 from ..solution import Stats
-from ..store import BandStore, DecisionStore, band_decision, layer_decision, tile_decision
+from ..store import BandStore, DecisionStore, DeviceStore, band_decision, layer_decision, tile_decision
 from .plan import Plan
 
 __all__ = ["SweepResult"]
@@ -92,7 +92,7 @@ class SweepResult:
         data = tuple(self.recurrence.data())
         if self.plan.shapes is not None:  # 2-D layers: the walk over layers, one predecessor a cell
             return self._walk_layers(rec, data, start, 1)
-        walker = _walker(rec, len(data), self.plan)
+        walker = _walker(rec, len(data), self.plan, isinstance(self.store, DeviceStore))
         a, b = start_cell(start)
         d = self.decision(a, b)  # raises IndexError for a start outside the grid / layers
         s0 = (np.int64(0 if state is None else operator.index(state)),) if rec.traceback_state else ()
@@ -105,10 +105,21 @@ class SweepResult:
         layered = self.plan.schedule is None and self.plan.kind != "tiled"
         # layers: the cells each computed (its active range), the only ones a step back may reach
         ranges = (np.asarray(self.plan.lo, np.int64), np.asarray(self.plan.hi, np.int64)) if layered else ()
-        words = self.store.words
-        args = (self.plan.rows, self.plan.cols, maxlen, words, *ranges, *params, *data)
+        store = self.store
+        paged = isinstance(store, DeviceStore)
+        need = np.zeros(2, np.int64)
+        pages = (store.have, need, store.page_shift) if paged else ()
+        args = (self.plan.rows, self.plan.cols, maxlen, store.words, *ranges, *params, *pages, *data)
+        parts = []
         with typing_errors(rec):
             path, out = walker(a, b, *s0, *args)
+            while out[-1] == _PAGE_MISSED:  # a device store's page the host lacks: pulled, then on
+                parts.append(path)
+                store.ensure(need[0], need[1])
+                a, b, s0 = out[0], out[1], (out[2],) if rec.traceback_state else ()
+                path, out = walker(a, b, *s0, *args)
+        if parts:
+            path = np.concatenate([*parts, path])
         if out[-1]:  # the walk stopped on a step back may not take
             _bad_step(rec, self.plan, path, out)
         return path, out[:-1]
@@ -157,7 +168,8 @@ class SweepResult:
         params = self.store.params() if plan.codec == "bands" else plan.layout.params()
         walker = _tree_walker(rec, len(data), plan, kids)
         cap = max(int(plan.cells), 1)
-        args = (cap, plan.n_units, self.store.words, lo, hi, lr, lc, *params, *data)
+        words = self.store.ensure_all() if isinstance(self.store, DeviceStore) else self.store.words
+        args = (cap, plan.n_units, words, lo, hi, lr, lc, *params, *data)
         with typing_errors(rec):
             path, err, out = walker(*cell, *args)
         if err == 1:
@@ -231,6 +243,11 @@ def layer_step_error(rec_cls, plan: Plan, row, to) -> ContractError:
 
 
 def _decode_one(plan: Plan, store, a: int, b: int) -> int:
+    if isinstance(store, DeviceStore):  # only layers' stores stay on the device
+        if not (0 <= a < plan.n_units and 0 <= b < plan.sizes[a]):
+            raise IndexError(f"cell ({a}, {b}) outside the layers")
+        w = int(plan.layout.woff[a]) + (b // 32) * plan.bits
+        store.ensure(w, w + plan.bits - 1)
     words = store.words
     if plan.kind == "tiled":
         if not (0 <= a < plan.rows and 0 <= b < plan.cols):
@@ -255,7 +272,7 @@ def _decode_one(plan: Plan, store, a: int, b: int) -> int:
     return layer_decision(words, a, b, *plan.layout.params())
 
 
-_WALKERS = KernelFactory("engine.walk", "rec", "n_data", "kind", "deps", "codec", "bits")
+_WALKERS = KernelFactory("engine.walk", "rec", "n_data", "kind", "deps", "codec", "bits", "paged")
 
 # ``{s0}``, ``{width}``, ``{rec}`` and ``{step}`` spell the walk with a state or without one
 _GRID_WALK = """
@@ -280,11 +297,12 @@ def walk(i, j{s0}, R, C, maxlen, words{lp}{da}):
 """
 
 _LAYER_WALK = """
-def walk(t, k{s0}, R, C, maxlen, words, LO, HI{lp}{da}):
+def walk(t, k{s0}, R, C, maxlen, words, LO, HI{lp}{pg}{da}):
     path = np.empty((maxlen, {width}), np.int64)
     n = 0
     L = maxlen - 1
     while t >= 0 and t < L:
+        {pull}
         d = {decode}
         path[n, 0] = t
         path[n, 1] = k
@@ -297,6 +315,22 @@ def walk(t, k{s0}, R, C, maxlen, words, LO, HI{lp}{da}):
         t = t2
         k = k2
     return path[:n], np.array([{exit}, 0], np.int64)
+"""
+
+
+#: a walk's exit flag: the page of a device store that the host lacks (``need``: its words); pulled
+#: (:meth:`gpudp.store.DeviceStore.ensure`), the walk goes on from the cell it returned
+_PAGE_MISSED = 2
+
+# A layered walk over a device store (:class:`gpudp.store.DeviceStore`) first checks the pages of
+# the cell's ``BITS`` words, and returns at the cell when the host lacks one
+_PULL = """
+w0 = woff[t] + (k // 32) * BITS
+for p in range(w0 >> page, ((w0 + BITS - 1) >> page) + 1):
+    if not have[p]:
+        need[0] = w0
+        need[1] = w0 + BITS - 1
+        return path[:n], np.array([{exit}, 2], np.int64)
 """
 
 
@@ -350,7 +384,9 @@ def _tree_walker(rec_cls, n_data: int, plan: Plan, kids: int = 2):
     from ..jit import njit
 
     kind = "tree" if kids == 2 else "chain"
-    k = _WALKERS.lookup(rec=rec_cls, n_data=n_data, kind=kind, deps=None, codec=plan.codec, bits=plan.bits)
+    k = _WALKERS.lookup(
+        rec=rec_cls, n_data=n_data, kind=kind, deps=None, codec=plan.codec, bits=plan.bits, paged=False
+    )
     if k.ready:
         return k.fn
     returns = _tree_returns(rec_cls) if kids == 2 else rec_cls._back_returns()
@@ -415,7 +451,9 @@ def _bad_step(rec_cls, plan: Plan, path: np.ndarray, out: np.ndarray) -> None:
     bad_step(rec_cls, path, out, (plan.sizes, plan.lo, plan.hi) if layers else None)
 
 
-def _walker(rec_cls, n_data: int, plan: Plan):
+def _walker(rec_cls, n_data: int, plan: Plan, paged: bool = False):
+    """The compiled walk of ``plan``'s decisions; ``paged``: over a device store's host pages (a
+    layered plan's: :data:`_PULL`)."""
     import numba
 
     from ..jit import njit
@@ -423,7 +461,7 @@ def _walker(rec_cls, n_data: int, plan: Plan):
     s = plan.schedule
     deps = s and s.key
     k = _WALKERS.lookup(
-        rec=rec_cls, n_data=n_data, kind=plan.kind, deps=deps, codec=plan.codec, bits=plan.bits
+        rec=rec_cls, n_data=n_data, kind=plan.kind, deps=deps, codec=plan.codec, bits=plan.bits, paged=paged
     )
     if k.ready:
         return k.fn
@@ -442,6 +480,9 @@ def _walker(rec_cls, n_data: int, plan: Plan):
     }
     da = data_args(n_data)
     form = walk_form(rec_cls, n_data)
+    pages = {"pg": "", "pull": ""}
+    if paged:
+        pages = {"pg": ", have, need, page", "pull": fill(_PULL, exit=form["exit"])}
     if s is None and plan.codec == "bands":
         bands = ", lo, hi, lead_n, band_n, band_off, lead_w, trail_w"
         src = fill(
@@ -451,6 +492,7 @@ def _walker(rec_cls, n_data: int, plan: Plan):
             da=da,
             decode=f"band_decision(words, t, k{bands}, BITS)",
             **form,
+            **pages,
         )
     elif s is None:
         src = fill(
@@ -460,6 +502,7 @@ def _walker(rec_cls, n_data: int, plan: Plan):
             da=da,
             decode="layer_decision(words, t, k, woff, BITS)",
             **form,
+            **pages,
         )
     elif plan.kind in ("line", "serial"):  # a line's cells, or a row a layer
         at = "i, j" if plan.kind == "serial" else f"0, {'j' if s.by_row_index else 'i'}"

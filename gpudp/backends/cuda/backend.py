@@ -8,7 +8,7 @@ from numba import cuda
 
 from ... import values
 from ...codegen import decision_dtype, diagonal_groups
-from ...store import WORD_BYTES
+from ...store import WORD_BYTES, DeviceStore
 from ..base import Backend
 from . import driver
 from .blocks import PACK_THREADS, RETRACE_GRID, RETRACE_THREADS, block_shared, blocks_kernel, pack_kernel
@@ -24,6 +24,11 @@ from .driver import (
     upload,
 )
 from .run import SLAB_WORDS, run_plan
+
+
+def _pull(device_words, w0, w1, out):
+    """A device store's words ``w0:w1`` copied into ``out`` (:class:`gpudp.store.DeviceStore`)."""
+    device_words[w0:w1].copy_to_host(out)
 
 
 class _CUDA(Backend):
@@ -99,6 +104,36 @@ class _CUDA(Backend):
 
     def pageable_store(self, n_words):
         return n_words * WORD_BYTES > self.pinned_store_max
+
+    #: a pull of a device store's page to the host (:class:`gpudp.store.DeviceStore`), seconds: a
+    #: launch-free copy of 256 KiB, its latency more than its bytes
+    pull_seconds = 50e-6
+    #: bytes a second that a plain-memory store costs beyond a page-locked one (its pages touched
+    #: first, the staging copies landed): Held-Karp n = 32's 20.8 GB, 16.7 s whole against 6.5 s
+    #: with the store already page-locked, H200 2026-12-07: 2.0 GB/s
+    plain_store_rate = 2.0e9
+    #: the share of the device's free memory that the sweep and a device store may take together
+    device_store_share = 0.9
+
+    def device_store(self, plan, device_bytes):
+        """Layers' decisions (one cell a layer walked: the layered plans, plain codec) stay on the
+        device where the store would be plain memory (past :attr:`pinned_store_max`), fits in
+        :attr:`device_store_share` of the free device memory beside ``device_bytes``, and its
+        walk's pulls, a page a layer, would take less time than landing the store in plain memory
+        (:attr:`pull_seconds` against :attr:`plain_store_rate`)."""
+        if plan.kind != "layered" or plan.schedule is not None or plan.shapes is not None:
+            return None
+        if plan.codec != "plain" or not plan.bits:
+            return None
+        n = plan.layout.n_words
+        nbytes = n * WORD_BYTES
+        if not self.pageable_store(n) or plan.n_units * self.pull_seconds >= nbytes / self.plain_store_rate:
+            return None
+        if nbytes + device_bytes > self.device_store_share * memory_info()[0]:
+            return None
+        words = cuda.device_array(max(n, 1), np.uint32)
+        words[:] = 0  # (a cell outside the active ranges reads 0, as from the cpu's store)
+        return DeviceStore(n, words, _pull)
 
     def allocate_words(self, n):
         """Page-locked (:func:`pinned_words`), so that the slabs' copies are asynchronous DMA; plain

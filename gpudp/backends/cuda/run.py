@@ -14,7 +14,7 @@ from ... import values
 from ...codegen import spec_of
 from ...errors import CheckError
 from ...memory import copy_parallel
-from ...store import tiled_last_row
+from ...store import DeviceStore, tiled_last_row
 from ..base import checkpoint_arrays, last_layer, line_edges, shape_args
 from .bands import BandEncoder
 from .driver import LAST_LAUNCHER, coop_blocks, drained, kernel_resources, pinned_empty, upload
@@ -49,14 +49,17 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
     plan.make_chunks(*backend.chunk_limits(plan))
     blocked = Blocking.plan(plan, vt) if plan.kind == "layered" and plan.reach is not None else None
     smem = 0
-    slab_words = plan.max_chunk_words() if bits else 1
+    on_device = isinstance(store, DeviceStore)  # the kernels write into the store itself: no copies
+    slab_words = plan.max_chunk_words() if bits and not on_device else 1
     slabs = [
         cuda.device_array(max(slab_words, 1), np.uint32, stream=compute) for _ in range(2 if bits else 1)
     ]
     bands = plan.codec == "bands"
     staging = (
         [pinned_empty(max(slab_words, 1), np.uint32) for _ in range(2)]
-        if store is not None and (store.on_disk or bands or backend.pageable_store(store.n_words))
+        if store is not None
+        and not on_device
+        and (store.on_disk or bands or backend.pageable_store(store.n_words))
         else None
     )
     if bands:
@@ -179,7 +182,11 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
         for c, (u0, u1) in enumerate(plan.chunks):
             slot = c % len(slabs)
             finish(slot)
-            a = args(u0, u1, slabs[slot], c)
+            if on_device:
+                w0, w1 = plan.layout.words_of(u0, u1)
+                a = args(u0, u1, store.device_words[w0 : max(w1, w0 + 1)], c)
+            else:
+                a = args(u0, u1, slabs[slot], c)
             if launcher is None:
                 t = time.perf_counter()
                 launcher, blocks = coop_blocks(kernel.fn, a, threads, want, smem)
@@ -199,6 +206,8 @@ def run_plan(plan, rec, data, store, stats, bar, backend) -> dict:
             if bands:
                 enc.launch(slot, u0, u1, slabs[slot], woff)
                 copied[slot] = (enc.headers_to_host(slot, u1 - u0), c)
+            elif on_device:  # the launch's end: the progress ticks and a time limit checks there
+                copied[slot] = (end, c)
             elif bits:
                 w0, w1 = plan.layout.words_of(u0, u1)
                 end.wait(stream=copier)
