@@ -432,6 +432,7 @@ def test_device_store_pulls_the_pages_the_walk_reads(monkeypatch):
     cpu = sweep(RangedSteps(h, lo, hi), backend="cpu", progress=False, codec="plain")
     assert res.stats.extra["decision_store"] == "device" and cpu.stats.extra["decision_store"] == "memory"
     assert res.stats.extra["launches"] > 2 and "bytes_to_host" not in res.stats.extra
+    assert res.stats.bytes_evicted == 0 and cpu.stats.bytes_evicted == res.store.nbytes
     path, end = res.walk((5, 2), 7)
     want, want_end = cpu.walk((5, 2), 7)
     assert path.tolist() == want.tolist() and end.tolist() == want_end.tolist()

@@ -187,7 +187,7 @@ def sweep_planned(call: SweepCall):
         empty = np.zeros(0, dtype=type(rec).value_dtype)
         out["last_row"], out["last_col"] = empty, empty.copy()
     stats.seconds = time.perf_counter() - call.t_start
-    stats.bytes_evicted = store.nbytes if store else 0
+    stats.bytes_evicted = store.nbytes if store and store_place(store) != "device" else 0
     stats.spilled_to_disk = bool(store and store.on_disk)
     if plan.codec == "bands":
         stats.extra["decision_store_bytes"] = store.nbytes
