@@ -172,7 +172,7 @@ def _main(argv) -> int:
     except (GpudpError, OSError) as e:
         if debug:
             traceback.print_exc()
-        print(f"gpudp: error: {_one_line(e)}", file=sys.stderr)
+        print(f"gpudp: error: {_one_line(_as_typed(e, argv))}", file=sys.stderr)
         return 2
     except MemoryError:
         if debug:
@@ -378,6 +378,19 @@ def _other(names: list) -> str:
     """A few of the cache root's foreign entries, by name."""
     shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     return f"{len(names)} other entr{'y' if len(names) == 1 else 'ies'} ({shown})"
+
+
+def _as_typed(e, argv) -> str:
+    """An :class:`InputError` about a keyword that the command line set by its option names the
+    option as typed (``--time-limit: ...``, not ``time_limit: ...``); other errors as they are."""
+    field = getattr(e, "field", "")
+    option = "--" + field.replace("_", "-")
+    text = str(e)
+    if not isinstance(e, InputError) or not field.isidentifier() or not text.startswith(f"{field}: "):
+        return text
+    if any(a == option or a.startswith(option + "=") for a in argv):
+        return option + text[len(field) :]
+    return text
 
 
 def _one_line(text) -> str:

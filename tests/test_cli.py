@@ -39,6 +39,16 @@ def test_errors_are_one_line_and_exit_nonzero(tmp_path, capsys):
     assert "not ASCII" in capsys.readouterr().err
 
 
+def test_an_error_about_a_typed_option_names_the_option(tmp_path, capsys):
+    """A solver's InputError about a keyword the command line set names the option as typed."""
+    a = tmp_path / "a.fa"
+    a.write_text(">a\nACGTAC\n")
+    for opt in (["--time-limit", "5"], ["--store=full"]):
+        assert main(["solve", "lcs", str(a), str(a), "--method", "bitparallel", *opt]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"gpudp: error: {opt[0].split('=')[0]}: "), err
+
+
 def test_info_and_demo(capsys):
     assert main(["info"]) == 0
     out = capsys.readouterr().out
