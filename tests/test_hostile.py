@@ -18,7 +18,15 @@ import numpy as np
 import pytest
 from examples_loader import load_example
 
-from gpudp import ContractError, GridRecurrence, InputError, IntervalRecurrence, sweep, sweep_many
+from gpudp import (
+    ContractError,
+    GridRecurrence,
+    InputError,
+    IntervalRecurrence,
+    LayeredRecurrence,
+    sweep,
+    sweep_many,
+)
 from gpudp.cli import main
 from gpudp.problems import edit_distance, lcs
 
@@ -285,6 +293,40 @@ def test_a_cell_raising_in_the_compiled_sweep_is_a_contract_error():
             run()
         assert isinstance(e.value.__cause__, ZeroDivisionError)
     assert sweep(Divided(-1), backend="cpu", traceback=False).last_row[:2].tolist() == [300, 150]
+
+
+class RaisingLayers(LayeredRecurrence):
+    """Four layers of ``n`` cells whose cell (2, 3) raises ValueError."""
+
+    value_dtype = np.int64
+
+    def __init__(self, n):
+        self.n = n
+
+    def num_layers(self):
+        return 4
+
+    def layer_size(self, t):
+        return self.n
+
+    def data(self):
+        return (np.zeros(1, np.int64),)
+
+    @staticmethod
+    def cell(t, k, prev, z):
+        if t == 2 and k == 3:
+            raise ValueError("cell (2, 3)")
+        return t + k
+
+
+@pytest.mark.parametrize("n", [8, 5000])
+def test_a_cell_raising_in_a_sweep_run_inline_is_the_same_contract_error(n):
+    """Layers of 8 cells run inline (outside numba's parallel regions), where the cell's exception
+    came out bare; layers of 5,000 in a parallel region: both the same ContractError, chained."""
+    why = r"RaisingLayers's compiled sweep stopped: its cell, boundary or back raised ValueError"
+    with pytest.raises(ContractError, match=why) as e:
+        sweep(RaisingLayers(n), backend="cpu", progress=False)
+    assert isinstance(e.value.__cause__, ValueError)
 
 
 class Growing(Sequence):

@@ -12,6 +12,7 @@ import numba
 import numpy as np
 
 from .. import values
+from ..checks import kernel_raises
 from ..jit import njit
 from ..kernel import KernelFactory
 from ..store import WORD_BYTES, encode_bands, tiled_last_row
@@ -573,10 +574,10 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
             for a, b, inline in choice.slices(d0, d1):
                 ts = time.perf_counter()
                 rest = (*shape, bottom, right, words, 0, lay.diag_off, *ck, *data)
-                with threads_at_most(1 if inline else cap):
+                with threads_at_most(1 if inline else cap), kernel_raises(cls):
                     lost = fn(a, b, *rest)
-                if lost >= 0:  # a worker's raise lost: the tile anti-diagonal again, on one thread
-                    rerun_lost(cls, fn, lost, lost + 1, *rest)
+                    if lost >= 0:  # a worker's raise lost: the tile anti-diagonal again, on one thread
+                        rerun_lost(cls, fn, lost, lost + 1, *rest)
                 choice.record(inline, plan.unit_cells(a, b), time.perf_counter() - ts)
             if bar is not None:
                 bar.update(plan.unit_cells(d0, d1))
@@ -593,7 +594,8 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
         stats.extra["compile_seconds"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         for g0, g1 in plan.chunks:
-            fn(g0, g1, line, words, 0, rows, cols, *data)
+            with kernel_raises(cls):
+                fn(g0, g1, line, words, 0, rows, cols, *data)
             if bar is not None:
                 bar.update(plan.unit_cells(g0, g1))
         out["last_row"], out["last_col"] = line_edges(plan, line)
@@ -609,7 +611,8 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
         stats.extra["compile_seconds"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         for u0, u1 in plan.chunks:
-            fn(u0, u1, *args)
+            with kernel_raises(cls):
+                fn(u0, u1, *args)
             if bar is not None:
                 bar.update(plan.unit_cells(u0, u1))
         out["last_row"], out["last_col"] = last_row[:cols], last_col[:rows]
@@ -638,9 +641,10 @@ def _run_plan(plan, rec, data, store, stats, bar) -> dict:
                 ts = time.perf_counter()
                 for q0, q1 in _pieces(plan, a, b):
                     each = (ring, *ranges, words, wbase, *tail)
-                    lost = fn(a, b, q0, q1, ALL_INLINE if inline else serial, *each)
-                    if lost >= 0:  # a worker's raise lost: the layer again, on one thread
-                        rerun_lost(cls, fn, lost, lost + 1, q0, q1, 0, *each)
+                    with kernel_raises(cls):
+                        lost = fn(a, b, q0, q1, ALL_INLINE if inline else serial, *each)
+                        if lost >= 0:  # a worker's raise lost: the layer again, on one thread
+                            rerun_lost(cls, fn, lost, lost + 1, q0, q1, 0, *each)
                 choice.record(inline, plan.unit_cells(a, b), time.perf_counter() - ts)
             if bands:
                 _store_bands(store, plan, t0_, t1_, words, wbase, packed)
