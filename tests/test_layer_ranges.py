@@ -466,3 +466,29 @@ def test_decisions_stay_on_the_host_unless_the_device_store_pays(monkeypatch, at
     res = sweep(Ranged(h, lo, hi), backend="cuda", progress=False, codec="plain")
     assert res.stats.extra["decision_store"] == "memory" and res.stats.extra["bytes_to_host"] > 0
     check_sweep(res, h, lo, hi)
+
+
+@pytest.mark.gpu
+def test_device_store_on_the_gpu_equals_the_cpu(monkeypatch):
+    """Layers of 200,000 cells whose decisions stay on the GPU (the rule's thresholds lowered, pages
+    of 1,024 words): walks from the last layer's first cells pull a page a layer, not the store, and
+    equal the cpu's, as do decisions read alone anywhere."""
+    from gpudp import backends, store
+
+    be = type(backends.get("cuda"))
+    monkeypatch.setattr(be, "pinned_store_max", 0)
+    monkeypatch.setattr(be, "plain_store_rate", 1.0)
+    monkeypatch.setattr(store, "PAGE_SHIFT", 10)
+    rng = np.random.default_rng(14)
+    n, m = 40, 200_000
+    h = rng.integers(0, P, size=(n, m)).astype(np.int64)
+    lo, hi = np.zeros(n, np.int64), np.full(n, m)
+    gpu = sweep(RangedSteps(h, lo, hi), backend="cuda", progress=False, codec="plain")
+    cpu = sweep(RangedSteps(h, lo, hi), backend="cpu", progress=False, codec="plain")
+    assert gpu.stats.extra["decision_store"] == "device"
+    for k in (0, 1):
+        got, want = gpu.walk((n - 1, k), 0), cpu.walk((n - 1, k), 0)
+        assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+    assert 0 < gpu.store.pulled <= 2 * n * 4096  # at most two pages a layer
+    for t, k in zip(rng.integers(0, n, 50), rng.integers(0, m, 50), strict=True):
+        assert gpu.decision(int(t), int(k)) == cpu.decision(int(t), int(k))
