@@ -491,12 +491,17 @@ def test_auto_falls_back_to_the_dp_when_sparse_does_not_prove_in_time(monkeypatc
     """Never an unproven answer where the DP would prove it: sparse gets a microsecond, the DP runs."""
     monkeypatch.setattr(front, "DP_AT_ONCE_S", 0.0)
     monkeypatch.setattr(kd, "predicted_seconds", lambda cells, backend: 1e-6)
-    p, w, c = classes.pisinger_instance("circle", 40, 1000, seed=0)
+    p, w, c = classes.pisinger_instance("circle", 40, 1000, seed=0)  # few items fit: reach between
     sol = front.solve(p, w, c, backend="cpu")
     attempts = sol.details["auto"]["attempts"]
-    assert [a["method"] for a in attempts] == ["sparse", "dp"] and not attempts[0]["proven"]
+    assert [a["method"] for a in attempts] == ["sparse", "reach", "dp"]
+    assert not attempts[0]["proven"] and not attempts[1]["proven"]
     assert sol.details["method"] == "dp" and sol.optimal and sol.value == ref_dp(p.tolist(), w.tolist(), c)
     assert "sparse stopped unproven" in sol.details["method_note"]
+    p, w, c = classes.pisinger_instance("uncorrelated", 200, 1000, seed=0)  # many fit: no reach
+    sol = front.solve(p, w, c, backend="cpu")
+    assert [a["method"] for a in sol.details["auto"]["attempts"]] == ["sparse", "dp"]
+    assert sol.details["method"] == "dp" and sol.optimal and sol.value == ref_dp(p.tolist(), w.tolist(), c)
 
 
 def test_auto_after_the_dp_refuses(monkeypatch, capsys):
