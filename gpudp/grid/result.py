@@ -459,7 +459,9 @@ def _walker(rec_cls, n_data: int, plan: Plan, paged: bool = False):
     from ..jit import njit
 
     s = plan.schedule
-    deps = s and s.key
+    # what the walk's source reads of the order: the tiled and serial walks its a and b (the
+    # earlier-wavefront check) only, so grids of either orientation share them
+    deps = s and ((s.a, s.b) if plan.kind in ("tiled", "serial") else s.key)
     k = _WALKERS.lookup(
         rec=rec_cls, n_data=n_data, kind=plan.kind, deps=deps, codec=plan.codec, bits=plan.bits, paged=paged
     )
