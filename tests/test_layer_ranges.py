@@ -6,8 +6,6 @@ ranges beyond the definition. The codec is tested alone (encode, then decode eve
 and structured words, and through sweeps: both codecs must give the same decisions.
 """
 
-import functools
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -341,7 +339,6 @@ def test_auto_codec_follows_the_active_ranges():
     assert forced.stats.extra["decision_codec"] == "plain"
 
 
-@functools.cache  # a class per width, compiled once, not once an example
 def _wide(bits):
     class Wide(Ranged):
         """Ranged's layers with a decision of ``bits`` bits a cell, a known function of the cell:
