@@ -233,15 +233,23 @@ class DeviceStore:
         self.pulled = 0  # bytes copied to the host so far
 
     def ensure(self, w0: int, w1: int) -> None:
-        """Pull the pages that hold words ``w0`` to ``w1`` (both included) that the host lacks."""
-        for p in range(int(w0) >> self.page_shift, (int(w1) >> self.page_shift) + 1):
-            if not self.have[p]:
-                a = p << self.page_shift
-                b = min(a + (1 << self.page_shift), self.n_words)
-                if b > a:
-                    self._pull(self.device_words, a, b, self.words[a:b])
-                    self.pulled += (b - a) * WORD_BYTES
-                self.have[p] = True
+        """Pull the pages that hold words ``w0`` to ``w1`` (both included) that the host lacks, each
+        run of adjacent missing pages in one copy."""
+        p, last = int(w0) >> self.page_shift, int(w1) >> self.page_shift
+        while p <= last:
+            if self.have[p]:
+                p += 1
+                continue
+            q = p
+            while q + 1 <= last and not self.have[q + 1]:
+                q += 1
+            a = p << self.page_shift
+            b = min((q + 1) << self.page_shift, self.n_words)
+            if b > a:
+                self._pull(self.device_words, a, b, self.words[a:b])
+                self.pulled += (b - a) * WORD_BYTES
+            self.have[p : q + 1] = True
+            p = q + 1
 
     def ensure_all(self) -> np.ndarray:
         """Every word on the host (a walk that reads anywhere: a tree's); ``words``."""

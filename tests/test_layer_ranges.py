@@ -409,6 +409,25 @@ class RangedSteps(Ranged):
         return t - 1, min(max(k + (-1 if d == 1 else 1), lo[t - 1]), hi[t - 1] - 1), s + 1
 
 
+def test_device_store_pulls_each_run_of_missing_pages_once():
+    """``ensure`` copies each run of adjacent pages the host lacks in one pull, never a page twice."""
+    from gpudp.store import DeviceStore
+
+    device = np.arange(1000, dtype=np.uint32)
+    calls = []
+
+    def pull(d, a, b, out):
+        calls.append((a, b))
+        out[:] = d[a:b]
+
+    st = DeviceStore(1000, device, pull, page_shift=4)
+    st.ensure(20, 21)
+    st.ensure(100, 150)
+    st.ensure(0, 999)
+    assert calls == [(16, 32), (96, 160), (0, 16), (32, 96), (160, 1000)]
+    assert (st.ensure_all() == device).all() and st.pulled == 4000 and len(calls) == 5
+
+
 @pytest.mark.sim
 def test_device_store_pulls_the_pages_the_walk_reads(monkeypatch):
     """Past pinned_store_max, where the walk's pulls cost less than landing the store, the cuda
