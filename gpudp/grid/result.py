@@ -114,7 +114,7 @@ class SweepResult:
         with typing_errors(rec):
             path, out = walker(a, b, *s0, *args)
             while out[-1] == _PAGE_MISSED:  # a device store's page the host lacks: pulled, then on
-                parts.append(path)
+                parts.append(path.copy())  # (its rows only: the walk's buffer holds a row a layer)
                 store.ensure(need[0], need[1])
                 a, b, s0 = out[0], out[1], (out[2],) if rec.traceback_state else ()
                 path, out = walker(a, b, *s0, *args)
