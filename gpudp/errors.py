@@ -1,5 +1,7 @@
 """The exceptions gpudp raises on purpose."""
 
+import contextlib
+
 
 class GpudpError(Exception):
     """Base class of every error gpudp raises on purpose."""
@@ -83,3 +85,36 @@ def decision_overflow(name: str, flag, axes: str, bits: int) -> ContractError | 
         return None
     count, decision, *at = (int(x) for x in flag)
     return decision_too_wide(name, decision, axes, tuple(at), bits, count)
+
+
+@contextlib.contextmanager
+def kernel_raises(cls):
+    """Around a call of ``cls``'s compiled sweep whose loops run outside numba's parallel regions
+    too (a serial loop hands on what the cell raised as it is, a parallel region as
+    :func:`gpudp.checks.typing_errors`'s ``SystemError``): either becomes the same :class:`ContractError`
+    (:func:`raised_in_sweep`), the cell's exception chained; a :class:`ContractError` passes as it
+    is (gpudp's own: :func:`gpudp.backends.threads.rerun_lost`'s). Only for a call of a kernel
+    already compiled: its typing errors are :func:`gpudp.checks.typing_errors`'s."""
+    try:
+        yield
+    except ContractError:
+        raise  # gpudp's own word (a worker thread failed: gpudp.errors.worker_lost)
+    except Exception as e:
+        cause = e.__cause__ if raised_in_kernel(e) else e  # a parallel region's, on this thread
+        raise raised_in_sweep(cls, cause) from cause
+
+
+def raised_in_sweep(cls, cause: BaseException) -> ContractError:
+    """The :class:`ContractError` for ``cause``, an exception that ``cls``'s compiled cell,
+    boundary or back raised as the sweep ran (the caller chains it)."""
+    return ContractError(
+        f"{cls.__name__}'s compiled sweep stopped: its cell, boundary or back raised "
+        f"{cause!r} (compiled, without saying at which cell); sweep(rec, check=True) runs "
+        "them in plain Python and names the cell"
+    )
+
+
+def raised_in_kernel(e: Exception) -> bool:
+    """Whether ``e`` is numba's word for an exception raised inside a compiled parallel function
+    (the exception itself is its ``__cause__``)."""
+    return type(e) is SystemError and e.__cause__ is not None and "with an exception set" in str(e)

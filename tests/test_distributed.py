@@ -212,7 +212,7 @@ def test_cluster_options_refused_before_any_work(tmp_path, capsys):
     ):
         assert cli.main(base + extra) == 2
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and err.startswith(f"gpudp: error: {field}: "), err
+        assert err.count("\n") == 1 and err.startswith(f"gpudp: error: --{field}: "), err
 
 
 def test_workers_fit_the_work(monkeypatch):

@@ -12,7 +12,7 @@ import numba
 import numpy as np
 
 from .. import values
-from ..checks import kernel_raises
+from ..errors import kernel_raises
 from ..jit import njit
 from ..kernel import KernelFactory
 from ..store import WORD_BYTES, encode_bands, tiled_last_row
