@@ -85,35 +85,7 @@ def _cuda_usable():
     return cuda_usable()
 
 
-#: the files that took the most worker-seconds on the 2-core CI host (--durations=0, 2026-12-07), a
-#: scheduling hint only: they run first (with ``--no-loadscope-reorder``, pytest-xdist hands out
-#: whole files in collection order, one to each worker that is free; by default it reorders them by
-#: their number of tests, which left the slow files of few tests to the end, one worker idle)
-SLOW_FILES = (
-    "test_examples.py",
-    "test_distributed.py",
-    "test_serial_sweep.py",
-    "test_many.py",
-    "test_hostile.py",
-    "test_user_dps5.py",
-    "test_cache.py",
-    "test_user_dps4.py",
-    "test_linear.py",
-    "test_lcs_many.py",
-    "test_contract.py",
-    "test_reduce.py",
-    "test_narrow.py",
-)
-
-
-def _slow_first(items):
-    """``items`` reordered stably: the files of :data:`SLOW_FILES` first, in that order."""
-    rank = {name: k for k, name in enumerate(SLOW_FILES)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
-
-
 def pytest_collection_modifyitems(config, items):
-    _slow_first(items)
     if _cuda_usable():
         return
     skip = pytest.mark.skip(reason="needs a real CUDA GPU (run on the lent device machine)")
