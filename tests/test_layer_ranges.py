@@ -112,6 +112,14 @@ def check_sweep(res, h, lo, hi):
             assert lo[t] <= k < hi[t] and d == dec[t, k]
 
 
+def cuda_backend(monkeypatch, **attrs):
+    """The cuda backend's class attributes (its store rules, slab size) set for one test."""
+    from gpudp import backends
+
+    for name, value in attrs.items():
+        monkeypatch.setattr(type(backends.get("cuda")), name, value)
+
+
 @settings(max_examples=25)
 @given(st.integers(0, 12), st.integers(1, 100), st.integers(0, 2**31 - 1))
 def test_active_range_cpu_matches_reference(n, m, seed):
@@ -151,12 +159,9 @@ def test_plain_memory_store_through_staging(monkeypatch):
     """A decision store past the cuda backend's pinned_store_max is plain memory that the slabs'
     words land in from page-locked staging buffers, on every thread: the same decisions, values and
     path as the reference, in several chunks (slabs of 4 words)."""
-    from gpudp import backends
     from gpudp.backends.cuda import is_page_locked, run
 
-    be = type(backends.get("cuda"))
-    monkeypatch.setattr(be, "pinned_store_max", 0)
-    monkeypatch.setattr(be, "slab_words_max", 4)
+    cuda_backend(monkeypatch, pinned_store_max=0, slab_words_max=4)
     monkeypatch.setattr(run, "LAND_CHUNK", 3)
     rng = np.random.default_rng(9)
     h = rng.integers(0, P, size=(6, 70)).astype(np.int64)
@@ -378,15 +383,12 @@ def test_an_exception_mid_sweep_waits_for_the_streams(monkeypatch, record_stream
     """A failure inside the chunks' loop (here the landing of a slab into a plain-memory store)
     waits for both streams' kernels and copies before it goes on: they write into the slabs, the
     page-locked staging and the store, which the unwinding lets go of."""
-    from gpudp import backends
     from gpudp.backends.cuda import run
 
     def fails(*args):
         raise RuntimeError("a landing failed")
 
-    be = type(backends.get("cuda"))
-    monkeypatch.setattr(be, "pinned_store_max", 0)
-    monkeypatch.setattr(be, "slab_words_max", 4)
+    cuda_backend(monkeypatch, pinned_store_max=0, slab_words_max=4)
     made = record_streams(run.cuda, "stream")
     monkeypatch.setattr(run, "copy_parallel", fails)
     h = np.random.default_rng(3).integers(0, P, size=(6, 70)).astype(np.int64)
@@ -434,12 +436,9 @@ def test_device_store_pulls_the_pages_the_walk_reads(monkeypatch):
     backend leaves the decisions on the device: the kernels write into the store, the walk pulls
     the pages it reads (here 4 words each) and goes on, the same path, states and decisions as
     the reference and the cpu; a decision read alone pulls its page; a tree walk all of them."""
-    from gpudp import backends, store
+    from gpudp import store
 
-    be = type(backends.get("cuda"))
-    monkeypatch.setattr(be, "pinned_store_max", 0)
-    monkeypatch.setattr(be, "plain_store_rate", 1.0)
-    monkeypatch.setattr(be, "slab_words_max", 4)
+    cuda_backend(monkeypatch, pinned_store_max=0, plain_store_rate=1.0, slab_words_max=4)
     monkeypatch.setattr(store, "PAGE_SHIFT", 2)
     rng = np.random.default_rng(12)
     h = rng.integers(0, P, size=(6, 70)).astype(np.int64)
@@ -472,11 +471,7 @@ def test_device_store_pulls_the_pages_the_walk_reads(monkeypatch):
     ],
 )
 def test_decisions_stay_on_the_host_unless_the_device_store_pays(monkeypatch, attrs):
-    from gpudp import backends
-
-    be = type(backends.get("cuda"))
-    for name, value in attrs.items():
-        monkeypatch.setattr(be, name, value)
+    cuda_backend(monkeypatch, **attrs)
     h = np.random.default_rng(13).integers(0, P, size=(3, 40)).astype(np.int64)
     lo, hi = np.array([0, 5, 2]), np.array([40, 33, 40])
     res = sweep(Ranged(h, lo, hi), backend="cuda", progress=False, codec="plain")
@@ -489,11 +484,9 @@ def test_device_store_on_the_gpu_equals_the_cpu(monkeypatch):
     """Layers of 200,000 cells whose decisions stay on the GPU (the rule's thresholds lowered, pages
     of 1,024 words): walks from the last layer's first cells pull a page a layer, not the store, and
     equal the cpu's, as do decisions read alone anywhere."""
-    from gpudp import backends, store
+    from gpudp import store
 
-    be = type(backends.get("cuda"))
-    monkeypatch.setattr(be, "pinned_store_max", 0)
-    monkeypatch.setattr(be, "plain_store_rate", 1.0)
+    cuda_backend(monkeypatch, pinned_store_max=0, plain_store_rate=1.0)
     monkeypatch.setattr(store, "PAGE_SHIFT", 10)
     rng = np.random.default_rng(14)
     n, m = 40, 200_000

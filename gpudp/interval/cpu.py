@@ -20,7 +20,7 @@ import numpy as np
 from ..backends.cpu import ALL_INLINE, PARALLEL_LOCK, cell_namespace
 from ..backends.threads import ThreadChoice, rerun_lost
 from ..cache import jit_generated
-from ..checks import kernel_raises
+from ..errors import kernel_raises
 from ..jit import njit
 from ..memory import available_memory
 from ..values import fill_buf, full, is_record, itemsize
@@ -134,8 +134,7 @@ def run(rec_cls, n, data, table, decisions, chunks, bar, stats) -> None:
                 ts = time.perf_counter()
                 with kernel_raises(rec_cls):
                     lost = fn(a, b, n, ALL_INLINE if inline else SERIAL_WORK, table, C, decisions, *data)
-                if lost >= 0:  # a worker's raise lost: the diagonal again, on one thread
-                    with kernel_raises(rec_cls):
+                    if lost >= 0:  # a worker's raise lost: the diagonal again, on one thread
                         rerun_lost(rec_cls, fn, lost, lost + 1, n, 0, table, C, decisions, *data)
                 choice.record(inline, choice.plan.unit_cells(a, b), time.perf_counter() - ts)
             if bar is not None:
