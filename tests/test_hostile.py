@@ -20,6 +20,7 @@ from examples_loader import load_example
 
 from gpudp import (
     ContractError,
+    Grid3Recurrence,
     GridRecurrence,
     InputError,
     IntervalRecurrence,
@@ -319,13 +320,38 @@ class RaisingLayers(LayeredRecurrence):
         return t + k
 
 
-@pytest.mark.parametrize("n", [8, 5000])
-def test_a_cell_raising_in_a_sweep_run_inline_is_the_same_contract_error(n):
-    """Layers of 8 cells run inline (outside numba's parallel regions), where the cell's exception
-    came out bare; layers of 5,000 in a parallel region: both the same ContractError, chained."""
-    why = r"RaisingLayers's compiled sweep stopped: its cell, boundary or back raised ValueError"
+class RaisingCube(Grid3Recurrence):
+    """A 3-D grid of ``n`` cells a side summed over its axes, whose cell (1, 2, 3) raises ValueError."""
+
+    value_dtype = np.int64
+    offsets = ((-1, 0, 0), (0, -1, 0), (0, 0, -1))
+
+    def __init__(self, n):
+        self.n = n
+
+    def shape(self):
+        return (self.n, self.n, self.n)
+
+    def data(self):
+        return (np.zeros(1, np.int64),)
+
+    @staticmethod
+    def cell(i, j, k, a, b, c, z):
+        if i == 1 and j == 2 and k == 3:
+            raise ValueError("cell (1, 2, 3)")
+        return max(a, b, c) + 1
+
+
+@pytest.mark.parametrize(
+    "rec", [RaisingLayers(8), RaisingLayers(5000), RaisingCube(6)], ids=["layers-8", "layers-5000", "cube-6"]
+)
+def test_a_cell_raising_in_a_sweep_run_inline_is_the_same_contract_error(rec):
+    """Layers of 8 cells and a 6^3 grid run inline (outside numba's parallel regions), where the
+    cell's exception came out bare; layers of 5,000 in a parallel region: all the same
+    ContractError, chained."""
+    why = rf"{type(rec).__name__}'s compiled sweep stopped: its cell, boundary or back raised ValueError"
     with pytest.raises(ContractError, match=why) as e:
-        sweep(RaisingLayers(n), backend="cpu", progress=False)
+        sweep(rec, backend="cpu", progress=False)
     assert isinstance(e.value.__cause__, ValueError)
 
 

@@ -30,6 +30,7 @@ from ..backends.cpu import ALL_INLINE, PARALLEL_LOCK, cell_namespace, compiled, 
 from ..backends.threads import ThreadChoice, rerun_lost
 from ..cache import jit_generated
 from ..codegen import fill
+from ..errors import kernel_raises
 from ..jit import njit
 from ..kernel import KernelFactory
 from . import layout
@@ -167,9 +168,10 @@ def run(rec_cls, shape, data, starts, decisions, flag, bar, stats) -> tuple[np.n
         for d0, d1 in layout.chunks(starts, layout.CPU_CHUNK_CELLS):
             for a, b, inline in choice.slices(d0, d1):
                 ts = time.perf_counter()
-                lost = fn(a, b, *head, ALL_INLINE if inline else SERIAL_CELLS, *data)
-                if lost >= 0:  # a worker's raise lost: the plane again, on one thread
-                    rerun_lost(rec_cls, fn, lost, lost + 1, *head, 0, *data)
+                with kernel_raises(rec_cls):  # what a cell raised, inside a parallel region or not
+                    lost = fn(a, b, *head, ALL_INLINE if inline else SERIAL_CELLS, *data)
+                    if lost >= 0:  # a worker's raise lost: the plane again, on one thread
+                        rerun_lost(rec_cls, fn, lost, lost + 1, *head, 0, *data)
                 choice.record(inline, int(starts[b] - starts[a]), time.perf_counter() - ts)
             if bar is not None:
                 bar.update(int(starts[d1] - starts[d0]))
