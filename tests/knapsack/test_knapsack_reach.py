@@ -702,3 +702,45 @@ def test_segments_rebuilt_ahead_on_a_thread_equal_those_rebuilt_on_demand(n, c, 
             seen.append([a.tolist() for a in env.get(i)])
     assert seen == want
     assert not env.all and any(t is not threading.main_thread() for t in built)
+
+
+def test_a_coarse_search_predicted_past_its_budget_is_skipped(monkeypatch):
+    """Where the last two searches on the coarse envelopes predict that the next one would keep more
+    states than its budget (a power of the target's distance below the bound), it is not run (such a
+    search stops at the budget and its states are thrown away): the record says what was predicted,
+    the beam and the fine envelopes follow at once, and the answer stays proven and equal to the
+    textbook DP's. Seeds 1, 2 and 5 of this instance predict 325, 948 and 1,966 states against a
+    budget of 300."""
+    monkeypatch.setattr(kr, "PREDICT_FROM", 4)
+    monkeypatch.setattr(kr, "FINE_AFTER", 300 / (40 * kr.MAX_INTERVALS))
+    for seed in (1, 2, 5):
+        p, w, c = classes.jooken_instance(40, 10**4, g=8, f=0.1, eps=1e-5, s=30, seed=seed)
+        sol = kr.solve(p, w, c)
+        assert sol.optimal and sol.value == ref_dp(p.tolist(), w.tolist(), c)
+        runs = sol.details["searches"]
+        k = next(k for k, r in enumerate(runs) if "predicted" in r)
+        assert runs[k]["predicted"] > 300 and runs[k]["stopped"] == "budget" and "states" not in runs[k]
+        assert all(r["states"] <= 300 for r in runs[:k]) and "beam" in runs[k + 1]
+
+
+def test_the_prediction_and_the_jump():
+    """:func:`reach._predicted_states`: from the last two finished searches of at least PREDICT_FROM
+    states, the states grow as the distance below the bound to the measured power (at most
+    MAX_POWER); None without two such searches or without growth. :func:`reach._jump`: the next
+    target is z + g where that lies at most JUMP times as far below the bound as the stepped one."""
+    big = kr.PREDICT_FROM
+    runs = [
+        {"target": 99, "states": 3, "reached": False},  # too few states to count
+        {"target": 97, "states": big, "reached": False},  # distance 4 below root + 1 = 101
+        {"target": 93, "states": 4 * big, "reached": False},  # distance 8: power 2
+        {"target": 85, "predicted": 10 * big, "stopped": "budget"},  # not a finished search
+    ]
+    assert kr._predicted_states(runs, 100, 85) == 16 * big  # distance 16
+    assert kr._predicted_states(runs[:2], 100, 85) is None
+    flat = [*runs[:2], {"target": 93, "states": big, "reached": False}]
+    assert kr._predicted_states(flat, 100, 85) is None
+    steep = [*runs[:2], {"target": 93, "states": 64 * big, "reached": False}]  # power 6: capped
+    assert kr._predicted_states(steep, 100, 85) == int(64 * big * 2**kr.MAX_POWER)
+    assert kr._jump(90, 80, 100, 1) == 81  # 20 below the bound, the stepped target 11: within JUMP
+    assert kr._jump(99, 50, 100, 1) == 99  # z far below: step
+    assert kr._jump(95, 96, 100, 1) == 97  # the packing above the target: z + g
