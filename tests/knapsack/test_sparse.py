@@ -504,10 +504,9 @@ def test_auto_falls_back_to_the_dp_when_sparse_does_not_prove_in_time(monkeypatc
     assert sol.details["method"] == "dp" and sol.optimal and sol.value == ref_dp(p.tolist(), w.tolist(), c)
 
 
-def test_auto_after_the_dp_refuses(monkeypatch, capsys):
-    # sparse stops unproven (its memory): the branch and bound proves it
-    p, w = [18167370, 94328461, 67026996, 45671972], [129620905947, 991048253819, 320630035190, 136744841253]
-    c = 1000 * 10**9
+def _sparse_and_reach_out_of_memory(monkeypatch):
+    """sparse's state lists and reach's envelopes out of memory: each stops unproven at once, with
+    the greedy packing."""
 
     def out_of_memory(self, deadline):
         raise MemoryError("the state lists would need 1.00 GiB more")
@@ -516,8 +515,15 @@ def test_auto_after_the_dp_refuses(monkeypatch, capsys):
         raise MemoryError("the envelopes would need 1.00 GiB more")
 
     monkeypatch.setattr(ksd.Driver, "run", out_of_memory)
-    # (an item weighs at least C/16: reach runs between them, its memory stopped here too)
     monkeypatch.setattr(kr.Envelopes, "__init__", envelopes_out_of_memory)
+
+
+def test_auto_after_the_dp_refuses(monkeypatch, capsys):
+    # sparse stops unproven (its memory): the branch and bound proves it
+    p, w = [18167370, 94328461, 67026996, 45671972], [129620905947, 991048253819, 320630035190, 136744841253]
+    c = 1000 * 10**9
+    # (an item weighs at least C/16: reach runs between them, its memory stopped here too)
+    _sparse_and_reach_out_of_memory(monkeypatch)
     sol = front.solve(p, w, c, backend="cpu")
     assert sol.details["method"] == "bb" and sol.optimal and sol.value == brute_int(p, w, c)
     assert [a["method"] for a in sol.details["auto"]["attempts"]] == ["sparse", "reach", "bb"]
@@ -533,6 +539,25 @@ def test_auto_after_the_dp_refuses(monkeypatch, capsys):
     # profits past int64: dp, sparse and bb all refuse; the error is the last one's
     with pytest.raises(InputError, match=r"2\^63 - 1"):
         front.solve([2**62, 2**62, 3], [2**40, 2**40, 2**40], 2**41 + 1, backend="cpu")
+
+
+def test_auto_starts_no_dp_it_could_not_finish(monkeypatch):
+    """Under a time limit, after sparse and reach stopped unproven with a packing, the DP is not
+    started when predicted more than DP_LEFT_SHARE times the time left (stopped, it would return the
+    greedy packing only, after setting up its rows: 3.5-4 s past the limit at n = 1,200, C = 10^8);
+    predicted within it, it runs and proves the answer."""
+    _sparse_and_reach_out_of_memory(monkeypatch)
+    p, w, c = classes.jooken_instance(40, 10**4, seed=0)  # few fit, the DP can run
+    for predicted, limit, runs in ((1e4, 60, False), (240.1, 60, False), (10.0, 60, True)):
+        monkeypatch.setattr(kd, "predicted_seconds", lambda cells, backend, t=predicted: t)
+        sol = front.solve(p, w, c, backend="cpu", time_limit=limit)
+        methods = [a["method"] for a in sol.details["auto"]["attempts"]]
+        assert methods == (["sparse", "reach", "dp"] if runs else ["sparse", "reach"])
+        assert sol.checked and sol.optimal == runs
+        if runs:
+            assert sol.value == ref_dp(p.tolist(), w.tolist(), c)
+        else:
+            assert f"no time left for dp (predicted {predicted:.3g} s" in sol.details["method_note"]
 
 
 def test_auto_real_data():
