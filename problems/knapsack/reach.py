@@ -109,8 +109,11 @@ incumbent; shorter lists take the serial step. The bookkeeping around the steps 
 too, with the same results: a node array of :data:`PARALLEL_NODES` nodes or more is collected (a
 mark of the states' chains, a compaction numbered by the pieces' prefix sums:
 :func:`.reach_nodes.collect_parallel`, node for node the serial collection), copied and first written
-in parallel; a segment of envelopes is rebuilt on a thread of its own while the search steps
-through the segment before it (:meth:`Envelopes.get`; the compiled loops release the GIL); and a
+in parallel; the next segments of envelopes (as many as numba's threads less one, their arrays
+within :data:`AHEAD_MEMORY_SHARE` of the memory left) are each rebuilt on a thread of its own while
+the search steps through those before (:meth:`Envelopes.get`; the compiled loops release the GIL;
+on one thread, a pass over the fine envelopes is mostly their rebuilds: about 1.5 s at n = 1,000,
+c = 10^8); and a
 solve's searches share their lists and node array (:class:`_Arrays`), so that each search no longer
 grows them again from :data:`NODE_START`. ``NUMBA_NUM_THREADS=1`` is the serial search.
 
@@ -165,9 +168,12 @@ MAX_POWER = 3.0
 #: of them when their intervals total at most this many
 ALL_INTERVALS = 1 << 22
 #: a segment of envelopes (every K-th stored) whose stored top holds at least this many intervals
-#: is rebuilt on a thread of its own while the search steps through the segment before it
+#: is rebuilt on a thread of its own while the search steps through the segments before it
 #: (:meth:`Envelopes.get`), when numba has more than one thread
 AHEAD_INTERVALS = 1 << 12
+#: the arrays of the segments rebuilt ahead take at most this share of the memory this process may
+#: still use (as many segments ahead as numba has threads less one, within it)
+AHEAD_MEMORY_SHARE = 0.25
 #: the first sizes of the state lists and of the node array (both grow)
 LIST_START = 1 << 12
 NODE_START = 1 << 16
@@ -248,13 +254,20 @@ class Envelopes:
         self.kept = every if self.all else kept
         self.segment: dict[int, tuple] = {}
         self.held: _Buffers | None = None  # the arrays of ``segment``
-        # (its top, the thread, its result, its arrays)
-        self.ahead: tuple[int, threading.Thread, dict, _Buffers] | None = None
+        # the segments rebuilt ahead: their top -> (the thread, its result, its arrays)
+        self.ahead: dict[int, tuple[threading.Thread, dict, _Buffers]] = {}
         self.pool: list[_Buffers] = []  # the segments' arrays: one set a segment held or being rebuilt
+        # the tops of the segments with envelopes to rebuild, in a pass's order
+        self.tops = [
+            t for t in sorted({min(n, t) for t in range(self.K, n + self.K, self.K)}) if self._low(t) < t
+        ]
         # the arrays of a segment as built: its envelopes, and room for a union (twice the one above)
-        tops = {min(n, t) for t in range(self.K, n + self.K, self.K)}
-        sizes = [self.sizes[self._low(t) : t + 1] for t in tops if self._low(t) < t]
+        sizes = [self.sizes[self._low(t) : t + 1] for t in self.tops]
         self.room = max((int(a[:-1].sum() + 2 * a.max()) for a in sizes), default=1)
+        from gpudp.memory import available_memory
+
+        # the segments rebuilt ahead at most: five int64 arrays of ``room`` each
+        self.most_ahead = max(1, int(AHEAD_MEMORY_SHARE * available_memory()) // (40 * self.room))
 
     def _segment(self, top: int, low: int, bufs: _Buffers) -> dict:
         """``E_k`` for ``k = top − 1`` down to ``low``, rebuilt from the stored ``E_top`` into ``bufs``
@@ -278,52 +291,64 @@ class Envelopes:
         return segment
 
     def _buffers(self) -> _Buffers:
-        """Arrays for a segment: a set of the pool that neither the segment held nor a thread still
-        rebuilding one (left to end on its own) holds, else a new one: one set on one thread, two on
-        several (the segment held and the one rebuilt ahead), three while such a thread ends. (Called
-        with no segment pending ahead: :meth:`get` has taken or left it.)"""
+        """Arrays for a segment: a set of the pool that neither the segment held, nor a segment
+        rebuilt ahead, nor a thread still rebuilding one (left to end on its own) holds, else a new
+        one: one set on one thread; on several, the segment held, those rebuilt ahead, and those of
+        threads still ending."""
+        taken = [bufs for _, _, bufs in self.ahead.values()]
         for bufs in self.pool:
-            if bufs is not self.held and (bufs.thread is None or not bufs.thread.is_alive()):
+            free = bufs.thread is None or not bufs.thread.is_alive()
+            if free and bufs is not self.held and not any(bufs is b for b in taken):
                 bufs.thread = None
                 return bufs
         self.pool.append(_Buffers(self.room))
         return self.pool[-1]
 
+    def _next(self, top: int) -> list[int]:
+        """The segments to rebuild ahead once the search is in the one below ``top``: those after it
+        in a pass's order, then the next pass's from the first (up to this one), large enough (their
+        stored top holds at least :data:`AHEAD_INTERVALS` intervals), as many as numba has threads
+        less one and :attr:`most_ahead` allows; none on one thread."""
+        most = min(numba.get_num_threads() - 1, self.most_ahead)
+        if most < 1:
+            return []
+        k = self.tops.index(top) + 1 if top in self.tops else 0
+        after = self.tops[k:] + self.tops[:k]
+        return [t for t in after if len(self.kept[t][0]) >= AHEAD_INTERVALS][:most]
+
     def _prefetch(self, top: int) -> None:
-        """Start rebuilding the whole segment below the stored ``E_top`` on a thread, when it is large
-        (its top holds at least :data:`AHEAD_INTERVALS` intervals) and numba has several threads."""
-        low = self._low(top)
-        if numba.get_num_threads() < 2 or low >= top or len(self.kept[top][0]) < AHEAD_INTERVALS:
-            return
+        """Start rebuilding the whole segment below the stored ``E_top`` on a thread."""
         out: dict = {}
         bufs = self._buffers()
+        low = self._low(top)
         bufs.thread = threading.Thread(target=lambda: out.update(self._segment(top, low, bufs)))
         bufs.thread.start()
-        self.ahead = (top, bufs.thread, out, bufs)
+        self.ahead[top] = (bufs.thread, out, bufs)
 
     def get(self, i: int):
         """``E_i``; ``i`` rises over a search (a segment is rebuilt from the stored envelope above it,
-        or taken from the thread that rebuilt it meanwhile: :meth:`_prefetch`, started for the next
-        segment, or the first once a search reaches the last, as each segment is reached; its arrays
-        are reused once the search has left it: :class:`_Buffers`)."""
+        or taken from the thread that rebuilt it meanwhile: as each segment is reached, the next ones
+        are rebuilt ahead, :meth:`_next`, each on a thread of its own, wrapping to the next pass's
+        first; its arrays are reused once the search has left it: :class:`_Buffers`)."""
         if i in self.kept:
             return self.kept[i]
         if i not in self.segment:
-            n = len(self.ws)
-            top = min(n, (i // self.K + 1) * self.K)
+            top = min(len(self.ws), (i // self.K + 1) * self.K)
             self.segment, self.held = {}, None
-            if self.ahead is not None:
-                ahead, thread, out, bufs = self.ahead
-                self.ahead = None
-                if ahead == top:  # (another: left to end on its own, its arrays with it)
-                    thread.join()
-                    if i in out:
-                        self.segment, self.held, bufs.thread = out, bufs, None
+            if top in self.ahead:
+                thread, out, bufs = self.ahead.pop(top)
+                thread.join()
+                if i in out:
+                    self.segment, self.held, bufs.thread = out, bufs, None
             if not self.segment:
                 self.held = self._buffers()
                 self.segment = self._segment(top, i, self.held)
-            after = min(n, top + self.K)  # the next segment with envelopes to rebuild, else the first
-            self._prefetch(after if top < after and self._low(after) < after else min(n, self.K))
+            wanted = self._next(top)
+            for t in [t for t in self.ahead if t not in wanted]:  # left to end on its own, its arrays
+                del self.ahead[t]  # with it
+            for t in wanted:
+                if t not in self.ahead:
+                    self._prefetch(t)
         return self.segment[i]
 
     def _low(self, top: int) -> int:

@@ -605,8 +605,9 @@ def test_segments_in_reused_arrays_equal_fresh_rebuilds_and_stay_while_served(n,
     three passes of rising ``i`` and one stopped halfway, on 1 thread and on every thread (with
     ``ahead``, each next segment rebuilt on a thread meanwhile), every envelope equals its rebuild in
     fresh arrays and stays so until the search leaves its segment (no rebuild writes into the
-    segment served); the pool holds one set of arrays on 1 thread and at most three on several, fewer
-    than the segments rebuilt; with ``small`` the arrays start at one entry and grow."""
+    segment served); the pool holds one set of arrays on 1 thread and a few on several, fewer
+    than the segments rebuilt (on several: the one held, those rebuilt ahead, and one more as a
+    search moves on); with ``small`` the arrays start at one entry and grow."""
     rng = np.random.default_rng(seed)
     w = np.sort(rng.integers(1, c + 1, n))[::-1].astype(np.int64)
     p = np.maximum(w + rng.integers(-20, 20, n, endpoint=True), 1).astype(np.int64)
@@ -629,13 +630,14 @@ def test_segments_in_reused_arrays_equal_fresh_rebuilds_and_stay_while_served(n,
                     if env.segment is not segment:  # (a segment reached: the arrays of the last one free)
                         served, segment, rebuilds = [], env.segment, rebuilds + (i not in env.kept)
                     served.append((i, got))
-                    if env.ahead is not None:
-                        env.ahead[1].join()
+                    for thread, _, _ in env.ahead.values():
+                        thread.join()
                     assert all([a.tolist() for a in e] == want[k] for k, e in served), (threads, i)
         finally:
             numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-        assert not env.all and len(env.pool) <= (1 if threads == 1 else 3)
-        assert len(env.pool) < rebuilds or rebuilds <= 3
+        ahead = min(threads - 1, env.most_ahead)  # the segments rebuilt ahead at once
+        assert not env.all and len(env.pool) <= (1 if threads == 1 else 2 + ahead)
+        assert len(env.pool) < rebuilds or rebuilds <= 2 + ahead
 
 
 def test_arrays_left_to_a_thread_still_rebuilding_are_not_reused_until_it_ends(monkeypatch):
@@ -655,6 +657,7 @@ def test_arrays_left_to_a_thread_still_rebuilding_are_not_reused_until_it_ends(m
     w = np.sort(rng.integers(1, 3000, 30))[::-1].astype(np.int64)
     env = kr.Envelopes(w, w + 7, 8000, 3, 2, fine=True)
     assert env.K == 6 and not env.all
+    env.most_ahead = 1  # one segment ahead at a time, whatever numba's threads
     gate, segment, waited = threading.Event(), env._segment, []
 
     def held_back(*a):  # the first segment rebuilt ahead (7..11) waits for the gate
@@ -665,9 +668,10 @@ def test_arrays_left_to_a_thread_still_rebuilding_are_not_reused_until_it_ends(m
 
     env._segment = held_back
     env.get(1)  # 1..5 on demand; 7..11 ahead, held back
-    left = env.ahead[1]
+    left = env.ahead[12][0]
     env.get(13)  # 13..17 on demand, 19..23 ahead (7..11 left to its thread)
-    env.ahead[1].join()
+    assert list(env.ahead) == [24]
+    env.ahead[24][0].join()
     gate.set()
     left.join()
     assert waited == [left]
@@ -675,32 +679,40 @@ def test_arrays_left_to_a_thread_still_rebuilding_are_not_reused_until_it_ends(m
         assert [a.tolist() for a in env.get(i)] == [a.tolist() for a in rebuilt(env, i)]
 
 
-@settings(max_examples=30, deadline=None)
-@given(n=st.integers(2, 40), c=st.integers(1, 3000), seed=st.integers(0, 2**32), fine=st.booleans())
-def test_segments_rebuilt_ahead_on_a_thread_equal_those_rebuilt_on_demand(n, c, seed, fine):
-    """With every K-th envelope stored, a segment rebuilt on a thread while the search steps through
-    the one before (``AHEAD_INTERVALS`` 0) gives the envelopes rebuilt on demand, array for array, over
-    three passes of rising ``i`` (the next pass's first segment rebuilt as the last is reached) and
-    a pass that stops halfway (the segment rebuilt ahead then not the one asked for)."""
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("numba has one thread: no segment is rebuilt ahead")
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(2, 60),
+    c=st.integers(1, 3000),
+    seed=st.integers(0, 2**32),
+    fine=st.booleans(),
+    most=st.integers(1, 5),
+)
+def test_segments_rebuilt_ahead_on_threads_equal_those_rebuilt_on_demand(n, c, seed, fine, most):
+    """With every K-th envelope stored, the segments rebuilt on threads while the search steps
+    through those before (``AHEAD_INTERVALS`` 0; up to ``most`` at once: numba's threads less one,
+    its count patched here as on a host of many cores, each segment a Python thread) give the
+    envelopes rebuilt on demand, array for array, over three passes of rising ``i`` (the next pass's
+    first segments rebuilt as the last are reached) and a pass that stops halfway (the segments
+    rebuilt ahead then not the one asked for); at most ``most`` are ahead at a time."""
     rng = np.random.default_rng(seed)
     w = np.sort(rng.integers(1, c + 1, n))[::-1].astype(np.int64)
     p = np.maximum(w + rng.integers(-20, 20, n, endpoint=True), 1).astype(np.int64)
     order = [*range(n + 1), *range(n + 1), *range(n // 2), *range(n + 1)]
-    built, seen = [], []
+    built, seen, ahead = [], [], []
     with pytest.MonkeyPatch.context() as m:
         for name, value in (("MAX_INTERVALS", 3), ("COARSE_INTERVALS", 3), ("ALL_INTERVALS", 0)):
             m.setattr(kr, name, value)
         want = kr.Envelopes(w, p, c, 3, 2, fine=fine)
         want = [[a.tolist() for a in want.get(i)] for i in order]
         m.setattr(kr, "AHEAD_INTERVALS", 0)
+        m.setattr(kr.numba, "get_num_threads", lambda: most + 1)
         env = kr.Envelopes(w, p, c, 3, 2, fine=fine)
         segment = env._segment
         env._segment = lambda *a: built.append(threading.current_thread()) or segment(*a)
         for i in order:
             seen.append([a.tolist() for a in env.get(i)])
-    assert seen == want
+            ahead.append(len(env.ahead))
+    assert seen == want and max(ahead) <= most
     assert not env.all and any(t is not threading.main_thread() for t in built)
 
 
