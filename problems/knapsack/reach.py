@@ -16,13 +16,13 @@ that can be packed fits, all are taken without a search.
 sum ``≤ C`` of items ``i..n-1`` (the *suffix*), each with a *gain* and a *top* (below): ``E_n = {[0,
 0]}``, ``E_i = E_{i+1} ∪ (E_{i+1} + w_i)``, clipped at ``C``; an interval that meets the last one,
 or lies within ``τ`` of it, extends it while the result is narrower than ``width``, else the part
-past it starts a new one (an over-approximation: it only weakens the bound). ``τ`` (and ``width``)
-double whenever an envelope would pass its most intervals. Two kinds: the *coarse* envelopes keep
+past it starts a new one (an over-approximation: it only weakens the bound), in the parts of
+:func:`.reach_intervals.union` (the same on any number of threads). ``τ`` (and ``width``) double
+whenever an envelope would pass its most intervals. Two kinds: the *coarse* envelopes keep
 each run of reachable sums whole (``width`` past ``C``, at most :data:`COARSE_INTERVALS`), cheap,
 enough on most instances; the *fine* ones start from pieces of one point (``width = 1``, at most
-:data:`MAX_INTERVALS`), so that a gain belongs to a short stretch of weights, not to a whole run: on
-Jooken's class with ``g = 14`` that cut the empty state's bound from 7,384 to 55 above the optimum
-(n = 1,200, c = 10^10, ε = 10^−4). A search on the coarse envelopes that keeps more than
+:data:`MAX_INTERVALS`), so that a gain belongs to a short stretch of weights, not to a whole run. A
+search on the coarse envelopes that keeps more than
 ``FINE_AFTER · n · MAX_INTERVALS`` states (a quarter of what building the fine ones costs, in steps)
 stops, the fine ones are built and the same target searched again; one that the last two searches
 predict to keep more (:func:`_predicted_states`) is not started. Envelopes are built backwards and
@@ -43,15 +43,13 @@ or ``min(λ·(C − W) + gain, top)`` for the one holding ``C − W`` (prefix ma
 compared in integers (``·den``). Where the remaining items cannot fill the room it is much tighter
 than Dantzig's; where they can it is at most the Lagrangian bound at ``λ`` (a gain never passes
 ``Σ max(p_k − λ·w_k, 0)``). The gain alone assumes each interval filled to its end at its best gain;
-the top is the best subset that lies in it, filled or not: on Jooken's class with ``g = 14``, ``ε =
-10^−5``, where the sums near each room are dense but the subsets of high gain are few, the searches
-at the same targets kept 3 to 6 times fewer states with tops (n = 400 and 800, c = 10^10).
+the top is the best subset that lies in it, filled or not (on Jooken's class the sums near each
+room are dense but the subsets of high gain few).
 
 A state's bound is also at most Dantzig's bound of the suffix at its own room ``C − W`` (the suffix
 in efficiency order, rebuilt at each item: ``O(n)``; the break item's share rounded up exactly):
 that is the least Lagrangian bound over every ``λ``, where the envelopes take one ``λ`` for all
-states; it cuts the states of rooms far from the whole instance's break (Jooken's class, ``g = 14``:
-2.6 and 5 times fewer states on two published instances, n = 1,200 and 1,000, before tops).
+states; it cuts the states of rooms far from the whole instance's break.
 
 **A search with target T** keeps the list of states (weight ``≤ C``, sorted by weight, profit
 strictly rising: no state dominates another; a dominated state also has the smaller bound) and adds
@@ -66,11 +64,8 @@ upper bound.
 G_0`` at ``W = 0``); the first target is ``U``, each failed search sets ``U = T − 1`` and the next
 target is ``max(z + g, U + 1 − d)`` with ``d`` doubling (from ``(U − z) / 2^14``), or ``z + g``
 itself when that lies at most :data:`JUMP` times as far below ``U`` (a search at ``z + g`` ends the
-proof, reaching it or not; the states grow about as the distance to the bound to the power 1.5, and
-with the beam's packing near the optimum, the steps between rarely reach theirs); the same rule
-sets the target after the beam on the fine envelopes. Searches near the
-bound keep few states; the last one, at the optimum, keeps the states that may reach it. The answer
-is proven when a search reaches its target or ``z`` reaches ``U``.
+proof, reaching it or not); the same rule sets the target after the fine envelopes' beam. The
+answer is proven when a search reaches its target or ``z`` reaches ``U``.
 
 **The 0/1 vector.** Every state carries a node of a persistent list of added items (a state made by
 adding item ``j`` gets a new node whose parent is its source's); when the node array fills, the
@@ -89,33 +84,21 @@ summed exactly and checked.
 time per state), or when the lists and nodes would take more than half the memory this process may
 still use, the best packing found is returned, checked, with ``optimal`` False,
 ``details["stopped"]`` (``"time"``/``"memory"``), ``details["upper_bound"]`` (proven) and
-``details["gap"]``. Once half a time limit is spent unproven, a *beam* search (the same steps, only
-the :data:`BEAM` states of the largest bounds kept after each item: no proof) supplies a packing
-close to the bound, so that a stop reports a small gap. That check runs between searches, so one
-search running across the half would leave the greedy packing to a stop (gap 2.3·10^6 at 30 s on a
-published n = 1,200, c = 10^10 instance); the beam also runs once, on the coarse envelopes (a
-fraction of a second), when a search on them passes its budget, before the fine ones are built:
-such an instance is costly, and the beam's packing also keeps the later targets from falling far
-below the optimum (they never pass ``z + g``). Once the fine envelopes are built it runs again on
-them (then not at the half): their bounds rank the states far better (n = 1,000, g = 14, ε =
-10^−5: 198 below the optimum, against 3,012 on the coarse ones), and its packing sets the last
-target.
+``details["gap"]``. A *beam* search (the same steps, only the :data:`BEAM` states of the largest
+bounds kept after each item: no proof) supplies a packing close to the bound, so that a stop reports
+a small gap and the targets never fall far below the optimum: once half a time limit is spent
+unproven (checked between searches), once on the coarse envelopes when a search on them passes its
+budget, and once on the fine ones as soon as they are built (their bounds rank the states far
+better; its packing sets the last target).
 
-**Threads.** A list of :data:`PARALLEL_STATES` states or more takes its step on every numba thread
-(:func:`.reach_step.step_parallel`: the merge cut into pieces at weights, each piece's dominance
-profit from the prefix maxima of the pieces before it, its bound pointers by bisection, the kept
-states placed by prefix sums), with the serial step's result: the same states, nodes and
-incumbent; shorter lists take the serial step. The bookkeeping around the steps uses the threads
-too, with the same results: a node array of :data:`PARALLEL_NODES` nodes or more is collected (a
-mark of the states' chains, a compaction numbered by the pieces' prefix sums:
-:func:`.reach_nodes.collect_parallel`, node for node the serial collection), copied and first written
-in parallel; the next segments of envelopes (as many as numba's threads less one, their arrays
-within :data:`AHEAD_MEMORY_SHARE` of the memory left) are each rebuilt on a thread of its own while
-the search steps through those before (:meth:`Envelopes.get`; the compiled loops release the GIL;
-on one thread, a pass over the fine envelopes is mostly their rebuilds: about 1.5 s at n = 1,000,
-c = 10^8); and a
-solve's searches share their lists and node array (:class:`_Arrays`), so that each search no longer
-grows them again from :data:`NODE_START`. ``NUMBA_NUM_THREADS=1`` is the serial search.
+**Threads** (each with the serial result): a list of :data:`PARALLEL_STATES` states or more takes
+its step on every numba thread (:func:`.reach_step.step_parallel`); a node array of
+:data:`PARALLEL_NODES` nodes or more is collected (:func:`.reach_nodes.collect_parallel`), copied
+and first written in parallel; the next segments of envelopes (as many as numba's threads less
+one, their arrays within :data:`AHEAD_MEMORY_SHARE` of the memory left) are each rebuilt on a thread
+of its own while the search steps through those before (:meth:`Envelopes.get`; the compiled loops
+release the GIL); a solve's searches share their lists and node array (:class:`_Arrays`).
+``NUMBA_NUM_THREADS=1`` is the serial search. docs/knapsack_reach.md has the figures behind each.
 
 ``details`` also gives ``searches`` (each target, its outcome, states, largest list, seconds),
 ``states_generated`` (the states kept, all searches), ``largest_list``, the envelopes' ``tau`` and
@@ -138,7 +121,16 @@ from gpudp.memory import copy_parallel, fill_parallel
 from gpudp.solution import Solution, Stats
 
 from .io import INT64_MAX, KnapsackInstance, checked_solution, validate
-from .reach_intervals import LIMIT, best_below, extend, finish, merge, union
+from .reach_intervals import (
+    LIMIT,
+    PARALLEL_UNION,
+    UNION_THREADS,
+    best_below,
+    merge,
+    union,
+    union_parallel,
+    union_room,
+)
 from .reach_nodes import collect_parallel
 from .reach_step import step, step_parallel, suffix_lp
 from .sparse.exact import exact_sum
@@ -151,28 +143,23 @@ __all__ = ["solve", "solve_instance", "envelope_bound", "warm", "MAX_INTERVALS"]
 MAX_INTERVALS = 1 << 17
 #: the first envelopes: runs of reachable sums kept whole, at most this many intervals (cheap)
 COARSE_INTERVALS = 1 << 16
-#: the beam of the heuristic search run once half a time limit is spent unproven (its packing: the
-#: incumbent a stop reports; n = 1,200, Jooken g = 14, eps = 1e-5: 2,616 below the bound, not 10^6)
+#: the beam of the heuristic search (its packing: the incumbent a stop reports)
 BEAM = 1 << 12
 #: a search on the coarse envelopes that keeps more than this many states per item and
 #: ``MAX_INTERVALS`` (about what building the fine ones costs) stops: fine envelopes, same target
 FINE_AFTER = 0.25
-#: the coarse search about to start is skipped for the fine envelopes when the states it would keep,
-#: predicted from the last two searches (:func:`_predicted_states`, each of at least ``PREDICT_FROM``
-#: states), pass its budget: such a search stops at the budget, its states thrown away (Jooken's
-#: class, c = 10^8: a third of the solve)
+#: a coarse search predicted past its budget (:func:`_predicted_states`, from searches of at least
+#: this many states) is not started: it would stop there, its states thrown away
 PREDICT_FROM = 1 << 16
 #: the largest power of the distance below the bound that a prediction takes
 MAX_POWER = 3.0
 #: envelopes stored at once: every K-th (K = ceil(sqrt(n))) and the K of the current segment, or all
 #: of them when their intervals total at most this many
 ALL_INTERVALS = 1 << 22
-#: a segment of envelopes (every K-th stored) whose stored top holds at least this many intervals
-#: is rebuilt on a thread of its own while the search steps through the segments before it
-#: (:meth:`Envelopes.get`), when numba has more than one thread
+#: a segment of envelopes whose stored top holds at least this many intervals is rebuilt ahead, on
+#: a thread of its own (:meth:`Envelopes.get`), as many at once as numba has threads less one and
+#: their arrays fit in this share of the memory this process may still use
 AHEAD_INTERVALS = 1 << 12
-#: the arrays of the segments rebuilt ahead take at most this share of the memory this process may
-#: still use (as many segments ahead as numba has threads less one, within it)
 AHEAD_MEMORY_SHARE = 0.25
 #: the first sizes of the state lists and of the node array (both grow)
 LIST_START = 1 << 12
@@ -184,12 +171,11 @@ NODE_RESERVE = 1 << 40
 #: each failed search moves the next target this many times farther below the bound
 STEP_GROWTH = 2
 #: the next target is ``z + g`` (whose search ends the proof, reached or not) when it lies at most this
-#: many times farther below the bound than the stepped one (n = 1,200, g = 14, eps = 1e-5: a search
-#: keeps about D^1.5 states at distance D below the bound, so skipping one that costs an eighth)
+#: many times farther below the bound than the stepped one (a search keeps about D^1.5 states at
+#: distance D below the bound: n = 1,200, g = 14, eps = 1e-5)
 JUMP = 4
-#: a list of at least this many states takes its step in parallel (:func:`.reach_step.step_parallel`,
-#: numba threads) when numba has more than one thread; shorter ones the serial
-#: :func:`.reach_step.step` (a parallel region's start costs more than a short list's step)
+#: a list of at least this many states takes its step on numba's threads (:func:`.reach_step.step_parallel`;
+#: a parallel region's start costs more than a short list's serial step)
 PARALLEL_STATES = 1 << 16
 #: the pieces of a parallel step per thread (their work varies with how many states each keeps)
 CHUNKS_PER_THREAD = 4
@@ -232,23 +218,35 @@ class Envelopes:
         self.fine = fine
         self.sizes[n] = 1
         self.late = False  # the deadline passed while building: nothing else is set
+        # each envelope made into one of two sets of arrays from the other; the kept ones copied out
+        sets = [tuple(np.empty(union_room(most), np.int64) for _ in range(5)) for _ in range(2)]
+        scratch = None  # union_parallel's
         for i in range(n - 1, -1, -1):
             if deadline is not None and i % 64 == 0 and time.perf_counter() > deadline:
                 self.late = True
                 return
-            nlo, nhi, nga, ntp, k = extend(env, int(ws[i]), int(self.dg[i]), int(self.pd[i]), cap, tau, width)
+            out, m, item = sets[i & 1], len(env[0]), (int(ws[i]), int(self.dg[i]), int(self.pd[i]))
+            if m >= PARALLEL_UNION and numba.get_num_threads() >= UNION_THREADS:
+                if scratch is None:
+                    scratch = tuple(np.empty(union_room(most), np.int64) for _ in range(4))
+                k = union_parallel(*env[:4], m, *item, cap, tau, width, *out[:4], *scratch)
+            else:
+                k = union(*env[:4], m, *item, cap, tau, width, *out[:4])
             while k > most:
                 tau, width = min(max(1, 2 * tau), cap), min(2 * width, cap)  # both cap: one interval
-                k = merge(nlo, nhi, nga, ntp, k, tau, width, cap)
-            env = finish(nlo, nhi, nga, ntp, k, num)
+                k = merge(*out[:4], k, tau, width, cap)
+            best_below(*out[1:4], num, k, out[4])
+            env = tuple(a[:k] for a in out)
             self.taus[i], self.widths[i], self.sizes[i] = tau, width, k
             total += k
-            if every is not None:
-                every[i] = env
-                if total > ALL_INTERVALS:
-                    every = None
-            if i % self.K == 0:
-                kept[i] = env
+            if every is not None and total > ALL_INTERVALS:
+                every = None
+            if every is not None or i % self.K == 0:
+                env = tuple(a.copy() for a in env)  # (its set is written again two items on)
+                if every is not None:
+                    every[i] = env
+                if i % self.K == 0:
+                    kept[i] = env
         self.tau = tau
         self.all = every is not None
         self.kept = every if self.all else kept
@@ -261,9 +259,9 @@ class Envelopes:
         self.tops = [
             t for t in sorted({min(n, t) for t in range(self.K, n + self.K, self.K)}) if self._low(t) < t
         ]
-        # the arrays of a segment as built: its envelopes, and room for a union (twice the one above)
+        # the arrays of a segment as built: its envelopes, and room for a union of the largest
         sizes = [self.sizes[self._low(t) : t + 1] for t in self.tops]
-        self.room = max((int(a[:-1].sum() + 2 * a.max()) for a in sizes), default=1)
+        self.room = max((int(a[:-1].sum()) + union_room(int(a.max())) for a in sizes), default=1)
         from gpudp.memory import available_memory
 
         # the segments rebuilt ahead at most: five int64 arrays of ``room`` each
@@ -277,8 +275,8 @@ class Envelopes:
         env, segment, at = self.kept[top], {}, 0
         for k in range(top - 1, low - 1, -1):
             tau, width, m = int(self.taus[k]), int(self.widths[k]), len(env[0])
-            if at + 2 * m > len(bufs.arrays[0]):
-                bufs.arrays = _Buffers(max(2 * len(bufs.arrays[0]), 2 * m)).arrays
+            if at + union_room(m) > len(bufs.arrays[0]):
+                bufs.arrays = _Buffers(max(2 * len(bufs.arrays[0]), union_room(m))).arrays
                 at = 0
             blo, bhi, bga, btp, bbest = (a[at:] for a in bufs.arrays)
             m = union(*env[:4], m, int(self.ws[k]), int(self.dg[k]), int(self.pd[k]), self.cap, tau, width,
@@ -793,9 +791,9 @@ def warm():
     """Compile the compiled functions (or load them from numba's cache) on a small instance with
     every path made to run: node collections, interval merges, the fine envelopes, the parallel step
     where numba has several threads (the module's thresholds lowered meanwhile)."""
-    names = ("NODE_START", "COARSE_INTERVALS", "MAX_INTERVALS", "FINE_AFTER", "PARALLEL_STATES")
-    saved = {k: globals()[k] for k in names}
-    globals().update(NODE_START=2, COARSE_INTERVALS=2, MAX_INTERVALS=3, FINE_AFTER=0, PARALLEL_STATES=1)
+    small = dict(COARSE_INTERVALS=2, MAX_INTERVALS=3, FINE_AFTER=0, PARALLEL_STATES=1, PARALLEL_UNION=1)
+    saved = {k: globals()[k] for k in ("NODE_START", "UNION_THREADS", *small)}
+    globals().update(NODE_START=2, UNION_THREADS=2, **small)
     try:
         solve([5, 6, 7, 8, 9, 3], [5, 6, 7, 8, 9, 2], 17)
     finally:

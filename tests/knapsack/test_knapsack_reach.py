@@ -585,9 +585,12 @@ def rebuilt(env, i):
     e = env.kept[top]
     for k in range(top - 1, i - 1, -1):
         tau, width = int(env.taus[k]), int(env.widths[k])
-        *arrays, m = kr.extend(e, int(env.ws[k]), int(env.dg[k]), int(env.pd[k]), env.cap, tau, width)
-        m = kr.merge(*arrays, m, tau, width, env.cap)
-        e = kr.finish(*arrays, m, env.num)
+        arrays = [np.empty(kr.union_room(len(e[0])), np.int64) for _ in range(5)]
+        m = kr.union(*e[:4], len(e[0]), int(env.ws[k]), int(env.dg[k]), int(env.pd[k]), env.cap, tau, width,
+                     *arrays[:4])  # fmt: skip
+        m = kr.merge(*arrays[:4], m, tau, width, env.cap)
+        kr.best_below(*arrays[1:4], env.num, m, arrays[4])
+        e = tuple(a[:m] for a in arrays)
     return e
 
 
@@ -714,6 +717,48 @@ def test_segments_rebuilt_ahead_on_threads_equal_those_rebuilt_on_demand(n, c, s
             ahead.append(len(env.ahead))
     assert seen == want and max(ahead) <= most
     assert not env.all and any(t is not threading.main_thread() for t in built)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    m=st.integers(1, 300),
+    cap=st.sampled_from([0, 1, 63, 64, 65, 1000, 10**6, 2**62, 2**63 - 2]),
+    tau=st.sampled_from([0, 1, 5, 1000]),
+    width=st.sampled_from([1, 3, 100, "cap"]),
+)
+def test_the_union_in_parts_covers_every_point_and_in_parallel_is_the_same(seed, m, cap, tau, width):
+    """``union`` (64 parts of [0, C], each merged within itself) and ``union_parallel`` (the parts on
+    every numba thread) give the same intervals: sorted, disjoint, within [0, C], at most
+    ``union_room(m)``, and every point of ``E`` and of ``E + w`` up to C inside one whose gain and
+    top are at least that point's (checked at each interval's ends), at every magnitude."""
+    rng = np.random.default_rng(seed)
+    width = cap if width == "cap" else width
+    span = cap // 2  # E within [0, C]
+    lo = np.unique(rng.integers(0, span, m, endpoint=True)).astype(np.int64)
+    nxt = np.append(lo[1:], span + 1)
+    hi = np.minimum(lo + rng.integers(0, 4, len(lo)), nxt - 1).astype(np.int64)
+    m = len(lo)
+    ga = rng.integers(-(10**6), 10**6, m).astype(np.int64)
+    tp = rng.integers(0, 10**6, m).astype(np.int64)
+    # (E's points are subset sums of the items after this one: with w they sum to at most 2^63 - 1)
+    w = int(rng.integers(0, min(cap, INT64_MAX - span), endpoint=True))
+    dg, pd = int(rng.integers(-50, 50)), 7
+    outs = []
+    for parallel in (False, True):
+        arrays = [np.empty(kr.union_room(m), np.int64) for _ in range(4 if not parallel else 8)]
+        args = (lo, hi, ga, tp, m, w, dg, pd, cap, tau, width, *arrays)
+        k = kr.union_parallel(*args) if parallel else kr.union(*args)
+        outs.append([a[:k].tolist() for a in arrays[:4]])
+    assert outs[0] == outs[1]
+    nlo, nhi, nga, ntp = (np.array(a, np.int64) for a in outs[0])
+    assert len(nlo) <= kr.union_room(m) and (len(nlo) == 0 or (nlo[0] >= 0 and nhi[-1] <= cap))
+    assert np.all(nlo <= nhi) and np.all(nhi[:-1] < nlo[1:])
+    for shift, gain, top in ((0, ga, tp), (w, ga + dg, tp + pd)):
+        for a, b, g, t in zip(lo + shift, hi + shift, gain, top, strict=True):
+            for x in {int(a), int(min(b, cap))} if a <= cap else ():
+                q = int(np.searchsorted(nlo, x, side="right")) - 1
+                assert q >= 0 and nlo[q] <= x <= nhi[q] and nga[q] >= max(g, -kr.LIMIT) and ntp[q] >= t
 
 
 def test_a_coarse_search_predicted_past_its_budget_is_skipped(monkeypatch):
