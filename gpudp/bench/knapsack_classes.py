@@ -17,14 +17,18 @@ sparse GPU list step are compiled (``sparse.warm()``, ``reach.warm()``, ``sparse
 a machine whose cache is cold they would otherwise compile inside the first instances that use
 them.
 OR-Tools CP-SAT (``--peers``, on by default) runs the same instance with the same time limit on
-every core when ``ortools`` imports; otherwise the JSON says why it was skipped. Goals (issue 16):
-every instance proven, at most 1 s on the H100 and 10 s on the cpu backend.
+every core when ``ortools`` imports; otherwise the JSON says why it was skipped. ``--combo PATH``
+runs Pisinger's combo on each instance too, on this machine, for at most ``--peer-limit`` seconds
+(:mod:`gpudp.bench.combo`): its optimum held to ours, its seconds over ours where both proved it.
+Goals (issue 16): every instance proven, at most 1 s on the H100 and 10 s on the cpu backend.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import statistics
 import time
 
 from gpudp.backends import device_name
@@ -41,7 +45,7 @@ from gpudp.problems.knapsack.classes import (
     pisinger_instance,
 )
 
-from . import options
+from . import combo, options
 
 GOAL_SECONDS = {"cuda": 1.0, "cpu": 10.0}
 
@@ -77,6 +81,7 @@ def bench_arguments(parser):
     parser.add_argument(
         "--peer-limit", type=options.seconds, default=None, help="CP-SAT s (default: --time-limit)"
     )
+    combo.add_argument(parser, "--peer-limit")
 
 
 def cpsat_peer(p, w, c, limit: float) -> dict:
@@ -98,6 +103,26 @@ def cpsat_peer(p, w, c, limit: float) -> dict:
     out = {"seconds": secs, "status": s.status_name(status), "workers": s.parameters.num_workers}
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         out.update(value=int(s.objective_value), proven=status == cp_model.OPTIMAL)
+    return out
+
+
+def combo_peer(exe: str, inst, limit: float, row: dict, backends) -> dict:
+    """combo on the instance here (:func:`.combo.run`), held to our answers: ``agrees`` where both
+    proved the optimum, ``contradicts`` where its packing beats one of ours proven optimal or its
+    proven optimum is below ours; ``combo_over_ours`` its seconds over each backend's where both
+    proved it."""
+    _, out = combo.run(exe, inst, limit)
+    if out["status"] != "proven":
+        return out
+    ours = {be: row[be] for be in backends if be in row}
+    proven = [r["value"] for r in ours.values() if r["proven"]]
+    out["agrees"] = all(v == out["optimum"] for v in proven) if proven else None
+    out["contradicts"] = any(v != out["optimum"] for v in proven) or any(
+        r["value"] > out["optimum"] for r in ours.values()
+    )
+    out["combo_over_ours"] = {
+        be: out["seconds"] / max(r["seconds"], 1e-9) for be, r in ours.items() if r["proven"]
+    }
     return out
 
 
@@ -195,6 +220,8 @@ def cli_bench(args) -> dict:
                         row["jooken"] = jooken
                     for be in backends:
                         row[be] = run_auto(inst, be, args.time_limit)
+                    if args.combo:
+                        row["combo"] = combo_peer(args.combo, inst, peer_limit, row, backends)
                     if peers:
                         row["cpsat"] = cpsat_peer(p, w, c, peer_limit)
                         if "skipped" in row["cpsat"]:
@@ -237,6 +264,21 @@ def summary(runs, backends) -> dict:
             "methods": {m: sum(r["method"] == m for r in rs) for m in sorted({r["method"] for r in rs})},
             "goal_seconds": goal,
             "goal_met": bool(rs) and all(r["proven"] and r["seconds"] <= goal for r in rs),
+        }
+    cb = [r["combo"] for r in runs if "combo" in r]
+    if cb:
+        ratios = {be: [x.get("combo_over_ours", {}).get(be) for x in cb] for be in backends}
+        ratios = {be: [v for v in vs if v is not None] for be, vs in ratios.items()}
+        out["combo"] = {
+            "instances": len(cb),
+            "proven": sum(x["status"] == "proven" for x in cb),
+            "max_seconds": max(x["seconds"] for x in cb),
+            "disagreements": sum(x.get("agrees") is False or bool(x.get("contradicts")) for x in cb),
+            "packing_errors": sum("error" in x for x in cb),
+            "combo_over_ours_geomean": {
+                be: math.exp(statistics.fmean(map(math.log, v))) if v else None for be, v in ratios.items()
+            },
+            "combo_over_ours_min": {be: min(v, default=None) for be, v in ratios.items()},
         }
     cp = [r["cpsat"] for r in runs if "cpsat" in r]
     if cp:

@@ -23,11 +23,15 @@ function they use is compiled: :func:`warm`), and checked here on its own:
   items of the instance (as a multiset of (profit, weight)), their profits sum to its optimum and
   their weights fit. A file that fails this is an error too (of the data, not of ours).
 
-**combo's seconds are not measured here.** They are the times the dataset's authors recorded on
-their own machine (``time.out``; the repository does not state the machine or the limit it ran
-under); ``combo_over_ours`` (combo's seconds over ours) compares two machines, and says how far
-apart the two are, not which algorithm is faster on one machine. ``knapsack-classes --classes
-jooken`` generates the class instead, and runs CP-SAT on the same machine.
+**combo's recorded seconds are not measured here.** They are the times the dataset's authors
+recorded on their own machine (``time.out``; the repository does not state the machine or the limit
+it ran under); ``combo_over_ours`` (combo's seconds over ours) compares two machines, and says how
+far apart the two are, not which algorithm is faster on one machine. **``--combo PATH``** runs combo
+itself (the repository's ``comboExecutable``) on each instance here, with ``--time-limit``
+(:mod:`gpudp.bench.combo`): ``combo_here`` in each row (status ``proven``/``failed``/``time``, its
+seconds, its optimum, held to the record's, ours held to it, its packing to the instance: each
+disagreement an error), ``combo_here_over_ours`` where both proved it, and the same figures in the
+summary: one machine, one comparison.
 
 The JSON: the date, devices, core count, versions, the settings, one row an instance (its name,
 ``n``, ``c``; combo's optimum, seconds and whether it solved; per method and backend: the method
@@ -47,14 +51,14 @@ import statistics
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpudp.backends import device_name
 from gpudp.errors import InputError
 from gpudp.problems.knapsack import METHODS, read_knapsack, solve_instance
 
-from . import options
+from . import combo, options
+from .combo import Published, check_packing, read_published
 
 #: what the JSON says of combo's figures wherever they appear
 COMBO_NOTE = (
@@ -106,108 +110,7 @@ def bench_arguments(parser):
         default=None,
         help="start no instance after this many seconds (those left are listed as not run)",
     )
-
-
-@dataclass
-class Published:
-    """combo's results for one instance as the dataset records them.
-
-    ``seconds`` None where combo did not finish (``time.out`` is ``-1`` or absent); ``optimum`` the
-    first line of ``outp.out`` where it finished, ``items`` its (profit, weight) lines; ``note``
-    combo's message where it failed (the text of ``outp.out``, shortened)."""
-
-    seconds: float | None
-    optimum: int | None
-    items: list[tuple[int, int]] = field(default_factory=list)
-    note: str = ""
-
-    @property
-    def solved(self) -> bool:
-        return self.seconds is not None
-
-
-def _int(tok: str, where: str) -> int:
-    t = tok.strip()
-    if not t.lstrip("+-").isdigit() or not t.isascii():
-        raise InputError(where, f"{t[:40]!r} is not an integer")
-    return int(t)
-
-
-def read_published(folder) -> Published:
-    """Read ``time.out`` and ``outp.out`` of one instance folder.
-
-    Parameters
-    ----------
-    folder : path of the instance's folder
-
-    Returns
-    -------
-    Published : combo's seconds, optimum and packed items where ``time.out`` holds a time of at
-        least 0; seconds and optimum None (``outp.out``'s text as ``note``) where it holds ``-1`` or
-        is absent; the optimum None where ``outp.out`` is absent
-
-    Raises
-    ------
-    InputError : ``time.out`` that is not one number (or is negative other than ``-1``), or
-        ``outp.out`` of a finished run whose first line is not one integer or whose other lines
-        are not two integers each
-    """
-    folder = Path(folder)
-    t_path, o_path = folder / "time.out", folder / "outp.out"
-    out_text = o_path.read_text(errors="replace") if o_path.is_file() else None
-    if not t_path.is_file():
-        return Published(None, None, note=(out_text or "").strip()[:200])
-    words = t_path.read_text().split()
-    try:
-        secs = float(words[0]) if len(words) == 1 else math.nan
-    except ValueError:
-        secs = math.nan
-    if not (math.isfinite(secs) and (secs >= 0 or secs == -1)):
-        raise InputError(str(t_path), f"expected one number of seconds (or -1), got {' '.join(words)[:60]!r}")
-    if secs == -1:
-        return Published(None, None, note=(out_text or "").strip()[:200])
-    if out_text is None:
-        return Published(secs, None)
-    lines = [ln.split() for ln in out_text.splitlines() if ln.strip()]
-    if not lines or len(lines[0]) != 1:
-        got = " ".join(lines[0])[:60] if lines else "nothing"
-        raise InputError(str(o_path), f"expected combo's optimum alone on the first line, got {got!r}")
-    items = []
-    for k, ln in enumerate(lines[1:], start=2):
-        if len(ln) != 2:
-            raise InputError(str(o_path), f"line {k}: expected 'profit weight', got {' '.join(ln)[:60]!r}")
-        items.append((_int(ln[0], f"{o_path} line {k}"), _int(ln[1], f"{o_path} line {k}")))
-    return Published(secs, _int(lines[0][0], f"{o_path} line 1"), items)
-
-
-def check_published(inst, pub: Published) -> str | None:
-    """Whether combo's packing is one of ``inst`` worth its optimum.
-
-    Parameters
-    ----------
-    inst : the instance (:class:`~gpudp.problems.knapsack.KnapsackInstance`)
-    pub : combo's results (:func:`read_published`)
-
-    Returns
-    -------
-    str or None : what is wrong (items not in the instance, a profit sum other than the optimum, a
-        weight over the capacity), or None when it holds or there is no packing to check
-    """
-    if pub.optimum is None or not pub.items:
-        return None
-    left = Counter(zip(map(int, inst.profits), map(int, inst.weights), strict=True))
-    want = Counter(pub.items)
-    missing = want - left
-    if missing:
-        (p, w), k = next(iter(missing.items()))
-        return f"combo's packing holds (profit {p}, weight {w}) {k} more time(s) than the instance"
-    profit = sum(p for p, _ in pub.items)
-    weight = sum(w for _, w in pub.items)
-    if profit != pub.optimum:
-        return f"combo's packed items are worth {profit}, not its optimum {pub.optimum}"
-    if weight > int(inst.stated_capacity):
-        return f"combo's packed items weigh {weight}, over the capacity {inst.stated_capacity}"
-    return None
+    combo.add_argument(parser, "--time-limit")
 
 
 def check_ours(inst, sol) -> str | None:
@@ -321,7 +224,7 @@ def _solve_one(inst, method: str, backend: str, time_limit: float) -> dict:
     return out
 
 
-def run_instance(folder, methods, backends, time_limit: float) -> dict:
+def run_instance(folder, methods, backends, time_limit: float, combo_exe: str | None = None) -> dict:
     """One instance folder read, checked against combo's record, solved by each method and backend.
 
     Parameters
@@ -330,6 +233,8 @@ def run_instance(folder, methods, backends, time_limit: float) -> dict:
     methods : names of :data:`~gpudp.problems.knapsack.METHODS`
     backends : ``cpu``/``cuda``
     time_limit : seconds for each solve
+    combo_exe : combo's executable, run here on the instance too (``combo_here``: :func:`.combo.run`,
+        its optimum held to the record's and ours to it, ``combo_here_over_ours`` where both proved)
 
     Returns
     -------
@@ -351,18 +256,27 @@ def run_instance(folder, methods, backends, time_limit: float) -> dict:
     }
     if pub.note:
         row["combo"]["note"] = pub.note
-    wrong = check_published(inst, pub)
+    wrong = check_packing(inst, pub)
     if wrong:
         row["errors"].append(f"combo's file: {wrong}")
+    here = None
+    if combo_exe is not None:
+        here, row["combo_here"] = combo.run(combo_exe, inst, time_limit)
+        if row["combo_here"].get("error"):
+            row["errors"].append(f"combo here: {row['combo_here']['error']}")
+        elif here.solved and pub.solved and here.optimum != pub.optimum:
+            row["errors"].append(f"combo here: optimum {here.optimum}, the record's {pub.optimum}")
     for method in methods:
         for be in backends:
             run = _solve_one(inst, method, be, time_limit)
-            wrong = run.get("error") or compare(run, pub)
+            wrong = run.get("error") or compare(run, pub) or (here and compare(run, here))
             if wrong:
                 run.update(status="error", error=wrong)
                 row["errors"].append(f"{method}/{be}: {wrong}")
             if run["status"] == "proven" and pub.solved:
                 run["combo_over_ours"] = pub.seconds / max(run["seconds"], 1e-9)
+            if run["status"] == "proven" and here is not None and here.solved:
+                run["combo_here_over_ours"] = here.seconds / max(run["seconds"], 1e-9)
             row[f"{method}/{be}"] = run
     return row
 
@@ -400,27 +314,27 @@ def warm(methods, backends) -> None:
         warm_all(backends)
 
 
-def _one(folder, methods, backends, time_limit: float, deadline: float | None) -> dict:
+def _one(folder, methods, backends, time_limit: float, deadline: float | None, combo_exe=None) -> dict:
     """:func:`run_instance`, or ``{"name", "not_run"}`` past ``deadline`` (``time.time()``)."""
     if deadline is not None and time.time() > deadline:
         return {"name": Path(folder).name, "not_run": True}
-    return run_instance(folder, methods, backends, time_limit)
+    return run_instance(folder, methods, backends, time_limit, combo_exe)
 
 
-def _rows(folders, methods, backends, time_limit: float, deadline, jobs: int):
+def _rows(folders, methods, backends, time_limit: float, deadline, jobs: int, combo_exe=None):
     """Each folder's row as it comes (:func:`_one`): in this process, or in ``jobs`` worker
     processes (started by spawn, each compiling first), in the order they finish."""
     if jobs == 1:
         warm(methods, backends)
         for folder in folders:
-            yield _one(folder, methods, backends, time_limit, deadline)
+            yield _one(folder, methods, backends, time_limit, deadline, combo_exe)
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=warm, initargs=(methods, backends)) as ex:
-        futures = [ex.submit(_one, f, methods, backends, time_limit, deadline) for f in folders]
+        futures = [ex.submit(_one, f, methods, backends, time_limit, deadline, combo_exe) for f in folders]
         for fut in as_completed(futures):
             yield fut.result()
 
@@ -447,12 +361,13 @@ def cli_bench(args) -> dict:
             "time_limit": args.time_limit,
             "total_limit": args.total_limit,
             "jobs": args.jobs,
+            "combo": args.combo,
         },
         "runs": [],
         "not_run": [],
     }
     deadline = None if args.total_limit is None else time.time() + args.total_limit
-    for row in _rows(folders, args.methods, backends, args.time_limit, deadline, args.jobs):
+    for row in _rows(folders, args.methods, backends, args.time_limit, deadline, args.jobs, args.combo):
         if row.get("not_run"):
             out["not_run"].append(row["name"])
             continue
@@ -466,6 +381,18 @@ def cli_bench(args) -> dict:
     return out
 
 
+def _ratios(both: list[float], name: str) -> dict:
+    """``both_solved`` and the geometric mean, median, least and largest of ``NAME_over_ours``."""
+    key = f"{name}_over_ours"
+    return {
+        f"both_solved{'_here' if name == 'combo_here' else ''}": len(both),
+        f"{key}_geomean": math.exp(statistics.fmean(map(math.log, both))) if both else None,
+        f"{key}_median": statistics.median(both) if both else None,
+        f"{key}_min": min(both, default=None),
+        f"{key}_max": max(both, default=None),
+    }
+
+
 def summary(runs: list[dict], methods, backends) -> dict:
     """Per method and backend: the counts by status, our slowest proof, the comparison with combo.
 
@@ -477,14 +404,14 @@ def summary(runs: list[dict], methods, backends) -> dict:
     Returns
     -------
     dict : ``"METHOD/BACKEND"`` to its figures (the module doc), and ``combo``: instances combo
-        solved, and its largest recorded seconds among them
+        solved, and its largest recorded seconds among them; with ``--combo``, ``combo_here`` the
+        same of combo's runs here (and the figures against them in each ``"METHOD/BACKEND"``)
     """
     out = {}
     for method in methods:
         for be in backends:
             key = f"{method}/{be}"
             rs = [(r, r[key]) for r in runs if key in r]
-            both = [x["combo_over_ours"] for _, x in rs if "combo_over_ours" in x]
             proven = [x for _, x in rs if x["status"] == "proven"]
             beyond = [r["name"] for r, x in rs if x["status"] == "proven" and not r["combo"]["solved"]]
             out[key] = {
@@ -493,15 +420,27 @@ def summary(runs: list[dict], methods, backends) -> dict:
                 "max_proven_seconds": max((x["seconds"] for x in proven), default=None),
                 "methods_ran": dict(Counter(x.get("method") for _, x in rs if x.get("method"))),
                 "combo_solved": sum(r["combo"]["solved"] for r, _ in rs),
-                "both_solved": len(both),
-                "combo_over_ours_geomean": math.exp(statistics.fmean(map(math.log, both))) if both else None,
-                "combo_over_ours_median": statistics.median(both) if both else None,
-                "combo_over_ours_min": min(both, default=None),
-                "combo_over_ours_max": max(both, default=None),
+                **_ratios([x["combo_over_ours"] for _, x in rs if "combo_over_ours" in x], "combo"),
                 "proven_where_combo_did_not": len(beyond),
                 "proven_where_combo_did_not_names": beyond,
                 "unproven_names": [r["name"] for r, x in rs if x["status"] == "unproven"],
             }
+            here = [(r, x) for r, x in rs if "combo_here" in r]
+            if here:
+                beyond = [
+                    r["name"]
+                    for r, x in here
+                    if x["status"] == "proven" and r["combo_here"]["status"] != "proven"
+                ]
+                out[key].update(
+                    combo_here_solved=sum(r["combo_here"]["status"] == "proven" for r, _ in here),
+                    **_ratios(
+                        [x["combo_here_over_ours"] for _, x in here if "combo_here_over_ours" in x],
+                        "combo_here",
+                    ),
+                    proven_where_combo_here_did_not=len(beyond),
+                    proven_where_combo_here_did_not_names=beyond,
+                )
     solved = [r["combo"]["seconds"] for r in runs if r["combo"]["solved"]]
     out["combo"] = {
         "instances": len(runs),
@@ -509,4 +448,12 @@ def summary(runs: list[dict], methods, backends) -> dict:
         "max_seconds": max(solved, default=None),
         "note": COMBO_NOTE,
     }
+    here = [r["combo_here"] for r in runs if "combo_here" in r]
+    if here:
+        out["combo_here"] = {
+            "instances": len(here),
+            **{s: sum(h["status"] == s for h in here) for s in ("proven", "failed", "time")},
+            "max_proven_seconds": max((h["seconds"] for h in here if h["status"] == "proven"), default=None),
+            "note": "combo run on this machine by gpudp bench (--combo), wall seconds of its process",
+        }
     return out

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
+from itertools import combinations
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -14,6 +16,7 @@ import numpy as np
 import pytest
 
 from gpudp import InputError
+from gpudp.bench import combo
 from gpudp.bench import knapsack_files as kf
 from gpudp.cli import main
 from gpudp.problems.knapsack import read_knapsack
@@ -42,7 +45,7 @@ def test_the_real_files_read():
     assert (int(inst.profits[0]), int(inst.weights[0])) == (600092, 600056)  # the file's first item line
     pub = kf.read_published(SOLVED)
     assert pub.solved and pub.optimum == 602022 and pub.seconds == pytest.approx(0.1131019)
-    assert sum(p for p, _ in pub.items) == pub.optimum and kf.check_published(inst, pub) is None
+    assert sum(p for p, _ in pub.items) == pub.optimum and kf.check_packing(inst, pub) is None
     failed = kf.read_published(FAILED)
     assert not failed.solved and failed.optimum is None and "no space" in failed.note
     assert read_knapsack(FAILED / "test.in").capacity == 10**10
@@ -196,3 +199,119 @@ def test_the_subset_tool_picks_its_groups_and_checks_the_optima(tmp_path):
     _fake_checkout(tmp_path / "bad", names, optima)
     r = subprocess.run([*argv[:2], str(tmp_path / "bad"), *argv[3:]], capture_output=True, text=True)
     assert r.returncode == 1 and "outp.out says 602022, optima.csv 602021" in r.stderr
+
+
+STAND_IN = '''#!{python}
+"""A stand-in for combo (its interface): reads test.in here, prints the optimum and the packed items'
+'profit weight' lines (a textbook DP), or what GPDP_COMBO_MODE asks: fail, sleep, a wrong item."""
+import os, sys, time
+mode = os.environ.get("GPUDP_COMBO_MODE", "right")
+lines = open("test.in").read().split("\\n")
+n = int(lines[0])
+items = [tuple(int(v) for v in ln.split()[1:]) for ln in lines[1 : n + 1]]
+c = int(lines[n + 1])
+if mode == "fail":
+    print("multiply, no space")
+    sys.exit(1)
+if mode == "sleep":
+    time.sleep(30)
+best = {{0: (0, ())}}  # weight -> (profit, items)
+for k, (p, w) in enumerate(items):
+    for wt, (pr, its) in list(best.items()):
+        if wt + w <= c and best.get(wt + w, (-1,))[0] < pr + p:
+            best[wt + w] = (pr + p, its + (k,))
+opt, chosen = max(best.values())
+print(opt + (1 if mode == "high" else 0))
+for k in chosen:
+    p, w = items[k]
+    print(p + (1 if mode == "wrong" else 0), w)
+'''
+
+
+@pytest.fixture
+def stand_in(tmp_path):
+    """An executable with combo's interface (``STAND_IN``), its behaviour set by GPUDP_COMBO_MODE."""
+    exe = tmp_path / "combo"
+    exe.write_text(STAND_IN.format(python=sys.executable))
+    exe.chmod(0o755)
+    return exe
+
+
+def test_combo_is_run_here_and_held_to_the_record_and_to_ours(tmp_path, stand_in, monkeypatch):
+    """``--combo PATH``: combo runs on each instance in a fresh folder (test.in written as the
+    dataset's), timed here; its optimum is held to the record's and ours to it, its packing to the
+    instance; ``combo_here_over_ours`` where both proved it, and the summary's figures."""
+    small = _small_instance(tmp_path)
+    code, res = _bench(tmp_path, small.parent, "3", "--combo", str(stand_in))
+    assert code == 0 and res["errors"] == [] and res["settings"]["combo"] == str(stand_in)
+    row = res["runs"][0]
+    here, run = row["combo_here"], row["reach/cpu"]
+    assert here["status"] == "proven" and here["optimum"] == run["value"] == row["combo"]["optimum"]
+    assert run["combo_here_over_ours"] == pytest.approx(here["seconds"] / run["seconds"])
+    s = res["summary"]["reach/cpu"]
+    assert (s["combo_here_solved"], s["both_solved_here"]) == (1, 1)
+    assert s["combo_here_over_ours_geomean"] == pytest.approx(run["combo_here_over_ours"])
+    assert res["summary"]["combo_here"]["proven"] == 1
+    # combo failing, out of time, or printing a packing not of the instance or above the record
+    for mode, limit, want in (
+        ("fail", "3", "failed"),
+        ("sleep", "0.5", "time"),
+        ("wrong", "3", "proven"),
+        ("high", "3", "proven"),
+    ):
+        monkeypatch.setenv("GPUDP_COMBO_MODE", mode)
+        code, res = _bench(tmp_path, small.parent, limit, "--combo", str(stand_in))
+        row = res["runs"][0]
+        assert row["combo_here"]["status"] == want, mode
+        if mode == "fail":
+            assert code == 0 and "no space" in row["combo_here"]["note"]
+            assert res["summary"]["reach/cpu"]["proven_where_combo_here_did_not"] == 1
+        if mode == "sleep":
+            assert row["combo_here"]["seconds"] < 5
+        if mode == "wrong":
+            assert code == 1 and "combo here: combo's packing holds" in res["errors"][0]
+        if mode == "high":  # its packing is worth less than it says, and its optimum is the record's + 1
+            assert code == 1 and any("not its optimum" in e for e in res["errors"])
+
+
+def _small_instance(tmp_path) -> Path:
+    """An instance folder of 12 items (the stand-in's DP is Python) with combo's record of it."""
+    d = tmp_path / "inst" / "small"
+    d.mkdir(parents=True)
+    p = [60, 100, 120, 30, 45, 80, 75, 20, 65, 90, 10, 55]
+    w = [10, 20, 30, 7, 9, 16, 15, 4, 13, 18, 2, 11]
+    combo.write_instance(d / "test.in", p, w, 50)
+    subsets = (s for r in range(13) for s in combinations(range(12), r))
+    best = max((sum(p[k] for k in s), s) for s in subsets if sum(w[k] for k in s) <= 50)
+    (d / "outp.out").write_text(f"{best[0]}\n" + "".join(f"{p[k]} {w[k]}\n" for k in best[1]))
+    (d / "time.out").write_text("0.5")
+    return d
+
+
+def test_the_written_instance_reads_back(tmp_path):
+    inst = read_knapsack(SOLVED / "test.in")
+    combo.write_instance(tmp_path / "test.in", inst.profits, inst.weights, inst.stated_capacity)
+    back = read_knapsack(tmp_path / "test.in")
+    assert back.capacity == inst.capacity and back.profits.tolist() == inst.profits.tolist()
+    assert back.weights.tolist() == inst.weights.tolist()
+    assert (tmp_path / "test.in").read_text().splitlines()[:2] == ["400", "0 600092 600056"]
+
+
+def test_combo_s_path_is_checked(tmp_path, capsys):
+    for path, why in ((tmp_path / "absent", "no such file"), (SOLVED / "test.in", "not executable")):
+        with pytest.raises(SystemExit) as e:
+            main(["bench", "knapsack-files", str(DATA), "--combo", str(path)])
+        assert e.value.code == 2 and why in capsys.readouterr().err
+
+
+def test_knapsack_classes_runs_combo_beside(tmp_path, stand_in):
+    out = tmp_path / "classes.json"
+    argv = ["bench", "knapsack-classes", "--classes", "jooken", "--sizes", "12", "--ranges", "100",
+            "--backends", "cpu", "--no-peers", "--combo", str(stand_in), "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    res = json.loads(out.read_text())
+    cb = res["runs"][0]["combo"]
+    assert cb["status"] == "proven" and cb["agrees"] and not cb["contradicts"]
+    assert cb["optimum"] == res["runs"][0]["cpu"]["value"] and "cpu" in cb["combo_over_ours"]
+    s = res["summary"]["combo"]
+    assert (s["proven"], s["disagreements"], s["packing_errors"]) == (1, 0, 0)
