@@ -410,7 +410,8 @@ def test_a_cell_that_is_not_integers_is_refused_not_truncated():
     2)`` read cell (1, 2): the coordinates went through ``int()``. Now a coordinate must be an
     integer (numpy's too), else an InputError for a 2-D result (either store) and the IndexError
     of a malformed cell for a 3-D one."""
-    a = np.frombuffer(b"GATTACA", np.uint8)
+    # writable, as the other LCS tests' arrays: their kernels (a read-only side is another numba type)
+    a = np.frombuffer(b"GATTACA", np.uint8).copy()
     for store in ("full", "checkpoints"):
         res = sweep(lcs.LCSRecurrence(a, a[::-1].copy()), backend="cpu", store=store)
         want = res.traceback((3, 4))
@@ -436,7 +437,7 @@ def test_a_tile_that_is_not_two_whole_numbers_is_refused_by_name():
     """``tile=(32,)`` or ``"x"`` was a ValueError from unpacking, ``(32, -32)`` one from numpy,
     ``(True, 32)`` a tile of one row and ``(1.5, 32)`` refused as if its columns were wrong: each
     is an InputError naming ``tile`` that says what is wrong."""
-    a = np.frombuffer(b"GATTACA", np.uint8)
+    a = np.frombuffer(b"GATTACA", np.uint8).copy()  # writable: the other LCS tests' kernels
     rec = lcs.LCSRecurrence(a, a[::-1].copy())
     want = sweep(rec, backend="cpu").last_row
     for ok in ((1, 32), [3, 64], np.array([2, 32]), (np.int64(4), np.uint16(32))):

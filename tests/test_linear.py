@@ -155,9 +155,10 @@ def test_first_round_looks_a_little_ahead():
     sides, reach = backends.get("cpu").round_sides, checkpoints.ROUND_FIRST_REACH
     tb = ck.stats.extra["traceback"]
     assert tb["rounds"] == 1 and tb["blocks"] <= 1 + 2 * (2 * sides + 1) * reach, tb
-    full, ck = _both(
-        LCSRecurrence(np.frombuffer(a.encode(), np.uint8), np.frombuffer(b.encode(), np.uint8)), 32
-    )
+    # writable arrays, as test_lcs_paths_equal_the_full_store's: the same kernels (read-only ones,
+    # from np.frombuffer, are another numba type, compiled again; test_edit_distance_boundary_...'s)
+    a, b = (np.frombuffer(s.encode(), np.uint8).copy() for s in (a, b))
+    full, ck = _both(LCSRecurrence(a, b), 32)
     _same_walk(full, ck, (299, 299))
     tb = ck.stats.extra["traceback"]
     assert tb["rounds"] >= 2 and tb["blocks"] > 1 + 2 * (2 * sides + 1) * reach, tb

@@ -296,7 +296,7 @@ def check_values(group, max_rows=None):
     values, best = res.values, res.best_values
     assert res.stats.extra.get("cuda", {}).get("edges_on_device", 0) == res.stats.extra["chunks"]
     for rec, item, v, b in zip(group, res, values, best, strict=True):
-        ref = sweep(rec, backend="cpu", traceback=False)
+        ref = sweep(rec, backend="cpu")  # with decisions: the kernels the cpu tests above compiled
         assert np.array_equal(item.last_row, ref.last_row) and np.array_equal(item.last_col, ref.last_col)
         assert (item.best_value, item.best_cell) == (ref.best_value, ref.best_cell)
         assert (v, b) == (item.value, item.best_value)
@@ -518,7 +518,7 @@ def test_traceback_false(backend):
     assert res.best_values == [None] * 3 and res.errors == {}
     assert [it.index for it in res[::-1]] == [2, 1, 0] and res[-1] is res[2]
     for rec, item in zip(recs, res, strict=True):
-        ref = sweep(rec, backend="cpu", traceback=False)
+        ref = sweep(rec, backend="cpu")  # the kernel of the values above
         assert item.path is None and item.exit is None
         assert np.array_equal(item.last_row, ref.last_row) and np.array_equal(item.last_col, ref.last_col)
     assert res.stats.extra["decision_bytes"] == 0
@@ -544,10 +544,12 @@ def test_cpu_batch_cells_run_without_reference_counts_unless_they_allocate():
     from gpudp.kernel import family
 
     pairs = [("ACGTAC", "AGTTC"), ("G", "TGA"), ("TTTT", "TT")]
+    # ScratchEdit's cells are EditDistance's: one single sweep's values for both (the sweep of a
+    # cell that allocates: tests/test_backends.py::test_cpu_cells_with_and_without_numba_runtime)
+    want = [sweep(ED.EditDistance(a, b), backend="cpu").last_row[-1] for a, b in pairs]
     for cls in (ED.EditDistance, ScratchEdit):
-        recs = [cls(a, b) for a, b in pairs]
-        got = sweep_many(recs, backend="cpu", traceback=False).values
-        assert got == [sweep(r, backend="cpu", traceback=False).last_row[-1] for r in recs]
+        got = sweep_many([cls(a, b) for a, b in pairs], backend="cpu", traceback=False).values
+        assert got == want
     built = {}  # the recurrence's name (the engine may have made a narrowed class of it): nrt flags
     for k in family("many.cpu").built():
         if k.parts["rec"].__name__ in ("EditDistance", "ScratchEdit"):
