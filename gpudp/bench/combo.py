@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+import statistics
 import subprocess
 import tempfile
 import time
@@ -147,6 +148,12 @@ def check_packing(inst, pub: Published) -> str | None:
     if weight > int(inst.stated_capacity):
         return f"combo's packed items weigh {weight}, over the capacity {inst.stated_capacity}"
     return None
+
+
+def geomean(ratios) -> float | None:
+    """The geometric mean of positive ``ratios`` (combo's seconds over ours), None without any."""
+    ratios = list(ratios)
+    return math.exp(statistics.fmean(map(math.log, ratios))) if ratios else None
 
 
 def executable(path: str) -> str:

@@ -26,9 +26,7 @@ Goals (issue 16): every instance proven, at most 1 s on the H100 and 10 s on the
 from __future__ import annotations
 
 import json
-import math
 import os
-import statistics
 import time
 
 from gpudp.backends import device_name
@@ -275,9 +273,7 @@ def summary(runs, backends) -> dict:
             "max_seconds": max(x["seconds"] for x in cb),
             "disagreements": sum(x.get("agrees") is False or bool(x.get("contradicts")) for x in cb),
             "packing_errors": sum("error" in x for x in cb),
-            "combo_over_ours_geomean": {
-                be: math.exp(statistics.fmean(map(math.log, v))) if v else None for be, v in ratios.items()
-            },
+            "combo_over_ours_geomean": {be: combo.geomean(v) for be, v in ratios.items()},
             "combo_over_ours_min": {be: min(v, default=None) for be, v in ratios.items()},
         }
     cp = [r["cpsat"] for r in runs if "cpsat" in r]

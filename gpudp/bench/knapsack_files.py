@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import math
 import os
 import statistics
 import sys
@@ -381,12 +380,10 @@ def cli_bench(args) -> dict:
     return out
 
 
-def _ratios(both: list[float], name: str) -> dict:
-    """``both_solved`` and the geometric mean, median, least and largest of ``NAME_over_ours``."""
-    key = f"{name}_over_ours"
+def _ratios(both: list[float], key: str) -> dict:
+    """The geometric mean, median, least and largest of ``both`` (``KEY_geomean`` ...)."""
     return {
-        f"both_solved{'_here' if name == 'combo_here' else ''}": len(both),
-        f"{key}_geomean": math.exp(statistics.fmean(map(math.log, both))) if both else None,
+        f"{key}_geomean": combo.geomean(both),
         f"{key}_median": statistics.median(both) if both else None,
         f"{key}_min": min(both, default=None),
         f"{key}_max": max(both, default=None),
@@ -412,6 +409,7 @@ def summary(runs: list[dict], methods, backends) -> dict:
         for be in backends:
             key = f"{method}/{be}"
             rs = [(r, r[key]) for r in runs if key in r]
+            both = [x["combo_over_ours"] for _, x in rs if "combo_over_ours" in x]
             proven = [x for _, x in rs if x["status"] == "proven"]
             beyond = [r["name"] for r, x in rs if x["status"] == "proven" and not r["combo"]["solved"]]
             out[key] = {
@@ -420,7 +418,8 @@ def summary(runs: list[dict], methods, backends) -> dict:
                 "max_proven_seconds": max((x["seconds"] for x in proven), default=None),
                 "methods_ran": dict(Counter(x.get("method") for _, x in rs if x.get("method"))),
                 "combo_solved": sum(r["combo"]["solved"] for r, _ in rs),
-                **_ratios([x["combo_over_ours"] for _, x in rs if "combo_over_ours" in x], "combo"),
+                "both_solved": len(both),
+                **_ratios(both, "combo_over_ours"),
                 "proven_where_combo_did_not": len(beyond),
                 "proven_where_combo_did_not_names": beyond,
                 "unproven_names": [r["name"] for r, x in rs if x["status"] == "unproven"],
@@ -432,12 +431,11 @@ def summary(runs: list[dict], methods, backends) -> dict:
                     for r, x in here
                     if x["status"] == "proven" and r["combo_here"]["status"] != "proven"
                 ]
+                both = [x["combo_here_over_ours"] for _, x in here if "combo_here_over_ours" in x]
                 out[key].update(
                     combo_here_solved=sum(r["combo_here"]["status"] == "proven" for r, _ in here),
-                    **_ratios(
-                        [x["combo_here_over_ours"] for _, x in here if "combo_here_over_ours" in x],
-                        "combo_here",
-                    ),
+                    both_solved_here=len(both),
+                    **_ratios(both, "combo_here_over_ours"),
                     proven_where_combo_here_did_not=len(beyond),
                     proven_where_combo_here_did_not_names=beyond,
                 )

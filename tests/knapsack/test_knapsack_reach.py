@@ -281,6 +281,18 @@ def test_the_states_lp_bound_is_at_least_dantzigs_and_the_best_completion(items,
     assert got >= brute_int(p[start:].tolist(), w[start:].tolist(), room)
 
 
+def _suffix_items(rng, n: int, c: int):
+    """``n`` items in the search's order (decreasing weight, weights in 1..c), profits within 20 of
+    the weights: the envelopes' tests' instances."""
+    w = np.sort(rng.integers(1, c + 1, n))[::-1].astype(np.int64)
+    return w, np.maximum(w + rng.integers(-20, 20, n, endpoint=True), 1).astype(np.int64)
+
+
+def _passes(n: int) -> list[int]:
+    """The ``i`` a search asks envelopes for: three passes of rising ``i`` and one stopped halfway."""
+    return [*range(n + 1), *range(n + 1), *range(n // 2), *range(n + 1)]
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     n=st.integers(1, 12),
@@ -297,8 +309,7 @@ def test_each_envelope_bounds_the_best_completion_exactly_where_never_widened(n,
     the fine envelope was never widened (its intervals are the subset sums, their tops the best
     profits)."""
     rng = np.random.default_rng(seed)
-    w = np.sort(rng.integers(1, c + 1, n))[::-1].astype(np.int64)
-    p = np.maximum(w + rng.integers(-20, 20, n, endpoint=True), 1).astype(np.int64)
+    w, p = _suffix_items(rng, n, c)
     saved = kr.MAX_INTERVALS, kr.COARSE_INTERVALS
     kr.MAX_INTERVALS = kr.COARSE_INTERVALS = most
     try:
@@ -612,9 +623,8 @@ def test_segments_in_reused_arrays_equal_fresh_rebuilds_and_stay_while_served(n,
     than the segments rebuilt (on several: the one held, those rebuilt ahead, and one more as a
     search moves on); with ``small`` the arrays start at one entry and grow."""
     rng = np.random.default_rng(seed)
-    w = np.sort(rng.integers(1, c + 1, n))[::-1].astype(np.int64)
-    p = np.maximum(w + rng.integers(-20, 20, n, endpoint=True), 1).astype(np.int64)
-    order = [*range(n + 1), *range(n + 1), *range(n // 2), *range(n + 1)]
+    w, p = _suffix_items(rng, n, c)
+    order = _passes(n)
     for threads in {1, numba.config.NUMBA_NUM_THREADS}:
         numba.set_num_threads(threads)
         try:
@@ -698,9 +708,8 @@ def test_segments_rebuilt_ahead_on_threads_equal_those_rebuilt_on_demand(n, c, s
     first segments rebuilt as the last are reached) and a pass that stops halfway (the segments
     rebuilt ahead then not the one asked for); at most ``most`` are ahead at a time."""
     rng = np.random.default_rng(seed)
-    w = np.sort(rng.integers(1, c + 1, n))[::-1].astype(np.int64)
-    p = np.maximum(w + rng.integers(-20, 20, n, endpoint=True), 1).astype(np.int64)
-    order = [*range(n + 1), *range(n + 1), *range(n // 2), *range(n + 1)]
+    w, p = _suffix_items(rng, n, c)
+    order = _passes(n)
     built, seen, ahead = [], [], []
     with pytest.MonkeyPatch.context() as m:
         for name, value in (("MAX_INTERVALS", 3), ("COARSE_INTERVALS", 3), ("ALL_INTERVALS", 0)):
