@@ -29,6 +29,7 @@ from gpudp.cli import main
 from gpudp.problems import knapsack
 from gpudp.problems.knapsack import classes
 from gpudp.problems.knapsack import reach as kr
+from gpudp.problems.knapsack import reach_envelopes as ke
 from gpudp.problems.knapsack import reach_nodes as rn
 from gpudp.problems.knapsack import reach_step as rs
 from gpudp.problems.knapsack.sparse.items import efficiency_order
@@ -38,13 +39,18 @@ TINY = {"LIST_START": 1, "NODE_START": 2, "MAX_INTERVALS": 3, "COARSE_INTERVALS"
         "FINE_AFTER": 0}  # fmt: skip
 
 
+def owner(name):
+    """The module whose constant ``name`` is (the envelopes' own, or the search's)."""
+    return ke if name in vars(ke) else kr
+
+
 @pytest.fixture
 def tiny_room(monkeypatch):
     """Lists of 1 state, 2 nodes, envelopes of 2 (coarse) and 3 (fine) intervals, none stored beyond
     every K-th, the fine envelopes as soon as a search keeps a state: every growth, node collection,
     interval merge, envelope rebuild and the switch to fine envelopes runs."""
     for name, value in TINY.items():
-        monkeypatch.setattr(kr, name, value)
+        monkeypatch.setattr(owner(name), name, value)
 
 
 def refuses(p, w, c) -> bool:
@@ -70,9 +76,9 @@ def test_random_instances_vs_reference_dp(inst):
 def test_profits_near_the_weights_with_tiny_room(inst, spread):
     """Profits within ``spread`` of the weights (the case the method is for), with lists, nodes and
     envelopes so small that every growth, collection, merge and rebuild runs."""
-    saved = {name: getattr(kr, name) for name in TINY}
+    saved = {name: getattr(owner(name), name) for name in TINY}
     for name, value in TINY.items():  # (a fixture would not reset between examples)
-        setattr(kr, name, value)
+        setattr(owner(name), name, value)
     try:
         items, c = inst
         rng = np.random.default_rng(len(items) * 7919 + c)
@@ -81,7 +87,7 @@ def test_profits_near_the_weights_with_tiny_room(inst, spread):
         assert_solves(kr.solve(p, w, c), p, w, c, ref_dp(p.tolist(), w.tolist(), c))
     finally:
         for name, value in saved.items():
-            setattr(kr, name, value)
+            setattr(owner(name), name, value)
 
 
 @settings(max_examples=40, deadline=None)
@@ -310,12 +316,12 @@ def test_each_envelope_bounds_the_best_completion_exactly_where_never_widened(n,
     profits)."""
     rng = np.random.default_rng(seed)
     w, p = _suffix_items(rng, n, c)
-    saved = kr.MAX_INTERVALS, kr.COARSE_INTERVALS
-    kr.MAX_INTERVALS = kr.COARSE_INTERVALS = most
+    saved = ke.MAX_INTERVALS, ke.COARSE_INTERVALS
+    ke.MAX_INTERVALS = ke.COARSE_INTERVALS = most
     try:
         env = kr.Envelopes(w, p, c, *lam, fine=fine)
     finally:
-        kr.MAX_INTERVALS, kr.COARSE_INTERVALS = saved
+        ke.MAX_INTERVALS, ke.COARSE_INTERVALS = saved
     den = lam[1]
     for i in range(n + 1):
         for room in {0, 1, c // 3, c // 2, c - 1, c, *(int(v) for v in rng.integers(0, c + 1, 4))}:
@@ -374,7 +380,7 @@ def step_case(seed: int, L: int, cap: int, scale: int = 1):
     ga, tp = rng.integers(-20, 20, m).astype(np.int64), rng.integers(0, 200, m).astype(np.int64)
     num, den = int(rng.integers(0, 3)) if scale == 1 else 0, int(rng.integers(1, 4))
     best = np.empty(m, np.int64)
-    kr.best_below(hi, ga, tp, num, m, best)
+    ke.best_below(hi, ga, tp, num, m, best)
     left = int(rng.integers(0, 5))
     ws, ps = rng.integers(1, cap + 1, left).astype(np.int64), rng.integers(1, cap + 1, left).astype(np.int64)
     while int(ws.sum()) * scale > 2**63 - 1:  # the items' total weight fits int64, as solve checks
@@ -383,7 +389,7 @@ def step_case(seed: int, L: int, cap: int, scale: int = 1):
     k = rs.suffix_lp(ws * scale, ps, efficiency_order(ps, ws * scale), 0, lw, lp)
     w, p, thr = int(rng.integers(1, cap + 1)), int(rng.integers(1, 20)), int(rng.integers(0, P[-1] + 8))
     W, lo, hi, w, cap = W * scale, lo * scale, hi * scale, w * scale, cap * scale
-    kr.best_below(hi, ga, tp, num, m, best)
+    ke.best_below(hi, ga, tp, num, m, best)
     return [W, P, N, len(W), w, p, 3, cap, thr, lo, hi, ga, tp, best, num, den, lw[: k + 1], lp[: k + 1]]
 
 
@@ -462,13 +468,13 @@ def test_solve_with_every_step_parallel_gives_the_serial_search(inst, spread):
     step_par = kr.step_parallel
     with pytest.MonkeyPatch.context() as m:  # (a fixture would not reset between examples)
         for name, value in TINY.items():
-            m.setattr(kr, name, value)
+            m.setattr(owner(name), name, value)
         serial = kr.solve(p, w, c)
         m.setattr(kr, "PARALLEL_STATES", 1)
         m.setattr(kr, "CHUNKS_PER_THREAD", 3)
         m.setattr(kr, "step_parallel", lambda *a: calls.append(a[3]) or step_par(*a))
         m.setattr(kr, "PARALLEL_NODES", 1)  # every collection, copy and first write parallel
-        m.setattr(kr, "AHEAD_INTERVALS", 0)  # every segment rebuilt ahead on a thread
+        m.setattr(ke, "AHEAD_INTERVALS", 0)  # every segment rebuilt ahead on a thread
         par = kr.solve(p, w, c)
     assert_solves(par, p, w, c, ref_dp(p.tolist(), w.tolist(), c))
     keys = ("target", "best", "states", "largest_list", "reached", "beam")
@@ -596,11 +602,11 @@ def rebuilt(env, i):
     e = env.kept[top]
     for k in range(top - 1, i - 1, -1):
         tau, width = int(env.taus[k]), int(env.widths[k])
-        arrays = [np.empty(kr.union_room(len(e[0])), np.int64) for _ in range(5)]
-        m = kr.union(*e[:4], len(e[0]), int(env.ws[k]), int(env.dg[k]), int(env.pd[k]), env.cap, tau, width,
+        arrays = [np.empty(ke.union_room(len(e[0])), np.int64) for _ in range(5)]
+        m = ke.union(*e[:4], len(e[0]), int(env.ws[k]), int(env.dg[k]), int(env.pd[k]), env.cap, tau, width,
                      *arrays[:4])  # fmt: skip
-        m = kr.merge(*arrays[:4], m, tau, width, env.cap)
-        kr.best_below(*arrays[1:4], env.num, m, arrays[4])
+        m = ke.merge(*arrays[:4], m, tau, width, env.cap)
+        ke.best_below(*arrays[1:4], env.num, m, arrays[4])
         e = tuple(a[:m] for a in arrays)
     return e
 
@@ -630,9 +636,9 @@ def test_segments_in_reused_arrays_equal_fresh_rebuilds_and_stay_while_served(n,
         try:
             with pytest.MonkeyPatch.context() as m:
                 for name, value in (("MAX_INTERVALS", 3), ("COARSE_INTERVALS", 3), ("ALL_INTERVALS", 0)):
-                    m.setattr(kr, name, value)
+                    m.setattr(owner(name), name, value)
                 if ahead:
-                    m.setattr(kr, "AHEAD_INTERVALS", 0)
+                    m.setattr(ke, "AHEAD_INTERVALS", 0)
                 env = kr.Envelopes(w, p, c, 3, 2, fine=fine)
                 if small:
                     env.room = 1
@@ -663,7 +669,7 @@ def test_arrays_left_to_a_thread_still_rebuilding_are_not_reused_until_it_ends(m
         ("ALL_INTERVALS", 0),
         ("AHEAD_INTERVALS", 0),
     ):
-        monkeypatch.setattr(kr, name, value)
+        monkeypatch.setattr(owner(name), name, value)
     if numba.get_num_threads() < 2:
         pytest.skip("numba has one thread: no segment is rebuilt ahead")
     rng = np.random.default_rng(5)
@@ -713,10 +719,10 @@ def test_segments_rebuilt_ahead_on_threads_equal_those_rebuilt_on_demand(n, c, s
     built, seen, ahead = [], [], []
     with pytest.MonkeyPatch.context() as m:
         for name, value in (("MAX_INTERVALS", 3), ("COARSE_INTERVALS", 3), ("ALL_INTERVALS", 0)):
-            m.setattr(kr, name, value)
+            m.setattr(owner(name), name, value)
         want = kr.Envelopes(w, p, c, 3, 2, fine=fine)
         want = [[a.tolist() for a in want.get(i)] for i in order]
-        m.setattr(kr, "AHEAD_INTERVALS", 0)
+        m.setattr(ke, "AHEAD_INTERVALS", 0)
         m.setattr(kr.numba, "get_num_threads", lambda: most + 1)
         env = kr.Envelopes(w, p, c, 3, 2, fine=fine)
         segment = env._segment
@@ -755,13 +761,13 @@ def test_the_union_in_parts_covers_every_point_and_in_parallel_is_the_same(seed,
     dg, pd = int(rng.integers(-50, 50)), 7
     outs = []
     for parallel in (False, True):
-        arrays = [np.empty(kr.union_room(m), np.int64) for _ in range(4 if not parallel else 8)]
+        arrays = [np.empty(ke.union_room(m), np.int64) for _ in range(4 if not parallel else 8)]
         args = (lo, hi, ga, tp, m, w, dg, pd, cap, tau, width, *arrays)
-        k = kr.union_parallel(*args) if parallel else kr.union(*args)
+        k = ke.union_parallel(*args) if parallel else ke.union(*args)
         outs.append([a[:k].tolist() for a in arrays[:4]])
     assert outs[0] == outs[1]
     nlo, nhi, nga, ntp = (np.array(a, np.int64) for a in outs[0])
-    assert len(nlo) <= kr.union_room(m) and (len(nlo) == 0 or (nlo[0] >= 0 and nhi[-1] <= cap))
+    assert len(nlo) <= ke.union_room(m) and (len(nlo) == 0 or (nlo[0] >= 0 and nhi[-1] <= cap))
     assert np.all(nlo <= nhi) and np.all(nhi[:-1] < nlo[1:])
     for shift, gain, top in ((0, ga, tp), (w, ga + dg, tp + pd)):
         for a, b, g, t in zip(lo + shift, hi + shift, gain, top, strict=True):
@@ -778,7 +784,7 @@ def test_a_coarse_search_predicted_past_its_budget_is_skipped(monkeypatch):
     textbook DP's. Seeds 1, 2 and 5 of this instance predict 325, 948 and 1,966 states against a
     budget of 300."""
     monkeypatch.setattr(kr, "PREDICT_FROM", 4)
-    monkeypatch.setattr(kr, "FINE_AFTER", 300 / (40 * kr.MAX_INTERVALS))
+    monkeypatch.setattr(kr, "FINE_AFTER", 300 / (40 * ke.MAX_INTERVALS))
     for seed in (1, 2, 5):
         p, w, c = classes.jooken_instance(40, 10**4, g=8, f=0.1, eps=1e-5, s=30, seed=seed)
         sol = kr.solve(p, w, c)
