@@ -95,7 +95,7 @@ better; its packing sets the last target).
 **Threads** (each with the serial result): a list of :data:`PARALLEL_STATES` states or more takes
 its step on every numba thread (:func:`.reach_step.step_parallel`); a node array of
 :data:`PARALLEL_NODES` nodes or more is collected (:func:`.reach_nodes.collect_parallel`), copied
-and first written in parallel; the next segments of envelopes (as many as numba's threads less one,
+and first written in parallel; the next segments of envelopes (as many as numba has threads,
 their arrays within :data:`.reach_envelopes.AHEAD_MEMORY_SHARE` of the memory left) are each rebuilt
 on a thread of its own while the search steps through those before
 (:meth:`.reach_envelopes.Envelopes.get`; the compiled loops release the GIL); a solve's searches

@@ -37,7 +37,7 @@ COARSE_INTERVALS = 1 << 16
 #: of them when their intervals total at most this many
 ALL_INTERVALS = 1 << 22
 #: a segment of envelopes whose stored top holds at least this many intervals is rebuilt ahead, on
-#: a thread of its own (:meth:`Envelopes.get`), as many at once as numba has threads less one and
+#: a thread of its own (:meth:`Envelopes.get`), as many at once as numba has threads (none on one) and
 #: their arrays fit in this share of the memory this process may still use
 AHEAD_INTERVALS = 1 << 12
 AHEAD_MEMORY_SHARE = 0.25
@@ -163,8 +163,10 @@ class Envelopes:
         """The segments to rebuild ahead once the search is in the one below ``top``: those after it
         in a pass's order, then the next pass's from the first (up to this one), large enough (their
         stored top holds at least :data:`AHEAD_INTERVALS` intervals), as many as numba has threads
-        less one and :attr:`most_ahead` allows; none on one thread."""
-        most = min(numba.get_num_threads() - 1, self.most_ahead)
+        and :attr:`most_ahead` allows (the search waits on them more than it steps: a thread each,
+        not one fewer); none on one thread."""
+        threads = numba.get_num_threads()
+        most = min(threads, self.most_ahead) if threads > 1 else 0
         if most < 1:
             return []
         k = self.tops.index(top) + 1 if top in self.tops else 0
