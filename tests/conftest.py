@@ -107,21 +107,24 @@ def record_streams(monkeypatch):
     the streams are added to, in the order made."""
     made = []
 
-    class Recording:
-        def __init__(self, stream):
-            self.stream, self.waits = stream, 0
-            made.append(self)
-
-        def synchronize(self):
-            self.waits += 1
-            return self.stream.synchronize()
-
-        def __getattr__(self, name):
-            return getattr(self.stream, name)
-
     def patch(owner, name):
         real = getattr(owner, name)
-        monkeypatch.setattr(owner, name, lambda: Recording(real()))
+
+        def recording():
+            # the stream itself, its synchronize() counted: a wrapper would not pass the real
+            # driver's type check (numba-cuda's copies and launches ask for a Stream)
+            stream = real()
+            sync = stream.synchronize
+
+            def synchronize():
+                stream.waits += 1
+                return sync()
+
+            stream.waits, stream.synchronize = 0, synchronize
+            made.append(stream)
+            return stream
+
+        monkeypatch.setattr(owner, name, recording)
         return made
 
     return patch
