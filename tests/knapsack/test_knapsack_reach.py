@@ -218,12 +218,18 @@ def test_front_end_and_command_line(tmp_path, capsys):
 
 
 def test_auto_tries_reach_where_the_dp_refuses_and_few_items_fit(monkeypatch):
-    """c = 10^10: the DP refuses its rows; items weigh just over c/2: sparse for a moment, then reach."""
+    """c = 10^10: the DP refuses its rows; items weigh just over c/2: sparse for a moment, then reach
+    (a shorter moment where the profits follow the weights, as in Jooken's class)."""
     monkeypatch.setattr(knapsack, "SPARSE_FIRST_S", 0.1)
+    monkeypatch.setattr(knapsack, "SPARSE_FIRST_FOLLOW_S", 0.02)
     p, w, c = classes.jooken_instance(200, 10**10, seed=0)
     inst = knapsack.validate(p, w, c)
     choice = knapsack.choose_method(inst, backend="cpu")
-    assert choice.steps == [("sparse", 0.1), ("reach", None), ("bb", None)]
+    assert choice.steps == [("sparse", 0.02), ("reach", None), ("bb", None)]
+    # the same weights, profits drawn apart from them: sparse's tenth of a second
+    q = np.random.default_rng(0).integers(1, c // 2, len(p))
+    steps = knapsack.choose_method(knapsack.validate(q, w, c), backend="cpu").steps
+    assert steps == [("sparse", 0.1), ("reach", None), ("bb", None)]
     sol = knapsack.solve_instance(inst, backend="cpu")
     assert sol.optimal and sol.details["method"] == "reach"
     assert "reach proved it" in sol.details["method_note"]
@@ -234,6 +240,22 @@ def test_auto_tries_reach_where_the_dp_refuses_and_few_items_fit(monkeypatch):
         "sparse",
         "bb",
     ]
+
+
+def test_profits_follow_the_weights_up_to_a_thousandth_of_c_on_average():
+    """The mean ``|p − λ·w|`` over the items that can be packed (``λ`` of those weighing at least
+    C/16) against C/1000, at the boundary: two heavy items of ratio 1 and two light ones off it by
+    a total that makes the mean exactly C/1000, then one more."""
+    c = 16_000
+    w = np.array([1000, 1000, 10, 10])
+    for off, follows in ((32, True), (33, False)):  # mean (0 + 0 + off + off) / 4 against 16
+        p = np.array([1000, 1000, 10 + off, 10 + off])
+        assert knapsack._profits_follow_weights(knapsack.validate(p, w, c), c) is follows
+    # items that cannot be packed (heavier than C, no profit) do not count
+    p, w2 = np.array([1000, 1000, 10, 10, 9999, 0]), np.array([1000, 1000, 10, 10, 20_000, 500])
+    assert knapsack._profits_follow_weights(knapsack.validate(p, w2, c), c)
+    # none weighs C/16: nothing to take the ratio from
+    assert not knapsack._profits_follow_weights(knapsack.validate([5, 5], [5, 5], c), c)
 
 
 @settings(max_examples=25, deadline=None)
