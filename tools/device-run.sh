@@ -2,7 +2,7 @@
 # On the lent GPU machine (its own python3 3.12 with numba-cuda; no network): install gpudp with the
 # carried numpy<2.5 wheel, run the GPU tests and benchmarks, write logs under $OUT.
 # Here, first: ../shared/tools/device-wheels.sh rapidfuzz==3.14.6   (fills .whl/, carried)
-# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-tiled|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|remeasure-36c|remeasure-36d|rows|check|peers|pending|pending-speed|batches|warps|profile|narrow|narrow-layered|store|defaults|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|startup|crossover|all]...
+# There:       bash tools/device-run.sh [tests|gpu-tests|wave|ncu-tiled|multi-gpu|scale-device|scale-made|linear|linear-big|genomes|remeasure-a|remeasure-b|remeasure-36|remeasure-36b|remeasure-36c|remeasure-36d|rows|check|peers|pending|pending-speed|batches|warps|profile|narrow|narrow-layered|store|defaults|ab|bench|tune|ncu|ncu-knapsack|tsp|knapsack|reach-threads|startup|crossover|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -349,6 +349,14 @@ for stage in "${@:-all}"; do
       python3 -m gpudp.cli bench startup --repeat ${STARTUP_REPEAT:-2} --backend ${STARTUP_BACKEND:-cuda} \
         --commands ${STARTUP_COMMANDS:-demo,lcs,knapsack,subset-sum,tsp} --out "$OUT/bench_startup.json" \
         2>&1 | tee "$OUT/bench_startup.log" ;;
+    reach-threads)
+      # issue 41: where knapsack reach's time goes at 1, 2, 4 and 16 threads on this machine (the 16
+      # cores ran it slower than a 2-core host on 2026-12-08), on published instances carried in
+      # .data/jooken (tools/jooken_subset.py) or REACH_FILES
+      mkdir -p "$OUT/reach"
+      files=${REACH_FILES:-$(ls -d .data/jooken/*/*/test.in 2>/dev/null | head -6)}
+      timeout ${REACH_TIMEOUT:-400} python3 tools/reach_threads.py "$OUT/reach/threads.jsonl" $files \
+        --threads ${REACH_THREADS:-1,2,4,16} 2>&1 | cut -c1-300 ;;
     knapsack)
       # knapsack DP (issue 3): its GPU and simulator-marked tests on the GPU, then the benchmark
       python3 -m pytest -q -p no:cacheprovider -m "gpu or sim" tests/knapsack/test_knapsack_dp.py \
