@@ -90,7 +90,8 @@ bounds kept after each item: no proof) supplies a packing close to the bound, so
 a small gap and the targets never fall far below the optimum: once half a time limit is spent
 unproven (checked between searches), once on the coarse envelopes when a search on them passes its
 budget, and once on the fine ones as soon as they are built (their bounds rank the states far
-better; its packing sets the last target).
+better; its packing sets the last target), unless the coarse one's packing already reaches the
+stopped search's target (the next search is then at ``z + g`` whatever it would find).
 
 **Threads** (each with the serial result): a list of :data:`PARALLEL_STATES` states or more takes
 its step on every numba thread (:func:`.reach_step.step_parallel`); a node array of
@@ -481,8 +482,11 @@ def _solve_free(p, w, cap, free, x, details, deadline, time_limit):
                 ub = min(ub, info["bound"] - info["bound"] % gp)
                 target = min(target, ub)
             if stopped is None and z < ub:  # the beam on the fine envelopes: a packing near the optimum
-                beamed = True
-                z, best, stopped = _beam(ws, ps, cap, env, den, z, gp, deadline, order, best, searches, ar)
+                if z + gp < target:  # (else the search at z + g is the next whatever the beam finds)
+                    beamed = True
+                    z, best, stopped = _beam(
+                        ws, ps, cap, env, den, z, gp, deadline, order, best, searches, ar
+                    )
                 target = _jump(target, z, ub, gp)
             continue
         if stopped is not None:

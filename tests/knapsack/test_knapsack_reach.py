@@ -817,6 +817,23 @@ def test_a_coarse_search_predicted_past_its_budget_is_skipped(monkeypatch):
         assert all(r["states"] <= 300 for r in runs[:k]) and "beam" in runs[k + 1]
 
 
+def test_no_beam_on_the_fine_envelopes_where_the_coarse_one_reached_the_target(monkeypatch):
+    """Where the beam on the coarse envelopes found a packing at least the stopped search's target,
+    the next search targets ``z + g`` whatever a beam on the fine envelopes would find: it does not
+    run (a pass over the fine envelopes saved), and the search at ``z + g`` proves the optimum (the
+    dense DP's). Thresholds lowered so that this small instance takes that path."""
+    monkeypatch.setattr(kr, "PREDICT_FROM", 64)
+    monkeypatch.setattr(kr, "FINE_AFTER", 300 / (40 * ke.MAX_INTERVALS))
+    p, w, c = classes.jooken_instance(60, 10**6, g=10, f=0.2, eps=1e-4, s=50, seed=0)
+    sol = kr.solve(p, w, c)
+    assert sol.optimal and sol.value == knapsack.solve(p, w, c, method="dp", backend="cpu").value
+    runs = sol.details["searches"]
+    k = next(k for k, r in enumerate(runs) if r.get("stopped") == "budget")
+    coarse_beam, last = runs[k + 1 :]
+    assert "fine_envelopes" in sol.details and "beam" in coarse_beam
+    assert coarse_beam["best"] >= runs[k]["target"] and last["target"] == coarse_beam["best"] + 1
+
+
 def test_the_prediction_and_the_jump():
     """:func:`reach._predicted_states`: from the last two finished searches of at least PREDICT_FROM
     states, the states grow as the distance below the bound to the measured power (at most
