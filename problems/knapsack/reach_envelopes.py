@@ -43,6 +43,12 @@ AHEAD_INTERVALS = 1 << 12
 AHEAD_MEMORY_SHARE = 0.25
 
 
+def _doubled(tau: int, width: int, cap: int) -> tuple[int, int]:
+    """``tau`` and ``width`` after an envelope passed its most intervals: twice each, within ``cap``
+    (both ``cap``: one interval)."""
+    return min(max(1, 2 * tau), cap), min(2 * width, cap)
+
+
 class _Buffers:
     """Five arrays (``lo, hi, gain, top, best``) that the rebuilt envelopes of a segment are cut
     from, one after another, and reused by the segments rebuilt after it (:meth:`Envelopes._segment`):
@@ -74,6 +80,8 @@ class Envelopes:
         width, most = (1, MAX_INTERVALS) if fine else (cap, COARSE_INTERVALS)  # (cap: no limit)
         self.fine = fine
         self.sizes[n] = 1
+        self.widths[n] = width  # E_n's tau (0) and width: those E_{n-1}'s union takes
+        self.merges = np.zeros(n + 1, np.int64)  # the merges after E_i's union (a rebuild makes them too)
         self.late = False  # the deadline passed while building: nothing else is set
         # each envelope made into one of two sets of arrays from the other; the kept ones copied out
         sets = [tuple(np.empty(union_room(most), np.int64) for _ in range(5)) for _ in range(2)]
@@ -90,7 +98,8 @@ class Envelopes:
             else:
                 k = union(*env[:4], m, *item, cap, tau, width, *out[:4])
             while k > most:
-                tau, width = min(max(1, 2 * tau), cap), min(2 * width, cap)  # both cap: one interval
+                self.merges[i] += 1
+                tau, width = _doubled(tau, width, cap)
                 k = merge(*out[:4], k, tau, width, cap)
             best_below(*out[1:4], num, k, out[4])
             env = tuple(a[:k] for a in out)
@@ -126,19 +135,24 @@ class Envelopes:
 
     def _segment(self, top: int, low: int, bufs: _Buffers) -> dict:
         """``E_k`` for ``k = top − 1`` down to ``low``, rebuilt from the stored ``E_top`` into ``bufs``
-        (each union written after the envelopes before it, merged in place and kept there: views of
+        as the build made them (the same arrays: a search keeps the same states whether all were
+        stored or not; each union written after the envelopes before it, merged in place where the
+        build merged, and kept there: views of
         ``bufs``; arrays twice as large when one would not fit, the envelopes before it left in the
         old ones), by compiled loops that release the GIL: a thread may run it beside the search."""
         env, segment, at = self.kept[top], {}, 0
         for k in range(top - 1, low - 1, -1):
-            tau, width, m = int(self.taus[k]), int(self.widths[k]), len(env[0])
+            # as the build made E_k: the union at E_{k+1}'s tau and width, then its merges
+            tau, width, m = int(self.taus[k + 1]), int(self.widths[k + 1]), len(env[0])
             if at + union_room(m) > len(bufs.arrays[0]):
                 bufs.arrays = _Buffers(max(2 * len(bufs.arrays[0]), union_room(m))).arrays
                 at = 0
             blo, bhi, bga, btp, bbest = (a[at:] for a in bufs.arrays)
             m = union(*env[:4], m, int(self.ws[k]), int(self.dg[k]), int(self.pd[k]), self.cap, tau, width,
                        blo, bhi, bga, btp)  # fmt: skip
-            m = merge(blo, bhi, bga, btp, m, tau, width, self.cap)
+            for _ in range(self.merges[k]):
+                tau, width = _doubled(tau, width, self.cap)
+                m = merge(blo, bhi, bga, btp, m, tau, width, self.cap)
             best_below(bhi, bga, btp, self.num, m, bbest)
             env = tuple(a[:m] for a in (blo, bhi, bga, btp, bbest))
             segment[k] = env

@@ -619,15 +619,18 @@ def test_the_node_block_is_the_size_asked_for_under_ulimit_or_when_refused(monke
 
 def rebuilt(env, i):
     """``E_i`` rebuilt from the stored envelope above its segment, each envelope in arrays of its own
-    (the rebuild before segments reused their arrays: the reference); a stored one as it is."""
+    (the rebuild before segments reused their arrays: the reference; merged where the build merged);
+    a stored one as it is."""
     top = i if i in env.kept else min(len(env.ws), (i // env.K + 1) * env.K)
     e = env.kept[top]
     for k in range(top - 1, i - 1, -1):
-        tau, width = int(env.taus[k]), int(env.widths[k])
+        tau, width = int(env.taus[k + 1]), int(env.widths[k + 1])
         arrays = [np.empty(ke.union_room(len(e[0])), np.int64) for _ in range(5)]
         m = ke.union(*e[:4], len(e[0]), int(env.ws[k]), int(env.dg[k]), int(env.pd[k]), env.cap, tau, width,
                      *arrays[:4])  # fmt: skip
-        m = ke.merge(*arrays[:4], m, tau, width, env.cap)
+        for _ in range(env.merges[k]):  # merged where the build merged, as it did
+            tau, width = min(max(1, 2 * tau), env.cap), min(2 * width, env.cap)
+            m = ke.merge(*arrays[:4], m, tau, width, env.cap)
         ke.best_below(*arrays[1:4], env.num, m, arrays[4])
         e = tuple(a[:m] for a in arrays)
     return e
@@ -679,6 +682,26 @@ def test_segments_in_reused_arrays_equal_fresh_rebuilds_and_stay_while_served(n,
         ahead = min(threads, env.most_ahead) if threads > 1 else 0  # the segments rebuilt ahead at once
         assert not env.all and len(env.pool) <= (1 if threads == 1 else 2 + ahead)
         assert len(env.pool) < rebuilds or rebuilds <= 2 + ahead
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 60), c=st.integers(1, 5000), seed=st.integers(0, 2**32), most=st.integers(2, 6))
+def test_rebuilt_envelopes_equal_those_built(n, c, seed, most):
+    """A segment rebuilt from its stored top gives the envelopes the build made, array for array
+    (the union at the tau and width of the envelope above, then the build's merges), so a search keeps the
+    same states whether every envelope was kept or every K-th: envelopes of ``most`` intervals, so
+    that ``tau`` grows and the union's parts meet."""
+    w, p = _suffix_items(np.random.default_rng(seed), n, c)
+    with pytest.MonkeyPatch.context() as m:
+        for name, value in (("MAX_INTERVALS", most), ("COARSE_INTERVALS", most)):
+            m.setattr(ke, name, value)
+        every = kr.Envelopes(w, p, c, 3, 2, fine=True)
+        assert every.all
+        m.setattr(ke, "ALL_INTERVALS", 0)
+        env = kr.Envelopes(w, p, c, 3, 2, fine=True)
+        assert not env.all
+        for i in range(n + 1):
+            assert [a.tolist() for a in env.get(i)] == [a.tolist() for a in every.get(i)], i
 
 
 def test_arrays_left_to_a_thread_still_rebuilding_are_not_reused_until_it_ends(monkeypatch):
