@@ -136,10 +136,10 @@ class Envelopes:
     def _segment(self, top: int, low: int, bufs: _Buffers) -> dict:
         """``E_k`` for ``k = top − 1`` down to ``low``, rebuilt from the stored ``E_top`` into ``bufs``
         as the build made them (the same arrays: a search keeps the same states whether all were
-        stored or not; each union written after the envelopes before it, merged in place where the
-        build merged, and kept there: views of
-        ``bufs``; arrays twice as large when one would not fit, the envelopes before it left in the
-        old ones), by compiled loops that release the GIL: a thread may run it beside the search."""
+        stored or not). Each union is written after the envelopes before it, merged in place where
+        the build merged, and kept there (views of ``bufs``; arrays twice as large when one would
+        not fit, the envelopes before it left in the old ones), by compiled loops that release the
+        GIL: a thread may run it beside the search."""
         env, segment, at = self.kept[top], {}, 0
         for k in range(top - 1, low - 1, -1):
             # as the build made E_k: the union at E_{k+1}'s tau and width, then its merges
