@@ -212,9 +212,15 @@ def choose_method(inst: KnapsackInstance, backend: str = "auto", time_limit=None
 def _few_fit(inst: KnapsackInstance, cap: int) -> bool:
     """Whether an item that can be packed (``0 < w ≤ C``, ``p > 0``) weighs at least
     ``C / REACH_WEIGHT_SHARE`` (Python integers: exact at every magnitude)."""
-    w, p = np.asarray(inst.weights), np.asarray(inst.profits)
-    packable = w[(w > 0) & (w <= cap) & (p > 0)]
+    _, packable = _packable(inst, cap)
     return bool(len(packable)) and int(packable.max()) * REACH_WEIGHT_SHARE >= cap
+
+
+def _packable(inst: KnapsackInstance, cap: int):
+    """The profits and weights of the items that can be packed (``0 < w ≤ C``, ``p > 0``)."""
+    w, p = np.asarray(inst.weights), np.asarray(inst.profits)
+    keep = (w > 0) & (w <= cap) & (p > 0)
+    return p[keep], w[keep]
 
 
 def _sparse_first(inst: KnapsackInstance, cap: int) -> float:
@@ -228,9 +234,7 @@ def _profits_follow_weights(inst: KnapsackInstance, cap: int) -> bool:
     most ``C / FOLLOW_SHARE``, ``λ`` the profit-to-weight ratio of those weighing at least ``C /
     REACH_WEIGHT_SHARE`` (reach's envelopes then carry small gains: its bound is near exact). In
     float64: it sets how long a step runs, never an answer."""
-    w, p = np.asarray(inst.weights), np.asarray(inst.profits)
-    keep = (w > 0) & (w <= cap) & (p > 0)
-    w, p = w[keep].astype(np.float64), p[keep].astype(np.float64)
+    p, w = (a.astype(np.float64) for a in _packable(inst, cap))
     heavy = w * REACH_WEIGHT_SHARE >= float(cap)
     if not heavy.any():
         return False

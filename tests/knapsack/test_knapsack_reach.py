@@ -629,7 +629,7 @@ def rebuilt(env, i):
         m = ke.union(*e[:4], len(e[0]), int(env.ws[k]), int(env.dg[k]), int(env.pd[k]), env.cap, tau, width,
                      *arrays[:4])  # fmt: skip
         for _ in range(env.merges[k]):  # merged where the build merged, as it did
-            tau, width = min(max(1, 2 * tau), env.cap), min(2 * width, env.cap)
+            tau, width = ke._doubled(tau, width, env.cap)
             m = ke.merge(*arrays[:4], m, tau, width, env.cap)
         ke.best_below(*arrays[1:4], env.num, m, arrays[4])
         e = tuple(a[:m] for a in arrays)
